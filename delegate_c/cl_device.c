@@ -1,0 +1,229 @@
+#include "cl_device.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels_embedded.h"
+
+#define GD_MAX_DEVICES 64
+
+typedef struct DeviceEntry {
+  cl_platform_id platform;
+  cl_device_id device;
+} DeviceEntry;
+
+/* Every device of every platform, in platform order. */
+static int enumerate(DeviceEntry* out, int max, char* err, size_t errlen) {
+  if (cl_api_load(err, errlen)) return -1;
+  cl_uint np = 0;
+  cl_int rc = cl.clGetPlatformIDs(0, NULL, &np);
+  if (rc != CL_SUCCESS || np == 0) {
+    snprintf(err, errlen, "no OpenCL platform found (%s); install an OpenCL driver such as pocl-opencl-icd",
+             rc == CL_SUCCESS ? "0 platforms" : cl_error_name(rc));
+    return -1;
+  }
+  cl_platform_id plats[16];
+  if (np > 16) np = 16;
+  cl.clGetPlatformIDs(np, plats, NULL);
+  int n = 0;
+  for (cl_uint p = 0; p < np && n < max; ++p) {
+    cl_uint nd = 0;
+    if (cl.clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || nd == 0) continue;
+    cl_device_id devs[GD_MAX_DEVICES];
+    if (nd > GD_MAX_DEVICES) nd = GD_MAX_DEVICES;
+    cl.clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL);
+    for (cl_uint d = 0; d < nd && n < max; ++d) out[n++] = (DeviceEntry){plats[p], devs[d]};
+  }
+  if (n == 0) {
+    snprintf(err, errlen, "OpenCL platforms exist but expose no device");
+    return -1;
+  }
+  return n;
+}
+
+static void info_string(cl_device_id d, cl_device_info what, char* buf, size_t size) {
+  buf[0] = '\0';
+  if (cl.clGetDeviceInfo(d, what, size, buf, NULL) != CL_SUCCESS) buf[0] = '\0';
+  buf[size - 1] = '\0';
+}
+
+static void platform_string(cl_platform_id p, cl_platform_info what, char* buf, size_t size) {
+  buf[0] = '\0';
+  if (cl.clGetPlatformInfo(p, what, size, buf, NULL) != CL_SUCCESS) buf[0] = '\0';
+  buf[size - 1] = '\0';
+}
+
+static int contains_nocase(const char* hay, const char* needle) {
+  size_t n = strlen(needle);
+  for (; *hay; ++hay) {
+    size_t i = 0;
+    while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i])) ++i;
+    if (i == n) return 1;
+  }
+  return 0;
+}
+
+static int pick(const DeviceEntry* list, int n, const char* selector, char* err, size_t errlen) {
+  if (!selector) {
+    for (int i = 0; i < n; ++i) {
+      cl_device_type t = 0;
+      cl.clGetDeviceInfo(list[i].device, CL_DEVICE_TYPE, sizeof(t), &t, NULL);
+      if (t & CL_DEVICE_TYPE_GPU) return i;
+    }
+    return 0; /* no GPU: the first device of any type (PoCL's CPU device) */
+  }
+  char* end = NULL;
+  long idx = strtol(selector, &end, 10);
+  if (*selector && *end == '\0') {
+    if (idx >= 0 && idx < n) return (int)idx;
+    snprintf(err, errlen, "option device=%s is out of range; %d OpenCL device(s) exist (0-%d)", selector, n, n - 1);
+    return -1;
+  }
+  for (int i = 0; i < n; ++i) {
+    char full[600], pname[256], dname[256];
+    platform_string(list[i].platform, CL_PLATFORM_NAME, pname, sizeof(pname));
+    info_string(list[i].device, CL_DEVICE_NAME, dname, sizeof(dname));
+    snprintf(full, sizeof(full), "%s %s", pname, dname);
+    if (contains_nocase(full, selector)) return i;
+  }
+  snprintf(err, errlen, "option device=%s matches no OpenCL device (see python -m tflite_gpu devices)", selector);
+  return -1;
+}
+
+int gpu_device_create(const char* selector, int fp16, GpuDevice** out, char* err, size_t errlen) {
+  DeviceEntry list[GD_MAX_DEVICES];
+  int n = enumerate(list, GD_MAX_DEVICES, err, errlen);
+  if (n < 0) return -1;
+  int i = pick(list, n, selector, err, errlen);
+  if (i < 0) return -1;
+  GpuDevice* dev = calloc(1, sizeof(*dev));
+  if (!dev) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  dev->refcount = 1;
+  pthread_mutex_init(&dev->mutex, NULL);
+  dev->platform = list[i].platform;
+  dev->device = list[i].device;
+  dev->fp16 = fp16;
+  info_string(dev->device, CL_DEVICE_NAME, dev->name, sizeof(dev->name));
+  info_string(dev->device, CL_DEVICE_VERSION, dev->version, sizeof(dev->version));
+  info_string(dev->device, CL_DRIVER_VERSION, dev->driver, sizeof(dev->driver));
+  platform_string(dev->platform, CL_PLATFORM_NAME, dev->platform_name, sizeof(dev->platform_name));
+  cl_device_type t = 0;
+  cl.clGetDeviceInfo(dev->device, CL_DEVICE_TYPE, sizeof(t), &t, NULL);
+  dev->is_gpu = (t & CL_DEVICE_TYPE_GPU) != 0;
+  cl_uint align_bits = 1024;
+  cl.clGetDeviceInfo(dev->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(align_bits), &align_bits, NULL);
+  dev->mem_base_align = align_bits / 8 < 64 ? 64 : align_bits / 8;
+
+  cl_int rc;
+  cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
+  dev->context = cl.clCreateContext(props, 1, &dev->device, NULL, NULL, &rc);
+  if (!dev->context) {
+    snprintf(err, errlen, "clCreateContext failed on %s: %s", dev->name, cl_error_name(rc));
+    gpu_device_release(dev);
+    return -1;
+  }
+  const char* prof = getenv("TFLITE_GPU_PROFILE");
+  cl_command_queue_properties qp = (prof && *prof == '1') ? CL_QUEUE_PROFILING_ENABLE : 0;
+  dev->queue = cl.clCreateCommandQueue(dev->context, dev->device, qp, &rc);
+  if (!dev->queue) {
+    snprintf(err, errlen, "clCreateCommandQueue failed on %s: %s", dev->name, cl_error_name(rc));
+    gpu_device_release(dev);
+    return -1;
+  }
+  *out = dev;
+  return 0;
+}
+
+void gpu_device_retain(GpuDevice* dev) { __atomic_add_fetch(&dev->refcount, 1, __ATOMIC_ACQ_REL); }
+
+void gpu_device_release(GpuDevice* dev) {
+  if (!dev || __atomic_sub_fetch(&dev->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
+  for (int i = 0; i < dev->num_programs; ++i) cl.clReleaseProgram(dev->programs[i].program);
+  if (dev->queue) cl.clReleaseCommandQueue(dev->queue);
+  if (dev->context) cl.clReleaseContext(dev->context);
+  pthread_mutex_destroy(&dev->mutex);
+  free(dev);
+}
+
+static cl_program build_program(GpuDevice* dev, const char* file, char* err, size_t errlen) {
+  const char* common = embedded_kernel_source("common.cl");
+  const char* body = embedded_kernel_source(file);
+  if (!common || !body) {
+    snprintf(err, errlen, "kernel file %s is not embedded in the library", file);
+    return NULL;
+  }
+  const char* sources[2] = {common, body};
+  cl_int rc;
+  cl_program prog = cl.clCreateProgramWithSource(dev->context, 2, sources, NULL, &rc);
+  if (!prog) {
+    snprintf(err, errlen, "clCreateProgramWithSource(%s): %s", file, cl_error_name(rc));
+    return NULL;
+  }
+  const char* opts = dev->fp16 ? "-cl-std=CL1.2 -DFP16_STORAGE=1" : "-cl-std=CL1.2";
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  rc = cl.clBuildProgram(prog, 1, &dev->device, opts, NULL, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  dev->compile_seconds += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  if (rc != CL_SUCCESS) {
+    char log[4096] = "";
+    cl.clGetProgramBuildInfo(prog, dev->device, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log, NULL);
+    log[sizeof(log) - 1] = '\0';
+    snprintf(err, errlen, "building %s failed (%s); build log:\n%s", file, cl_error_name(rc), log);
+    cl.clReleaseProgram(prog);
+    return NULL;
+  }
+  return prog;
+}
+
+cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* kernel, char* err, size_t errlen) {
+  cl_program prog = NULL;
+  for (int i = 0; i < dev->num_programs; ++i) {
+    if (strcmp(dev->programs[i].file, file) == 0) prog = dev->programs[i].program;
+  }
+  if (!prog) {
+    if (dev->num_programs == GD_MAX_PROGRAMS) {
+      snprintf(err, errlen, "too many kernel programs");
+      return NULL;
+    }
+    prog = build_program(dev, file, err, errlen);
+    if (!prog) return NULL;
+    dev->programs[dev->num_programs++] = (GpuProgram){file, prog};
+  }
+  cl_int rc;
+  cl_kernel k = cl.clCreateKernel(prog, kernel, &rc);
+  if (!k) snprintf(err, errlen, "clCreateKernel(%s in %s): %s", kernel, file, cl_error_name(rc));
+  return k;
+}
+
+int gpu_device_list(char* buf, size_t size, char* err, size_t errlen) {
+  DeviceEntry list[GD_MAX_DEVICES];
+  int n = enumerate(list, GD_MAX_DEVICES, err, errlen);
+  if (n < 0) return -1;
+  size_t used = 0;
+  if (size) buf[0] = '\0';
+  for (int i = 0; i < n; ++i) {
+    char pname[256], dname[256], ver[256], drv[256], ext[4096];
+    platform_string(list[i].platform, CL_PLATFORM_NAME, pname, sizeof(pname));
+    info_string(list[i].device, CL_DEVICE_NAME, dname, sizeof(dname));
+    info_string(list[i].device, CL_DEVICE_VERSION, ver, sizeof(ver));
+    info_string(list[i].device, CL_DRIVER_VERSION, drv, sizeof(drv));
+    info_string(list[i].device, CL_DEVICE_EXTENSIONS, ext, sizeof(ext));
+    cl_device_type t = 0;
+    cl_ulong mem = 0;
+    cl.clGetDeviceInfo(list[i].device, CL_DEVICE_TYPE, sizeof(t), &t, NULL);
+    cl.clGetDeviceInfo(list[i].device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(mem), &mem, NULL);
+    const char* type = (t & CL_DEVICE_TYPE_GPU) ? "GPU" : (t & CL_DEVICE_TYPE_CPU) ? "CPU" : "OTHER";
+    int fp16 = strstr(ext, "cl_khr_fp16") != NULL;
+    int w = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "%d\t%s\t%s\t%s\t%s\t%s\t%llu\t%d\n",
+                     i, pname, dname, type, ver, drv, (unsigned long long)mem, fp16);
+    if (w > 0) used += (size_t)w;
+  }
+  return (int)used;
+}

@@ -1,0 +1,53 @@
+/* One OpenCL device as the delegate uses it: context, in-order queue and a
+ * cache of built programs. Reference-counted so that a partition kernel
+ * still alive in an interpreter keeps the device valid after the delegate
+ * that created it is destroyed. The mutex serialises queue use, so one
+ * delegate may serve interpreters on several threads. */
+#ifndef TFLITE_GPU_CL_DEVICE_H
+#define TFLITE_GPU_CL_DEVICE_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "cl_api.h"
+
+#define GD_MAX_PROGRAMS 32
+
+typedef struct GpuProgram {
+  const char* file; /* embedded kernel file name, e.g. "conv.cl" */
+  cl_program program;
+} GpuProgram;
+
+typedef struct GpuDevice {
+  int refcount; /* atomic */
+  pthread_mutex_t mutex;
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_context context;
+  cl_command_queue queue;
+  int fp16;    /* activations stored as half */
+  int is_gpu;
+  cl_uint mem_base_align; /* bytes; sub-buffer offsets must be multiples */
+  char name[256];
+  char platform_name[256];
+  char version[256];
+  char driver[256];
+  GpuProgram programs[GD_MAX_PROGRAMS];
+  int num_programs;
+  double compile_seconds; /* total program build time, for reports */
+} GpuDevice;
+
+/* selector: NULL (first GPU, else first device), an index into the list of
+ * all devices, or a case-insensitive substring of "platform device". */
+int gpu_device_create(const char* selector, int fp16, GpuDevice** out, char* err, size_t errlen);
+void gpu_device_retain(GpuDevice* dev);
+void gpu_device_release(GpuDevice* dev);
+
+/* A kernel from an embedded .cl file, building its program on first use.
+ * Call with dev->mutex held. On a build failure err holds the build log. */
+cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* kernel, char* err, size_t errlen);
+
+/* One line per device: "index\tplatform\tdevice\ttype\tversion\tdriver\tglobal_mem_bytes\tfp16". */
+int gpu_device_list(char* buf, size_t size, char* err, size_t errlen);
+
+#endif

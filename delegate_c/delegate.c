@@ -1,0 +1,339 @@
+/* The TfLiteDelegate: Prepare chooses and replaces nodes; each partition
+ * becomes one delegate kernel that lowers its nodes, builds an executor and
+ * runs it. Also the public C API and the external-delegate entry points. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl_device.h"
+#include "executor.h"
+#include "gpu_delegate.h"
+#include "log.h"
+#include "model_view.h"
+#include "op_table.h"
+#include "options.h"
+#include "partition.h"
+#include "tflite_abi.h"
+
+#define TFLITE_GPU_VERSION "0.1.0"
+#define GD_ERR_LEN 4096
+
+typedef struct GpuDelegate {
+  TfLiteDelegate base; /* first, so a TfLiteDelegate* is a GpuDelegate* */
+  GpuConfig cfg;
+  GpuDevice* dev;
+  /* Prepare runs synchronously and calls kernel init from inside
+   * ReplaceNodeSubsetsWithDelegateKernels; the view is valid only then. */
+  pthread_mutex_t prepare_mutex;
+  const ModelView* current_view;
+  PartitionResult last; /* counts of the last Prepare, for reports */
+} GpuDelegate;
+
+typedef struct PartitionKernel {
+  GpuDevice* dev;          /* retained: the kernel may outlive the delegate */
+  Executor ex;
+  int built;
+  int log_level;
+  int* input_shapes;       /* per boundary input: 4 ints as built */
+  char error[GD_ERR_LEN];  /* init failure, reported by prepare */
+} PartitionKernel;
+
+/* ---------------- kernel ---------------- */
+
+static int cmp_int(const void* a, const void* b) { return *(const int*)a - *(const int*)b; }
+
+static int lower_partition(const ModelView* mv, const TfLiteDelegateParams* params, Graph* g, int* outputs,
+                           char* err, size_t errlen) {
+  int* map = malloc((size_t)(mv->num_tensors + 1) * sizeof(int));
+  int* nodes = malloc((size_t)(params->nodes_to_replace->size + 1) * sizeof(int));
+  if (!map || !nodes) {
+    free(map);
+    free(nodes);
+    return snprintf(err, errlen, "out of memory"), -1;
+  }
+  for (int t = 0; t < mv->num_tensors; ++t) map[t] = -1;
+  /* Node indices follow execution order in the model. */
+  memcpy(nodes, params->nodes_to_replace->data, (size_t)params->nodes_to_replace->size * sizeof(int));
+  qsort(nodes, (size_t)params->nodes_to_replace->size, sizeof(int), cmp_int);
+  Lowering lw = {mv, g, map, err, errlen};
+  int rc = 0;
+  for (int k = 0; k < params->nodes_to_replace->size && rc == 0; ++k) {
+    NodeInfo ni = {mv, nodes[k], NULL, NULL, NULL, 0};
+    if (mv_node(mv, nodes[k], &ni.node, &ni.reg)) {
+      rc = -1;
+      snprintf(err, errlen, "GetNodeAndRegistration(%d) failed", nodes[k]);
+      break;
+    }
+    const OpDef* d = op_lookup(ni.reg);
+    if (!d || !d->lower) continue; /* folded constants: read by their consumers */
+    int first_new = g->num_nodes;
+    rc = d->lower(&lw, &ni);
+    for (int j = first_new; j < g->num_nodes; ++j) {
+      g->nodes[j].tflite_node = nodes[k];
+      g->nodes[j].name = builtin_name(ni.reg->builtin_code);
+    }
+    if (rc) {
+      char why[GD_ERR_LEN / 2];
+      snprintf(why, sizeof(why), "%s", err);
+      snprintf(err, errlen, "lowering %s (node %d): %s", builtin_name(ni.reg->builtin_code), nodes[k], why);
+    }
+  }
+  for (int k = 0; rc == 0 && k < params->output_tensors->size; ++k) {
+    int t = params->output_tensors->data[k];
+    outputs[k] = (t >= 0 && t < mv->num_tensors) ? map[t] : -1;
+    if (outputs[k] < 0) rc = -1, snprintf(err, errlen, "partition output tensor %d is not produced by its nodes", t);
+  }
+  free(map);
+  free(nodes);
+  return rc;
+}
+
+static void* kernel_init(TfLiteContext* context, const char* buffer, size_t length) {
+  (void)context;
+  (void)length;
+  const TfLiteDelegateParams* params = (const TfLiteDelegateParams*)buffer;
+  PartitionKernel* k = calloc(1, sizeof(*k));
+  if (!k) return NULL;
+  GpuDelegate* d = params ? (GpuDelegate*)params->delegate : NULL;
+  if (!d || !d->current_view) {
+    snprintf(k->error, sizeof(k->error), "kernel init outside the delegate's Prepare");
+    return k;
+  }
+  k->dev = d->dev;
+  gpu_device_retain(k->dev);
+  k->log_level = d->cfg.log_level;
+  Graph g = {0};
+  int* outputs = malloc((size_t)(params->output_tensors->size + 1) * sizeof(int));
+  if (!outputs) {
+    snprintf(k->error, sizeof(k->error), "out of memory");
+    return k;
+  }
+  if (lower_partition(d->current_view, params, &g, outputs, k->error, sizeof(k->error)) == 0) {
+    pthread_mutex_lock(&k->dev->mutex);
+    int rc = executor_build(&k->ex, k->dev, &g, outputs, params->output_tensors->size, k->error, sizeof(k->error));
+    pthread_mutex_unlock(&k->dev->mutex);
+    k->built = rc == 0;
+  } else {
+    graph_free(&g);
+  }
+  free(outputs);
+  if (k->built) {
+    k->input_shapes = malloc((size_t)(k->ex.num_inputs + 1) * 4 * sizeof(int));
+    if (!k->input_shapes) {
+      k->built = 0;
+      snprintf(k->error, sizeof(k->error), "out of memory");
+    } else {
+      for (int i = 0; i < k->ex.num_inputs; ++i)
+        memcpy(&k->input_shapes[4 * i], k->ex.g.tensors[k->ex.inputs[i].tensor].shape, 4 * sizeof(int));
+      gd_log(k->log_level, GD_LOG_INFO, "partition of %d nodes: %d kernels, arena %zu bytes (live peak %zu)",
+             params->nodes_to_replace->size, k->ex.num_dispatches, k->ex.arena_bytes, k->ex.lower_bound_bytes);
+    }
+  }
+  if (!k->built) gd_log(k->log_level, GD_LOG_WARNING, "TfLiteGpuDelegate Init: %s", k->error);
+  return k;
+}
+
+static void kernel_free(TfLiteContext* context, void* buffer) {
+  (void)context;
+  PartitionKernel* k = buffer;
+  if (!k) return;
+  executor_free(&k->ex);
+  if (k->dev) gpu_device_release(k->dev);
+  free(k->input_shapes);
+  free(k);
+}
+
+static TfLiteStatus kernel_prepare(TfLiteContext* context, TfLiteNode* node) {
+  PartitionKernel* k = node->user_data;
+  if (!k) {
+    context->ReportError(context, "TfLiteGpuDelegate Prepare: delegate is not initialized");
+    return kTfLiteError;
+  }
+  if (!k->built) {
+    context->ReportError(context, "TfLiteGpuDelegate Init: %s", k->error);
+    return kTfLiteError;
+  }
+  /* Prepare can run again (after a resize); the plan is fixed to the
+   * shapes it was built for. */
+  for (int i = 0; i < k->ex.num_inputs; ++i) {
+    const TfLiteTensor* t = &context->tensors[k->ex.inputs[i].tflite_index];
+    int shape[4];
+    if (!t->dims || shape_from_dims(t->dims->data, t->dims->size, shape) ||
+        memcmp(shape, &k->input_shapes[4 * i], sizeof(shape)) != 0) {
+      context->ReportError(context,
+                           "TfLiteGpuDelegate Prepare: input %s changed shape after delegation; this version plans "
+                           "for the model's shapes only (create the interpreter again after a resize)",
+                           t->name ? t->name : "?");
+      gd_log(k->log_level, GD_LOG_WARNING, "TfLiteGpuDelegate Prepare: input %s changed shape after delegation",
+             t->name ? t->name : "?");
+      return kTfLiteError;
+    }
+  }
+  return kTfLiteOk;
+}
+
+static TfLiteStatus kernel_invoke(TfLiteContext* context, TfLiteNode* node) {
+  PartitionKernel* k = node->user_data;
+  if (!k || !k->built) {
+    context->ReportError(context, "TfLiteGpuDelegate Invoke: delegate is not initialized");
+    return kTfLiteError;
+  }
+  char err[GD_ERR_LEN];
+  pthread_mutex_lock(&k->dev->mutex);
+  int rc = executor_invoke(&k->ex, context, err, sizeof(err));
+  pthread_mutex_unlock(&k->dev->mutex);
+  if (rc) {
+    context->ReportError(context, "TfLiteGpuDelegate Invoke: %s", err);
+    gd_log(k->log_level, GD_LOG_WARNING, "TfLiteGpuDelegate Invoke: %s", err);
+    return kTfLiteError;
+  }
+  return kTfLiteOk;
+}
+
+/* ---------------- delegate ---------------- */
+
+static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* delegate) {
+  GpuDelegate* d = (GpuDelegate*)delegate;
+  char err[GD_ERR_LEN];
+  ModelView mv;
+  int quant = (d->cfg.v2.experimental_flags & TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT) != 0;
+  if (mv_build(&mv, context, quant, err, sizeof(err))) {
+    context->ReportError(context, "TfLiteGpuDelegate Prepare: %s", err);
+    return kTfLiteDelegateError;
+  }
+  PartitionResult pr;
+  pthread_mutex_lock(&d->prepare_mutex);
+  TfLiteStatus status = kTfLiteOk;
+  if (partition_select(&mv, d->cfg.v2.max_delegated_partitions, d->cfg.log_level, &pr, err, sizeof(err))) {
+    context->ReportError(context, "TfLiteGpuDelegate Prepare: %s", err);
+    status = kTfLiteDelegateError;
+  } else {
+    free(d->last.nodes);
+    d->last = pr;
+    TfLiteRegistration reg;
+    memset(&reg, 0, sizeof(reg)); /* registration_external, async_kernel, inplace_operator stay 0 */
+    reg.init = kernel_init;
+    reg.free = kernel_free;
+    reg.prepare = kernel_prepare;
+    reg.invoke = kernel_invoke;
+    reg.custom_name = "TfLiteGpuDelegateV2";
+    reg.version = 1;
+    d->current_view = &mv;
+    status = context->ReplaceNodeSubsetsWithDelegateKernels(context, reg, pr.nodes, delegate);
+    d->current_view = NULL;
+  }
+  pthread_mutex_unlock(&d->prepare_mutex);
+  mv_free(&mv);
+  return status;
+}
+
+static GpuDelegate* delegate_create(GpuConfig* cfg, char* err, size_t errlen) {
+  GpuDelegate* d = calloc(1, sizeof(*d));
+  if (!d) {
+    snprintf(err, errlen, "out of memory");
+    gpu_config_free(cfg);
+    return NULL;
+  }
+  d->cfg = *cfg;
+  if (gpu_device_create(d->cfg.device, d->cfg.fp16, &d->dev, err, errlen)) {
+    gpu_config_free(&d->cfg);
+    free(d);
+    return NULL;
+  }
+  pthread_mutex_init(&d->prepare_mutex, NULL);
+  d->base.data_ = d;
+  d->base.Prepare = delegate_prepare;
+  /* Dynamic tensors: lets us claim nodes (custom ops) the CPU could not
+   * prepare, at the cost of handling repeated kernel prepares ourselves. */
+  d->base.flags = kTfLiteDelegateFlagsAllowDynamicTensors;
+  d->base.opaque_delegate_builder = NULL;
+  gd_log(d->cfg.log_level, GD_LOG_INFO, "OpenCL device: %s (%s, %s), %s", d->dev->name, d->dev->platform_name,
+         d->dev->version, d->cfg.fp16 ? "FP16 storage" : "FP32");
+  return d;
+}
+
+static void delegate_destroy(GpuDelegate* d) {
+  if (!d) return;
+  gpu_device_release(d->dev); /* kernels still alive keep their own reference */
+  gpu_config_free(&d->cfg);
+  free(d->last.nodes);
+  pthread_mutex_destroy(&d->prepare_mutex);
+  free(d);
+}
+
+/* ---------------- public API ---------------- */
+
+TFLITE_GPU_EXPORT TfLiteDelegate* TfLiteGpuDelegateV2Create(const TfLiteGpuDelegateOptionsV2* options) {
+  char err[GD_ERR_LEN];
+  GpuConfig cfg;
+  if (gpu_config_from_options(&cfg, options, err, sizeof(err))) {
+    gd_log(GD_LOG_WARNING, GD_LOG_WARNING, "TfLiteGpuDelegateV2Create: %s", err);
+    return NULL;
+  }
+  int level = cfg.log_level;
+  GpuDelegate* d = delegate_create(&cfg, err, sizeof(err));
+  if (!d) gd_log(level, GD_LOG_WARNING, "TfLiteGpuDelegateV2Create: %s", err);
+  return d ? &d->base : NULL;
+}
+
+TFLITE_GPU_EXPORT void TfLiteGpuDelegateV2Delete(TfLiteDelegate* delegate) {
+  delegate_destroy((GpuDelegate*)delegate);
+}
+
+TFLITE_GPU_EXPORT const char* TfLiteGpuDelegateVersion(void) { return TFLITE_GPU_VERSION; }
+
+TFLITE_GPU_EXPORT TfLiteDelegate* tflite_plugin_create_delegate(const char* const* options_keys,
+                                                                const char* const* options_values,
+                                                                size_t num_options,
+                                                                void (*report_error)(const char*)) {
+  char err[GD_ERR_LEN];
+  GpuConfig cfg;
+  /* Python passes the count as a C int: use the low 32 bits only. */
+  int n = (int)(unsigned int)(num_options & 0xffffffffu);
+  if (n < 0) n = 0;
+  GpuDelegate* d = NULL;
+  if (gpu_config_from_strings(&cfg, options_keys, options_values, n, err, sizeof(err)) == 0)
+    d = delegate_create(&cfg, err, sizeof(err));
+  if (!d) {
+    if (report_error)
+      report_error(err);
+    else
+      gd_log(GD_LOG_WARNING, GD_LOG_WARNING, "tflite-gpu: %s", err);
+    return NULL;
+  }
+  return &d->base;
+}
+
+TFLITE_GPU_EXPORT void tflite_plugin_destroy_delegate(TfLiteDelegate* delegate) {
+  delegate_destroy((GpuDelegate*)delegate);
+}
+
+/* ---- introspection for the Python package (cffi) ---- */
+
+TFLITE_GPU_EXPORT int tflite_gpu_delegate_stats(const TfLiteDelegate* delegate, int* delegated, int* cpu,
+                                                int* partitions) {
+  const GpuDelegate* d = (const GpuDelegate*)delegate;
+  if (!d) return -1;
+  *delegated = d->last.delegated;
+  *cpu = d->last.cpu;
+  *partitions = d->last.partitions;
+  return 0;
+}
+
+TFLITE_GPU_EXPORT int tflite_gpu_list_devices(char* buf, size_t size, char* err, size_t errlen) {
+  return gpu_device_list(buf, size, err, errlen);
+}
+
+TFLITE_GPU_EXPORT size_t tflite_gpu_describe_ops(char* buf, size_t size) { return op_table_describe(buf, size); }
+
+TFLITE_GPU_EXPORT size_t tflite_gpu_describe_options(char* buf, size_t size) {
+  return gpu_config_describe(buf, size);
+}
+
+TFLITE_GPU_EXPORT int tflite_gpu_delegate_device(const TfLiteDelegate* delegate, char* buf, size_t size) {
+  const GpuDelegate* d = (const GpuDelegate*)delegate;
+  if (!d) return -1;
+  return snprintf(buf, size, "%s\t%s\t%s\t%s", d->dev->platform_name, d->dev->name, d->dev->version,
+                  d->cfg.fp16 ? "fp16" : "fp32");
+}

@@ -1,0 +1,356 @@
+#include "executor.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "half.h"
+#include "memory_plan.h"
+
+/* PoCL compiles a work-group function per local size and runs local size 1
+ * about 20x slower, so every kernel uses this one size (where the device
+ * allows it) and bounds-checks a rounded-up global size. */
+#define GD_LOCAL_SIZE 64
+
+int ex_fail(Executor* ex, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ex->err, ex->errlen, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static int own(Executor* ex, cl_mem m) {
+  if (ex->num_owned == ex->cap_owned) {
+    int cap = ex->cap_owned ? ex->cap_owned * 2 : 64;
+    cl_mem* o = realloc(ex->owned, (size_t)cap * sizeof(*o));
+    if (!o) return ex_fail(ex, "out of memory");
+    ex->owned = o;
+    ex->cap_owned = cap;
+  }
+  ex->owned[ex->num_owned++] = m;
+  return 0;
+}
+
+static cl_mem create_buffer(Executor* ex, cl_mem_flags flags, size_t bytes, const void* data) {
+  cl_int rc;
+  cl_mem m = cl.clCreateBuffer(ex->dev->context, flags | (data ? CL_MEM_COPY_HOST_PTR : 0), bytes ? bytes : 16,
+                               (void*)data, &rc);
+  if (!m) {
+    ex_fail(ex, "clCreateBuffer(%zu bytes): %s", bytes, cl_error_name(rc));
+    return NULL;
+  }
+  if (own(ex, m)) {
+    cl.clReleaseMemObject(m);
+    return NULL;
+  }
+  return m;
+}
+
+cl_mem ex_upload(Executor* ex, const void* data, size_t bytes) {
+  return create_buffer(ex, CL_MEM_READ_ONLY, bytes, data);
+}
+
+/* Element size of activations in device memory. */
+static size_t storage_size(const Executor* ex) { return ex->dev->fp16 ? 2 : 4; }
+
+/* A constant used as an operand: uploaded once in PHWC4, storage type. */
+static cl_mem upload_const_phwc4(Executor* ex, GTensor* t) {
+  const int* s = t->shape;
+  int slices = (s[GD_C] + 3) / 4;
+  size_t n = shape_elements_phwc4(s);
+  float* f = calloc(n ? n : 1, sizeof(float));
+  if (!f) {
+    ex_fail(ex, "out of memory");
+    return NULL;
+  }
+  for (int b = 0; b < s[GD_B]; ++b)
+    for (int y = 0; y < s[GD_H]; ++y)
+      for (int x = 0; x < s[GD_W]; ++x)
+        for (int c = 0; c < s[GD_C]; ++c) {
+          size_t src = (((size_t)b * s[GD_H] + y) * s[GD_W] + x) * s[GD_C] + c;
+          size_t dst = ((((size_t)b * slices + c / 4) * s[GD_H] + y) * s[GD_W] + x) * 4 + c % 4;
+          f[dst] = t->data[src];
+        }
+  cl_mem m;
+  if (ex->dev->fp16) {
+    uint16_t* h = malloc((n ? n : 1) * sizeof(uint16_t));
+    if (!h) {
+      free(f);
+      ex_fail(ex, "out of memory");
+      return NULL;
+    }
+    for (size_t i = 0; i < n; ++i) h[i] = float_to_half(f[i]);
+    m = ex_upload(ex, h, n * 2);
+    free(h);
+  } else {
+    m = ex_upload(ex, f, n * 4);
+  }
+  free(f);
+  t->mem = m;
+  return m;
+}
+
+cl_mem ex_tensor_mem(Executor* ex, int tensor) {
+  GTensor* t = &ex->g.tensors[tensor];
+  if (!t->mem && t->data) upload_const_phwc4(ex, t);
+  return t->mem;
+}
+
+cl_kernel ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node) {
+  if (ex->num_dispatches == ex->cap_dispatches) {
+    int cap = ex->cap_dispatches ? ex->cap_dispatches * 2 : 64;
+    Dispatch* d = realloc(ex->dispatches, (size_t)cap * sizeof(*d));
+    if (!d) {
+      ex_fail(ex, "out of memory");
+      return NULL;
+    }
+    ex->dispatches = d;
+    ex->cap_dispatches = cap;
+  }
+  cl_kernel k = gpu_device_kernel(ex->dev, file, name, ex->err, ex->errlen);
+  if (!k) return NULL;
+  size_t local = GD_LOCAL_SIZE;
+  size_t max_wg = 0;
+  if (cl.clGetKernelWorkGroupInfo(k, ex->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(max_wg), &max_wg, NULL) ==
+          CL_SUCCESS &&
+      max_wg < local)
+    local = max_wg ? max_wg : 1;
+  size_t items = work_items ? work_items : 1;
+  ex->dispatches[ex->num_dispatches++] = (Dispatch){k, (items + local - 1) / local * local, local, node, name};
+  return k;
+}
+
+void karg(KArgs* a, const void* value, size_t size) {
+  if (a->rc != CL_SUCCESS) return;
+  a->rc = cl.clSetKernelArg(a->k, a->i++, size, value);
+}
+void karg_mem(KArgs* a, cl_mem m) { karg(a, &m, sizeof(m)); }
+void karg_int(KArgs* a, int v) {
+  cl_int x = v;
+  karg(a, &x, sizeof(x));
+}
+void karg_float(KArgs* a, float v) {
+  cl_float x = v;
+  karg(a, &x, sizeof(x));
+}
+void karg_int2(KArgs* a, int x, int y) {
+  cl_int2 v = {{x, y}};
+  karg(a, &v, sizeof(v));
+}
+void karg_int4(KArgs* a, int x, int y, int z, int w) {
+  cl_int4 v = {{x, y, z, w}};
+  karg(a, &v, sizeof(v));
+}
+void karg_shape(KArgs* a, const int s[4]) { karg_int4(a, s[GD_W], s[GD_H], s[GD_C], s[GD_B]); }
+int karg_done(Executor* ex, KArgs* a) {
+  if (a->rc == CL_SUCCESS) return 0;
+  return ex_fail(ex, "clSetKernelArg(%u): %s", a->i - 1, cl_error_name(a->rc));
+}
+
+/* Lifetimes over dispatch steps: boundary inputs are written before step
+ * 0, outputs must survive to the end. */
+static int plan_memory(Executor* ex) {
+  Graph* g = &ex->g;
+  for (int i = 0; i < g->num_tensors; ++i) {
+    GTensor* t = &g->tensors[i];
+    t->first_use = t->is_input ? -1 : g->num_nodes;
+    t->last_use = -2;
+  }
+  for (int k = 0; k < g->num_nodes; ++k) {
+    const GNode* n = &g->nodes[k];
+    for (int j = 0; j < n->num_outputs; ++j) {
+      GTensor* t = &g->tensors[n->outputs[j]];
+      if (k < t->first_use) t->first_use = k;
+      if (k > t->last_use) t->last_use = k;
+    }
+    for (int j = 0; j < n->num_inputs; ++j) {
+      GTensor* t = &g->tensors[n->inputs[j]];
+      if (k > t->last_use) t->last_use = k;
+    }
+  }
+  int* ids = malloc((size_t)(g->num_tensors + 1) * sizeof(int));
+  MemoryRequest* req = malloc((size_t)(g->num_tensors + 1) * sizeof(MemoryRequest));
+  size_t* offsets = malloc((size_t)(g->num_tensors + 1) * sizeof(size_t));
+  if (!ids || !req || !offsets) {
+    free(ids);
+    free(req);
+    free(offsets);
+    return ex_fail(ex, "out of memory");
+  }
+  int n = 0;
+  for (int i = 0; i < g->num_tensors; ++i) {
+    GTensor* t = &g->tensors[i];
+    if (t->data || t->last_use == -2) continue; /* constants; unused */
+    if (t->is_output) t->last_use = g->num_nodes;
+    t->bytes = shape_elements_phwc4(t->shape) * storage_size(ex);
+    ids[n] = i;
+    req[n++] = (MemoryRequest){t->bytes, t->first_use, t->last_use};
+  }
+  int rc = memory_plan(req, n, ex->dev->mem_base_align, offsets, &ex->arena_bytes, &ex->lower_bound_bytes);
+  if (rc == 0) {
+    cl_int err;
+    ex->arena = cl.clCreateBuffer(ex->dev->context, CL_MEM_READ_WRITE, ex->arena_bytes ? ex->arena_bytes : 16, NULL,
+                                  &err);
+    if (!ex->arena) rc = ex_fail(ex, "allocating the %zu-byte activation arena: %s", ex->arena_bytes, cl_error_name(err));
+  } else {
+    ex_fail(ex, "out of memory");
+  }
+  for (int k = 0; rc == 0 && k < n; ++k) {
+    GTensor* t = &g->tensors[ids[k]];
+    cl_buffer_region region = {offsets[k], t->bytes ? t->bytes : 16};
+    cl_int err;
+    t->offset = offsets[k];
+    t->mem = cl.clCreateSubBuffer(ex->arena, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    if (!t->mem) rc = ex_fail(ex, "clCreateSubBuffer at %zu: %s", offsets[k], cl_error_name(err));
+    else if (own(ex, t->mem)) rc = -1;
+  }
+  free(ids);
+  free(req);
+  free(offsets);
+  return rc;
+}
+
+static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
+  const GTensor* t = &ex->g.tensors[b->tensor];
+  b->bytes = shape_elements(t->shape) * sizeof(float);
+  b->staging = create_buffer(ex, to_device ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY, b->bytes, NULL);
+  if (!b->staging) return -1;
+  cl_kernel k = ex_dispatch(ex, "layout.cl", to_device ? "bhwc_to_phwc4" : "phwc4_to_bhwc", phwc4_items(t->shape), -1);
+  if (!k) return -1;
+  KArgs a = {k, 0, CL_SUCCESS};
+  karg_mem(&a, to_device ? b->staging : t->mem);
+  karg_mem(&a, to_device ? t->mem : b->staging);
+  karg_shape(&a, t->shape);
+  karg_int(&a, (int)phwc4_items(t->shape));
+  return karg_done(ex, &a);
+}
+
+typedef int (*EncodeFn)(Executor* ex, int node);
+
+static EncodeFn encoder_for(GOp op) {
+  switch (op) {
+    case GOP_CONV2D: return encode_conv2d;
+    case GOP_DEPTHWISE: return encode_depthwise;
+    case GOP_POOL: return encode_pool;
+    case GOP_BINARY: return encode_binary;
+    case GOP_UNARY: return encode_unary;
+    case GOP_CONCAT: return encode_concat;
+    case GOP_REMAP: return encode_remap;
+  }
+  return NULL;
+}
+
+int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs, char* err,
+                   size_t errlen) {
+  memset(ex, 0, sizeof(*ex));
+  ex->dev = dev;
+  gpu_device_retain(dev);
+  ex->g = *g;
+  memset(g, 0, sizeof(*g));
+  ex->err = err;
+  ex->errlen = errlen;
+  Graph* gr = &ex->g;
+
+  /* Partition inputs: runtime tensors read by a node but written by none. */
+  char* written = calloc((size_t)gr->num_tensors + 1, 1);
+  if (!written) return ex_fail(ex, "out of memory");
+  for (int k = 0; k < gr->num_nodes; ++k)
+    for (int j = 0; j < gr->nodes[k].num_outputs; ++j) written[gr->nodes[k].outputs[j]] = 1;
+  ex->inputs = calloc((size_t)gr->num_tensors + 1, sizeof(BoundaryTensor));
+  ex->outputs = calloc((size_t)num_outputs + 1, sizeof(BoundaryTensor));
+  if (!ex->inputs || !ex->outputs) {
+    free(written);
+    return ex_fail(ex, "out of memory");
+  }
+  for (int k = 0; k < gr->num_nodes; ++k) {
+    for (int j = 0; j < gr->nodes[k].num_inputs; ++j) {
+      GTensor* t = &gr->tensors[gr->nodes[k].inputs[j]];
+      if (t->data || written[gr->nodes[k].inputs[j]] || t->is_input) continue;
+      t->is_input = 1;
+      ex->inputs[ex->num_inputs++] = (BoundaryTensor){t->tflite_index, gr->nodes[k].inputs[j], NULL, 0};
+    }
+  }
+  for (int k = 0; k < num_outputs; ++k) {
+    int id = outputs[k];
+    if (id < 0 || id >= gr->num_tensors || !written[id]) {
+      free(written);
+      return ex_fail(ex, "partition output %d is not computed by the partition", k);
+    }
+    gr->tensors[id].is_output = 1;
+    ex->outputs[ex->num_outputs++] = (BoundaryTensor){gr->tensors[id].tflite_index, id, NULL, 0};
+  }
+  free(written);
+  if (plan_memory(ex)) return -1;
+  for (int k = 0; k < ex->num_inputs; ++k)
+    if (add_conversion(ex, &ex->inputs[k], 1)) return -1;
+  for (int k = 0; k < gr->num_nodes; ++k) {
+    EncodeFn fn = encoder_for(gr->nodes[k].op);
+    if (!fn || fn(ex, k)) {
+      char why[1024];
+      snprintf(why, sizeof(why), "%.1000s", ex->err);
+      return ex_fail(ex, "%s (node %d): %s", gr->nodes[k].name ? gr->nodes[k].name : "op", gr->nodes[k].tflite_node,
+                     why);
+    }
+  }
+  for (int k = 0; k < ex->num_outputs; ++k)
+    if (add_conversion(ex, &ex->outputs[k], 0)) return -1;
+  return 0;
+}
+
+int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) {
+  ex->err = err;
+  ex->errlen = errlen;
+  cl_command_queue q = ex->dev->queue;
+  for (int k = 0; k < ex->num_inputs; ++k) {
+    const BoundaryTensor* b = &ex->inputs[k];
+    const TfLiteTensor* t = &ctx->tensors[b->tflite_index];
+    if (!t->data.raw || t->bytes != b->bytes)
+      return ex_fail(ex, "input tensor %s holds %zu bytes, the plan expects %zu", t->name ? t->name : "?", t->bytes,
+                     b->bytes);
+    /* Non-blocking: the runtime's buffer stays untouched until our final
+     * blocking read returns. */
+    cl_int rc = cl.clEnqueueWriteBuffer(q, b->staging, CL_FALSE, 0, b->bytes, t->data.raw, 0, NULL, NULL);
+    if (rc != CL_SUCCESS) return ex_fail(ex, "writing input %s: %s", t->name ? t->name : "?", cl_error_name(rc));
+  }
+  for (int i = 0; i < ex->num_dispatches; ++i) {
+    const Dispatch* d = &ex->dispatches[i];
+    cl_int rc = cl.clEnqueueNDRangeKernel(q, d->kernel, 1, NULL, &d->global, &d->local, 0, NULL, NULL);
+    if (rc != CL_SUCCESS) {
+      const GNode* n = d->node >= 0 ? &ex->g.nodes[d->node] : NULL;
+      return ex_fail(ex, "enqueueing kernel %s for %s (node %d): %s", d->name, n && n->name ? n->name : "boundary",
+                     n ? n->tflite_node : -1, cl_error_name(rc));
+    }
+  }
+  for (int k = 0; k < ex->num_outputs; ++k) {
+    const BoundaryTensor* b = &ex->outputs[k];
+    TfLiteTensor* t = &ctx->tensors[b->tflite_index];
+    if (!t->data.raw || t->bytes != b->bytes)
+      return ex_fail(ex, "output tensor %s holds %zu bytes, the plan expects %zu", t->name ? t->name : "?", t->bytes,
+                     b->bytes);
+    cl_bool last = k == ex->num_outputs - 1;
+    cl_int rc = cl.clEnqueueReadBuffer(q, b->staging, last, 0, b->bytes, t->data.raw, 0, NULL, NULL);
+    if (rc != CL_SUCCESS) return ex_fail(ex, "reading output %s: %s", t->name ? t->name : "?", cl_error_name(rc));
+  }
+  /* The one host synchronisation per invoke (covers a partition with no
+   * outputs too, so inputs are never read after we return). */
+  cl_int rc = cl.clFinish(q);
+  if (rc != CL_SUCCESS) return ex_fail(ex, "clFinish: %s", cl_error_name(rc));
+  return 0;
+}
+
+void executor_free(Executor* ex) {
+  if (!ex->dev) return;
+  for (int i = 0; i < ex->num_dispatches; ++i) cl.clReleaseKernel(ex->dispatches[i].kernel);
+  /* Sub-buffers before the arena they live in. */
+  for (int i = ex->num_owned - 1; i >= 0; --i) cl.clReleaseMemObject(ex->owned[i]);
+  if (ex->arena) cl.clReleaseMemObject(ex->arena);
+  free(ex->owned);
+  free(ex->dispatches);
+  free(ex->inputs);
+  free(ex->outputs);
+  graph_free(&ex->g);
+  gpu_device_release(ex->dev);
+  memset(ex, 0, sizeof(*ex));
+}

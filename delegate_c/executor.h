@@ -1,0 +1,97 @@
+/* Runs one lowered partition: a memory plan for the activations, constant
+ * uploads, and a flat list of kernel dispatches that invoke enqueues with
+ * no host synchronisation until the outputs are read back. */
+#ifndef TFLITE_GPU_EXECUTOR_H
+#define TFLITE_GPU_EXECUTOR_H
+
+#include <stddef.h>
+
+#include "cl_device.h"
+#include "graph.h"
+#include "tflite_abi.h"
+
+typedef struct Dispatch {
+  cl_kernel kernel;
+  size_t global;       /* work-items, rounded up to the local size */
+  size_t local;
+  int node;            /* graph node position, -1 for boundary conversions */
+  const char* name;    /* kernel name, for errors and profiles */
+} Dispatch;
+
+typedef struct BoundaryTensor {
+  int tflite_index;
+  int tensor;          /* graph tensor */
+  cl_mem staging;      /* BHWC float32 copy of the runtime tensor */
+  size_t bytes;
+} BoundaryTensor;
+
+typedef struct Executor {
+  GpuDevice* dev;      /* retained */
+  Graph g;             /* owned */
+  cl_mem arena;
+  size_t arena_bytes;
+  size_t lower_bound_bytes; /* peak bytes of simultaneously live activations */
+  cl_mem* owned;       /* constant and staging buffers, sub-buffers */
+  int num_owned, cap_owned;
+  Dispatch* dispatches;
+  int num_dispatches, cap_dispatches;
+  BoundaryTensor* inputs;
+  int num_inputs;
+  BoundaryTensor* outputs;
+  int num_outputs;
+  char* err;
+  size_t errlen;
+} Executor;
+
+/* Takes ownership of g. Plans memory, uploads constants, builds kernels.
+ * Call with dev->mutex held. */
+int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs, char* err,
+                   size_t errlen);
+/* Copies inputs in, runs every dispatch, copies outputs back. Call with
+ * dev->mutex held. */
+int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen);
+void executor_free(Executor* ex);
+
+/* ---- for the encode functions of the op files ---- */
+
+/* Appends a dispatch of `work_items` work-items of kernel `name` from
+ * `file`; returns the kernel to set arguments on, or NULL (error set). */
+cl_kernel ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node);
+/* The device buffer of a graph tensor: planned for activations, uploaded
+ * in PHWC4 (storage type) for constants used as operands. */
+cl_mem ex_tensor_mem(Executor* ex, int tensor);
+/* A read-only float32 buffer with these contents, owned by the executor. */
+cl_mem ex_upload(Executor* ex, const void* data, size_t bytes);
+int ex_fail(Executor* ex, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Kernel arguments, set in order; the first failure is kept in rc. */
+typedef struct KArgs {
+  cl_kernel k;
+  cl_uint i;
+  cl_int rc;
+} KArgs;
+void karg(KArgs* a, const void* value, size_t size);
+void karg_mem(KArgs* a, cl_mem m);
+void karg_int(KArgs* a, int v);
+void karg_float(KArgs* a, float v);
+void karg_int2(KArgs* a, int x, int y);
+void karg_int4(KArgs* a, int x, int y, int z, int w);
+/* A BHWC shape as the kernels' int4 (W, H, C, B). */
+void karg_shape(KArgs* a, const int shape[4]);
+int karg_done(Executor* ex, KArgs* a);
+
+/* Work-items of a PHWC4 tensor: one per float4. */
+static inline size_t phwc4_items(const int s[4]) {
+  return (size_t)s[0] * (size_t)((s[3] + 3) / 4) * (size_t)s[1] * (size_t)s[2];
+}
+
+/* Per-op encoders (in the op files). */
+int encode_conv2d(Executor* ex, int node);
+int encode_depthwise(Executor* ex, int node);
+int encode_pool(Executor* ex, int node);
+int encode_binary(Executor* ex, int node);
+int encode_unary(Executor* ex, int node);
+int encode_concat(Executor* ex, int node);
+int encode_remap(Executor* ex, int node);
+
+#endif

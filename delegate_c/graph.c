@@ -1,0 +1,56 @@
+#include "graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int graph_add_tensor(Graph* g, const int shape[4], int rank) {
+  if (g->num_tensors == g->cap_tensors) {
+    int cap = g->cap_tensors ? g->cap_tensors * 2 : 64;
+    GTensor* t = realloc(g->tensors, (size_t)cap * sizeof(*t));
+    if (!t) return -1;
+    g->tensors = t;
+    g->cap_tensors = cap;
+  }
+  GTensor* t = &g->tensors[g->num_tensors];
+  memset(t, 0, sizeof(*t));
+  memcpy(t->shape, shape, sizeof(t->shape));
+  t->rank = rank;
+  t->tflite_index = -1;
+  t->first_use = -1;
+  t->last_use = -1;
+  return g->num_tensors++;
+}
+
+GNode* graph_add_node(Graph* g, GOp op) {
+  if (g->num_nodes == g->cap_nodes) {
+    int cap = g->cap_nodes ? g->cap_nodes * 2 : 64;
+    GNode* n = realloc(g->nodes, (size_t)cap * sizeof(*n));
+    if (!n) return NULL;
+    g->nodes = n;
+    g->cap_nodes = cap;
+  }
+  GNode* n = &g->nodes[g->num_nodes++];
+  memset(n, 0, sizeof(*n));
+  n->op = op;
+  n->tflite_node = -1;
+  return n;
+}
+
+void graph_free(Graph* g) {
+  for (int i = 0; i < g->num_tensors; ++i) free(g->tensors[i].data);
+  free(g->tensors);
+  free(g->nodes);
+  memset(g, 0, sizeof(*g));
+}
+
+int shape_from_dims(const int* dims, int rank, int out[4]) {
+  if (rank < 0 || rank > 4) return -1;
+  for (int i = 0; i < 4; ++i) out[i] = 1;
+  for (int i = 0; i < rank; ++i) out[4 - rank + i] = dims[i];
+  return 0;
+}
+
+int axis_to_bhwc(int axis, int rank) {
+  if (axis < 0) axis += rank;
+  return axis + (4 - rank);
+}

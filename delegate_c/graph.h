@@ -1,0 +1,112 @@
+/* The delegate's own graph for one partition: tensors with BHWC shapes and
+ * nodes with plain parameters, lowered once from the TfLite structs so that
+ * planning and kernel encoding never touch runtime data again. */
+#ifndef TFLITE_GPU_GRAPH_H
+#define TFLITE_GPU_GRAPH_H
+
+#include <stddef.h>
+
+#include "cl_api.h"
+
+#define GD_MAX_NODE_INPUTS 16
+#define GD_MAX_NODE_OUTPUTS 4
+
+/* TFLite shapes are right-aligned into (B, H, W, C): rank 1 (C), rank 2
+ * (W, C), rank 3 (H, W, C). Right alignment keeps TFLite's broadcasting
+ * rules, and row-major element order is unchanged, so RESHAPE is a remap. */
+enum { GD_B = 0, GD_H = 1, GD_W = 2, GD_C = 3 };
+
+typedef struct GTensor {
+  int shape[4];      /* B, H, W, C */
+  int rank;          /* the TFLite rank (0-4) */
+  int tflite_index;  /* -1 for tensors the delegate adds */
+  float* data;       /* constants: row-major BHWC float32, owned; NULL for runtime tensors */
+  int is_input;      /* partition input (fed from the runtime) */
+  int is_output;     /* partition output (read back to the runtime) */
+  int first_use;     /* node position that writes it (-1: before the first node) */
+  int last_use;      /* last node position that reads it */
+  size_t bytes;      /* PHWC4 size in the storage type */
+  size_t offset;     /* in the activation arena */
+  cl_mem mem;        /* its device buffer once planned */
+} GTensor;
+
+typedef enum GOp {
+  GOP_CONV2D,
+  GOP_DEPTHWISE,
+  GOP_POOL,
+  GOP_BINARY,
+  GOP_UNARY,
+  GOP_CONCAT,
+  GOP_REMAP, /* reshape, strided slice, pad */
+} GOp;
+
+/* Binary op codes shared with elementwise.cl. */
+enum { BIN_ADD = 0, BIN_MUL, BIN_SUB, BIN_DIV, BIN_MAX, BIN_MIN, BIN_PRELU, BIN_SQDIFF, BIN_POW };
+/* Unary op codes shared with elementwise.cl. */
+enum {
+  UN_RELU = 0, UN_RELU6, UN_RELU_N1_TO_1, UN_TANH, UN_LOGISTIC, UN_HARD_SWISH, UN_LEAKY_RELU, UN_ABS, UN_EXP,
+  UN_NEG, UN_SQRT, UN_RSQRT, UN_SQUARE, UN_LOG, UN_SIN, UN_COS, UN_FLOOR, UN_ELU, UN_SIGN
+};
+enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };
+
+typedef struct GNode {
+  GOp op;
+  int tflite_node;    /* for error messages */
+  const char* name;   /* TFLite op name */
+  int inputs[GD_MAX_NODE_INPUTS];
+  int num_inputs;
+  int outputs[GD_MAX_NODE_OUTPUTS];
+  int num_outputs;
+  int act;            /* fused TfLiteFusedActivation */
+  union {
+    struct {
+      int kw, kh, sx, sy, dx, dy, pad_x, pad_y, multiplier;
+      int weights, bias; /* constant tensors (TFLite layout); bias may be -1 */
+    } conv;
+    struct {
+      int kw, kh, sx, sy, pad_x, pad_y, is_max;
+    } pool;
+    struct {
+      int op;
+    } binary;
+    struct {
+      int op;
+      float alpha;
+    } unary;
+    struct {
+      int axis; /* GD_B..GD_C */
+    } concat;
+    struct {
+      int mode;
+      int begin[4];  /* B, H, W, C */
+      int stride[4];
+      float value;
+    } remap;
+  } p;
+} GNode;
+
+typedef struct Graph {
+  GTensor* tensors;
+  int num_tensors, cap_tensors;
+  GNode* nodes;
+  int num_nodes, cap_nodes;
+} Graph;
+
+int graph_add_tensor(Graph* g, const int shape[4], int rank);  /* -1 on OOM */
+GNode* graph_add_node(Graph* g, GOp op);                        /* NULL on OOM */
+void graph_free(Graph* g);
+
+static inline size_t shape_elements(const int s[4]) {
+  return (size_t)s[0] * (size_t)s[1] * (size_t)s[2] * (size_t)s[3];
+}
+/* Elements of the PHWC4 form: C rounded up to 4. */
+static inline size_t shape_elements_phwc4(const int s[4]) {
+  return (size_t)s[0] * (size_t)s[1] * (size_t)s[2] * (size_t)((s[3] + 3) / 4 * 4);
+}
+
+/* Right-aligns TFLite dims (rank <= 4) into BHWC. Returns -1 for rank > 4. */
+int shape_from_dims(const int* dims, int rank, int out[4]);
+/* Maps a TFLite axis (negative allowed) of a rank-r tensor to GD_B..GD_C. */
+int axis_to_bhwc(int axis, int rank);
+
+#endif

@@ -1,0 +1,10 @@
+/* The .cl files of opencl_kernels/, embedded at build time by
+ * tools/embed_kernels.py (the generated kernels_embedded.c lives in the
+ * build directory, never in the source tree). */
+#ifndef TFLITE_GPU_KERNELS_EMBEDDED_H
+#define TFLITE_GPU_KERNELS_EMBEDDED_H
+
+/* Source text of an embedded file such as "conv.cl", or NULL. */
+const char* embedded_kernel_source(const char* file);
+
+#endif

@@ -1,0 +1,251 @@
+#include "model_view.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sparse_densify.h"
+#include "tflite_builtins.h"
+
+int mv_node(const ModelView* mv, int node_index, TfLiteNode** node, TfLiteRegistration** reg) {
+  return mv->ctx->GetNodeAndRegistration(mv->ctx, node_index, node, reg) == kTfLiteOk ? 0 : -1;
+}
+
+int mv_dims(const ModelView* mv, int index, int* dims, int max) {
+  const TfLiteTensor* t = mv_tensor(mv, index);
+  if (!t->dims || t->dims->size > max) return -1;
+  for (int i = 0; i < t->dims->size; ++i) dims[i] = t->dims->data[i];
+  return t->dims->size;
+}
+
+size_t mv_elements(const ModelView* mv, int index) {
+  const TfLiteTensor* t = mv_tensor(mv, index);
+  if (!t->dims) return 0;
+  size_t n = 1;
+  for (int i = 0; i < t->dims->size; ++i) n *= (size_t)(t->dims->data[i] < 0 ? 0 : t->dims->data[i]);
+  return n;
+}
+
+static int is_const_model_tensor(const TfLiteTensor* t) {
+  return t->allocation_type == kTfLiteMmapRo && t->data.raw != NULL;
+}
+
+/* A DEQUANTIZE of a constant float16 (always) or int8/uint8 (with
+ * ENABLE_QUANT) tensor, or a DENSIFY of a constant sparse tensor. */
+static int node_is_foldable(const ModelView* mv, const TfLiteNode* node, const TfLiteRegistration* reg) {
+  if (!node->inputs || !node->outputs || node->inputs->size != 1 || node->outputs->size != 1) return 0;
+  int in = node->inputs->data[0];
+  if (in < 0 || in >= mv->num_tensors || mv->const_kind[in] == CONST_NONE) return 0;
+  const TfLiteTensor* t = mv_tensor(mv, in);
+  if (reg->builtin_code == kBuiltinDequantize) {
+    if (t->type == kTfLiteFloat16) return 1;
+    if ((t->type == kTfLiteInt8 || t->type == kTfLiteUInt8) && mv->enable_quant && t->sparsity == NULL) return 1;
+    return 0;
+  }
+  if (reg->builtin_code == kBuiltinDensify) return t->sparsity != NULL || mv->const_kind[in] == CONST_FOLDED;
+  return 0;
+}
+
+int mv_build(ModelView* mv, TfLiteContext* ctx, int enable_quant, char* err, size_t errlen) {
+  memset(mv, 0, sizeof(*mv));
+  mv->ctx = ctx;
+  mv->enable_quant = enable_quant;
+  mv->num_tensors = (int)ctx->tensors_size;
+  TfLiteIntArray* plan = NULL;
+  if (ctx->GetExecutionPlan(ctx, &plan) != kTfLiteOk || !plan) {
+    snprintf(err, errlen, "GetExecutionPlan failed");
+    return -1;
+  }
+  /* The plan array belongs to the runtime and the next call reuses it: copy. */
+  mv->num_nodes = plan->size;
+  size_t nt = (size_t)mv->num_tensors + 1, nn = (size_t)mv->num_nodes + 1;
+  mv->plan = malloc(nn * sizeof(int));
+  mv->producer = malloc(nt * sizeof(int));
+  mv->consumers = calloc(nt, sizeof(int));
+  mv->const_kind = calloc(nt, 1);
+  mv->foldable = calloc(nn, 1);
+  if (!mv->plan || !mv->producer || !mv->consumers || !mv->const_kind || !mv->foldable) {
+    snprintf(err, errlen, "out of memory");
+    mv_free(mv);
+    return -1;
+  }
+  memcpy(mv->plan, plan->data, (size_t)mv->num_nodes * sizeof(int));
+  for (int t = 0; t < mv->num_tensors; ++t) {
+    mv->producer[t] = -1;
+    if (is_const_model_tensor(&ctx->tensors[t])) mv->const_kind[t] = CONST_MODEL;
+  }
+  /* Execution order, so a fold of a fold (DENSIFY then DEQUANTIZE) is seen. */
+  for (int i = 0; i < mv->num_nodes; ++i) {
+    TfLiteNode* node;
+    TfLiteRegistration* reg;
+    if (mv_node(mv, mv->plan[i], &node, &reg)) {
+      snprintf(err, errlen, "GetNodeAndRegistration(%d) failed", mv->plan[i]);
+      mv_free(mv);
+      return -1;
+    }
+    for (int k = 0; node->inputs && k < node->inputs->size; ++k) {
+      int t = node->inputs->data[k];
+      if (t >= 0 && t < mv->num_tensors) mv->consumers[t]++;
+    }
+    for (int k = 0; node->outputs && k < node->outputs->size; ++k) {
+      int t = node->outputs->data[k];
+      if (t >= 0 && t < mv->num_tensors) mv->producer[t] = i;
+    }
+    if (node_is_foldable(mv, node, reg)) {
+      mv->foldable[i] = 1;
+      mv->const_kind[node->outputs->data[0]] = CONST_FOLDED;
+    }
+  }
+  return 0;
+}
+
+void mv_free(ModelView* mv) {
+  free(mv->plan);
+  free(mv->producer);
+  free(mv->consumers);
+  free(mv->const_kind);
+  free(mv->foldable);
+  memset(mv, 0, sizeof(*mv));
+}
+
+/* Dequantizes n int8/uint8/int32 values with the tensor's affine params. */
+static int dequantize(const TfLiteTensor* t, size_t n, float* out, char* err, size_t errlen) {
+  const TfLiteAffineQuantization* aq =
+      t->quantization.type == kTfLiteAffineQuantization ? (const TfLiteAffineQuantization*)t->quantization.params : NULL;
+  int per_channel = aq && aq->scale && aq->scale->size > 1;
+  int dim = per_channel ? aq->quantized_dimension : 0;
+  size_t inner = 1, channels = 1;
+  if (per_channel) {
+    if (!t->dims || dim < 0 || dim >= t->dims->size || t->dims->data[dim] != aq->scale->size ||
+        !aq->zero_point || aq->zero_point->size < aq->scale->size) {
+      snprintf(err, errlen, "tensor %s has inconsistent per-channel quantization", t->name ? t->name : "?");
+      return -1;
+    }
+    channels = (size_t)aq->scale->size;
+    for (int i = dim + 1; i < t->dims->size; ++i) inner *= (size_t)t->dims->data[i];
+  }
+  for (size_t i = 0; i < n; ++i) {
+    float scale = t->params.scale;
+    int zp = t->params.zero_point;
+    if (per_channel) {
+      size_t c = (i / inner) % channels;
+      scale = aq->scale->data[c];
+      zp = aq->zero_point->data[c];
+    }
+    int q = t->type == kTfLiteInt8 ? t->data.int8[i] : t->type == kTfLiteUInt8 ? t->data.uint8[i] : t->data.i32[i];
+    out[i] = (float)(q - zp) * scale;
+  }
+  return 0;
+}
+
+static size_t type_size(int type) {
+  switch (type) {
+    case kTfLiteFloat32: case kTfLiteInt32: return 4;
+    case kTfLiteFloat16: return 2;
+    case kTfLiteInt8: case kTfLiteUInt8: return 1;
+    case kTfLiteInt64: return 8;
+    default: return 0;
+  }
+}
+
+static int model_const_float(const ModelView* mv, int index, float* out, size_t n, char* err, size_t errlen) {
+  const TfLiteTensor* t = mv_tensor(mv, index);
+  if (t->sparsity) {
+    int dims[8];
+    int rank = mv_dims(mv, index, dims, 8);
+    return tflite_gpu_densify(t, dims, rank, out, err, errlen);
+  }
+  size_t es = type_size(t->type);
+  if (es == 0 || t->bytes < n * es) {
+    snprintf(err, errlen, "constant tensor %s (%s) holds %zu bytes, %zu elements need more",
+             t->name ? t->name : "?", type_name(t->type), t->bytes, n);
+    return -1;
+  }
+  switch (t->type) {
+    case kTfLiteFloat32:
+      memcpy(out, t->data.f, n * sizeof(float));
+      return 0;
+    case kTfLiteFloat16:
+      for (size_t i = 0; i < n; ++i) out[i] = tflite_gpu_half_to_float(t->data.f16[i].data);
+      return 0;
+    case kTfLiteInt8:
+    case kTfLiteUInt8:
+    case kTfLiteInt32:
+      return dequantize(t, n, out, err, errlen);
+    default:
+      snprintf(err, errlen, "constant tensor %s has type %s", t->name ? t->name : "?", type_name(t->type));
+      return -1;
+  }
+}
+
+/* Fills out (n elements) for a constant of either kind. */
+static int const_into(const ModelView* mv, int index, float* out, size_t n, int depth, char* err, size_t errlen) {
+  if (depth > 8) {
+    snprintf(err, errlen, "constant folding chain too deep");
+    return -1;
+  }
+  if (mv->const_kind[index] == CONST_MODEL) return model_const_float(mv, index, out, n, err, errlen);
+  if (mv->const_kind[index] != CONST_FOLDED) {
+    snprintf(err, errlen, "tensor %d is not constant", index);
+    return -1;
+  }
+  TfLiteNode* node;
+  TfLiteRegistration* reg;
+  if (mv_node(mv, mv->plan[mv->producer[index]], &node, &reg)) {
+    snprintf(err, errlen, "GetNodeAndRegistration failed");
+    return -1;
+  }
+  int src = node->inputs->data[0];
+  if (mv_elements(mv, src) != n) {
+    snprintf(err, errlen, "%s changes the element count (%zu to %zu)", builtin_name(reg->builtin_code),
+             mv_elements(mv, src), n);
+    return -1;
+  }
+  return const_into(mv, src, out, n, depth + 1, err, errlen);
+}
+
+int mv_const_float(const ModelView* mv, int index, float** out, char* err, size_t errlen) {
+  size_t n = mv_elements(mv, index);
+  float* buf = malloc((n ? n : 1) * sizeof(float));
+  if (!buf) {
+    snprintf(err, errlen, "out of memory for a %zu-element constant", n);
+    return -1;
+  }
+  if (const_into(mv, index, buf, n, 0, err, errlen)) {
+    free(buf);
+    return -1;
+  }
+  *out = buf;
+  return 0;
+}
+
+int mv_const_ints(const ModelView* mv, int index, int* out, int max, int* count, char* err, size_t errlen) {
+  if (!mv_is_const(mv, index) || mv->const_kind[index] != CONST_MODEL) {
+    snprintf(err, errlen, "tensor %d must be a constant in the model", index);
+    return -1;
+  }
+  const TfLiteTensor* t = mv_tensor(mv, index);
+  size_t n = mv_elements(mv, index);
+  if ((int)n > max || (t->type != kTfLiteInt32 && t->type != kTfLiteInt64) || t->bytes < n * type_size(t->type)) {
+    snprintf(err, errlen, "constant %s must hold at most %d int32/int64 values", t->name ? t->name : "?", max);
+    return -1;
+  }
+  for (size_t i = 0; i < n; ++i) out[i] = t->type == kTfLiteInt32 ? t->data.i32[i] : (int)t->data.i64[i];
+  *count = (int)n;
+  return 0;
+}
+
+void op_display_name(const TfLiteRegistration* reg, char* buf, size_t size) {
+  if ((reg->builtin_code == kBuiltinCustom || reg->builtin_code == kBuiltinDelegate) && reg->custom_name)
+    snprintf(buf, size, "%s %s", builtin_name(reg->builtin_code), reg->custom_name);
+  else
+    snprintf(buf, size, "%s", builtin_name(reg->builtin_code));
+}
+
+const char* type_name(int type) {
+  static const char* const names[] = {"NOTYPE", "FLOAT32", "INT32", "UINT8", "INT64", "STRING", "BOOL",
+                                      "INT16", "COMPLEX64", "INT8", "FLOAT16", "FLOAT64", "COMPLEX128",
+                                      "UINT64", "RESOURCE", "VARIANT", "UINT32", "UINT16", "INT4"};
+  if (type < 0 || type >= (int)(sizeof(names) / sizeof(names[0]))) return "UNKNOWN_TYPE";
+  return names[type];
+}

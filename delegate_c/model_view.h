@@ -1,0 +1,58 @@
+/* A read-only view of the TFLite graph while the delegate prepares: which
+ * tensors are constant (including the outputs of constant DEQUANTIZE and
+ * DENSIFY nodes, which the delegate folds into float constants once), who
+ * produces and consumes each tensor, and readers that turn a constant into
+ * float32 or ints. Built in the delegate's Prepare and used by the op
+ * checks and by lowering (kernel init runs inside that Prepare). */
+#ifndef TFLITE_GPU_MODEL_VIEW_H
+#define TFLITE_GPU_MODEL_VIEW_H
+
+#include <stddef.h>
+
+#include "tflite_abi.h"
+
+typedef enum ConstKind {
+  CONST_NONE = 0,     /* a runtime tensor */
+  CONST_MODEL = 1,    /* kTfLiteMmapRo data in the model */
+  CONST_FOLDED = 2,   /* output of a DEQUANTIZE / DENSIFY of a constant: folded at prepare */
+} ConstKind;
+
+typedef struct ModelView {
+  TfLiteContext* ctx;
+  int num_tensors;
+  int num_nodes;        /* nodes in the execution plan */
+  int* plan;            /* copy of the execution plan */
+  int* producer;        /* per tensor: node index, or -1 */
+  int* consumers;       /* per tensor: how many plan nodes read it */
+  unsigned char* const_kind;
+  unsigned char* foldable; /* per node: a DEQUANTIZE/DENSIFY of a constant */
+  int enable_quant;
+} ModelView;
+
+int mv_build(ModelView* mv, TfLiteContext* ctx, int enable_quant, char* err, size_t errlen);
+void mv_free(ModelView* mv);
+
+static inline const TfLiteTensor* mv_tensor(const ModelView* mv, int index) { return &mv->ctx->tensors[index]; }
+static inline int mv_is_const(const ModelView* mv, int index) {
+  return index >= 0 && index < mv->num_tensors && mv->const_kind[index] != CONST_NONE;
+}
+int mv_node(const ModelView* mv, int node_index, TfLiteNode** node, TfLiteRegistration** reg);
+
+/* The tensor's shape as ints; returns its rank, or -1 without dims. */
+int mv_dims(const ModelView* mv, int index, int* dims, int max);
+/* Element count of the tensor's dims. */
+size_t mv_elements(const ModelView* mv, int index);
+
+/* A constant as row-major float32 (malloc'd, caller frees): float32,
+ * float16, and int8/uint8/int32 with affine quantization (per-tensor or
+ * per-channel), through folded DEQUANTIZE / DENSIFY chains. */
+int mv_const_float(const ModelView* mv, int index, float** out, char* err, size_t errlen);
+/* An int32/int64 constant into out (at most max values). */
+int mv_const_ints(const ModelView* mv, int index, int* out, int max, int* count, char* err, size_t errlen);
+
+/* "CONV_2D", or "CUSTOM Name" for custom ops (upstream's GetOpNameByRegistration). */
+void op_display_name(const TfLiteRegistration* reg, char* buf, size_t size);
+const char* builtin_name(int code);
+const char* type_name(int type);
+
+#endif

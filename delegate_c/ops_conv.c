@@ -1,0 +1,208 @@
+/* CONV_2D and DEPTHWISE_CONV_2D: checks, lowering, weight repacking and
+ * kernel dispatch (opencl_kernels/conv.cl). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor.h"
+#include "op_table.h"
+#include "tflite_builtins.h"
+
+/* Shared checks of the input / weights / bias / output of both convs. */
+static int check_conv_common(const NodeInfo* ni, int padding, int sw, int sh, int dw, int dh, int act) {
+  int n = ni_num_inputs(ni);
+  if (n < 2 || n > 3 || ni_num_outputs(ni) != 1) return reason(ni, "needs 2-3 inputs and 1 output, has %d and %d", n, ni_num_outputs(ni));
+  if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant; a runtime input is required");
+  if (!mv_is_const(ni->mv, ni_input(ni, 1)))
+    return reason(ni, "input 1 (weights) is a runtime tensor; only constant weights are supported");
+  int b = ni_input(ni, 2);
+  if (b >= 0 && !mv_is_const(ni->mv, b)) return reason(ni, "input 2 (bias) is a runtime tensor; it must be constant");
+  if (padding != kTfLitePaddingSame && padding != kTfLitePaddingValid) return reason(ni, "padding %d is unknown", padding);
+  if (sw < 1 || sh < 1) return reason(ni, "stride %dx%d must be >= 1", sw, sh);
+  if (dw < 1 || dh < 1) return reason(ni, "dilation %dx%d must be >= 1", dw, dh);
+  if (!ni->node->builtin_data) return reason(ni, "missing parameters");
+  return check_activation(ni, act);
+}
+
+/* Output shape of a conv over `in` with filter kh x kw and `cout` channels. */
+static void conv_output(const int in[4], int padding, int kh, int kw, int sh, int sw, int dh, int dw, int cout,
+                        int out[4]) {
+  out[GD_B] = in[GD_B];
+  out[GD_H] = conv_out_size(padding, in[GD_H], kh, sh, dh);
+  out[GD_W] = conv_out_size(padding, in[GD_W], kw, sw, dw);
+  out[GD_C] = cout;
+}
+
+int check_conv2d(const NodeInfo* ni) {
+  const TfLiteConvParams* p = ni->node->builtin_data;
+  if (!p) return reason(ni, "missing parameters");
+  if (check_conv_common(ni, p->padding, p->stride_width, p->stride_height, p->dilation_width_factor,
+                        p->dilation_height_factor, p->activation))
+    return -1;
+  int in[4], w[4];
+  if (ni_shape(ni, ni_input(ni, 0), in) != 4) return reason(ni, "input 0 must have rank 4");
+  if (ni_shape(ni, ni_input(ni, 1), w) != 4) return reason(ni, "weights must have rank 4 (OHWI)");
+  if (w[3] != in[GD_C])
+    return reason(ni, "grouped convolution (input channels %d, weight channels %d) is not supported", in[GD_C], w[3]);
+  int b = ni_input(ni, 2);
+  if (b >= 0 && mv_elements(ni->mv, b) != (size_t)w[0])
+    return reason(ni, "bias has %zu elements, expected %d", mv_elements(ni->mv, b), w[0]);
+  int out[4];
+  conv_output(in, p->padding, w[1], w[2], p->stride_height, p->stride_width, p->dilation_height_factor,
+              p->dilation_width_factor, w[0], out);
+  if (out[GD_H] < 1 || out[GD_W] < 1) return reason(ni, "the filter is larger than the padded input");
+  return check_output_shape(ni, ni_output(ni, 0), out);
+}
+
+int check_depthwise(const NodeInfo* ni) {
+  const TfLiteDepthwiseConvParams* p = ni->node->builtin_data;
+  if (!p) return reason(ni, "missing parameters");
+  if (check_conv_common(ni, p->padding, p->stride_width, p->stride_height, p->dilation_width_factor,
+                        p->dilation_height_factor, p->activation))
+    return -1;
+  int in[4], w[4];
+  if (ni_shape(ni, ni_input(ni, 0), in) != 4) return reason(ni, "input 0 must have rank 4");
+  if (ni_shape(ni, ni_input(ni, 1), w) != 4 || w[0] != 1) return reason(ni, "weights must have shape [1,KH,KW,C]");
+  if (w[3] % in[GD_C] != 0)
+    return reason(ni, "weight channels %d are not a multiple of the input channels %d", w[3], in[GD_C]);
+  /* The multiplier follows from the shapes; older converters leave the
+   * param at 0 or 1 for multiplier-1 models. */
+  int m = w[3] / in[GD_C];
+  if (p->depth_multiplier > 0 && p->depth_multiplier != m)
+    return reason(ni, "depth_multiplier %d disagrees with the shapes (%d)", p->depth_multiplier, m);
+  int b = ni_input(ni, 2);
+  if (b >= 0 && mv_elements(ni->mv, b) != (size_t)w[3])
+    return reason(ni, "bias has %zu elements, expected %d", mv_elements(ni->mv, b), w[3]);
+  int out[4];
+  conv_output(in, p->padding, w[1], w[2], p->stride_height, p->stride_width, p->dilation_height_factor,
+              p->dilation_width_factor, w[3], out);
+  if (out[GD_H] < 1 || out[GD_W] < 1) return reason(ni, "the filter is larger than the padded input");
+  return check_output_shape(ni, ni_output(ni, 0), out);
+}
+
+static int lower_conv_common(Lowering* lw, const NodeInfo* ni, GOp op, int padding, int sw, int sh, int dw, int dh,
+                             int act) {
+  int in = lower_tensor(lw, ni_input(ni, 0));
+  int w = in < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
+  int b = (w < 0 || ni_input(ni, 2) < 0) ? -1 : lower_tensor(lw, ni_input(ni, 2));
+  if (w < 0 || (ni_input(ni, 2) >= 0 && b < 0)) return -1;
+  int out = lower_tensor(lw, ni_output(ni, 0));
+  if (out < 0) return -1;
+  GNode* n = graph_add_node(lw->g, op);
+  if (!n) return lower_error(lw, "out of memory");
+  n->inputs[0] = in;
+  n->num_inputs = 1;
+  n->outputs[0] = out;
+  n->num_outputs = 1;
+  n->act = act;
+  const GTensor* src = &lw->g->tensors[in];
+  const GTensor* wt = &lw->g->tensors[w];
+  n->p.conv.kh = wt->shape[1];
+  n->p.conv.kw = wt->shape[2];
+  n->p.conv.sx = sw;
+  n->p.conv.sy = sh;
+  n->p.conv.dx = dw;
+  n->p.conv.dy = dh;
+  n->p.conv.pad_y = conv_pad_before(padding, src->shape[GD_H], n->p.conv.kh, sh, dh);
+  n->p.conv.pad_x = conv_pad_before(padding, src->shape[GD_W], n->p.conv.kw, sw, dw);
+  n->p.conv.weights = w;
+  n->p.conv.bias = b;
+  n->p.conv.multiplier = op == GOP_DEPTHWISE ? wt->shape[3] / src->shape[GD_C] : 1;
+  return 0;
+}
+
+int lower_conv2d(Lowering* lw, const NodeInfo* ni) {
+  const TfLiteConvParams* p = ni->node->builtin_data;
+  return lower_conv_common(lw, ni, GOP_CONV2D, p->padding, p->stride_width, p->stride_height,
+                           p->dilation_width_factor, p->dilation_height_factor, p->activation);
+}
+
+int lower_depthwise(Lowering* lw, const NodeInfo* ni) {
+  const TfLiteDepthwiseConvParams* p = ni->node->builtin_data;
+  return lower_conv_common(lw, ni, GOP_DEPTHWISE, p->padding, p->stride_width, p->stride_height,
+                           p->dilation_width_factor, p->dilation_height_factor, p->activation);
+}
+
+/* Bias as [S_out] float4, zero padded (a missing bias is all zeros). */
+static float* pack_bias(const GTensor* bias, int cout) {
+  int slices = (cout + 3) / 4;
+  float* b = calloc((size_t)slices * 4, sizeof(float));
+  if (b && bias) memcpy(b, bias->data, (size_t)cout * sizeof(float));
+  return b;
+}
+
+static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weights, cl_mem bias) {
+  const GTensor* src = &ex->g.tensors[n->inputs[0]];
+  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
+  KArgs a = {k, 0, CL_SUCCESS};
+  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+  karg_mem(&a, weights);
+  karg_mem(&a, bias);
+  karg_shape(&a, src->shape);
+  karg_shape(&a, dst->shape);
+  karg_int4(&a, n->p.conv.kw, n->p.conv.kh, n->p.conv.sx, n->p.conv.sy);
+  karg_int4(&a, n->p.conv.pad_x, n->p.conv.pad_y, n->p.conv.dx, n->p.conv.dy);
+  karg_int(&a, n->act);
+  if (n->op == GOP_DEPTHWISE && n->p.conv.multiplier != 1) karg_int(&a, n->p.conv.multiplier);
+  karg_int(&a, (int)phwc4_items(dst->shape));
+  return karg_done(ex, &a);
+}
+
+int encode_conv2d(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const GTensor* src = &ex->g.tensors[n->inputs[0]];
+  const GTensor* wt = &ex->g.tensors[n->p.conv.weights];
+  int cout = wt->shape[0], kh = wt->shape[1], kw = wt->shape[2], cin = wt->shape[3];
+  int so = (cout + 3) / 4, si = (src->shape[GD_C] + 3) / 4;
+  /* [S_out][KH][KW][S_in][4 in-lanes][4 out-lanes], zero padded. */
+  size_t count = (size_t)so * kh * kw * si * 16;
+  float* w = calloc(count, sizeof(float));
+  float* b = pack_bias(n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL, cout);
+  if (!w || !b) {
+    free(w);
+    free(b);
+    return ex_fail(ex, "out of memory repacking weights");
+  }
+  for (int o = 0; o < cout; ++o)
+    for (int y = 0; y < kh; ++y)
+      for (int x = 0; x < kw; ++x)
+        for (int i = 0; i < cin; ++i) {
+          size_t dst = ((((size_t)(o / 4) * kh + y) * kw + x) * si + i / 4) * 16 + (size_t)(i % 4) * 4 + o % 4;
+          w[dst] = wt->data[(((size_t)o * kh + y) * kw + x) * cin + i];
+        }
+  cl_mem wm = ex_upload(ex, w, count * sizeof(float));
+  cl_mem bm = wm ? ex_upload(ex, b, (size_t)so * 4 * sizeof(float)) : NULL;
+  free(w);
+  free(b);
+  if (!bm) return -1;
+  cl_kernel k = ex_dispatch(ex, "conv.cl", "conv2d", phwc4_items(ex->g.tensors[n->outputs[0]].shape), node);
+  return k ? set_conv_args(ex, k, n, wm, bm) : -1;
+}
+
+int encode_depthwise(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const GTensor* wt = &ex->g.tensors[n->p.conv.weights];
+  int kh = wt->shape[1], kw = wt->shape[2], cout = wt->shape[3];
+  int so = (cout + 3) / 4;
+  /* [S][KH][KW] float4 over output channels, zero padded. */
+  size_t count = (size_t)so * kh * kw * 4;
+  float* w = calloc(count, sizeof(float));
+  float* b = pack_bias(n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL, cout);
+  if (!w || !b) {
+    free(w);
+    free(b);
+    return ex_fail(ex, "out of memory repacking weights");
+  }
+  for (int y = 0; y < kh; ++y)
+    for (int x = 0; x < kw; ++x)
+      for (int c = 0; c < cout; ++c)
+        w[(((size_t)(c / 4) * kh + y) * kw + x) * 4 + c % 4] = wt->data[((size_t)y * kw + x) * cout + c];
+  cl_mem wm = ex_upload(ex, w, count * sizeof(float));
+  cl_mem bm = wm ? ex_upload(ex, b, (size_t)so * 4 * sizeof(float)) : NULL;
+  free(w);
+  free(b);
+  if (!bm) return -1;
+  const char* kname = n->p.conv.multiplier == 1 ? "depthwise_conv2d" : "depthwise_conv2d_multiplier";
+  cl_kernel k = ex_dispatch(ex, "conv.cl", kname, phwc4_items(ex->g.tensors[n->outputs[0]].shape), node);
+  return k ? set_conv_args(ex, k, n, wm, bm) : -1;
+}

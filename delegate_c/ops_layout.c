@@ -1,0 +1,281 @@
+/* Data-movement ops: CONCATENATION, RESHAPE, PAD, STRIDED_SLICE
+ * (opencl_kernels/layout.cl). */
+#include <string.h>
+
+#include "executor.h"
+#include "op_table.h"
+#include "tflite_builtins.h"
+
+/* ---------------- CONCATENATION ---------------- */
+
+static int act_to_unary(int act) {
+  switch (act) {
+    case kTfLiteActRelu: return UN_RELU;
+    case kTfLiteActReluN1To1: return UN_RELU_N1_TO_1;
+    case kTfLiteActRelu6: return UN_RELU6;
+    case kTfLiteActTanh: return UN_TANH;
+    case kTfLiteActSigmoid: return UN_LOGISTIC;
+    default: return -1;
+  }
+}
+
+int check_concat(const NodeInfo* ni) {
+  const TfLiteConcatenationParams* p = ni->node->builtin_data;
+  if (!p) return reason(ni, "missing parameters");
+  int n = ni_num_inputs(ni);
+  if (n < 1 || n > GD_MAX_NODE_INPUTS || ni_num_outputs(ni) != 1)
+    return reason(ni, "has %d inputs; 1 to %d are supported", n, GD_MAX_NODE_INPUTS);
+  /* The CPU's CONCATENATION refuses every fused activation, so there is no
+   * CPU behaviour to match: apply what the schema says, TANH included. */
+  if (p->activation != kTfLiteActTanh && p->activation != kTfLiteActSigmoid && check_activation(ni, p->activation))
+    return -1;
+  int rank = mv_tensor(ni->mv, ni_input(ni, 0))->dims->size;
+  if (p->axis < -rank || p->axis >= (rank ? rank : 1)) return reason(ni, "axis %d is out of range for rank %d", p->axis, rank);
+  int axis = axis_to_bhwc(p->axis, rank);
+  int out[4];
+  for (int k = 0; k < n; ++k) {
+    int s[4];
+    int t = ni_input(ni, k);
+    if (t < 0) return reason(ni, "input %d is missing", k);
+    if (ni_shape(ni, t, s) != rank) return reason(ni, "input %d has a different rank", k);
+    if (k == 0) {
+      memcpy(out, s, sizeof(out));
+      continue;
+    }
+    for (int d = 0; d < 4; ++d) {
+      if (d != axis && s[d] != out[d]) return reason(ni, "input %d differs from input 0 off the concat axis", k);
+    }
+    out[axis] += s[axis];
+  }
+  return check_output_shape(ni, ni_output(ni, 0), out);
+}
+
+int lower_concat(Lowering* lw, const NodeInfo* ni) {
+  const TfLiteConcatenationParams* p = ni->node->builtin_data;
+  int rank = mv_tensor(lw->mv, ni_input(ni, 0))->dims->size;
+  int out = lower_tensor(lw, ni_output(ni, 0));
+  if (out < 0) return -1;
+  int target = out;
+  if (p->activation != kTfLiteActNone) {
+    /* Concatenate into a temporary, then apply the activation. */
+    target = graph_add_tensor(lw->g, lw->g->tensors[out].shape, lw->g->tensors[out].rank);
+    if (target < 0) return lower_error(lw, "out of memory");
+  }
+  int ins[GD_MAX_NODE_INPUTS];
+  int n = ni_num_inputs(ni);
+  for (int k = 0; k < n; ++k) {
+    ins[k] = lower_tensor(lw, ni_input(ni, k));
+    if (ins[k] < 0) return -1;
+  }
+  GNode* node = graph_add_node(lw->g, GOP_CONCAT);
+  if (!node) return lower_error(lw, "out of memory");
+  memcpy(node->inputs, ins, (size_t)n * sizeof(int));
+  node->num_inputs = n;
+  node->outputs[0] = target;
+  node->num_outputs = 1;
+  node->p.concat.axis = axis_to_bhwc(p->axis, rank);
+  if (target != out) return lower_unary_node(lw, target, out, act_to_unary(p->activation), 0.0f, ni->index);
+  return 0;
+}
+
+int encode_concat(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
+  int axis = n->p.concat.axis;
+  int offset = 0;
+  for (int k = 0; k < n->num_inputs; ++k) {
+    const GTensor* src = &ex->g.tensors[n->inputs[k]];
+    cl_kernel kern = ex_dispatch(ex, "layout.cl", "concat_copy", phwc4_items(src->shape), node);
+    if (!kern) return -1;
+    int off[4] = {0, 0, 0, 0};
+    off[axis] = offset;
+    offset += src->shape[axis];
+    int ends_channels = axis == GD_C && k == n->num_inputs - 1;
+    KArgs a = {kern, 0, CL_SUCCESS};
+    karg_mem(&a, ex_tensor_mem(ex, n->inputs[k]));
+    karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+    karg_shape(&a, src->shape);
+    karg_shape(&a, dst->shape);
+    karg_int4(&a, off[GD_W], off[GD_H], off[GD_C], off[GD_B]);
+    karg_int(&a, ends_channels ? dst->shape[GD_C] : 0);
+    karg_int(&a, (int)phwc4_items(src->shape));
+    if (karg_done(ex, &a)) return -1;
+  }
+  return 0;
+}
+
+/* ---------------- remap: RESHAPE, PAD, STRIDED_SLICE ---------------- */
+
+static GNode* add_remap(Lowering* lw, int in, int out, int mode) {
+  GNode* n = graph_add_node(lw->g, GOP_REMAP);
+  if (!n) {
+    lower_error(lw, "out of memory");
+    return NULL;
+  }
+  n->inputs[0] = in;
+  n->num_inputs = 1;
+  n->outputs[0] = out;
+  n->num_outputs = 1;
+  n->p.remap.mode = mode;
+  for (int d = 0; d < 4; ++d) n->p.remap.stride[d] = 1;
+  return n;
+}
+
+int check_reshape(const NodeInfo* ni) {
+  int n = ni_num_inputs(ni);
+  if (n < 1 || n > 2 || ni_num_outputs(ni) != 1) return reason(ni, "needs 1-2 inputs and 1 output");
+  if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant");
+  int in[4], out[4];
+  if (ni_shape(ni, ni_input(ni, 0), in) < 0) return reason(ni, "input 0 must have rank <= 4");
+  if (ni_shape(ni, ni_output(ni, 0), out) < 0) return reason(ni, "output must have rank <= 4");
+  if (shape_elements(in) != shape_elements(out))
+    return reason(ni, "output holds %zu elements, input %zu", shape_elements(out), shape_elements(in));
+  return 0;
+}
+
+int lower_reshape(Lowering* lw, const NodeInfo* ni) {
+  int in = lower_tensor(lw, ni_input(ni, 0));
+  int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
+  if (out < 0) return -1;
+  return add_remap(lw, in, out, REMAP_RESHAPE) ? 0 : -1;
+}
+
+int check_pad(const NodeInfo* ni) {
+  if (ni_num_inputs(ni) != 2 || ni_num_outputs(ni) != 1) return reason(ni, "needs 2 inputs and 1 output");
+  if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant");
+  int pads[8], count, in[4], out[4];
+  int rank = ni_shape(ni, ni_input(ni, 0), in);
+  if (rank < 1) return reason(ni, "input 0 must have rank 1-4");
+  char err[200];
+  if (mv_const_ints(ni->mv, ni_input(ni, 1), pads, 8, &count, err, sizeof(err)))
+    return reason(ni, "paddings (input 1): %s", err);
+  if (count != rank * 2) return reason(ni, "paddings hold %d values; %d expected", count, rank * 2);
+  memcpy(out, in, sizeof(out));
+  for (int d = 0; d < rank; ++d) {
+    if (pads[2 * d] < 0 || pads[2 * d + 1] < 0) return reason(ni, "negative padding on axis %d", d);
+    out[4 - rank + d] += pads[2 * d] + pads[2 * d + 1];
+  }
+  return check_output_shape(ni, ni_output(ni, 0), out);
+}
+
+int lower_pad(Lowering* lw, const NodeInfo* ni) {
+  int pads[8], count;
+  if (mv_const_ints(lw->mv, ni_input(ni, 1), pads, 8, &count, lw->err, lw->errlen)) return -1;
+  int in = lower_tensor(lw, ni_input(ni, 0));
+  int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
+  if (out < 0) return -1;
+  GNode* n = add_remap(lw, in, out, REMAP_PAD);
+  if (!n) return -1;
+  int rank = count / 2;
+  for (int d = 0; d < rank; ++d) n->p.remap.begin[4 - rank + d] = -pads[2 * d];
+  n->p.remap.value = 0.0f;
+  return 0;
+}
+
+/* TFLite's strided-slice bounds for one axis (positive stride). */
+static void slice_axis(int dim, int b, int e, int s, int begin_masked, int end_masked, int shrink, int offset,
+                       int* start, int* size) {
+  int lo = begin_masked ? 0 : (b < 0 ? b + dim : b);
+  if (lo < 0) lo = 0;
+  if (lo > dim) lo = dim;
+  int hi;
+  if (shrink) {
+    hi = lo + 1;
+  } else if (end_masked) {
+    hi = dim;
+  } else {
+    hi = offset ? lo + e : (e < 0 ? e + dim : e);
+    if (hi < 0) hi = 0;
+    if (hi > dim) hi = dim;
+  }
+  *start = lo;
+  *size = hi > lo ? (hi - lo + s - 1) / s : 0;
+}
+
+/* Computes begin/stride/size per BHWC axis; returns -1 with reason. */
+static int slice_params(const NodeInfo* ni, const ModelView* mv, int begin4[4], int stride4[4], int size4[4]) {
+  const TfLiteStridedSliceParams* p = ni->node->builtin_data;
+  int in[4], b[4], e[4], s[4], nb, ne, ns;
+  int rank = ni_shape(ni, ni_input(ni, 0), in);
+  char err[200];
+  if (mv_const_ints(mv, ni_input(ni, 1), b, 4, &nb, err, sizeof(err)) ||
+      mv_const_ints(mv, ni_input(ni, 2), e, 4, &ne, err, sizeof(err)) ||
+      mv_const_ints(mv, ni_input(ni, 3), s, 4, &ns, err, sizeof(err)))
+    return reason(ni, "begin/end/strides: %s", err);
+  if (nb != rank || ne != rank || ns != rank) return reason(ni, "begin/end/strides must each hold %d values", rank);
+  for (int d = 0; d < 4; ++d) begin4[d] = 0, stride4[d] = 1, size4[d] = in[d];
+  for (int d = 0; d < rank; ++d) {
+    if (s[d] <= 0) return reason(ni, "stride %d on axis %d; only positive strides are supported", s[d], d);
+    int ax = 4 - rank + d;
+    slice_axis(in[ax], b[d], e[d], s[d], (p->begin_mask >> d) & 1, (p->end_mask >> d) & 1,
+               (p->shrink_axis_mask >> d) & 1, p->offset, &begin4[ax], &size4[ax]);
+    stride4[ax] = s[d];
+    if (size4[ax] < 1) return reason(ni, "the slice of axis %d is empty", d);
+  }
+  return 0;
+}
+
+int check_strided_slice(const NodeInfo* ni) {
+  const TfLiteStridedSliceParams* p = ni->node->builtin_data;
+  if (!p) return reason(ni, "missing parameters");
+  if (ni_num_inputs(ni) != 4 || ni_num_outputs(ni) != 1) return reason(ni, "needs 4 inputs and 1 output");
+  if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant");
+  if (p->ellipsis_mask) return reason(ni, "ellipsis_mask %d is not supported", p->ellipsis_mask);
+  if (p->new_axis_mask) return reason(ni, "new_axis_mask %d is not supported", p->new_axis_mask);
+  int in[4];
+  if (ni_shape(ni, ni_input(ni, 0), in) < 1) return reason(ni, "input 0 must have rank 1-4");
+  int begin[4], stride[4], size[4];
+  if (slice_params(ni, ni->mv, begin, stride, size)) return -1;
+  int out[4];
+  if (ni_shape(ni, ni_output(ni, 0), out) < 0) return reason(ni, "output must have rank <= 4");
+  if (shape_elements(out) != shape_elements(size))
+    return reason(ni, "declared output holds %zu elements, the slice %zu", shape_elements(out), shape_elements(size));
+  /* Shrunk axes vanish from the output; otherwise shapes must agree. */
+  if (p->shrink_axis_mask == 0) return check_output_shape(ni, ni_output(ni, 0), size);
+  return 0;
+}
+
+int lower_strided_slice(Lowering* lw, const NodeInfo* ni) {
+  int begin[4], stride[4], size[4];
+  NodeInfo quiet = *ni;
+  char why[256];
+  quiet.reason = why;
+  quiet.reason_len = sizeof(why);
+  if (slice_params(&quiet, lw->mv, begin, stride, size)) return lower_error(lw, "%s", why);
+  int in = lower_tensor(lw, ni_input(ni, 0));
+  int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
+  if (out < 0) return -1;
+  int target = out;
+  if (memcmp(lw->g->tensors[out].shape, size, sizeof(size)) != 0) {
+    /* Shrunk axes: slice into the input-aligned shape, then reshape. */
+    target = graph_add_tensor(lw->g, size, 4);
+    if (target < 0) return lower_error(lw, "out of memory");
+  }
+  GNode* n = add_remap(lw, in, target, REMAP_SLICE);
+  if (!n) return -1;
+  memcpy(n->p.remap.begin, begin, sizeof(begin));
+  memcpy(n->p.remap.stride, stride, sizeof(stride));
+  if (target != out && !add_remap(lw, target, out, REMAP_RESHAPE)) return -1;
+  return 0;
+}
+
+int encode_remap(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const GTensor* src = &ex->g.tensors[n->inputs[0]];
+  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
+  cl_kernel k = ex_dispatch(ex, "layout.cl", "remap", phwc4_items(dst->shape), node);
+  if (!k) return -1;
+  const int* b = n->p.remap.begin;
+  const int* s = n->p.remap.stride;
+  KArgs a = {k, 0, CL_SUCCESS};
+  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+  karg_shape(&a, src->shape);
+  karg_shape(&a, dst->shape);
+  karg_int4(&a, b[GD_W], b[GD_H], b[GD_C], b[GD_B]);
+  karg_int4(&a, s[GD_W], s[GD_H], s[GD_C], s[GD_B]);
+  karg_int(&a, n->p.remap.mode == REMAP_RESHAPE ? 0 : 1);
+  karg_float(&a, n->p.remap.value);
+  karg_int(&a, (int)phwc4_items(dst->shape));
+  return karg_done(ex, &a);
+}

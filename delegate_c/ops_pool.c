@@ -1,0 +1,63 @@
+/* MAX_POOL_2D and AVERAGE_POOL_2D (opencl_kernels/pool.cl). */
+#include "executor.h"
+#include "op_table.h"
+#include "tflite_builtins.h"
+
+int check_pool(const NodeInfo* ni) {
+  const TfLitePoolParams* p = ni->node->builtin_data;
+  if (!p) return reason(ni, "missing parameters");
+  if (ni_num_inputs(ni) != 1 || ni_num_outputs(ni) != 1) return reason(ni, "needs 1 input and 1 output");
+  if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant");
+  if (p->filter_width < 1 || p->filter_height < 1) return reason(ni, "filter %dx%d must be >= 1", p->filter_width, p->filter_height);
+  if (p->stride_width < 1 || p->stride_height < 1) return reason(ni, "stride %dx%d must be >= 1", p->stride_width, p->stride_height);
+  if (p->padding != kTfLitePaddingSame && p->padding != kTfLitePaddingValid) return reason(ni, "padding %d is unknown", p->padding);
+  if (check_activation(ni, p->activation)) return -1;
+  int in[4];
+  if (ni_shape(ni, ni_input(ni, 0), in) != 4) return reason(ni, "input 0 must have rank 4");
+  int out[4] = {in[GD_B], conv_out_size(p->padding, in[GD_H], p->filter_height, p->stride_height, 1),
+                conv_out_size(p->padding, in[GD_W], p->filter_width, p->stride_width, 1), in[GD_C]};
+  if (out[GD_H] < 1 || out[GD_W] < 1) return reason(ni, "the filter is larger than the input");
+  return check_output_shape(ni, ni_output(ni, 0), out);
+}
+
+int lower_pool(Lowering* lw, const NodeInfo* ni) {
+  const TfLitePoolParams* p = ni->node->builtin_data;
+  int in = lower_tensor(lw, ni_input(ni, 0));
+  int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
+  if (out < 0) return -1;
+  GNode* n = graph_add_node(lw->g, GOP_POOL);
+  if (!n) return lower_error(lw, "out of memory");
+  const GTensor* src = &lw->g->tensors[in];
+  n->inputs[0] = in;
+  n->num_inputs = 1;
+  n->outputs[0] = out;
+  n->num_outputs = 1;
+  n->act = p->activation;
+  n->p.pool.kw = p->filter_width;
+  n->p.pool.kh = p->filter_height;
+  n->p.pool.sx = p->stride_width;
+  n->p.pool.sy = p->stride_height;
+  n->p.pool.pad_x = conv_pad_before(p->padding, src->shape[GD_W], p->filter_width, p->stride_width, 1);
+  n->p.pool.pad_y = conv_pad_before(p->padding, src->shape[GD_H], p->filter_height, p->stride_height, 1);
+  n->p.pool.is_max = ni->reg->builtin_code == kBuiltinMaxPool2d;
+  return 0;
+}
+
+int encode_pool(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const GTensor* src = &ex->g.tensors[n->inputs[0]];
+  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
+  cl_kernel k = ex_dispatch(ex, "pool.cl", "pool2d", phwc4_items(dst->shape), node);
+  if (!k) return -1;
+  KArgs a = {k, 0, CL_SUCCESS};
+  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+  karg_shape(&a, src->shape);
+  karg_shape(&a, dst->shape);
+  karg_int4(&a, n->p.pool.kw, n->p.pool.kh, n->p.pool.sx, n->p.pool.sy);
+  karg_int2(&a, n->p.pool.pad_x, n->p.pool.pad_y);
+  karg_int(&a, n->p.pool.is_max);
+  karg_int(&a, n->act);
+  karg_int(&a, (int)phwc4_items(dst->shape));
+  return karg_done(ex, &a);
+}

@@ -1,0 +1,363 @@
+#include "options.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+
+TfLiteGpuDelegateOptionsV2 TfLiteGpuDelegateOptionsV2Default(void) {
+  TfLiteGpuDelegateOptionsV2 o;
+  memset(&o, 0, sizeof(o));
+  o.is_precision_loss_allowed = -1; /* upstream's sentinel: follow the priorities */
+  o.inference_preference = TFLITE_GPU_INFERENCE_PREFERENCE_FAST_SINGLE_ANSWER;
+  o.inference_priority1 = TFLITE_GPU_INFERENCE_PRIORITY_MAX_PRECISION;
+  o.inference_priority2 = TFLITE_GPU_INFERENCE_PRIORITY_AUTO;
+  o.inference_priority3 = TFLITE_GPU_INFERENCE_PRIORITY_AUTO;
+  o.experimental_flags = TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT;
+  o.max_delegated_partitions = 1;
+  return o;
+}
+
+void gpu_config_default(GpuConfig* cfg) {
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->v2 = TfLiteGpuDelegateOptionsV2Default();
+  cfg->log_level = GD_LOG_WARNING;
+}
+
+void gpu_config_free(GpuConfig* cfg) {
+  free(cfg->serialization_dir);
+  free(cfg->model_token);
+  free(cfg->device);
+  cfg->serialization_dir = cfg->model_token = cfg->device = NULL;
+  cfg->v2.serialization_dir = cfg->v2.model_token = NULL;
+}
+
+/* ---- value parsers: each returns 0, or -1 leaving a reason in err ---- */
+
+static int parse_bool(const char* v, int* out) {
+  static const char* yes[] = {"1", "true", "yes", "on"};
+  static const char* no[] = {"0", "false", "no", "off"};
+  for (size_t i = 0; i < 4; ++i) {
+    if (strcasecmp(v, yes[i]) == 0) return *out = 1, 0;
+    if (strcasecmp(v, no[i]) == 0) return *out = 0, 0;
+  }
+  return -1;
+}
+
+static int parse_int(const char* v, long long lo, long long hi, long long* out) {
+  if (!*v) return -1;
+  errno = 0;
+  char* end = NULL;
+  long long x = strtoll(v, &end, 0);
+  if (errno || *end != '\0' || x < lo || x > hi) return -1;
+  *out = x;
+  return 0;
+}
+
+static const char* const kPriorityNames[] = {"AUTO", "MAX_PRECISION", "MIN_LATENCY", "MIN_MEMORY_USAGE"};
+static const char* const kUsageNames[] = {"FAST_SINGLE_ANSWER", "SUSTAINED_SPEED", "BALANCED"};
+static const char* const kLogNames[] = {"silent", "warning", "info", "verbose"};
+
+/* An enum given by name (case-insensitive, optional upstream prefix) or number. */
+static int parse_enum(const char* v, const char* const* names, int n, const char* prefix, int* out) {
+  size_t plen = strlen(prefix);
+  const char* s = (plen && strncasecmp(v, prefix, plen) == 0) ? v + plen : v;
+  for (int i = 0; i < n; ++i) {
+    if (strcasecmp(s, names[i]) == 0) return *out = i, 0;
+  }
+  long long x;
+  if (parse_int(v, 0, n - 1, &x) == 0) return *out = (int)x, 0;
+  return -1;
+}
+
+static int dup_string(char** dst, const char* v) {
+  char* copy = strdup(v);
+  if (!copy) return -1;
+  free(*dst);
+  *dst = copy;
+  return 0;
+}
+
+/* ---- the option table ---- */
+
+typedef int (*OptionSetter)(GpuConfig* cfg, const char* value);
+
+static int set_precision_loss(GpuConfig* c, const char* v) {
+  int b;
+  if (strcmp(v, "-1") == 0) return c->v2.is_precision_loss_allowed = -1, 0;
+  if (parse_bool(v, &b)) return -1;
+  c->v2.is_precision_loss_allowed = b;
+  return 0;
+}
+static int set_preference(GpuConfig* c, const char* v) {
+  int e;
+  if (parse_enum(v, kUsageNames, 3, "TFLITE_GPU_INFERENCE_PREFERENCE_", &e)) return -1;
+  c->v2.inference_preference = e;
+  return 0;
+}
+static int set_sustained(GpuConfig* c, const char* v) {
+  int b;
+  if (parse_bool(v, &b)) return -1;
+  c->v2.inference_preference =
+      b ? TFLITE_GPU_INFERENCE_PREFERENCE_SUSTAINED_SPEED : TFLITE_GPU_INFERENCE_PREFERENCE_FAST_SINGLE_ANSWER;
+  return 0;
+}
+static int set_priority(int32_t* field, const char* v) {
+  int e;
+  if (parse_enum(v, kPriorityNames, 4, "TFLITE_GPU_INFERENCE_PRIORITY_", &e)) return -1;
+  *field = e;
+  return 0;
+}
+static int set_priority1(GpuConfig* c, const char* v) { return set_priority(&c->v2.inference_priority1, v); }
+static int set_priority2(GpuConfig* c, const char* v) { return set_priority(&c->v2.inference_priority2, v); }
+static int set_priority3(GpuConfig* c, const char* v) { return set_priority(&c->v2.inference_priority3, v); }
+
+/* A number, or flag names joined by '|' or ',' (ENABLE_QUANT|CL_ONLY). */
+static int set_flags(GpuConfig* c, const char* v) {
+  static const struct {
+    const char* name;
+    int64_t bit;
+  } kFlags[] = {{"NONE", 0},
+                {"ENABLE_QUANT", TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT},
+                {"CL_ONLY", TFLITE_GPU_EXPERIMENTAL_FLAGS_CL_ONLY},
+                {"GL_ONLY", TFLITE_GPU_EXPERIMENTAL_FLAGS_GL_ONLY},
+                {"ENABLE_SERIALIZATION", TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_SERIALIZATION}};
+  long long x;
+  if (parse_int(v, 0, 15, &x) == 0) return c->v2.experimental_flags = x, 0;
+  int64_t bits = 0;
+  const char* p = v;
+  while (*p) {
+    size_t len = strcspn(p, "|,");
+    int found = 0;
+    for (size_t i = 0; i < sizeof(kFlags) / sizeof(kFlags[0]) && !found; ++i) {
+      const char* name = kFlags[i].name;
+      const char* full_prefix = "TFLITE_GPU_EXPERIMENTAL_FLAGS_";
+      size_t fl = strlen(full_prefix);
+      const char* q = p;
+      size_t qlen = len;
+      if (qlen > fl && strncasecmp(q, full_prefix, fl) == 0) q += fl, qlen -= fl;
+      if (strlen(name) == qlen && strncasecmp(q, name, qlen) == 0) bits |= kFlags[i].bit, found = 1;
+    }
+    if (!found) return -1;
+    p += len;
+    if (*p) ++p;
+  }
+  c->v2.experimental_flags = bits;
+  return 0;
+}
+static int set_enable_quant(GpuConfig* c, const char* v) {
+  int b;
+  if (parse_bool(v, &b)) return -1;
+  if (b)
+    c->v2.experimental_flags |= TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT;
+  else
+    c->v2.experimental_flags &= ~(int64_t)TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT;
+  return 0;
+}
+static int set_backend(GpuConfig* c, const char* v) {
+  /* Only OpenCL exists here; "gl" is refused rather than silently ignored. */
+  if (*v == '\0' || strcasecmp(v, "cl") == 0 || strcasecmp(v, "opencl") == 0) {
+    if (*v) c->v2.experimental_flags |= TFLITE_GPU_EXPERIMENTAL_FLAGS_CL_ONLY;
+    return 0;
+  }
+  return -1;
+}
+static int set_max_partitions(GpuConfig* c, const char* v) {
+  long long x;
+  if (parse_int(v, 0, INT_MAX, &x)) return -1;
+  c->v2.max_delegated_partitions = (int32_t)x;
+  return 0;
+}
+static int set_serialization_dir(GpuConfig* c, const char* v) { return dup_string(&c->serialization_dir, v); }
+static int set_model_token(GpuConfig* c, const char* v) { return dup_string(&c->model_token, v); }
+static int set_device(GpuConfig* c, const char* v) {
+  if (!*v) return -1;
+  return dup_string(&c->device, v);
+}
+static int set_log_level(GpuConfig* c, const char* v) {
+  int e;
+  if (parse_enum(v, kLogNames, 4, "", &e)) return -1;
+  c->log_level = e;
+  return 0;
+}
+
+typedef struct OptionSpec {
+  const char* key;
+  const char* aliases; /* comma-separated, may be "" */
+  const char* accepted;
+  const char* default_text;
+  const char* help;
+  OptionSetter set;
+} OptionSpec;
+
+static const OptionSpec kOptions[] = {
+    {"is_precision_loss_allowed", "", "-1, true/false/1/0", "-1",
+     "-1: follow the priorities (FP32 by default); 1: FP16 storage, FP32 math; 0: FP32", set_precision_loss},
+    {"gpu_precision_loss_allowed", "precision_loss_allowed", "true/false/1/0", "-1",
+     "upstream tools' spelling of is_precision_loss_allowed", set_precision_loss},
+    {"inference_preference", "", "FAST_SINGLE_ANSWER, SUSTAINED_SPEED, BALANCED or 0-2", "FAST_SINGLE_ANSWER",
+     "TfLiteGpuInferenceUsage", set_preference},
+    {"gpu_inference_for_sustained_speed", "", "true/false", "false",
+     "true sets inference_preference=SUSTAINED_SPEED", set_sustained},
+    {"inference_priority1", "", "AUTO, MAX_PRECISION, MIN_LATENCY, MIN_MEMORY_USAGE or 0-3", "MAX_PRECISION",
+     "first TfLiteGpuInferencePriority; MAX_PRECISION first means FP32", set_priority1},
+    {"inference_priority2", "", "AUTO, MAX_PRECISION, MIN_LATENCY, MIN_MEMORY_USAGE or 0-3", "AUTO",
+     "second priority", set_priority2},
+    {"inference_priority3", "", "AUTO, MAX_PRECISION, MIN_LATENCY, MIN_MEMORY_USAGE or 0-3", "AUTO",
+     "third priority", set_priority3},
+    {"experimental_flags", "", "0-15 or names joined by '|': ENABLE_QUANT, CL_ONLY, GL_ONLY, ENABLE_SERIALIZATION",
+     "ENABLE_QUANT", "TfLiteGpuExperimentalFlags bits", set_flags},
+    {"gpu_experimental_enable_quant", "enable_quant", "true/false", "true",
+     "sets or clears the ENABLE_QUANT flag", set_enable_quant},
+    {"gpu_backend", "backend", "cl, opencl or empty", "", "only OpenCL is implemented; 'cl' sets CL_ONLY",
+     set_backend},
+    {"max_delegated_partitions", "", "integer >= 0 (0 means 1)", "1",
+     "how many partitions to delegate, largest first", set_max_partitions},
+    {"serialization_dir", "delegate_serialize_dir,serialize_dir", "a directory path", "",
+     "kernel cache directory; with model_token turns serialization on", set_serialization_dir},
+    {"model_token", "delegate_serialize_token,serialize_token", "a string", "",
+     "names the model in the kernel cache", set_model_token},
+    {"device", "gpu_device", "an OpenCL device index (0, 1, ...) or a name substring", "first GPU, else first device",
+     "which OpenCL device to use", set_device},
+    {"log_level", "", "silent, warning, info, verbose or 0-3", "warning", "what the delegate prints to stderr",
+     set_log_level},
+};
+enum { kNumOptions = sizeof(kOptions) / sizeof(kOptions[0]) };
+
+static const OptionSpec* find_option(const char* key) {
+  for (int i = 0; i < kNumOptions; ++i) {
+    if (strcmp(key, kOptions[i].key) == 0) return &kOptions[i];
+    const char* a = kOptions[i].aliases;
+    size_t klen = strlen(key);
+    while (*a) {
+      size_t len = strcspn(a, ",");
+      if (len == klen && strncmp(a, key, len) == 0) return &kOptions[i];
+      a += len;
+      if (*a) ++a;
+    }
+  }
+  return NULL;
+}
+
+static int config_finish(GpuConfig* cfg, char* err, size_t errlen) {
+  TfLiteGpuDelegateOptionsV2* o = &cfg->v2;
+  if (o->is_precision_loss_allowed < -1 || o->is_precision_loss_allowed > 1) {
+    snprintf(err, errlen, "is_precision_loss_allowed=%d is out of range; accepted: -1, 0, 1",
+             o->is_precision_loss_allowed);
+    return -1;
+  }
+  if (o->inference_preference < 0 || o->inference_preference > 2) {
+    snprintf(err, errlen, "inference_preference=%d is out of range; accepted: 0-2", o->inference_preference);
+    return -1;
+  }
+  int32_t p[3] = {o->inference_priority1, o->inference_priority2, o->inference_priority3};
+  for (int i = 0; i < 3; ++i) {
+    if (p[i] < 0 || p[i] > 3) {
+      snprintf(err, errlen, "inference_priority%d=%d is out of range; accepted: 0-3", i + 1, p[i]);
+      return -1;
+    }
+  }
+  /* Upstream's validity rules (api.cc IsValid). */
+  if (p[0] == 0 || (p[1] == 0 && p[2] != 0) || (p[1] != 0 && p[1] == p[0]) || (p[2] != 0 && p[2] == p[0]) ||
+      (p[2] != 0 && p[2] == p[1])) {
+    snprintf(err, errlen,
+             "invalid priorities inference_priority1=%s, inference_priority2=%s, inference_priority3=%s: "
+             "priority1 must not be AUTO, priority3 must be AUTO when priority2 is, and no priority may repeat",
+             kPriorityNames[p[0]], kPriorityNames[p[1]], kPriorityNames[p[2]]);
+    return -1;
+  }
+  if (o->experimental_flags & TFLITE_GPU_EXPERIMENTAL_FLAGS_GL_ONLY) {
+    snprintf(err, errlen, "experimental_flags has GL_ONLY, but this delegate implements OpenCL only");
+    return -1;
+  }
+  if (o->experimental_flags & ~(int64_t)15) {
+    snprintf(err, errlen, "experimental_flags=%lld has unknown bits; accepted: 0-15", (long long)o->experimental_flags);
+    return -1;
+  }
+  if (o->max_delegated_partitions <= 0) o->max_delegated_partitions = 1; /* as upstream */
+  o->serialization_dir = cfg->serialization_dir;
+  o->model_token = cfg->model_token;
+
+  /* Precision: MAX_PRECISION first means FP32; anywhere else (or absent)
+   * means upstream would pick F16 or F32_F16. We always accumulate in FP32,
+   * so both become FP16 storage here. */
+  if (o->is_precision_loss_allowed == -1) {
+    int32_t first = p[0];
+    if (first == TFLITE_GPU_INFERENCE_PRIORITY_AUTO) first = TFLITE_GPU_INFERENCE_PRIORITY_MAX_PRECISION;
+    cfg->fp16 = first != TFLITE_GPU_INFERENCE_PRIORITY_MAX_PRECISION;
+  } else {
+    cfg->fp16 = o->is_precision_loss_allowed == 1;
+  }
+  return 0;
+}
+
+int gpu_config_from_options(GpuConfig* cfg, const TfLiteGpuDelegateOptionsV2* options, char* err, size_t errlen) {
+  gpu_config_default(cfg);
+  if (options) {
+    cfg->v2 = *options;
+    cfg->v2.serialization_dir = cfg->v2.model_token = NULL;
+    if ((options->serialization_dir && dup_string(&cfg->serialization_dir, options->serialization_dir)) ||
+        (options->model_token && dup_string(&cfg->model_token, options->model_token))) {
+      snprintf(err, errlen, "out of memory copying options");
+      gpu_config_free(cfg);
+      return -1;
+    }
+  }
+  if (config_finish(cfg, err, errlen)) {
+    gpu_config_free(cfg);
+    return -1;
+  }
+  return 0;
+}
+
+int gpu_config_from_strings(GpuConfig* cfg, const char* const* keys, const char* const* values, int n, char* err,
+                            size_t errlen) {
+  gpu_config_default(cfg);
+  int dir_given = 0, token_given = 0;
+  for (int i = 0; i < n; ++i) {
+    const char* key = keys ? keys[i] : NULL;
+    const char* value = values ? values[i] : NULL;
+    if (!key || !value) {
+      snprintf(err, errlen, "option %d has a NULL key or value", i);
+      gpu_config_free(cfg);
+      return -1;
+    }
+    const OptionSpec* spec = find_option(key);
+    if (!spec) {
+      size_t used = (size_t)snprintf(err, errlen, "unknown option '%s' (value '%s'); accepted keys:", key, value);
+      for (int k = 0; k < kNumOptions && used < errlen; ++k)
+        used += (size_t)snprintf(err + used, errlen - used, "%s %s", k ? "," : "", kOptions[k].key);
+      gpu_config_free(cfg);
+      return -1;
+    }
+    if (spec->set(cfg, value)) {
+      snprintf(err, errlen, "option %s has an invalid value '%s'; accepted: %s", key, value, spec->accepted);
+      gpu_config_free(cfg);
+      return -1;
+    }
+    if (spec->set == set_serialization_dir) dir_given = *value != '\0';
+    if (spec->set == set_model_token) token_given = *value != '\0';
+  }
+  /* As upstream's tools: a directory and a token together turn caching on. */
+  if (dir_given && token_given) cfg->v2.experimental_flags |= TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_SERIALIZATION;
+  if (config_finish(cfg, err, errlen)) {
+    gpu_config_free(cfg);
+    return -1;
+  }
+  return 0;
+}
+
+size_t gpu_config_describe(char* buf, size_t size) {
+  size_t used = 0;
+  for (int i = 0; i < kNumOptions; ++i) {
+    const OptionSpec* o = &kOptions[i];
+    int n = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "%s\t%s\t%s\t%s\t%s\n", o->key,
+                     o->aliases, o->accepted, o->default_text, o->help);
+    if (n > 0) used += (size_t)n;
+  }
+  return used;
+}

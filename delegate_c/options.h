@@ -1,0 +1,33 @@
+/* Delegate configuration: upstream's TfLiteGpuDelegateOptionsV2 plus our
+ * own settings, and the parser for load_delegate's string options. The
+ * option table in options.c is the one list of accepted keys; the Python
+ * docs are generated from it through tflite_gpu_describe_options(). */
+#ifndef TFLITE_GPU_OPTIONS_H
+#define TFLITE_GPU_OPTIONS_H
+
+#include <stddef.h>
+
+#include "gpu_delegate.h"
+
+typedef struct GpuConfig {
+  TfLiteGpuDelegateOptionsV2 v2;  /* string fields point at the owned copies below */
+  char* serialization_dir;        /* owned, may be NULL */
+  char* model_token;              /* owned, may be NULL */
+  char* device;                   /* owned: an OpenCL device index or name substring; NULL = default */
+  int log_level;                  /* GD_LOG_* */
+  int fp16;                       /* resolved precision: 1 = FP16 storage, 0 = FP32 */
+} GpuConfig;
+
+void gpu_config_default(GpuConfig* cfg);
+/* Copies options (NULL = defaults) into cfg, validating them. Returns 0 or
+ * -1 with a one-line reason in err; cfg owns nothing on failure. */
+int gpu_config_from_options(GpuConfig* cfg, const TfLiteGpuDelegateOptionsV2* options, char* err, size_t errlen);
+/* Parses load_delegate's key/value strings over the defaults. */
+int gpu_config_from_strings(GpuConfig* cfg, const char* const* keys, const char* const* values, int n, char* err,
+                            size_t errlen);
+void gpu_config_free(GpuConfig* cfg);
+
+/* Writes one line per accepted key: "key\taliases\ttype\tdefault\thelp". */
+size_t gpu_config_describe(char* buf, size_t size);
+
+#endif

@@ -1,0 +1,196 @@
+#include "partition.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "op_table.h"
+
+/* Does every node reading `tensor` satisfy in_set? (0 readers: no.) */
+static int all_consumers_in(const ModelView* mv, int tensor, const unsigned char* in_set) {
+  int readers = 0;
+  for (int i = 0; i < mv->num_nodes; ++i) {
+    TfLiteNode* node;
+    TfLiteRegistration* reg;
+    if (mv_node(mv, mv->plan[i], &node, &reg)) return 0;
+    for (int k = 0; node->inputs && k < node->inputs->size; ++k) {
+      if (node->inputs->data[k] != tensor) continue;
+      if (!in_set[i]) return 0;
+      ++readers;
+      break;
+    }
+  }
+  return readers > 0;
+}
+
+/* Keeps a folded DEQUANTIZE/DENSIFY only while all its readers are in the
+ * set: its output then never leaves the partition. Reverse order settles
+ * chains (DENSIFY feeding DEQUANTIZE) in one pass. */
+static void settle_folds(const ModelView* mv, unsigned char* in_set) {
+  for (int i = mv->num_nodes - 1; i >= 0; --i) {
+    if (!mv->foldable[i]) continue;
+    TfLiteNode* node;
+    TfLiteRegistration* reg;
+    if (mv_node(mv, mv->plan[i], &node, &reg)) {
+      in_set[i] = 0;
+      continue;
+    }
+    in_set[i] = (unsigned char)all_consumers_in(mv, node->outputs->data[0], in_set);
+  }
+}
+
+/* Appends "OP: reason" unless the same line is already listed. */
+static void add_line(char* buf, size_t size, size_t* used, const char* line) {
+  const char* p = buf;
+  size_t len = strlen(line);
+  while (p && *p) {
+    const char* nl = strchr(p, '\n');
+    size_t l = nl ? (size_t)(nl - p) : strlen(p);
+    if (l == len && strncmp(p, line, len) == 0) return;
+    p = nl ? nl + 1 : NULL;
+  }
+  int n = snprintf(buf + *used, size - *used, "%s\n", line);
+  if (n > 0 && *used + (size_t)n < size) *used += (size_t)n;
+}
+
+static int count_set(const unsigned char* s, int n) {
+  int c = 0;
+  for (int i = 0; i < n; ++i) c += s[i] != 0;
+  return c;
+}
+
+typedef struct PartInfo {
+  const TfLiteIntArray* nodes;
+  int size;
+} PartInfo;
+
+static int by_size_desc(const void* a, const void* b) {
+  return ((const PartInfo*)b)->size - ((const PartInfo*)a)->size;
+}
+
+/* Narrows in_set to the largest max_parts partitions the runtime would form. */
+static int keep_largest(const ModelView* mv, unsigned char* in_set, int max_parts, int* num_parts, char* err,
+                        size_t errlen) {
+  int n = count_set(in_set, mv->num_nodes);
+  TfLiteIntArray* req = malloc(sizeof(TfLiteIntArray) + (size_t)(n + 1) * sizeof(int));
+  if (!req) return snprintf(err, errlen, "out of memory"), -1;
+  req->size = 0;
+  for (int i = 0; i < mv->num_nodes; ++i)
+    if (in_set[i]) req->data[req->size++] = mv->plan[i];
+  TfLiteDelegateParams* parts = NULL;
+  int np = 0;
+  TfLiteStatus st = mv->ctx->PreviewDelegatePartitioning(mv->ctx, req, &parts, &np);
+  free(req);
+  if (st != kTfLiteOk) return snprintf(err, errlen, "PreviewDelegatePartitioning failed"), -1;
+  *num_parts = np;
+  if (np <= max_parts) return 0;
+  PartInfo* info = malloc((size_t)np * sizeof(PartInfo));
+  if (!info) return snprintf(err, errlen, "out of memory"), -1;
+  for (int p = 0; p < np; ++p) info[p] = (PartInfo){parts[p].nodes_to_replace, parts[p].nodes_to_replace->size};
+  qsort(info, (size_t)np, sizeof(PartInfo), by_size_desc);
+  memset(in_set, 0, (size_t)mv->num_nodes);
+  for (int p = 0; p < max_parts; ++p) {
+    for (int k = 0; k < info[p].nodes->size; ++k) {
+      for (int i = 0; i < mv->num_nodes; ++i)
+        if (mv->plan[i] == info[p].nodes->data[k]) in_set[i] = 1;
+    }
+  }
+  free(info);
+  *num_parts = max_parts;
+  return 0;
+}
+
+int partition_select(const ModelView* mv, int max_partitions, int log_level, PartitionResult* out, char* err,
+                     size_t errlen) {
+  memset(out, 0, sizeof(*out));
+  int n = mv->num_nodes;
+  unsigned char* in_set = calloc((size_t)n + 1, 1);
+  size_t report_size = 64 * 1024, used = 0;
+  char* report = calloc(report_size, 1);
+  if (!in_set || !report) {
+    free(in_set);
+    free(report);
+    return snprintf(err, errlen, "out of memory"), -1;
+  }
+  for (int i = 0; i < n; ++i) {
+    if (mv->foldable[i]) continue; /* decided by settle_folds */
+    NodeInfo ni;
+    char why[512] = "";
+    ni.mv = mv;
+    ni.index = mv->plan[i];
+    ni.reason = why;
+    ni.reason_len = sizeof(why);
+    if (mv_node(mv, ni.index, &ni.node, &ni.reg)) {
+      snprintf(why, sizeof(why), "GetNodeAndRegistration failed");
+    } else if (op_check_node(&ni) == 0) {
+      in_set[i] = 1;
+      continue;
+    }
+    char name[160], line[800];
+    if (ni.reg)
+      op_display_name(ni.reg, name, sizeof(name));
+    else
+      snprintf(name, sizeof(name), "node %d", ni.index);
+    snprintf(line, sizeof(line), "%s: %s", name, why);
+    add_line(report, report_size, &used, line);
+  }
+  settle_folds(mv, in_set);
+  /* Folded nodes whose readers stay on the CPU stay there too. */
+  for (int i = 0; i < n; ++i) {
+    if (!mv->foldable[i] || in_set[i]) continue;
+    TfLiteNode* node;
+    TfLiteRegistration* reg;
+    if (mv_node(mv, mv->plan[i], &node, &reg) == 0) {
+      char name[160], line[400];
+      op_display_name(reg, name, sizeof(name));
+      snprintf(line, sizeof(line), "%s: folded only when every reader of its output is delegated", name);
+      if (used) add_line(report, report_size, &used, line);
+    }
+  }
+  int parts = 0;
+  if (count_set(in_set, n) == n && n > 0) {
+    parts = 1;
+  } else {
+    /* Partial delegation: the runtime would group the constant-only folded
+     * nodes into a partition of their own, away from their readers. Leave
+     * them to the CPU (which evaluates a constant DEQUANTIZE/DENSIFY once)
+     * and fold from their source constant inside the partition instead. */
+    for (int i = 0; i < n; ++i)
+      if (mv->foldable[i]) in_set[i] = 0;
+    if (count_set(in_set, n) > 0 && keep_largest(mv, in_set, max_partitions, &parts, err, errlen)) {
+      free(in_set);
+      free(report);
+      return -1;
+    }
+  }
+  int delegated = count_set(in_set, n);
+  out->nodes = malloc(sizeof(TfLiteIntArray) + (size_t)(delegated + 1) * sizeof(int));
+  if (!out->nodes) {
+    free(in_set);
+    free(report);
+    return snprintf(err, errlen, "out of memory"), -1;
+  }
+  out->nodes->size = 0;
+  for (int i = 0; i < n; ++i)
+    if (in_set[i]) out->nodes->data[out->nodes->size++] = mv->plan[i];
+  out->delegated = delegated;
+  out->cpu = n - delegated;
+  out->partitions = parts;
+  if (out->cpu > 0) {
+    /* Upstream's wording, so existing log scrapers keep working. */
+    if (used) gd_log(log_level, GD_LOG_WARNING, "Following operations are not supported by GPU delegate:\n%.*s",
+                     (int)(used - 1), report);
+    if (delegated)
+      gd_log(log_level, GD_LOG_WARNING,
+             "%d operations will run on the GPU, and the remaining %d operations will run on the CPU.", delegated,
+             out->cpu);
+    else
+      gd_log(log_level, GD_LOG_WARNING, "No operations will run on the GPU, and all %d operations will run on the CPU.",
+             out->cpu);
+  }
+  gd_log(log_level, GD_LOG_INFO, "delegating %d of %d nodes in %d partition(s)", delegated, n, parts);
+  free(in_set);
+  free(report);
+  return 0;
+}

@@ -1,0 +1,147 @@
+/* Builtin operator codes and the parameter structs the runtime hands us in
+ * node->builtin_data (2.14 builtin_ops.h / builtin_op_data.h). LiteRT only
+ * appends fields to these structs, so reading the 2.14 prefix is safe. */
+#ifndef TFLITE_GPU_TFLITE_BUILTINS_H
+#define TFLITE_GPU_TFLITE_BUILTINS_H
+
+#include <stdbool.h>
+
+enum TfLiteBuiltinCode {
+  kBuiltinAdd = 0,
+  kBuiltinAveragePool2d = 1,
+  kBuiltinConcatenation = 2,
+  kBuiltinConv2d = 3,
+  kBuiltinDepthwiseConv2d = 4,
+  kBuiltinDepthToSpace = 5,
+  kBuiltinDequantize = 6,
+  kBuiltinFullyConnected = 9,
+  kBuiltinLogistic = 14,
+  kBuiltinMaxPool2d = 17,
+  kBuiltinMul = 18,
+  kBuiltinRelu = 19,
+  kBuiltinReluN1To1 = 20,
+  kBuiltinRelu6 = 21,
+  kBuiltinReshape = 22,
+  kBuiltinResizeBilinear = 23,
+  kBuiltinTanh = 28,
+  kBuiltinCustom = 32,
+  kBuiltinPad = 34,
+  kBuiltinMean = 40,
+  kBuiltinSub = 41,
+  kBuiltinStridedSlice = 45,
+  kBuiltinDelegate = 51,
+  kBuiltinPrelu = 54,
+  kBuiltinMaximum = 55,
+  kBuiltinMinimum = 57,
+  kBuiltinHardSwish = 117,
+  kBuiltinDensify = 124,
+};
+
+typedef enum {
+  kTfLitePaddingUnknown = 0,
+  kTfLitePaddingSame = 1,
+  kTfLitePaddingValid = 2,
+} TfLitePadding;
+
+typedef enum {
+  kTfLiteActNone = 0,
+  kTfLiteActRelu = 1,
+  kTfLiteActReluN1To1 = 2,
+  kTfLiteActRelu6 = 3,
+  kTfLiteActTanh = 4,
+  kTfLiteActSignBit = 5,
+  kTfLiteActSigmoid = 6,
+} TfLiteFusedActivation;
+
+typedef struct {
+  int width;
+  int height;
+  int width_offset;
+  int height_offset;
+} TfLitePaddingValues;
+
+typedef struct {
+  TfLitePadding padding;
+  int stride_width;
+  int stride_height;
+  TfLiteFusedActivation activation;
+  int dilation_width_factor;
+  int dilation_height_factor;
+} TfLiteConvParams;
+
+typedef struct {
+  TfLitePadding padding;
+  int stride_width;
+  int stride_height;
+  int depth_multiplier;
+  TfLiteFusedActivation activation;
+  int dilation_width_factor;
+  int dilation_height_factor;
+} TfLiteDepthwiseConvParams;
+
+typedef struct {
+  TfLitePadding padding;
+  int stride_width;
+  int stride_height;
+  int filter_width;
+  int filter_height;
+  TfLiteFusedActivation activation;
+  struct {
+    TfLitePaddingValues padding;
+  } computed;
+} TfLitePoolParams;
+
+typedef struct {
+  TfLiteFusedActivation activation;
+  int weights_format;
+  bool keep_num_dims;
+  bool asymmetric_quantize_inputs;
+} TfLiteFullyConnectedParams;
+
+typedef struct {
+  TfLiteFusedActivation activation;
+  bool pot_scale_int16;
+} TfLiteAddParams;
+
+typedef struct {
+  TfLiteFusedActivation activation;
+} TfLiteMulParams;
+
+typedef struct {
+  int axis;
+  TfLiteFusedActivation activation;
+} TfLiteConcatenationParams;
+
+typedef struct {
+  bool keep_dims;
+} TfLiteReducerParams;
+
+typedef struct {
+  int shape[8];
+  int num_dimensions;
+} TfLiteReshapeParams;
+
+typedef struct {
+  bool align_corners;
+  bool half_pixel_centers;
+} TfLiteResizeBilinearParams;
+
+typedef struct {
+  int begin_mask;
+  int end_mask;
+  int ellipsis_mask;
+  int new_axis_mask;
+  int shrink_axis_mask;
+  bool offset;
+} TfLiteStridedSliceParams;
+
+typedef struct {
+  int block_size;
+} TfLiteDepthToSpaceParams;
+
+_Static_assert(sizeof(TfLiteConvParams) == 24, "TfLiteConvParams size");
+_Static_assert(sizeof(TfLitePoolParams) == 40, "TfLitePoolParams size");
+_Static_assert(sizeof(TfLiteReshapeParams) == 36, "TfLiteReshapeParams size");
+_Static_assert(sizeof(TfLiteStridedSliceParams) == 24, "TfLiteStridedSliceParams size");
+
+#endif

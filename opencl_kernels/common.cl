@@ -1,0 +1,79 @@
+/* Prepended to every program. Activations live in PHWC4 layout: channels
+ * grouped in slices of 4, memory order [B][S][H][W][4] with S = ceil(C/4).
+ * One float4 load feeds four multiply-adds on GPUs (vector registers) and
+ * on CPU OpenCL (SIMD lanes), and the padded lanes of the last slice are
+ * always written as zero, so kernels that sum over input channels need no
+ * tail checks and 0 * garbage never makes NaN.
+ *
+ * Storage type: float, or half with -DFP16_STORAGE=1 (vload_half works
+ * without cl_khr_fp16, which PoCL lacks). Math is always float. */
+
+#ifdef FP16_STORAGE
+typedef half storage_t;
+#define LOAD4(p, i) vload_half4((i), (p))
+#define STORE4(v, p, i) vstore_half4((v), (i), (p))
+#define LOAD1(p, i) vload_half((i), (p))
+#define STORE1(v, p, i) vstore_half((v), (i), (p))
+#else
+typedef float storage_t;
+#define LOAD4(p, i) vload4((i), (p))
+#define STORE4(v, p, i) vstore4((v), (i), (p))
+#define LOAD1(p, i) ((p)[i])
+#define STORE1(v, p, i) ((p)[i] = (v))
+#endif
+
+/* Shapes travel as int4 (W, H, C, B). */
+#define SLICES(shape) (((shape).z + 3) >> 2)
+
+/* float4 index of (b, s, y, x) in a PHWC4 tensor. */
+inline int idx4(int4 shape, int b, int s, int y, int x) {
+  return ((b * SLICES(shape) + s) * shape.y + y) * shape.x + x;
+}
+
+/* Scalar index of channel c at (b, y, x). */
+inline int idx1(int4 shape, int b, int y, int x, int c) {
+  return idx4(shape, b, c >> 2, y, x) * 4 + (c & 3);
+}
+
+/* Splits a flat work-item id into (x, y, s, b) over a PHWC4 output. */
+inline int4 split_gid(int gid, int4 shape) {
+  int x = gid % shape.x;
+  int t = gid / shape.x;
+  int y = t % shape.y;
+  t /= shape.y;
+  int s = t % SLICES(shape);
+  int b = t / SLICES(shape);
+  return (int4)(x, y, s, b);
+}
+
+/* Zero the lanes of slice s beyond the channel count C. */
+inline float4 mask_tail(float4 v, int s, int C) {
+  int base = s * 4;
+  if (base + 4 <= C) return v;
+  return (float4)(base + 0 < C ? v.x : 0.0f, base + 1 < C ? v.y : 0.0f, base + 2 < C ? v.z : 0.0f,
+                  base + 3 < C ? v.w : 0.0f);
+}
+
+/* TfLiteFusedActivation codes: 0 none, 1 relu, 2 relu_n1_to_1, 3 relu6,
+ * 4 tanh, 6 sigmoid (5, sign bit, is rejected at partition time). */
+inline float4 activate(float4 v, int act) {
+  switch (act) {
+    case 1: return fmax(v, 0.0f);
+    case 2: return clamp(v, -1.0f, 1.0f);
+    case 3: return clamp(v, 0.0f, 6.0f);
+    case 4: return tanh(v);
+    case 6: return 1.0f / (1.0f + exp(-v));
+    default: return v;
+  }
+}
+
+inline float activate1(float v, int act) {
+  switch (act) {
+    case 1: return fmax(v, 0.0f);
+    case 2: return clamp(v, -1.0f, 1.0f);
+    case 3: return clamp(v, 0.0f, 6.0f);
+    case 4: return tanh(v);
+    case 6: return 1.0f / (1.0f + exp(-v));
+    default: return v;
+  }
+}

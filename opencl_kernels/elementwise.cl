@@ -1,0 +1,74 @@
+/* Elementwise ops with TFLite broadcasting. Shapes are right-aligned to
+ * BHWC; an operand dimension of 1 broadcasts. A one-channel operand
+ * against a wider output is splatted across the four lanes. */
+
+/* op: 0 add, 1 mul, 2 sub, 3 div, 4 maximum, 5 minimum, 6 prelu (a >= 0 ?
+ * a : a * b), 7 squared difference, 8 pow. */
+inline float4 binary(float4 a, float4 b, int op) {
+  switch (op) {
+    case 0: return a + b;
+    case 1: return a * b;
+    case 2: return a - b;
+    case 3: return a / b;
+    case 4: return fmax(a, b);
+    case 5: return fmin(a, b);
+    case 6: return select(a * b, a, a >= 0.0f);
+    case 7: return (a - b) * (a - b);
+    case 8: return pow(a, b);
+    default: return a;
+  }
+}
+
+inline float4 load_broadcast(__global const storage_t* t, int4 shape, int4 out_shape, int4 p) {
+  int x = shape.x == 1 ? 0 : p.x;
+  int y = shape.y == 1 ? 0 : p.y;
+  int b = shape.w == 1 ? 0 : p.w;
+  if (shape.z == 1 && out_shape.z != 1) return (float4)(LOAD1(t, idx1(shape, b, y, x, 0)));
+  return LOAD4(t, idx4(shape, b, p.z, y, x));
+}
+
+__kernel void binary_op(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
+                        int4 a_shape, int4 b_shape, int4 dst_shape, int op, int act, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, dst_shape);
+  float4 va = load_broadcast(a, a_shape, dst_shape, p);
+  float4 vb = load_broadcast(b, b_shape, dst_shape, p);
+  float4 r = mask_tail(activate(binary(va, vb, op), act), p.z, dst_shape.z);
+  STORE4(r, dst, gid);
+}
+
+/* op: 0 relu, 1 relu6, 2 relu_n1_to_1, 3 tanh, 4 logistic, 5 hard_swish,
+ * 6 leaky relu (alpha), 7 abs, 8 exp, 9 neg, 10 sqrt, 11 rsqrt, 12 square,
+ * 13 log, 14 sin, 15 cos, 16 floor, 17 elu, 18 sign. */
+__kernel void unary_op(__global const storage_t* src, __global storage_t* dst, int4 shape, int op, float alpha,
+                       int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  float4 v = LOAD4(src, gid);
+  float4 r;
+  switch (op) {
+    case 0: r = fmax(v, 0.0f); break;
+    case 1: r = clamp(v, 0.0f, 6.0f); break;
+    case 2: r = clamp(v, -1.0f, 1.0f); break;
+    case 3: r = tanh(v); break;
+    case 4: r = 1.0f / (1.0f + exp(-v)); break;
+    case 5: r = v * clamp(v + 3.0f, 0.0f, 6.0f) * (1.0f / 6.0f); break;
+    case 6: r = select(v * alpha, v, v >= 0.0f); break;
+    case 7: r = fabs(v); break;
+    case 8: r = exp(v); break;
+    case 9: r = -v; break;
+    case 10: r = sqrt(v); break;
+    case 11: r = rsqrt(v); break;
+    case 12: r = v * v; break;
+    case 13: r = log(v); break;
+    case 14: r = sin(v); break;
+    case 15: r = cos(v); break;
+    case 16: r = floor(v); break;
+    case 17: r = select(exp(v) - 1.0f, v, v >= 0.0f); break;
+    case 18: r = sign(v); break;
+    default: r = v;
+  }
+  int s = (gid / (shape.x * shape.y)) % SLICES(shape);
+  STORE4(mask_tail(r, s, shape.z), dst, gid);
+}

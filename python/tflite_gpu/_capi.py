@@ -1,0 +1,114 @@
+"""cffi (ABI mode) binding of libgpu_delegate.so's C API: option defaults,
+version, device list, the op and option tables, and per-delegate stats."""
+from __future__ import annotations
+
+import functools
+
+import cffi
+
+from ._library import library_path
+
+_CDEF = """
+typedef struct {
+  int32_t is_precision_loss_allowed;
+  int32_t inference_preference;
+  int32_t inference_priority1;
+  int32_t inference_priority2;
+  int32_t inference_priority3;
+  int64_t experimental_flags;
+  int32_t max_delegated_partitions;
+  const char* serialization_dir;
+  const char* model_token;
+} TfLiteGpuDelegateOptionsV2;
+
+TfLiteGpuDelegateOptionsV2 TfLiteGpuDelegateOptionsV2Default(void);
+void* TfLiteGpuDelegateV2Create(const TfLiteGpuDelegateOptionsV2* options);
+void TfLiteGpuDelegateV2Delete(void* delegate);
+const char* TfLiteGpuDelegateVersion(void);
+int tflite_gpu_delegate_stats(const void* delegate, int* delegated, int* cpu, int* partitions);
+int tflite_gpu_list_devices(char* buf, size_t size, char* err, size_t errlen);
+size_t tflite_gpu_describe_ops(char* buf, size_t size);
+size_t tflite_gpu_describe_options(char* buf, size_t size);
+int tflite_gpu_delegate_device(const void* delegate, char* buf, size_t size);
+"""
+
+ffi = cffi.FFI()
+ffi.cdef(_CDEF)
+
+
+@functools.lru_cache(maxsize=None)
+def lib():
+    return ffi.dlopen(library_path())
+
+
+def version() -> str:
+    return ffi.string(lib().TfLiteGpuDelegateVersion()).decode()
+
+
+def default_options() -> dict:
+    o = lib().TfLiteGpuDelegateOptionsV2Default()
+    return {
+        "is_precision_loss_allowed": o.is_precision_loss_allowed,
+        "inference_preference": o.inference_preference,
+        "inference_priority1": o.inference_priority1,
+        "inference_priority2": o.inference_priority2,
+        "inference_priority3": o.inference_priority3,
+        "experimental_flags": o.experimental_flags,
+        "max_delegated_partitions": o.max_delegated_partitions,
+        "serialization_dir": None if o.serialization_dir == ffi.NULL else ffi.string(o.serialization_dir).decode(),
+        "model_token": None if o.model_token == ffi.NULL else ffi.string(o.model_token).decode(),
+    }
+
+
+def _table(fn) -> list[list[str]]:
+    size = fn(ffi.NULL, 0) + 1
+    buf = ffi.new("char[]", size)
+    fn(buf, size)
+    return [line.split("\t") for line in ffi.string(buf).decode().splitlines() if line]
+
+
+def ops() -> list[dict]:
+    """The C library's op table: the one source of truth for what is delegated."""
+    return [
+        {"op": r[0], "code": int(r[1]), "versions": r[2], "constraints": r[3]}
+        for r in _table(lib().tflite_gpu_describe_ops)
+    ]
+
+
+def options_schema() -> list[dict]:
+    """Every string option load_delegate accepts, with aliases and defaults."""
+    return [
+        {"key": r[0], "aliases": [a for a in r[1].split(",") if a], "accepted": r[2], "default": r[3], "help": r[4]}
+        for r in _table(lib().tflite_gpu_describe_options)
+    ]
+
+
+def devices() -> list[dict]:
+    """OpenCL devices as the delegate sees them; RuntimeError without OpenCL."""
+    err = ffi.new("char[]", 1024)
+    size = lib().tflite_gpu_list_devices(ffi.NULL, 0, err, 1024)
+    if size < 0:
+        raise RuntimeError(ffi.string(err).decode())
+    buf = ffi.new("char[]", size + 1)
+    lib().tflite_gpu_list_devices(buf, size + 1, err, 1024)
+    out = []
+    for line in ffi.string(buf).decode().splitlines():
+        i, plat, name, kind, ver, drv, mem, fp16 = line.split("\t")
+        out.append({"index": int(i), "platform": plat, "name": name, "type": kind, "version": ver,
+                    "driver": drv, "global_mem_bytes": int(mem), "fp16": fp16 == "1"})
+    return out
+
+
+def delegate_stats(delegate_pointer: int) -> dict:
+    """Nodes delegated / left on the CPU / partitions at the last Prepare."""
+    d, c, p = ffi.new("int*"), ffi.new("int*"), ffi.new("int*")
+    if lib().tflite_gpu_delegate_stats(ffi.cast("void*", delegate_pointer), d, c, p) != 0:
+        raise ValueError("not a tflite-gpu delegate")
+    return {"delegated_nodes": d[0], "cpu_nodes": c[0], "partitions": p[0]}
+
+
+def delegate_device(delegate_pointer: int) -> dict:
+    buf = ffi.new("char[]", 1024)
+    lib().tflite_gpu_delegate_device(ffi.cast("void*", delegate_pointer), buf, 1024)
+    plat, name, ver, precision = ffi.string(buf).decode().split("\t")
+    return {"platform": plat, "name": name, "version": ver, "precision": precision}

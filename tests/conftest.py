@@ -1,0 +1,72 @@
+"""Shared helpers: run a model on the stock CPU interpreter and through the
+delegate, and compare outputs with stated tolerances."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import sys
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+import tflite_gpu  # noqa: E402
+from tflite_gpu import _capi  # noqa: E402
+
+
+@dataclasses.dataclass
+class DelegateReport:
+    delegated_nodes: int
+    cpu_nodes: int
+    partitions: int
+
+
+def _interpreter(model_bytes, delegates=None):
+    mod = tflite_gpu.runtime()
+    kwargs = {"model_content": model_bytes}
+    if delegates:
+        kwargs["experimental_delegates"] = delegates
+    else:
+        # Builtin kernels as the reference: no XNNPACK rewrites.
+        kwargs["experimental_op_resolver_type"] = mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    it = mod.Interpreter(**kwargs)
+    it.allocate_tensors()
+    return it
+
+
+def _run(it, inputs):
+    for det, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(det["index"], np.asarray(x, dtype=det["dtype"]))
+    it.invoke()
+    return [it.get_tensor(det["index"]).copy() for det in it.get_output_details()]
+
+
+def run_cpu(model_bytes, inputs):
+    return _run(_interpreter(model_bytes), inputs)
+
+
+def run_delegate(model_bytes, inputs, **options):
+    options.setdefault("log_level", "silent")
+    delegate = tflite_gpu.load_delegate(**options)
+    it = _interpreter(model_bytes, [delegate])
+    stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
+    outputs = _run(it, inputs)
+    del it
+    return outputs, DelegateReport(stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"])
+
+
+def rel_l2(actual, expected):
+    a = np.asarray(actual, np.float64)
+    e = np.asarray(expected, np.float64)
+    return float(np.linalg.norm(a - e) / max(np.linalg.norm(e), 1e-30))
+
+
+def assert_close(actual, expected, rtol_l2=1e-4, atol=1e-4):
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    assert np.all(np.isfinite(actual)), "non-finite values in the delegate's output"
+    err = rel_l2(actual, expected)
+    max_abs = float(np.abs(actual.astype(np.float64) - expected).max()) if actual.size else 0.0
+    assert err <= rtol_l2, f"relative L2 {err:.3g} > {rtol_l2:g} (max abs {max_abs:.3g})"
+    assert max_abs <= atol, f"max abs {max_abs:.3g} > {atol:g} (relative L2 {err:.3g})"
