@@ -1,3 +1,4 @@
+/* uses: sparse_densify.c */
 /* Standalone test for delegate_c/sparse_densify.c.
  *
  *   gcc -std=c11 -Wall -Wextra -Werror -fsanitize=address,undefined -I delegate_c \

@@ -1,0 +1,130 @@
+"""Conformance check: one model on the stock CPU interpreter and through the
+delegate, on the same seeded random inputs, compared output by output."""
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+import numpy as np
+
+from . import _capi, load_delegate, runtime
+
+# FP32: both sides compute in float32 and differ only in summation order;
+# 1e-4 relative L2 leaves room for that on deep models and still catches
+# any wrong index or weight. FP16 storage rounds every activation to an
+# 11-bit mantissa (relative error ~5e-4 per step, compounding over layers).
+FP32_RTOL_L2 = 1e-4
+FP16_RTOL_L2 = 1e-2
+
+
+@dataclasses.dataclass
+class OutputResult:
+    name: str
+    shape: tuple
+    rel_l2: float
+    max_abs: float
+    tolerance: float
+
+    @property
+    def passed(self) -> bool:
+        return bool(np.isfinite(self.rel_l2)) and self.rel_l2 <= self.tolerance
+
+
+@dataclasses.dataclass
+class CheckResult:
+    model: str
+    device: dict
+    delegated_nodes: int
+    cpu_nodes: int
+    partitions: int
+    outputs: list
+
+    @property
+    def passed(self) -> bool:
+        return all(o.passed for o in self.outputs)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["passed"] = self.passed
+        for o, src in zip(d["outputs"], self.outputs):
+            o["passed"] = src.passed
+        return d
+
+
+def random_inputs(details, seed: int) -> list:
+    """Seeded inputs that are never all zeros: normal floats, small ints."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for det in details:
+        shape, dtype = det["shape"], np.dtype(det["dtype"])
+        if np.issubdtype(dtype, np.floating):
+            out.append(rng.standard_normal(shape).astype(dtype))
+        elif dtype == np.bool_:
+            out.append(rng.integers(0, 2, shape).astype(dtype))
+        else:
+            info = np.iinfo(dtype)
+            out.append(rng.integers(max(info.min, -100), min(info.max, 100) + 1, shape).astype(dtype))
+    return out
+
+
+def _run(interpreter, inputs):
+    for det, x in zip(interpreter.get_input_details(), inputs):
+        interpreter.set_tensor(det["index"], x)
+    interpreter.invoke()
+    return [interpreter.get_tensor(det["index"]).copy() for det in interpreter.get_output_details()]
+
+
+def _is_fp16(options: dict) -> bool:
+    v = str(options.get("is_precision_loss_allowed", options.get("gpu_precision_loss_allowed", "-1"))).lower()
+    return v in ("1", "true", "yes", "on")
+
+
+def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: float | None = None) -> CheckResult:
+    """Runs `model` (a path) on the CPU and with the delegate; see CheckResult.
+
+    Raises RuntimeError when the CPU interpreter itself cannot run the model
+    (for example MediaPipe custom ops): there is nothing to compare with.
+    """
+    options = dict(options or {})
+    mod = runtime()
+    path = str(pathlib.Path(model))
+    try:
+        cpu = mod.Interpreter(model_path=path,
+                              experimental_op_resolver_type=mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        cpu.allocate_tensors()
+    except (RuntimeError, ValueError) as e:
+        raise RuntimeError(f"the CPU interpreter cannot run {path}, so there is nothing to compare with: {e}") from e
+    inputs = random_inputs(cpu.get_input_details(), seed)
+    expected = _run(cpu, inputs)
+
+    delegate = load_delegate(**options)
+    gpu = mod.Interpreter(model_path=path, experimental_delegates=[delegate])
+    gpu.allocate_tensors()
+    stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
+    device = _capi.delegate_device(delegate._get_native_delegate_pointer())
+    actual = _run(gpu, inputs)
+
+    tol = rtol_l2 if rtol_l2 is not None else (FP16_RTOL_L2 if _is_fp16(options) else FP32_RTOL_L2)
+    outputs = []
+    for det, a, e in zip(cpu.get_output_details(), actual, expected):
+        a64, e64 = a.astype(np.float64), e.astype(np.float64)
+        diff = a64 - e64
+        rel = float(np.linalg.norm(diff) / max(np.linalg.norm(e64), 1e-30)) if e.size else 0.0
+        outputs.append(OutputResult(det["name"], tuple(int(s) for s in e.shape), rel,
+                                    float(np.abs(diff).max()) if e.size else 0.0, tol))
+    del gpu
+    return CheckResult(path, device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"], outputs)
+
+
+def format_result(r: CheckResult) -> str:
+    lines = [
+        f"model: {r.model}",
+        f"device: {r.device['name']} ({r.device['platform']}), {r.device['precision'].upper()}",
+        f"nodes: {r.delegated_nodes} delegated, {r.cpu_nodes} on the CPU, {r.partitions} partition(s)",
+    ]
+    for o in r.outputs:
+        verdict = "PASS" if o.passed else "FAIL"
+        lines.append(f"  {verdict} {o.name} {list(o.shape)}: relative L2 {o.rel_l2:.3g} (tolerance {o.tolerance:g}), "
+                     f"max abs {o.max_abs:.3g}")
+    lines.append("PASS" if r.passed else "FAIL")
+    return "\n".join(lines)
