@@ -28,6 +28,11 @@ typedef struct GpuDelegate {
   pthread_mutex_t prepare_mutex;
   const ModelView* current_view;
   PartitionResult last; /* counts of the last Prepare, for reports */
+  /* Summed over the kernels built by the last Prepare. */
+  int dispatches;           /* kernel launches per invoke */
+  size_t arena_bytes;       /* device memory for activations */
+  size_t live_peak_bytes;   /* lower bound: peak of live activation bytes */
+  double compile_seconds;   /* OpenCL program builds so far */
 } GpuDelegate;
 
 typedef struct PartitionKernel {
@@ -126,6 +131,10 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
     } else {
       for (int i = 0; i < k->ex.num_inputs; ++i)
         memcpy(&k->input_shapes[4 * i], k->ex.g.tensors[k->ex.inputs[i].tensor].shape, 4 * sizeof(int));
+      d->dispatches += k->ex.num_dispatches;
+      d->arena_bytes += k->ex.arena_bytes;
+      d->live_peak_bytes += k->ex.lower_bound_bytes;
+      d->compile_seconds = k->dev->compile_seconds;
       gd_log(k->log_level, GD_LOG_INFO, "partition of %d nodes: %d kernels, arena %zu bytes (live peak %zu)",
              params->nodes_to_replace->size, k->ex.num_dispatches, k->ex.arena_bytes, k->ex.lower_bound_bytes);
     }
@@ -211,6 +220,8 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
   } else {
     free(d->last.nodes);
     d->last = pr;
+    d->dispatches = 0;
+    d->arena_bytes = d->live_peak_bytes = 0;
     TfLiteRegistration reg;
     memset(&reg, 0, sizeof(reg)); /* registration_external, async_kernel, inplace_operator stay 0 */
     reg.init = kernel_init;
@@ -311,13 +322,28 @@ TFLITE_GPU_EXPORT void tflite_plugin_destroy_delegate(TfLiteDelegate* delegate) 
 
 /* ---- introspection for the Python package (cffi) ---- */
 
-TFLITE_GPU_EXPORT int tflite_gpu_delegate_stats(const TfLiteDelegate* delegate, int* delegated, int* cpu,
-                                                int* partitions) {
+/* Filled by tflite_gpu_delegate_report(); the Python binding declares the
+ * same struct. */
+typedef struct TfLiteGpuDelegateReport {
+  int32_t delegated_nodes;
+  int32_t cpu_nodes;
+  int32_t partitions;
+  int32_t dispatches;
+  uint64_t arena_bytes;
+  uint64_t live_peak_bytes;
+  double compile_seconds;
+} TfLiteGpuDelegateReport;
+
+TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const TfLiteDelegate* delegate, TfLiteGpuDelegateReport* out) {
   const GpuDelegate* d = (const GpuDelegate*)delegate;
-  if (!d) return -1;
-  *delegated = d->last.delegated;
-  *cpu = d->last.cpu;
-  *partitions = d->last.partitions;
+  if (!d || !out) return -1;
+  out->delegated_nodes = d->last.delegated;
+  out->cpu_nodes = d->last.cpu;
+  out->partitions = d->last.partitions;
+  out->dispatches = d->dispatches;
+  out->arena_bytes = d->arena_bytes;
+  out->live_peak_bytes = d->live_peak_bytes;
+  out->compile_seconds = d->compile_seconds;
   return 0;
 }
 

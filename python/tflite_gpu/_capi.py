@@ -25,7 +25,16 @@ TfLiteGpuDelegateOptionsV2 TfLiteGpuDelegateOptionsV2Default(void);
 void* TfLiteGpuDelegateV2Create(const TfLiteGpuDelegateOptionsV2* options);
 void TfLiteGpuDelegateV2Delete(void* delegate);
 const char* TfLiteGpuDelegateVersion(void);
-int tflite_gpu_delegate_stats(const void* delegate, int* delegated, int* cpu, int* partitions);
+typedef struct {
+  int32_t delegated_nodes;
+  int32_t cpu_nodes;
+  int32_t partitions;
+  int32_t dispatches;
+  uint64_t arena_bytes;
+  uint64_t live_peak_bytes;
+  double compile_seconds;
+} TfLiteGpuDelegateReport;
+int tflite_gpu_delegate_report(const void* delegate, TfLiteGpuDelegateReport* out);
 int tflite_gpu_list_devices(char* buf, size_t size, char* err, size_t errlen);
 size_t tflite_gpu_describe_ops(char* buf, size_t size);
 size_t tflite_gpu_describe_options(char* buf, size_t size);
@@ -100,11 +109,15 @@ def devices() -> list[dict]:
 
 
 def delegate_stats(delegate_pointer: int) -> dict:
-    """Nodes delegated / left on the CPU / partitions at the last Prepare."""
-    d, c, p = ffi.new("int*"), ffi.new("int*"), ffi.new("int*")
-    if lib().tflite_gpu_delegate_stats(ffi.cast("void*", delegate_pointer), d, c, p) != 0:
+    """What the last Prepare did: nodes delegated / left on the CPU,
+    partitions, kernel launches per invoke, activation memory against its
+    lower bound (peak of simultaneously live bytes), compile time so far."""
+    r = ffi.new("TfLiteGpuDelegateReport*")
+    if lib().tflite_gpu_delegate_report(ffi.cast("void*", delegate_pointer), r) != 0:
         raise ValueError("not a tflite-gpu delegate")
-    return {"delegated_nodes": d[0], "cpu_nodes": c[0], "partitions": p[0]}
+    return {"delegated_nodes": r.delegated_nodes, "cpu_nodes": r.cpu_nodes, "partitions": r.partitions,
+            "dispatches": r.dispatches, "arena_bytes": r.arena_bytes, "live_peak_bytes": r.live_peak_bytes,
+            "compile_seconds": r.compile_seconds}
 
 
 def delegate_device(delegate_pointer: int) -> dict:
