@@ -129,7 +129,8 @@ int gpu_device_create(const char* selector, int fp16, GpuDevice** out, char* err
     return -1;
   }
   const char* prof = getenv("TFLITE_GPU_PROFILE");
-  cl_command_queue_properties qp = (prof && *prof == '1') ? CL_QUEUE_PROFILING_ENABLE : 0;
+  dev->profiling = prof && *prof == '1';
+  cl_command_queue_properties qp = dev->profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
   dev->queue = cl.clCreateCommandQueue(dev->context, dev->device, qp, &rc);
   if (!dev->queue) {
     snprintf(err, errlen, "clCreateCommandQueue failed on %s: %s", dev->name, cl_error_name(rc));
@@ -200,6 +201,17 @@ cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* kernel
   cl_kernel k = cl.clCreateKernel(prog, kernel, &rc);
   if (!k) snprintf(err, errlen, "clCreateKernel(%s in %s): %s", kernel, file, cl_error_name(rc));
   return k;
+}
+
+void gpu_device_profile_add(GpuDevice* dev, const char* kernel, double ns) {
+  int i = 0;
+  while (i < dev->num_profile && strcmp(dev->profile[i].kernel, kernel) != 0) ++i;
+  if (i == dev->num_profile) {
+    if (i == GD_MAX_PROFILE) return;
+    dev->profile[dev->num_profile++].kernel = kernel;
+  }
+  dev->profile[i].calls++;
+  dev->profile[i].total_ns += ns;
 }
 
 int gpu_device_list(char* buf, size_t size, char* err, size_t errlen) {

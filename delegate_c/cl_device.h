@@ -12,6 +12,7 @@
 #include "cl_api.h"
 
 #define GD_MAX_PROGRAMS 32
+#define GD_MAX_PROFILE 64
 
 typedef struct GpuProgram {
   const char* file; /* embedded kernel file name, e.g. "conv.cl" */
@@ -35,6 +36,15 @@ typedef struct GpuDevice {
   GpuProgram programs[GD_MAX_PROGRAMS];
   int num_programs;
   double compile_seconds; /* total program build time, for reports */
+  /* With TFLITE_GPU_PROFILE=1 the queue records event times; invokes add
+   * them here per kernel name (under mutex). */
+  int profiling;
+  struct {
+    const char* kernel;
+    long calls;
+    double total_ns;
+  } profile[GD_MAX_PROFILE];
+  int num_profile;
 } GpuDevice;
 
 /* selector: NULL (first GPU, else first device), an index into the list of
@@ -46,6 +56,9 @@ void gpu_device_release(GpuDevice* dev);
 /* A kernel from an embedded .cl file, building its program on first use.
  * Call with dev->mutex held. On a build failure err holds the build log. */
 cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* kernel, char* err, size_t errlen);
+
+/* Adds one measured launch of `kernel` (a string literal) to the profile. */
+void gpu_device_profile_add(GpuDevice* dev, const char* kernel, double ns);
 
 /* One line per device: "index\tplatform\tdevice\ttype\tversion\tdriver\tglobal_mem_bytes\tfp16". */
 int gpu_device_list(char* buf, size_t size, char* err, size_t errlen);

@@ -238,6 +238,10 @@ static EncodeFn encoder_for(GOp op) {
     case GOP_UNARY: return encode_unary;
     case GOP_CONCAT: return encode_concat;
     case GOP_REMAP: return encode_remap;
+    case GOP_RESIZE_BILINEAR: return encode_resize_bilinear;
+    case GOP_REDUCE: return encode_reduce;
+    case GOP_FULLY_CONNECTED: return encode_fully_connected;
+    case GOP_DEPTH_TO_SPACE: return encode_depth_to_space;
   }
   return NULL;
 }
@@ -296,7 +300,24 @@ int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, i
   }
   for (int k = 0; k < ex->num_outputs; ++k)
     if (add_conversion(ex, &ex->outputs[k], 0)) return -1;
+  if (dev->profiling) {
+    ex->events = calloc((size_t)ex->num_dispatches + 1, sizeof(cl_event));
+    if (!ex->events) return ex_fail(ex, "out of memory");
+  }
   return 0;
+}
+
+/* Event times of the last invoke into the device's per-kernel profile. */
+static void collect_profile(Executor* ex) {
+  for (int i = 0; i < ex->num_dispatches; ++i) {
+    cl_ulong start = 0, end = 0;
+    if (cl.clGetEventProfilingInfo(ex->events[i], CL_PROFILING_COMMAND_START, sizeof(start), &start, NULL) ==
+            CL_SUCCESS &&
+        cl.clGetEventProfilingInfo(ex->events[i], CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL) == CL_SUCCESS)
+      gpu_device_profile_add(ex->dev, ex->dispatches[i].name, (double)(end - start));
+    cl.clReleaseEvent(ex->events[i]);
+    ex->events[i] = NULL;
+  }
 }
 
 int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) {
@@ -316,7 +337,8 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
   }
   for (int i = 0; i < ex->num_dispatches; ++i) {
     const Dispatch* d = &ex->dispatches[i];
-    cl_int rc = cl.clEnqueueNDRangeKernel(q, d->kernel, 1, NULL, &d->global, &d->local, 0, NULL, NULL);
+    cl_event* ev = ex->events ? &ex->events[i] : NULL;
+    cl_int rc = cl.clEnqueueNDRangeKernel(q, d->kernel, 1, NULL, &d->global, &d->local, 0, NULL, ev);
     if (rc != CL_SUCCESS) {
       const GNode* n = d->node >= 0 ? &ex->g.nodes[d->node] : NULL;
       return ex_fail(ex, "enqueueing kernel %s for %s (node %d): %s", d->name, n && n->name ? n->name : "boundary",
@@ -337,6 +359,7 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
    * outputs too, so inputs are never read after we return). */
   cl_int rc = cl.clFinish(q);
   if (rc != CL_SUCCESS) return ex_fail(ex, "clFinish: %s", cl_error_name(rc));
+  if (ex->events) collect_profile(ex);
   return 0;
 }
 
@@ -348,6 +371,7 @@ void executor_free(Executor* ex) {
   if (ex->arena) cl.clReleaseMemObject(ex->arena);
   free(ex->owned);
   free(ex->dispatches);
+  free(ex->events);
   free(ex->inputs);
   free(ex->outputs);
   graph_free(&ex->g);

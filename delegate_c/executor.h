@@ -35,6 +35,7 @@ typedef struct Executor {
   int num_owned, cap_owned;
   Dispatch* dispatches;
   int num_dispatches, cap_dispatches;
+  cl_event* events;    /* one per dispatch, only when the device profiles */
   BoundaryTensor* inputs;
   int num_inputs;
   BoundaryTensor* outputs;
@@ -93,5 +94,9 @@ int encode_binary(Executor* ex, int node);
 int encode_unary(Executor* ex, int node);
 int encode_concat(Executor* ex, int node);
 int encode_remap(Executor* ex, int node);
+int encode_resize_bilinear(Executor* ex, int node);
+int encode_reduce(Executor* ex, int node);
+int encode_fully_connected(Executor* ex, int node);
+int encode_depth_to_space(Executor* ex, int node);
 
 #endif

@@ -38,6 +38,10 @@ typedef enum GOp {
   GOP_UNARY,
   GOP_CONCAT,
   GOP_REMAP, /* reshape, strided slice, pad */
+  GOP_RESIZE_BILINEAR,
+  GOP_REDUCE,
+  GOP_FULLY_CONNECTED,
+  GOP_DEPTH_TO_SPACE,
 } GOp;
 
 /* Binary op codes shared with elementwise.cl. */
@@ -48,6 +52,8 @@ enum {
   UN_NEG, UN_SQRT, UN_RSQRT, UN_SQUARE, UN_LOG, UN_SIN, UN_COS, UN_FLOOR, UN_ELU, UN_SIGN
 };
 enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };
+/* Reduction op codes shared with reduce.cl. */
+enum { REDUCE_MEAN = 0 };
 
 typedef struct GNode {
   GOp op;
@@ -82,6 +88,20 @@ typedef struct GNode {
       int stride[4];
       float value;
     } remap;
+    struct {
+      int half_pixel_centers;
+      float scale_x, scale_y; /* source pixels per output pixel, as TFLite computes them */
+    } resize;
+    struct {
+      int op;
+      int axes[4]; /* B, H, W, C: 1 where reduced */
+    } reduce;
+    struct {
+      int weights, bias; /* constant tensors: weights [O, K] row-major; bias [O] or -1 */
+    } fc;
+    struct {
+      int block;
+    } depth_to_space;
   } p;
 } GNode;
 

@@ -8,7 +8,9 @@
 #include "tflite_builtins.h"
 
 /* Version limits follow upstream 2.14's GPU delegate (model_builder.cc);
- * RESHAPE and PRELU are v1 there too. */
+ * RESHAPE and PRELU are v1 there too. Upstream sets none for MEAN and
+ * DEPTH_TO_SPACE: theirs are the schema's 2.14 versions, whose later ones
+ * only add integer types (refused by the tensor check anyway). */
 const OpDef kOps[] = {
     {kBuiltinAdd, NULL, 2, check_binary, lower_binary,
      "2 inputs (runtime or constant) with TFLite broadcasting; fused activation"},
@@ -21,14 +23,22 @@ const OpDef kOps[] = {
     {kBuiltinDepthwiseConv2d, NULL, 6, check_depthwise, lower_depthwise,
      "constant weights; any depth_multiplier (upstream: 1 unless one input channel); stride, dilation >= 1; "
      "fused activation"},
+    {kBuiltinDepthToSpace, NULL, 2, check_depth_to_space, lower_depth_to_space,
+     "rank-4 input; block_size > 1 dividing the channels evenly (DCR order)"},
     {kBuiltinDequantize, NULL, 3, NULL, NULL,
      "only of a constant float16 (or int8/uint8 with ENABLE_QUANT) tensor: folded into a float constant at "
      "prepare, never run per invoke"},
     {kBuiltinDensify, NULL, 1, NULL, NULL, "only of a constant sparse tensor: densified once at prepare"},
+    {kBuiltinFullyConnected, NULL, 9, check_fully_connected, lower_fully_connected,
+     "constant float weights [O,K] (float32, or float16/int8 behind a folded DEQUANTIZE; no hybrid int8 "
+     "weights); default weights format; optional bias; input of any rank <= 4 with a multiple of K elements; "
+     "keep_num_dims; fused activation"},
     {kBuiltinHardSwish, NULL, 1, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinLogistic, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinMaxPool2d, NULL, 2, check_pool, lower_pool, "filter and stride > 0; SAME/VALID; fused activation"},
     {kBuiltinMaximum, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting"},
+    {kBuiltinMean, NULL, 3, check_mean, lower_mean,
+     "constant int32 axes, any combination of the (up to 4) axes; keep_dims true or false; float32 sums"},
     {kBuiltinMinimum, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting"},
     {kBuiltinMul, NULL, 3, check_binary, lower_binary, "2 inputs with broadcasting; fused activation"},
     {kBuiltinPad, NULL, 2, check_pad, lower_pad, "constant paddings on any of the (up to 4) axes; zero fill"},
@@ -37,6 +47,8 @@ const OpDef kOps[] = {
     {kBuiltinRelu6, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinReluN1To1, NULL, 1, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinReshape, NULL, 1, check_reshape, lower_reshape, "same element count; rank <= 4 in and out"},
+    {kBuiltinResizeBilinear, NULL, 3, check_resize_bilinear, lower_resize_bilinear,
+     "rank-4 input; constant int32 size [2]; align_corners or half_pixel_centers (not both)"},
     {kBuiltinStridedSlice, NULL, 4, check_strided_slice, lower_strided_slice,
      "constant begin/end/strides; begin/end masks; positive strides; ellipsis/new-axis masks 0; "
      "shrink_axis_mask supported"},
@@ -187,6 +199,18 @@ int lower_tensor(Lowering* lw, int tflite_index) {
     return -1;
   lw->map[tflite_index] = id;
   return id;
+}
+
+int lower_reshape_node(Lowering* lw, int in, int out) {
+  GNode* n = graph_add_node(lw->g, GOP_REMAP);
+  if (!n) return lower_error(lw, "out of memory");
+  n->inputs[0] = in;
+  n->num_inputs = 1;
+  n->outputs[0] = out;
+  n->num_outputs = 1;
+  n->p.remap.mode = REMAP_RESHAPE;
+  for (int d = 0; d < 4; ++d) n->p.remap.stride[d] = 1;
+  return 0;
 }
 
 int conv_out_size(int padding, int in, int k, int stride, int dilation) {

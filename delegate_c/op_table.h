@@ -73,6 +73,9 @@ int conv_pad_before(int padding, int in, int k, int stride, int dilation);
 
 /* Appends a unary node (elementwise.cl op code) from in to out. */
 int lower_unary_node(Lowering* lw, int in, int out, int op, float alpha, int tflite_node);
+/* Appends a RESHAPE (remap) node from in to out, which hold the same
+ * number of elements: row-major order is kept. */
+int lower_reshape_node(Lowering* lw, int in, int out);
 
 /* Op families (one file each). */
 int check_conv2d(const NodeInfo* ni);
@@ -93,6 +96,14 @@ int check_pad(const NodeInfo* ni);
 int lower_pad(Lowering* lw, const NodeInfo* ni);
 int check_strided_slice(const NodeInfo* ni);
 int lower_strided_slice(Lowering* lw, const NodeInfo* ni);
+int check_resize_bilinear(const NodeInfo* ni);
+int lower_resize_bilinear(Lowering* lw, const NodeInfo* ni);
+int check_mean(const NodeInfo* ni);
+int lower_mean(Lowering* lw, const NodeInfo* ni);
+int check_fully_connected(const NodeInfo* ni);
+int lower_fully_connected(Lowering* lw, const NodeInfo* ni);
+int check_depth_to_space(const NodeInfo* ni);
+int lower_depth_to_space(Lowering* lw, const NodeInfo* ni);
 
 /* Writes "NAME\tversions\tconstraints\n" per entry; returns bytes needed. */
 size_t op_table_describe(char* buf, size_t size);

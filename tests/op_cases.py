@@ -290,9 +290,9 @@ def concat_cases():
     return cases
 
 
-# -- MAX_POOL_2D -------------------------------------------------------------
+# -- MAX_POOL_2D / AVERAGE_POOL_2D -------------------------------------------
 
-def _pool_case(n, h, w, c, fh, fw, stride, padding, act):
+def _pool_case(n, h, w, c, fh, fw, stride, padding, act, op="MAX_POOL_2D"):
     out_shape = [n, _out_size(h, fh, stride, 1, padding), _out_size(w, fw, stride, 1, padding), c]
     options = dict(padding=padding, stride_w=stride, stride_h=stride,
                    filter_w=fw, filter_h=fh, fused_activation=act)
@@ -300,10 +300,11 @@ def _pool_case(n, h, w, c, fh, fw, stride, padding, act):
     def build(mb, rng, cpu):
         inputs = []
         x = _input(mb, rng, [n, h, w, c], inputs)
-        _emit(mb, "MAX_POOL_2D", [x], out_shape, options, cpu)
+        _emit(mb, op, [x], out_shape, options, cpu)
         return inputs
 
-    return Case(f"maxpool-{n}x{h}x{w}x{c}-f{fh}x{fw}-s{stride}-{padding}-{act}", build)
+    name = "maxpool" if op == "MAX_POOL_2D" else "avgpool"
+    return Case(f"{name}-{n}x{h}x{w}x{c}-f{fh}x{fw}-s{stride}-{padding}-{act}", build)
 
 
 def maxpool_cases():
@@ -316,6 +317,20 @@ def maxpool_cases():
     cases += [_pool_case(1, 7, 9, 8, 3, 3, 2, "SAME", act) for act in ACTIVATIONS[1:]]
     cases += [_pool_case(1, 8, 8, 3, 2, 3, 2, "VALID", "NONE"),  # non-square filter
               _pool_case(2, 1, 1, 17, 2, 2, 2, "SAME", "NONE")]
+    return cases
+
+
+def avgpool_cases():
+    """SAME padding divides by the in-bounds taps only, as the CPU does."""
+    cases = []
+    combos = itertools.product(((2, 2), (3, 3)), (1, 2), ("SAME", "VALID"))
+    for i, ((fh, fw), stride, padding) in enumerate(combos):
+        h, w = ((7, 9), (5, 5), (13, 11))[i % 3]
+        cases.append(_pool_case(1 + i % 2, h, w, CHANNELS[(i + 1) % len(CHANNELS)],
+                                fh, fw, stride, padding, "NONE", op="AVERAGE_POOL_2D"))
+    cases += [_pool_case(1, 7, 9, 5, 3, 3, 2, "SAME", act, op="AVERAGE_POOL_2D")
+              for act in ACTIVATIONS[1:]]
+    cases += [_pool_case(2, 7, 7, 17, 7, 7, 1, "VALID", "NONE", op="AVERAGE_POOL_2D")]  # global
     return cases
 
 
@@ -388,6 +403,11 @@ def _unary_case(op, shape):
 
 def relu_cases():
     return [_unary_case("RELU", s) for s in ([1, 7, 9, 3], [2, 5, 5, 17], [1, 1, 1, 8], [3, 17], [7, 9, 5])]
+
+
+def activation_op_cases():
+    shapes = ([1, 7, 9, 3], [2, 5, 5, 17], [1, 1, 1, 5], [3, 17])
+    return [_unary_case(op, s) for op in ("LOGISTIC", "HARD_SWISH") for s in shapes]
 
 
 # -- RESHAPE -------------------------------------------------------------------
@@ -499,6 +519,165 @@ def densify_cases():
             _densify_conv_case(300, 3, True)]  # 300 columns: Uint16 indices
 
 
+# -- RESIZE_BILINEAR ---------------------------------------------------------
+
+RESIZE_MODES = {"plain": (False, False), "align": (True, False), "halfpixel": (False, True)}
+
+
+def _resize_case(n, h, w, c, oh, ow, mode):
+    align_corners, half_pixel = RESIZE_MODES[mode]
+    options = dict(align_corners=align_corners, half_pixel_centers=half_pixel)
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, [n, h, w, c], inputs)
+        size = mb.add_tensor([2], np.int32, data=np.asarray([oh, ow], np.int32))
+        _emit(mb, "RESIZE_BILINEAR", [x, size], [n, oh, ow, c], options, cpu,
+              version=3 if half_pixel else 1)
+        return inputs
+
+    return Case(f"resize-{n}x{h}x{w}x{c}-to{oh}x{ow}-{mode}", build)
+
+
+def resize_cases():
+    # (h, w) -> (oh, ow): 2x up (the CPU's special 2x2 path when plain),
+    # uneven up, down, mixed, from and to a single pixel, unchanged.
+    geometries = [((7, 9), (14, 18)), ((5, 5), (13, 11)), ((13, 11), (5, 7)), ((7, 9), (3, 20)),
+                  ((1, 1), (5, 3)), ((6, 7), (1, 1)), ((5, 5), (5, 5)), ((3, 2), (10, 9))]
+    cases = []
+    for i, ((h, w), (oh, ow)) in enumerate(geometries):
+        for j, mode in enumerate(RESIZE_MODES):
+            c = CHANNELS[(i + j) % len(CHANNELS)]
+            cases.append(_resize_case(1 + (i + j) % 2, h, w, c, oh, ow, mode))
+    # As the MediaPipe models use it: 2x up with half-pixel centers.
+    cases += [_resize_case(1, 6, 6, 32, 12, 12, "halfpixel"),
+              _resize_case(1, 8, 8, 48, 16, 16, "halfpixel")]
+    return cases
+
+
+# -- MEAN ----------------------------------------------------------------------
+
+def _mean_case(shape, axes, keep_dims):
+    rank = len(shape)
+    reduced = tuple(sorted({a % rank for a in axes}))
+    out_shape = list(np.mean(np.empty(shape), axis=reduced, keepdims=keep_dims).shape)
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, shape, inputs)
+        axes_t = mb.add_tensor([len(axes)], np.int32, data=np.asarray(axes, np.int32))
+        _emit(mb, "MEAN", [x, axes_t], out_shape, dict(keep_dims=keep_dims), cpu)
+        return inputs
+
+    axes_id = "_".join(map(str, axes))
+    return Case(f"mean-{_shape_id(shape)}-axes{axes_id}-keep{int(keep_dims)}", build)
+
+
+def mean_cases():
+    cases = []
+    for keep in (True, False):
+        cases += [
+            _mean_case([1, 7, 7, 17], [1, 2], keep),     # spatial, as the MediaPipe models use it
+            _mean_case([2, 5, 9, 3], [1, 2], keep),
+            _mean_case([1, 7, 7, 1152], [1, 2], keep),   # hand_landmark's size
+            _mean_case([1, 13, 11, 1], [2, 1], keep),
+            _mean_case([1, 7, 9, 5], [3], keep),         # channels
+            _mean_case([2, 7, 9, 17], [-1], keep),
+            _mean_case([1, 7, 9, 5], [1], keep),         # one spatial axis
+            _mean_case([2, 7, 9, 5], [2], keep),
+            _mean_case([2, 5, 5, 8], [0], keep),         # batch
+            _mean_case([2, 7, 9, 5], [1, 2, 3], keep),   # everything but the batch
+            _mean_case([2, 3, 4, 5], [0, 1, 2, 3], keep),  # everything (a scalar without keep_dims)
+            _mean_case([1, 7, 9, 5], [1, -3], keep),     # a repeated axis counts once
+            _mean_case([7, 9, 5], [0, 1], keep),         # rank 3
+            _mean_case([7, 9, 5], [2], keep),
+            _mean_case([6, 17], [1], keep),              # rank 2
+            _mean_case([6, 17], [0], keep),
+        ]
+    return cases
+
+
+# -- FULLY_CONNECTED -----------------------------------------------------------
+
+def _fc_case(in_shape, units, depth=None, bias=True, keep_num_dims=False, act="NONE", fp16=False):
+    depth = depth or in_shape[-1]
+    rows = int(np.prod(in_shape)) // depth
+    out_shape = list(in_shape[:-1]) + [units] if keep_num_dims else [rows, units]
+    options = dict(fused_activation=act, keep_num_dims=keep_num_dims)
+    version = 6 if not bias else 5 if keep_num_dims else 1
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, in_shape, inputs)
+        w = _weights(mb, rng, [units, depth], fp16)
+        b = _weights(mb, rng, [units], fp16) if bias else -1  # the CPU's FC takes no bias fine
+        _emit(mb, "FULLY_CONNECTED", [x, w, b], out_shape, options, cpu, version)
+        return inputs
+
+    case_id = (f"fc-{_shape_id(in_shape)}-k{depth}-o{units}-{act}" + ("-keepdims" if keep_num_dims else "")
+               + ("" if bias else "-nobias") + ("-fp16dq" if fp16 else ""))
+    return Case(case_id, build)
+
+
+def fully_connected_cases():
+    cases = [
+        _fc_case([1, 1152], 63),                          # hand_landmark's heads
+        _fc_case([1, 1152], 1),
+        _fc_case([3, 17], 5),                             # rank 2, odd sizes
+        _fc_case([2, 5], 1, bias=False),
+        _fc_case([1, 3], 17),
+        _fc_case([5, 8], 3, bias=False),
+        _fc_case([17], 5),                                # rank 1: one row
+        _fc_case([2, 3, 5, 17], 5),                       # rank 4, row per pixel
+        _fc_case([2, 3, 5, 17], 5, keep_num_dims=True),
+        _fc_case([1, 3, 5, 8], 3, keep_num_dims=True, bias=False),
+        _fc_case([2, 7, 9], 4, keep_num_dims=True),       # rank 3
+        _fc_case([2, 7, 9], 4),
+        _fc_case([1, 3, 3, 5], 7, depth=45),              # rows span whole images
+        _fc_case([2, 3, 4], 3, depth=12),
+        _fc_case([2, 3, 4, 6], 5, depth=12),              # rows span two pixels
+        _fc_case([3, 17], 5, fp16=True),                  # fp16 weights behind DEQUANTIZE
+        _fc_case([1, 1152], 63, fp16=True),
+        _fc_case([2, 3, 5, 17], 9, keep_num_dims=True, fp16=True),
+    ]
+    # No TANH: the CPU's FULLY_CONNECTED refuses it (and the delegate, by
+    # check_activation, leaves it there).
+    cases += [_fc_case([3, 17], 5, act=act) for act in ("RELU", "RELU_N1_TO_1", "RELU6")]
+    return cases
+
+
+# -- DEPTH_TO_SPACE ------------------------------------------------------------
+
+def _depth_to_space_case(shape, block, must_delegate=True):
+    n, h, w, c = shape
+    out_shape = [n, h * block, w * block, c // (block * block)]
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, shape, inputs)
+        _emit(mb, "DEPTH_TO_SPACE", [x], out_shape, dict(block_size=block), cpu)
+        return inputs
+
+    return Case(f"d2s-{_shape_id(shape)}-b{block}", build, must_delegate)
+
+
+def depth_to_space_cases():
+    return [
+        _depth_to_space_case([1, 3, 5, 4], 2),      # 1 output channel
+        _depth_to_space_case([2, 7, 9, 12], 2),     # 3
+        _depth_to_space_case([1, 5, 5, 20], 2),     # 5
+        _depth_to_space_case([1, 4, 3, 68], 2),     # 17
+        _depth_to_space_case([1, 3, 5, 16], 2),     # 4: whole float4s
+        _depth_to_space_case([2, 5, 7, 32], 2),     # 8
+        _depth_to_space_case([1, 3, 4, 27], 3),
+        _depth_to_space_case([1, 2, 3, 36], 3),
+        _depth_to_space_case([1, 2, 2, 64], 4),
+        _depth_to_space_case([1, 7, 7, 48], 4),
+        # block_size 1 is a no-op upstream refuses: the CPU may keep it.
+        _depth_to_space_case([1, 3, 5, 3], 1, must_delegate=False),
+    ]
+
+
 # -- the table -----------------------------------------------------------------
 
 def _unique(cases):
@@ -511,8 +690,10 @@ def _unique(cases):
 
 def all_cases():
     return _unique(conv_cases() + depthwise_cases() + binary_cases("ADD") + binary_cases("MUL")
-                   + concat_cases() + maxpool_cases() + pad_cases() + prelu_cases()
-                   + relu_cases() + reshape_cases() + strided_slice_cases() + densify_cases())
+                   + concat_cases() + maxpool_cases() + avgpool_cases() + pad_cases() + prelu_cases()
+                   + relu_cases() + activation_op_cases() + reshape_cases() + strided_slice_cases()
+                   + densify_cases() + resize_cases() + mean_cases() + fully_connected_cases()
+                   + depth_to_space_cases())
 
 
 def absorbed_dequantize_cases():

@@ -1,0 +1,78 @@
+/* RESIZE_BILINEAR (opencl_kernels/resize.cl): checks, lowering and kernel
+ * dispatch. The source coordinates follow TFLite's reference kernel
+ * (reference_ops::ResizeBilinear): the same float scale, the same
+ * half-pixel offset, and the lower / upper source index clamped on their
+ * own sides, with the weights taken from the unclamped coordinate. */
+#include "executor.h"
+#include "op_table.h"
+#include "tflite_builtins.h"
+
+int check_resize_bilinear(const NodeInfo* ni) {
+  const TfLiteResizeBilinearParams* p = ni->node->builtin_data;
+  if (!p) return reason(ni, "missing parameters");
+  if (ni_num_inputs(ni) != 2 || ni_num_outputs(ni) != 1)
+    return reason(ni, "needs 2 inputs and 1 output, has %d and %d", ni_num_inputs(ni), ni_num_outputs(ni));
+  if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant; a runtime input is required");
+  int size = ni_input(ni, 1);
+  if (size < 0) return reason(ni, "input 1 (size) is missing");
+  if (!mv_is_const(ni->mv, size))
+    return reason(ni, "input 1 (size) is a runtime tensor; only a constant size is supported");
+  if (mv_tensor(ni->mv, size)->type != kTfLiteInt32)
+    return reason(ni, "input 1 (size) has type %s; INT32 is required", type_name(mv_tensor(ni->mv, size)->type));
+  if (p->align_corners && p->half_pixel_centers)
+    return reason(ni, "align_corners and half_pixel_centers are both set, which TFLite rejects");
+  int in[4];
+  if (ni_shape(ni, ni_input(ni, 0), in) != 4) return reason(ni, "input 0 must have rank 4");
+  int dims[8];
+  if (mv_dims(ni->mv, size, dims, 8) != 1) return reason(ni, "input 1 (size) must have rank 1");
+  int hw[8], count;
+  char err[200];
+  if (mv_const_ints(ni->mv, size, hw, 8, &count, err, sizeof(err))) return reason(ni, "size (input 1): %s", err);
+  if (count != 2) return reason(ni, "size (input 1) holds %d values; 2 (height, width) are required", count);
+  if (hw[0] < 1 || hw[1] < 1) return reason(ni, "size %dx%d must be positive", hw[0], hw[1]);
+  int out[4] = {in[GD_B], hw[0], hw[1], in[GD_C]};
+  return check_output_shape(ni, ni_output(ni, 0), out);
+}
+
+/* Source pixels per output pixel along one axis, in float as TFLite has it. */
+static float resize_scale(int in, int out, int align_corners) {
+  if (align_corners && out > 1) return (float)(in - 1) / (float)(out - 1);
+  return (float)in / (float)out;
+}
+
+int lower_resize_bilinear(Lowering* lw, const NodeInfo* ni) {
+  const TfLiteResizeBilinearParams* p = ni->node->builtin_data;
+  int in = lower_tensor(lw, ni_input(ni, 0));
+  int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
+  if (out < 0) return -1;
+  GNode* n = graph_add_node(lw->g, GOP_RESIZE_BILINEAR);
+  if (!n) return lower_error(lw, "out of memory");
+  const int* s = lw->g->tensors[in].shape;
+  const int* d = lw->g->tensors[out].shape;
+  n->inputs[0] = in;
+  n->num_inputs = 1;
+  n->outputs[0] = out;
+  n->num_outputs = 1;
+  n->p.resize.half_pixel_centers = p->half_pixel_centers;
+  n->p.resize.scale_y = resize_scale(s[GD_H], d[GD_H], p->align_corners);
+  n->p.resize.scale_x = resize_scale(s[GD_W], d[GD_W], p->align_corners);
+  return 0;
+}
+
+int encode_resize_bilinear(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const GTensor* src = &ex->g.tensors[n->inputs[0]];
+  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
+  cl_kernel k = ex_dispatch(ex, "resize.cl", "resize_bilinear", phwc4_items(dst->shape), node);
+  if (!k) return -1;
+  KArgs a = {k, 0, CL_SUCCESS};
+  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+  karg_shape(&a, src->shape);
+  karg_shape(&a, dst->shape);
+  karg_float(&a, n->p.resize.scale_x);
+  karg_float(&a, n->p.resize.scale_y);
+  karg_int(&a, n->p.resize.half_pixel_centers);
+  karg_int(&a, (int)phwc4_items(dst->shape));
+  return karg_done(ex, &a);
+}

@@ -1,0 +1,34 @@
+/* RESIZE_BILINEAR, as TFLite's reference kernel computes it: the source
+ * coordinate v = (o + 0.5) * scale - 0.5 with half-pixel centers, else
+ * o * scale; lower index max(floor(v), 0), upper index min(ceil(v),
+ * size - 1); weights from v minus the lower index, unclamped (so a
+ * coordinate before the first pixel weighs that pixel 1 in total).
+ * Separate multiplies and adds, like the CPU's C++. */
+#pragma OPENCL FP_CONTRACT OFF
+
+inline float resize_coord(int o, float scale, int half_pixel) {
+  return half_pixel ? ((float)o + 0.5f) * scale - 0.5f : (float)o * scale;
+}
+
+__kernel void resize_bilinear(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
+                              float scale_x, float scale_y, int half_pixel, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, dst_shape);
+  float fy = resize_coord(p.y, scale_y, half_pixel);
+  float fx = resize_coord(p.x, scale_x, half_pixel);
+  /* The lower index also stays inside the source, which TFLite's
+   * arithmetic guarantees and rounding must not break. */
+  int y0 = min(max((int)floor(fy), 0), src_shape.y - 1);
+  int x0 = min(max((int)floor(fx), 0), src_shape.x - 1);
+  int y1 = min((int)ceil(fy), src_shape.y - 1);
+  int x1 = min((int)ceil(fx), src_shape.x - 1);
+  float dy = fy - (float)y0;
+  float dx = fx - (float)x0;
+  float4 v00 = LOAD4(src, idx4(src_shape, p.w, p.z, y0, x0));
+  float4 v10 = LOAD4(src, idx4(src_shape, p.w, p.z, y1, x0));
+  float4 v01 = LOAD4(src, idx4(src_shape, p.w, p.z, y0, x1));
+  float4 v11 = LOAD4(src, idx4(src_shape, p.w, p.z, y1, x1));
+  float4 r = v00 * (1.0f - dy) * (1.0f - dx) + v10 * dy * (1.0f - dx) + v01 * (1.0f - dy) * dx + v11 * dy * dx;
+  STORE4(mask_tail(r, p.z, dst_shape.z), dst, gid);
+}
