@@ -33,7 +33,22 @@ typedef struct GpuDelegate {
   size_t arena_bytes;       /* device memory for activations */
   size_t live_peak_bytes;   /* lower bound: peak of live activation bytes */
   double compile_seconds;   /* OpenCL program builds so far */
+  char* partition_report;   /* one line per kernel: "nodes\tkernels\tnode,node,..." */
 } GpuDelegate;
+
+/* Appends a kernel's line to d->partition_report (best effort). */
+static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int dispatches) {
+  size_t old = d->partition_report ? strlen(d->partition_report) : 0;
+  size_t add = 32 + (size_t)nodes->size * 12;
+  char* r = realloc(d->partition_report, old + add);
+  if (!r) return;
+  d->partition_report = r;
+  size_t used = old;
+  used += (size_t)snprintf(r + used, add, "%d\t%d\t", nodes->size, dispatches);
+  for (int i = 0; i < nodes->size; ++i)
+    used += (size_t)snprintf(r + used, old + add - used, "%s%d", i ? "," : "", nodes->data[i]);
+  snprintf(r + used, old + add - used, "\n");
+}
 
 typedef struct PartitionKernel {
   GpuDevice* dev;          /* retained: the kernel may outlive the delegate */
@@ -131,6 +146,7 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
     } else {
       for (int i = 0; i < k->ex.num_inputs; ++i)
         memcpy(&k->input_shapes[4 * i], k->ex.g.tensors[k->ex.inputs[i].tensor].shape, 4 * sizeof(int));
+      record_partition(d, params->nodes_to_replace, k->ex.num_dispatches);
       d->dispatches += k->ex.num_dispatches;
       d->arena_bytes += k->ex.arena_bytes;
       d->live_peak_bytes += k->ex.lower_bound_bytes;
@@ -218,10 +234,12 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
     context->ReportError(context, "TfLiteGpuDelegate Prepare: %s", err);
     status = kTfLiteDelegateError;
   } else {
-    free(d->last.nodes);
+    partition_result_free(&d->last);
     d->last = pr;
     d->dispatches = 0;
     d->arena_bytes = d->live_peak_bytes = 0;
+    free(d->partition_report);
+    d->partition_report = NULL;
     TfLiteRegistration reg;
     memset(&reg, 0, sizeof(reg)); /* registration_external, async_kernel, inplace_operator stay 0 */
     reg.init = kernel_init;
@@ -268,7 +286,8 @@ static void delegate_destroy(GpuDelegate* d) {
   if (!d) return;
   gpu_device_release(d->dev); /* kernels still alive keep their own reference */
   gpu_config_free(&d->cfg);
-  free(d->last.nodes);
+  partition_result_free(&d->last);
+  free(d->partition_report);
   pthread_mutex_destroy(&d->prepare_mutex);
   free(d);
 }
@@ -345,6 +364,33 @@ TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const TfLiteDelegate* delegate,
   out->live_peak_bytes = d->live_peak_bytes;
   out->compile_seconds = d->compile_seconds;
   return 0;
+}
+
+/* "kernel\tcalls\ttotal_ms" per kernel, summed over every invoke since the
+ * delegate was created (needs TFLITE_GPU_PROFILE=1 at creation). */
+TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const TfLiteDelegate* delegate, char* buf, size_t size) {
+  const GpuDelegate* d = (const GpuDelegate*)delegate;
+  if (!d) return 0;
+  size_t used = 0;
+  pthread_mutex_lock(&d->dev->mutex);
+  for (int i = 0; i < d->dev->num_profile; ++i) {
+    int n = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "%s\t%ld\t%.6f\n",
+                     d->dev->profile[i].kernel, d->dev->profile[i].calls, d->dev->profile[i].total_ns * 1e-6);
+    if (n > 0) used += (size_t)n;
+  }
+  pthread_mutex_unlock(&d->dev->mutex);
+  return used;
+}
+
+/* what = 0: PartitionResult.node_report of the last Prepare (see
+ * partition.h); what = 1: the partitions built, one line per kernel. */
+TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const TfLiteDelegate* delegate, int what, char* buf, size_t size) {
+  const GpuDelegate* d = (const GpuDelegate*)delegate;
+  const char* text = !d ? "" : what == 0 ? d->last.node_report : d->partition_report;
+  if (!text) text = "";
+  size_t len = strlen(text);
+  if (size) snprintf(buf, size, "%s", text);
+  return len;
 }
 
 TFLITE_GPU_EXPORT int tflite_gpu_list_devices(char* buf, size_t size, char* err, size_t errlen) {

@@ -101,16 +101,51 @@ static int keep_largest(const ModelView* mv, unsigned char* in_set, int max_part
   return 0;
 }
 
+void partition_result_free(PartitionResult* r) {
+  free(r->nodes);
+  free(r->node_report);
+  memset(r, 0, sizeof(*r));
+}
+
+/* The per-node lines of PartitionResult.node_report. */
+static char* node_report(const ModelView* mv, const unsigned char* in_set, char** reasons) {
+  size_t size = 256, used = 0;
+  for (int i = 0; i < mv->num_nodes; ++i) size += 200 + (reasons[i] ? strlen(reasons[i]) : 0);
+  char* buf = malloc(size);
+  if (!buf) return NULL;
+  buf[0] = '\0';
+  for (int i = 0; i < mv->num_nodes; ++i) {
+    TfLiteNode* node;
+    TfLiteRegistration* reg;
+    char name[160] = "?";
+    int version = 0;
+    if (mv_node(mv, mv->plan[i], &node, &reg) == 0) {
+      op_display_name(reg, name, sizeof(name));
+      version = reg->version;
+    }
+    const char* why = reasons[i] ? reasons[i]
+                      : in_set[i] ? (mv->foldable[i] ? "constant folded into the partition at prepare" : "")
+                      : mv->foldable[i] ? "constant: folded inside the partition, evaluated once by the CPU"
+                                        : "supported, but outside the largest max_delegated_partitions partition(s)";
+    int n = snprintf(buf + used, size - used, "%d\t%s\t%d\t%s\t%s\n", mv->plan[i], name, version,
+                     in_set[i] ? "gpu" : "cpu", why);
+    if (n > 0 && used + (size_t)n < size) used += (size_t)n;
+  }
+  return buf;
+}
+
 int partition_select(const ModelView* mv, int max_partitions, int log_level, PartitionResult* out, char* err,
                      size_t errlen) {
   memset(out, 0, sizeof(*out));
   int n = mv->num_nodes;
   unsigned char* in_set = calloc((size_t)n + 1, 1);
+  char** reasons = calloc((size_t)n + 1, sizeof(char*));
   size_t report_size = 64 * 1024, used = 0;
   char* report = calloc(report_size, 1);
-  if (!in_set || !report) {
+  if (!in_set || !report || !reasons) {
     free(in_set);
     free(report);
+    free(reasons);
     return snprintf(err, errlen, "out of memory"), -1;
   }
   for (int i = 0; i < n; ++i) {
@@ -134,6 +169,7 @@ int partition_select(const ModelView* mv, int max_partitions, int log_level, Par
       snprintf(name, sizeof(name), "node %d", ni.index);
     snprintf(line, sizeof(line), "%s: %s", name, why);
     add_line(report, report_size, &used, line);
+    reasons[i] = strdup(why);
   }
   settle_folds(mv, in_set);
   /* Folded nodes whose readers stay on the CPU stay there too. */
@@ -159,6 +195,8 @@ int partition_select(const ModelView* mv, int max_partitions, int log_level, Par
     for (int i = 0; i < n; ++i)
       if (mv->foldable[i]) in_set[i] = 0;
     if (count_set(in_set, n) > 0 && keep_largest(mv, in_set, max_partitions, &parts, err, errlen)) {
+      for (int i = 0; i < n; ++i) free(reasons[i]);
+      free(reasons);
       free(in_set);
       free(report);
       return -1;
@@ -167,6 +205,8 @@ int partition_select(const ModelView* mv, int max_partitions, int log_level, Par
   int delegated = count_set(in_set, n);
   out->nodes = malloc(sizeof(TfLiteIntArray) + (size_t)(delegated + 1) * sizeof(int));
   if (!out->nodes) {
+    for (int i = 0; i < n; ++i) free(reasons[i]);
+    free(reasons);
     free(in_set);
     free(report);
     return snprintf(err, errlen, "out of memory"), -1;
@@ -174,6 +214,9 @@ int partition_select(const ModelView* mv, int max_partitions, int log_level, Par
   out->nodes->size = 0;
   for (int i = 0; i < n; ++i)
     if (in_set[i]) out->nodes->data[out->nodes->size++] = mv->plan[i];
+  out->node_report = node_report(mv, in_set, reasons);
+  for (int i = 0; i < n; ++i) free(reasons[i]);
+  free(reasons);
   out->delegated = delegated;
   out->cpu = n - delegated;
   out->partitions = parts;

@@ -14,7 +14,12 @@ typedef struct PartitionResult {
   int delegated;
   int cpu;
   int partitions;
+  /* One line per node in execution order, for `explain`:
+   * "node\top\tversion\tgpu|cpu\treason" (malloc'd). */
+  char* node_report;
 } PartitionResult;
+
+void partition_result_free(PartitionResult* r);
 
 int partition_select(const ModelView* mv, int max_partitions, int log_level, PartitionResult* out, char* err,
                      size_t errlen);

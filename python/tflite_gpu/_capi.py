@@ -39,6 +39,8 @@ int tflite_gpu_list_devices(char* buf, size_t size, char* err, size_t errlen);
 size_t tflite_gpu_describe_ops(char* buf, size_t size);
 size_t tflite_gpu_describe_options(char* buf, size_t size);
 int tflite_gpu_delegate_device(const void* delegate, char* buf, size_t size);
+size_t tflite_gpu_delegate_profile(const void* delegate, char* buf, size_t size);
+size_t tflite_gpu_delegate_nodes(const void* delegate, int what, char* buf, size_t size);
 """
 
 ffi = cffi.FFI()
@@ -125,3 +127,44 @@ def delegate_device(delegate_pointer: int) -> dict:
     lib().tflite_gpu_delegate_device(ffi.cast("void*", delegate_pointer), buf, 1024)
     plat, name, ver, precision = ffi.string(buf).decode().split("\t")
     return {"platform": plat, "name": name, "version": ver, "precision": precision}
+
+
+def delegate_profile(delegate_pointer: int) -> list[dict]:
+    """Per-kernel OpenCL event times summed over all invokes so far, largest
+    first. Empty unless TFLITE_GPU_PROFILE=1 was set when the delegate was
+    created (profiling queues are slower)."""
+    ptr = ffi.cast("void*", delegate_pointer)
+    size = lib().tflite_gpu_delegate_profile(ptr, ffi.NULL, 0) + 1
+    buf = ffi.new("char[]", size)
+    lib().tflite_gpu_delegate_profile(ptr, buf, size)
+    rows = []
+    for line in ffi.string(buf).decode().splitlines():
+        kernel, calls, ms = line.split("\t")
+        rows.append({"kernel": kernel, "calls": int(calls), "total_ms": float(ms)})
+    return sorted(rows, key=lambda r: -r["total_ms"])
+
+
+def _delegate_text(delegate_pointer: int, what: int) -> str:
+    ptr = ffi.cast("void*", delegate_pointer)
+    size = lib().tflite_gpu_delegate_nodes(ptr, what, ffi.NULL, 0) + 1
+    buf = ffi.new("char[]", size)
+    lib().tflite_gpu_delegate_nodes(ptr, what, buf, size)
+    return ffi.string(buf).decode()
+
+
+def delegate_nodes(delegate_pointer: int) -> list[dict]:
+    """Per node of the last Prepare: op, version, where it runs and why."""
+    rows = []
+    for line in _delegate_text(delegate_pointer, 0).splitlines():
+        node, op, version, where, why = line.split("\t", 4)
+        rows.append({"node": int(node), "op": op, "version": int(version), "where": where, "reason": why})
+    return rows
+
+
+def delegate_partitions(delegate_pointer: int) -> list[dict]:
+    """The partitions the last Prepare built: their nodes and kernel launches."""
+    rows = []
+    for line in _delegate_text(delegate_pointer, 1).splitlines():
+        count, dispatches, nodes = line.split("\t")
+        rows.append({"nodes": [int(n) for n in nodes.split(",") if n], "dispatches": int(dispatches)})
+    return rows

@@ -1,4 +1,4 @@
-"""python -m tflite_gpu / tflite-gpu: check, models, devices, ops.
+"""python -m tflite_gpu / tflite-gpu: check, models, devices, ops, bench.
 
 Exit codes: 0 success (check: every output within tolerance), 1 a check
 failed, 2 bad usage or the command could not run (no OpenCL, bad option,
@@ -104,6 +104,61 @@ def cmd_ops(args) -> int:
     return 0
 
 
+def cmd_explain(args) -> int:
+    from . import load_delegate, runtime
+
+    opts = _parse_opts(args.opt)
+    opts.setdefault("log_level", "silent")
+    path = _resolve_model(args.model)
+    try:
+        delegate = load_delegate(**opts)
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
+    # Delegation happens while the interpreter is built; the report holds
+    # the decision for every node and the partitions that were built.
+    it = runtime().Interpreter(model_path=str(path), experimental_delegates=[delegate])
+    ptr = delegate._get_native_delegate_pointer()
+    nodes, parts = _capi.delegate_nodes(ptr), _capi.delegate_partitions(ptr)
+    del it
+    if args.json:
+        print(json.dumps({"model": str(path), "nodes": nodes, "partitions": parts}, indent=2))
+        return 0
+    for n in nodes:
+        print(f"{n['node']:>5}  {n['op']:<34} v{n['version']:<2} {n['where'].upper():<4} {n['reason']}")
+    gpu = sum(n["where"] == "gpu" for n in nodes)
+    print(f"\n{gpu} of {len(nodes)} nodes on the GPU in {len(parts)} partition(s)")
+    for i, p in enumerate(parts):
+        nodes_text = ",".join(map(str, p["nodes"][:12])) + (",..." if len(p["nodes"]) > 12 else "")
+        print(f"  partition {i}: {len(p['nodes'])} nodes ({nodes_text}), {p['dispatches']} kernel launches per invoke")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from . import bench
+
+    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    try:
+        paths = [_resolve_model(m) for m in args.model]
+        report = bench.run_bench(paths, configs=configs, warmup=args.warmup, iterations=args.iterations,
+                                 threads=args.threads, extra_options=_parse_opts(args.opt),
+                                 first_result=not args.no_first_result, warm_first_result=not args.no_warm,
+                                 profile=args.profile, top=args.top, seed=args.seed, progress=not args.no_progress)
+    except (RuntimeError, ValueError) as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 2
+    try:
+        written = bench.write_outputs(report, args.json, args.markdown, args.png)
+    except ImportError as e:
+        print(f"bench: cannot write the chart ({e}); pip install matplotlib", file=sys.stderr)
+        written = bench.write_outputs(report, args.json, args.markdown, None)
+    print(bench.to_markdown(report))
+    for p in written:
+        print(f"wrote {p}", file=sys.stderr)
+    ran = any(c.get("median_ms") for m in report["models"] for c in m["configs"].values())
+    return 0 if ran else 2
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="tflite-gpu", description="OpenCL GPU delegate for TensorFlow Lite")
     ap.add_argument("--version", action="version", version=f"tflite-gpu {__version__}")
@@ -122,6 +177,12 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_models)
 
+    p = sub.add_parser("explain", help="per node: op, version, GPU or CPU and why; then the partitions")
+    p.add_argument("model", help="a .tflite path or a MediaPipe model name")
+    p.add_argument("--opt", action="append", metavar="KEY=VALUE", help="delegate option (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_explain)
+
     p = sub.add_parser("devices", help="list OpenCL devices")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_devices)
@@ -131,6 +192,25 @@ def main(argv=None) -> int:
     g.add_argument("--json", action="store_true")
     g.add_argument("--markdown", action="store_true")
     p.set_defaults(fn=cmd_ops)
+
+    p = sub.add_parser("bench", help="benchmark models: CPU XNNPACK, CPU builtin, delegate FP32 and FP16, interleaved")
+    p.add_argument("model", nargs="+", help="a .tflite path or a MediaPipe model name")
+    p.add_argument("--warmup", type=int, default=3, help="untimed invokes per configuration (default 3)")
+    p.add_argument("--iterations", type=int, default=30, help="timed invokes per configuration (default 30)")
+    p.add_argument("--configs", default="xnnpack,builtin,fp32,fp16",
+                   help="comma-separated subset of xnnpack,builtin,fp32,fp16 (default all)")
+    p.add_argument("--threads", type=int, default=None, help="CPU interpreter threads (default: the cores)")
+    p.add_argument("--opt", action="append", metavar="KEY=VALUE", help="extra delegate option (repeatable)")
+    p.add_argument("--profile", action="store_true", help="list the top kernels by OpenCL event time")
+    p.add_argument("--top", type=int, default=10, help="kernels listed per model with --profile (default 10)")
+    p.add_argument("--no-first-result", action="store_true", help="skip the time-to-first-result processes")
+    p.add_argument("--no-warm", action="store_true", help="skip the warm (PoCL kernel cache) first result")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--json", metavar="PATH", help="write the full results as JSON")
+    p.add_argument("--markdown", metavar="PATH", help="write the markdown report")
+    p.add_argument("--png", metavar="PATH", help="write a bar chart of latency ratios to XNNPACK (matplotlib)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(fn=cmd_bench)
 
     args = ap.parse_args(argv)
     return args.fn(args)
