@@ -8,6 +8,7 @@
 
 #include "cl_device.h"
 #include "executor.h"
+#include "fuse.h"
 #include "gpu_delegate.h"
 #include "log.h"
 #include "model_view.h"
@@ -129,7 +130,12 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
     snprintf(k->error, sizeof(k->error), "out of memory");
     return k;
   }
-  if (lower_partition(d->current_view, params, &g, outputs, k->error, sizeof(k->error)) == 0) {
+  int lowered = lower_partition(d->current_view, params, &g, outputs, k->error, sizeof(k->error)) == 0;
+  if (lowered && fuse_graph(&g, outputs, params->output_tensors->size) < 0) {
+    lowered = 0;
+    snprintf(k->error, sizeof(k->error), "out of memory");
+  }
+  if (lowered) {
     pthread_mutex_lock(&k->dev->mutex);
     int rc = executor_build(&k->ex, k->dev, &g, outputs, params->output_tensors->size, k->error, sizeof(k->error));
     pthread_mutex_unlock(&k->dev->mutex);

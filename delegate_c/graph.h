@@ -55,8 +55,21 @@ enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };
 /* Reduction op codes shared with reduce.cl. */
 enum { REDUCE_MEAN = 0 };
 
+/* Elementwise steps fused into a producer's output (fuse.c): PReLU with a
+ * per-channel constant alpha, or ADD of a same-shape runtime tensor
+ * followed by an activation. Applied in order after the fused activation. */
+enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2 };
+#define GD_MAX_EPILOGUE 2
+typedef struct Epilogue {
+  int op;
+  int tensor; /* alpha (constant) or the residual (runtime) */
+  int act;    /* activation after an ADD */
+} Epilogue;
+
 typedef struct GNode {
   GOp op;
+  Epilogue epi[GD_MAX_EPILOGUE];
+  int num_epi;
   int tflite_node;    /* for error messages */
   const char* name;   /* TFLite op name */
   int inputs[GD_MAX_NODE_INPUTS];

@@ -130,9 +130,36 @@ static float* pack_bias(const GTensor* bias, int cout) {
   return b;
 }
 
+/* The per-channel alpha of a fused PReLU as [S] float4 (NULL if none). */
+static cl_mem epilogue_alpha(Executor* ex, const GNode* n, int cout) {
+  for (int k = 0; k < n->num_epi; ++k) {
+    if (n->epi[k].op != EPI_PRELU) continue;
+    const GTensor* a = &ex->g.tensors[n->epi[k].tensor];
+    int slices = (cout + 3) / 4;
+    float* v = calloc((size_t)slices * 4, sizeof(float));
+    if (!v) {
+      ex_fail(ex, "out of memory");
+      return NULL;
+    }
+    for (int c = 0; c < cout; ++c) v[c] = a->shape[GD_C] == 1 ? a->data[0] : a->data[c];
+    cl_mem m = ex_upload(ex, v, (size_t)slices * 4 * sizeof(float));
+    free(v);
+    return m;
+  }
+  return NULL;
+}
+
 static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weights, cl_mem bias) {
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
+  cl_mem alpha = bias, residual = bias; /* placeholders when not fused */
+  int epi[4] = {EPI_NONE, 0, EPI_NONE, 0};
+  for (int e = 0; e < n->num_epi; ++e) {
+    epi[2 * e] = n->epi[e].op;
+    epi[2 * e + 1] = n->epi[e].act;
+    if (n->epi[e].op == EPI_ADD) residual = ex_tensor_mem(ex, n->epi[e].tensor);
+    if (n->epi[e].op == EPI_PRELU && !(alpha = epilogue_alpha(ex, n, dst->shape[GD_C]))) return -1;
+  }
   KArgs a = {k, 0, CL_SUCCESS};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
   karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
@@ -143,6 +170,9 @@ static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weigh
   karg_int4(&a, n->p.conv.kw, n->p.conv.kh, n->p.conv.sx, n->p.conv.sy);
   karg_int4(&a, n->p.conv.pad_x, n->p.conv.pad_y, n->p.conv.dx, n->p.conv.dy);
   karg_int(&a, n->act);
+  karg_mem(&a, alpha);
+  karg_mem(&a, residual);
+  karg_int4(&a, epi[0], epi[1], epi[2], epi[3]);
   if (n->op == GOP_DEPTHWISE && n->p.conv.multiplier != 1) karg_int(&a, n->p.conv.multiplier);
   karg_int(&a, (int)phwc4_items(dst->shape));
   return karg_done(ex, &a);

@@ -77,3 +77,19 @@ inline float activate1(float v, int act) {
     default: return v;
   }
 }
+
+/* Fused epilogue steps (delegate_c/fuse.c): epi = (op0, act0, op1, act1),
+ * op 1 = PReLU with a per-channel alpha (float4 per slice), op 2 = ADD of a
+ * same-shape residual at the same float4 index, then act. */
+inline float4 epilogue_step(float4 v, int op, int act, __global const float4* alpha,
+                            __global const storage_t* residual, int s, int gid) {
+  if (op == 1) return select(v * alpha[s], v, isgreaterequal(v, (float4)(0.0f)));
+  if (op == 2) return activate(v + LOAD4(residual, gid), act);
+  return v;
+}
+
+inline float4 epilogue(float4 v, int4 epi, __global const float4* alpha, __global const storage_t* residual, int s,
+                       int gid) {
+  v = epilogue_step(v, epi.x, epi.y, alpha, residual, s, gid);
+  return epilogue_step(v, epi.z, epi.w, alpha, residual, s, gid);
+}

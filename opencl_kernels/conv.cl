@@ -4,10 +4,11 @@
  * conv2d weights: float4 blocks [S_out][KH][KW][S_in][4 in-lanes], each
  * block holding 4 output channels for one input channel, so one input
  * float4 meets 4 weight float4s. Bias: [S_out] float4 (zero padded).
- * geom: (kw, kh, stride_x, stride_y); pad_dil: (pad_x, pad_y, dil_x, dil_y). */
+ * geom: (kw, kh, stride_x, stride_y); pad_dil: (pad_x, pad_y, dil_x, dil_y).
+ * alpha / residual / epi: the fused epilogue (common.cl). */
 __kernel void conv2d(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
                      __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
-                     int total) {
+                     __global const float4* alpha, __global const storage_t* residual, int4 epi, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
@@ -34,14 +35,16 @@ __kernel void conv2d(__global const storage_t* src, __global storage_t* dst, __g
       }
     }
   }
-  acc = mask_tail(activate(acc, act), p.z, dst_shape.z);
+  acc = epilogue(activate(acc, act), epi, alpha, residual, p.z, gid);
+  acc = mask_tail(acc, p.z, dst_shape.z);
   STORE4(acc, dst, gid);
 }
 
 /* Depthwise with multiplier 1: weights [S][KH][KW] float4, bias [S]. */
 __kernel void depthwise_conv2d(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
                                __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil,
-                               int act, int total) {
+                               int act, __global const float4* alpha, __global const storage_t* residual,
+                               int4 epi, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
@@ -58,7 +61,8 @@ __kernel void depthwise_conv2d(__global const storage_t* src, __global storage_t
       acc = fma(LOAD4(src, idx4(src_shape, p.w, p.z, sy, sx)), w[ky * geom.x + kx], acc);
     }
   }
-  acc = mask_tail(activate(acc, act), p.z, dst_shape.z);
+  acc = epilogue(activate(acc, act), epi, alpha, residual, p.z, gid);
+  acc = mask_tail(acc, p.z, dst_shape.z);
   STORE4(acc, dst, gid);
 }
 
@@ -67,7 +71,8 @@ __kernel void depthwise_conv2d(__global const storage_t* src, __global storage_t
 __kernel void depthwise_conv2d_multiplier(__global const storage_t* src, __global storage_t* dst,
                                           __global const float4* weights, __global const float4* bias,
                                           int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
-                                          int multiplier, int total) {
+                                          __global const float4* alpha, __global const storage_t* residual,
+                                          int4 epi, int multiplier, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
@@ -88,6 +93,7 @@ __kernel void depthwise_conv2d_multiplier(__global const storage_t* src, __globa
       acc = fma(v, w[ky * geom.x + kx], acc);
     }
   }
-  acc = mask_tail(activate(acc, act), p.z, dst_shape.z);
+  acc = epilogue(activate(acc, act), epi, alpha, residual, p.z, gid);
+  acc = mask_tail(acc, p.z, dst_shape.z);
   STORE4(acc, dst, gid);
 }

@@ -1,0 +1,84 @@
+"""Fused epilogues: PRELU and residual ADD folded into the convolution that
+feeds them must give the CPU's results and save kernel launches."""
+import numpy as np
+import pytest
+
+import tflite_gpu
+from conftest import assert_close, run_cpu
+from tflite_gpu import _capi
+from tflite_gpu.model_builder import ModelBuilder
+
+
+def _conv(mb, rng, x, cin, cout, shape_hw, depthwise=False, act="NONE"):
+    h, w = shape_hw
+    # fp16 weights behind DEQUANTIZE, as in the MediaPipe models.
+    wshape = [1, 3, 3, cout] if depthwise else [cout, 3, 3, cin]
+    op, opts = ("DEPTHWISE_CONV_2D", dict(depth_multiplier=1)) if depthwise else ("CONV_2D", {})
+    wt = mb.add_tensor(wshape, dtype=np.float16, data=rng.standard_normal(wshape).astype(np.float16))
+    wf = mb.add_tensor(wshape)
+    mb.add_op("DEQUANTIZE", [wt], [wf], version=2)
+    b = mb.add_tensor([cout], data=rng.standard_normal([cout]).astype(np.float32))
+    y = mb.add_tensor([1, h, w, cout])
+    mb.add_op(op, [x, wf, b], [y], dict(opts, padding="SAME", stride_w=1, stride_h=1, fused_activation=act))
+    return y
+
+
+def _model(order, c, alpha_shape):
+    """x -> conv -> dw -> [PRELU, ADD(residual = conv output)] in `order`."""
+    rng = np.random.default_rng(11)
+    mb = ModelBuilder()
+    h, w = 9, 7
+    x = mb.add_input([1, h, w, 3])
+    a = _conv(mb, rng, x, 3, c, (h, w), act="RELU6")
+    y = _conv(mb, rng, a, c, c, (h, w), depthwise=True)
+    for step in order:
+        out = mb.add_tensor([1, h, w, c])
+        if step == "prelu":
+            alpha = mb.add_tensor(alpha_shape, data=rng.uniform(0.05, 0.5, alpha_shape).astype(np.float32))
+            mb.add_op("PRELU", [y, alpha], [out])
+        else:
+            mb.add_op("ADD", [a, y], [out], dict(fused_activation="RELU"))
+        y = out
+    mb.mark_output(y)
+    return mb.build(), [rng.standard_normal([1, h, w, 3]).astype(np.float32)]
+
+
+@pytest.mark.parametrize("order", [("prelu",), ("add",), ("prelu", "add"), ("add", "prelu")])
+@pytest.mark.parametrize("c,alpha_shape", [(5, [5]), (17, [1, 1, 17]), (8, [1, 1, 1, 8]), (3, [1])])
+def test_fused_epilogue_matches_cpu(order, c, alpha_shape):
+    model, inputs = _model(order, c, alpha_shape)
+    expected = run_cpu(model, inputs)
+    d = tflite_gpu.load_delegate(log_level="silent")
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+    it.allocate_tensors()
+    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
+    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
+    it.invoke()
+    got = it.get_tensor(it.get_output_details()[0]["index"])
+    assert stats["cpu_nodes"] == 0
+    # conv, depthwise (+ its epilogue) and the two boundary conversions.
+    assert stats["dispatches"] == 4, stats
+    assert_close(got, expected[0], rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(expected[0]).max())))
+
+
+def test_residual_written_after_the_producer_is_not_fused():
+    """ADD(conv_out, t) where t is computed after conv must not be fused
+    into conv (it would read t before it exists)."""
+    rng = np.random.default_rng(5)
+    mb = ModelBuilder()
+    x = mb.add_input([1, 6, 5, 4])
+    a = _conv(mb, rng, x, 4, 4, (6, 5))
+    t = mb.add_tensor([1, 6, 5, 4])
+    mb.add_op("RELU", [x], [t])
+    y = mb.add_tensor([1, 6, 5, 4])
+    mb.add_op("ADD", [a, t], [y], dict(fused_activation="NONE"))
+    mb.mark_output(y)
+    model = mb.build()
+    inputs = [rng.standard_normal([1, 6, 5, 4]).astype(np.float32)]
+    expected = run_cpu(model, inputs)
+    d = tflite_gpu.load_delegate(log_level="silent")
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
+    it.invoke()
+    assert_close(it.get_tensor(it.get_output_details()[0]["index"]), expected[0], rtol_l2=1e-4, atol=1e-3)
