@@ -149,7 +149,7 @@ static cl_mem epilogue_alpha(Executor* ex, const GNode* n, int cout) {
   return NULL;
 }
 
-static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weights, cl_mem bias) {
+static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weights, cl_mem bias, int total) {
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_mem alpha = bias, residual = bias; /* placeholders when not fused */
@@ -174,7 +174,7 @@ static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weigh
   karg_mem(&a, residual);
   karg_int4(&a, epi[0], epi[1], epi[2], epi[3]);
   if (n->op == GOP_DEPTHWISE && n->p.conv.multiplier != 1) karg_int(&a, n->p.conv.multiplier);
-  karg_int(&a, (int)phwc4_items(dst->shape));
+  karg_int(&a, total);
   return karg_done(ex, &a);
 }
 
@@ -205,8 +205,11 @@ int encode_conv2d(Executor* ex, int node) {
   free(w);
   free(b);
   if (!bm) return -1;
-  cl_kernel k = ex_dispatch(ex, "conv.cl", "conv2d", phwc4_items(ex->g.tensors[n->outputs[0]].shape), node);
-  return k ? set_conv_args(ex, k, n, wm, bm) : -1;
+  /* Four output pixels per work-item (x-tiles), see conv2d_x4. */
+  const int* ds = ex->g.tensors[n->outputs[0]].shape;
+  int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
+  cl_kernel k = ex_dispatch(ex, "conv.cl", "conv2d_x4", phwc4_items(tiled), node);
+  return k ? set_conv_args(ex, k, n, wm, bm, (int)phwc4_items(tiled)) : -1;
 }
 
 int encode_depthwise(Executor* ex, int node) {
@@ -232,7 +235,12 @@ int encode_depthwise(Executor* ex, int node) {
   free(w);
   free(b);
   if (!bm) return -1;
-  const char* kname = n->p.conv.multiplier == 1 ? "depthwise_conv2d" : "depthwise_conv2d_multiplier";
-  cl_kernel k = ex_dispatch(ex, "conv.cl", kname, phwc4_items(ex->g.tensors[n->outputs[0]].shape), node);
-  return k ? set_conv_args(ex, k, n, wm, bm) : -1;
+  const int* ds = ex->g.tensors[n->outputs[0]].shape;
+  if (n->p.conv.multiplier != 1) {
+    cl_kernel k = ex_dispatch(ex, "conv.cl", "depthwise_conv2d_multiplier", phwc4_items(ds), node);
+    return k ? set_conv_args(ex, k, n, wm, bm, (int)phwc4_items(ds)) : -1;
+  }
+  int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
+  cl_kernel k = ex_dispatch(ex, "conv.cl", "depthwise_conv2d_x4", phwc4_items(tiled), node);
+  return k ? set_conv_args(ex, k, n, wm, bm, (int)phwc4_items(tiled)) : -1;
 }
