@@ -144,6 +144,21 @@ void karg_int4(KArgs* a, int x, int y, int z, int w) {
   karg(a, &v, sizeof(v));
 }
 void karg_shape(KArgs* a, const int s[4]) { karg_int4(a, s[GD_W], s[GD_H], s[GD_C], s[GD_B]); }
+int ex_dispatch_src_dst(Executor* ex, int node, const char* file, const char* name, KArgs* a) {
+  const GNode* n = &ex->g.nodes[node];
+  const GTensor* src = &ex->g.tensors[n->inputs[0]];
+  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
+  size_t items = phwc4_items(dst->shape);
+  cl_kernel k = ex_dispatch(ex, file, name, items, node);
+  if (!k) return -1;
+  *a = (KArgs){k, 0, CL_SUCCESS, (int)items};
+  karg_mem(a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(a, ex_tensor_mem(ex, n->outputs[0]));
+  karg_shape(a, src->shape);
+  karg_shape(a, dst->shape);
+  return 0;
+}
+
 int karg_done(Executor* ex, KArgs* a) {
   if (a->rc == CL_SUCCESS) return 0;
   return ex_fail(ex, "clSetKernelArg(%u): %s", a->i - 1, cl_error_name(a->rc));
@@ -219,7 +234,7 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   if (!b->staging) return -1;
   cl_kernel k = ex_dispatch(ex, "layout.cl", to_device ? "bhwc_to_phwc4" : "phwc4_to_bhwc", phwc4_items(t->shape), -1);
   if (!k) return -1;
-  KArgs a = {k, 0, CL_SUCCESS};
+  KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, to_device ? b->staging : t->mem);
   karg_mem(&a, to_device ? t->mem : b->staging);
   karg_shape(&a, t->shape);

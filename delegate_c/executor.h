@@ -70,6 +70,7 @@ typedef struct KArgs {
   cl_kernel k;
   cl_uint i;
   cl_int rc;
+  int total; /* work-items before rounding, set by ex_dispatch_src_dst */
 } KArgs;
 void karg(KArgs* a, const void* value, size_t size);
 void karg_mem(KArgs* a, cl_mem m);
@@ -80,6 +81,11 @@ void karg_int4(KArgs* a, int x, int y, int z, int w);
 /* A BHWC shape as the kernels' int4 (W, H, C, B). */
 void karg_shape(KArgs* a, const int shape[4]);
 int karg_done(Executor* ex, KArgs* a);
+
+/* The common start of a one-input op over its output: a dispatch of one
+ * work-item per output float4, then arguments (src, dst, src shape, dst
+ * shape). The caller adds its own and ends with karg_int(a, a->total). */
+int ex_dispatch_src_dst(Executor* ex, int node, const char* file, const char* name, KArgs* a);
 
 /* Work-items of a PHWC4 tensor: one per float4. */
 static inline size_t phwc4_items(const int s[4]) {

@@ -106,6 +106,25 @@ int check_activation(const NodeInfo* ni, int act) {
   return reason(ni, "fused activation %d is not supported (SIGN_BIT or unknown)", act);
 }
 
+int check_io(const NodeInfo* ni, int n_in, int n_out) {
+  if (ni_num_inputs(ni) != n_in || ni_num_outputs(ni) != n_out)
+    return reason(ni, "needs %d input(s) and %d output(s), has %d and %d", n_in, n_out, ni_num_inputs(ni),
+                  ni_num_outputs(ni));
+  if (ni_input(ni, 0) < 0 || mv_is_const(ni->mv, ni_input(ni, 0)))
+    return reason(ni, "input 0 is a constant or missing; a runtime input is required");
+  return 0;
+}
+
+int check_const_input(const NodeInfo* ni, int k, const char* what, int type) {
+  int t = ni_input(ni, k);
+  if (t < 0) return reason(ni, "input %d (%s) is missing", k, what);
+  if (!mv_is_const(ni->mv, t)) return reason(ni, "input %d (%s) is a runtime tensor; it must be constant", k, what);
+  if ((int)mv_tensor(ni->mv, t)->type != type)
+    return reason(ni, "input %d (%s) has type %s; %s is required", k, what, type_name(mv_tensor(ni->mv, t)->type),
+                  type_name(type));
+  return 0;
+}
+
 int check_output_shape(const NodeInfo* ni, int tensor, const int e[4]) {
   int s[4];
   if (ni_shape(ni, tensor, s) < 0) return reason(ni, "output has no usable shape");

@@ -62,6 +62,10 @@ int ni_num_outputs(const NodeInfo* ni);
 int ni_shape(const NodeInfo* ni, int tensor, int out[4]);
 /* Checks a fused activation; rejects SIGN_BIT and unknown codes. */
 int check_activation(const NodeInfo* ni, int act);
+/* n_in inputs (the first a runtime tensor) and n_out outputs. */
+int check_io(const NodeInfo* ni, int n_in, int n_out);
+/* Input k is present, constant and of the given type; `what` names it. */
+int check_const_input(const NodeInfo* ni, int k, const char* what, int type);
 /* Checks the declared output shape equals the computed one. */
 int check_output_shape(const NodeInfo* ni, int tensor, const int expect[4]);
 

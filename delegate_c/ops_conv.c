@@ -160,7 +160,7 @@ static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weigh
     if (n->epi[e].op == EPI_ADD) residual = ex_tensor_mem(ex, n->epi[e].tensor);
     if (n->epi[e].op == EPI_PRELU && !(alpha = epilogue_alpha(ex, n, dst->shape[GD_C]))) return -1;
   }
-  KArgs a = {k, 0, CL_SUCCESS};
+  KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
   karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
   karg_mem(&a, weights);

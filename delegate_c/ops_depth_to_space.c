@@ -39,16 +39,9 @@ int lower_depth_to_space(Lowering* lw, const NodeInfo* ni) {
 
 int encode_depth_to_space(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
-  const GTensor* src = &ex->g.tensors[n->inputs[0]];
-  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
-  cl_kernel k = ex_dispatch(ex, "depth_to_space.cl", "depth_to_space", phwc4_items(dst->shape), node);
-  if (!k) return -1;
-  KArgs a = {k, 0, CL_SUCCESS};
-  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
-  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
-  karg_shape(&a, src->shape);
-  karg_shape(&a, dst->shape);
+  KArgs a;
+  if (ex_dispatch_src_dst(ex, node, "depth_to_space.cl", "depth_to_space", &a)) return -1;
   karg_int(&a, n->p.depth_to_space.block);
-  karg_int(&a, (int)phwc4_items(dst->shape));
+  karg_int(&a, a.total);
   return karg_done(ex, &a);
 }

@@ -72,7 +72,7 @@ int encode_binary(Executor* ex, int node) {
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_kernel k = ex_dispatch(ex, "elementwise.cl", "binary_op", phwc4_items(dst->shape), node);
   if (!k) return -1;
-  KArgs a = {k, 0, CL_SUCCESS};
+  KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[1]));
   karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
@@ -131,7 +131,7 @@ int encode_unary(Executor* ex, int node) {
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_kernel k = ex_dispatch(ex, "elementwise.cl", "unary_op", phwc4_items(dst->shape), node);
   if (!k) return -1;
-  KArgs a = {k, 0, CL_SUCCESS};
+  KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
   karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
   karg_shape(&a, dst->shape);

@@ -133,7 +133,7 @@ int encode_fully_connected(Executor* ex, int node) {
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_kernel k = ex_dispatch(ex, "fully_connected.cl", "fully_connected", phwc4_items(dst->shape), node);
   if (!k) return -1;
-  KArgs a = {k, 0, CL_SUCCESS};
+  KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
   karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
   karg_mem(&a, wm);

@@ -91,7 +91,7 @@ int encode_concat(Executor* ex, int node) {
     off[axis] = offset;
     offset += src->shape[axis];
     int ends_channels = axis == GD_C && k == n->num_inputs - 1;
-    KArgs a = {kern, 0, CL_SUCCESS};
+    KArgs a = {kern, 0, CL_SUCCESS, 0};
     karg_mem(&a, ex_tensor_mem(ex, n->inputs[k]));
     karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
     karg_shape(&a, src->shape);
@@ -261,21 +261,14 @@ int lower_strided_slice(Lowering* lw, const NodeInfo* ni) {
 
 int encode_remap(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
-  const GTensor* src = &ex->g.tensors[n->inputs[0]];
-  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
-  cl_kernel k = ex_dispatch(ex, "layout.cl", "remap", phwc4_items(dst->shape), node);
-  if (!k) return -1;
   const int* b = n->p.remap.begin;
   const int* s = n->p.remap.stride;
-  KArgs a = {k, 0, CL_SUCCESS};
-  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
-  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
-  karg_shape(&a, src->shape);
-  karg_shape(&a, dst->shape);
+  KArgs a;
+  if (ex_dispatch_src_dst(ex, node, "layout.cl", "remap", &a)) return -1;
   karg_int4(&a, b[GD_W], b[GD_H], b[GD_C], b[GD_B]);
   karg_int4(&a, s[GD_W], s[GD_H], s[GD_C], s[GD_B]);
   karg_int(&a, n->p.remap.mode == REMAP_RESHAPE ? 0 : 1);
   karg_float(&a, n->p.remap.value);
-  karg_int(&a, (int)phwc4_items(dst->shape));
+  karg_int(&a, a.total);
   return karg_done(ex, &a);
 }

@@ -45,19 +45,12 @@ int lower_pool(Lowering* lw, const NodeInfo* ni) {
 
 int encode_pool(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
-  const GTensor* src = &ex->g.tensors[n->inputs[0]];
-  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
-  cl_kernel k = ex_dispatch(ex, "pool.cl", "pool2d", phwc4_items(dst->shape), node);
-  if (!k) return -1;
-  KArgs a = {k, 0, CL_SUCCESS};
-  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
-  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
-  karg_shape(&a, src->shape);
-  karg_shape(&a, dst->shape);
+  KArgs a;
+  if (ex_dispatch_src_dst(ex, node, "pool.cl", "pool2d", &a)) return -1;
   karg_int4(&a, n->p.pool.kw, n->p.pool.kh, n->p.pool.sx, n->p.pool.sy);
   karg_int2(&a, n->p.pool.pad_x, n->p.pool.pad_y);
   karg_int(&a, n->p.pool.is_max);
   karg_int(&a, n->act);
-  karg_int(&a, (int)phwc4_items(dst->shape));
+  karg_int(&a, a.total);
   return karg_done(ex, &a);
 }

@@ -38,15 +38,7 @@ static int mean_axes(const NodeInfo* ni, int reduced[4], int out_dims[4]) {
 
 int check_mean(const NodeInfo* ni) {
   if (!ni->node->builtin_data) return reason(ni, "missing parameters");
-  if (ni_num_inputs(ni) != 2 || ni_num_outputs(ni) != 1)
-    return reason(ni, "needs 2 inputs and 1 output, has %d and %d", ni_num_inputs(ni), ni_num_outputs(ni));
-  if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant; a runtime input is required");
-  int axes = ni_input(ni, 1);
-  if (axes < 0) return reason(ni, "input 1 (axes) is missing");
-  if (!mv_is_const(ni->mv, axes))
-    return reason(ni, "input 1 (axes) is a runtime tensor; only constant axes are supported");
-  if (mv_tensor(ni->mv, axes)->type != kTfLiteInt32)
-    return reason(ni, "input 1 (axes) has type %s; INT32 is required", type_name(mv_tensor(ni->mv, axes)->type));
+  if (check_io(ni, 2, 1) || check_const_input(ni, 1, "axes", kTfLiteInt32)) return -1;
   int reduced[4], out_dims[4];
   int out_rank = mean_axes(ni, reduced, out_dims);
   if (out_rank < 0) return -1;
@@ -90,18 +82,11 @@ int lower_mean(Lowering* lw, const NodeInfo* ni) {
 
 int encode_reduce(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
-  const GTensor* src = &ex->g.tensors[n->inputs[0]];
-  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   const int* r = n->p.reduce.axes;
-  cl_kernel k = ex_dispatch(ex, "reduce.cl", "reduce", phwc4_items(dst->shape), node);
-  if (!k) return -1;
-  KArgs a = {k, 0, CL_SUCCESS};
-  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
-  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
-  karg_shape(&a, src->shape);
-  karg_shape(&a, dst->shape);
+  KArgs a;
+  if (ex_dispatch_src_dst(ex, node, "reduce.cl", "reduce", &a)) return -1;
   karg_int4(&a, r[GD_W], r[GD_H], r[GD_C], r[GD_B]);
   karg_int(&a, n->p.reduce.op);
-  karg_int(&a, (int)phwc4_items(dst->shape));
+  karg_int(&a, a.total);
   return karg_done(ex, &a);
 }

@@ -10,15 +10,8 @@
 int check_resize_bilinear(const NodeInfo* ni) {
   const TfLiteResizeBilinearParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
-  if (ni_num_inputs(ni) != 2 || ni_num_outputs(ni) != 1)
-    return reason(ni, "needs 2 inputs and 1 output, has %d and %d", ni_num_inputs(ni), ni_num_outputs(ni));
-  if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant; a runtime input is required");
+  if (check_io(ni, 2, 1) || check_const_input(ni, 1, "size", kTfLiteInt32)) return -1;
   int size = ni_input(ni, 1);
-  if (size < 0) return reason(ni, "input 1 (size) is missing");
-  if (!mv_is_const(ni->mv, size))
-    return reason(ni, "input 1 (size) is a runtime tensor; only a constant size is supported");
-  if (mv_tensor(ni->mv, size)->type != kTfLiteInt32)
-    return reason(ni, "input 1 (size) has type %s; INT32 is required", type_name(mv_tensor(ni->mv, size)->type));
   if (p->align_corners && p->half_pixel_centers)
     return reason(ni, "align_corners and half_pixel_centers are both set, which TFLite rejects");
   int in[4];
@@ -61,18 +54,11 @@ int lower_resize_bilinear(Lowering* lw, const NodeInfo* ni) {
 
 int encode_resize_bilinear(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
-  const GTensor* src = &ex->g.tensors[n->inputs[0]];
-  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
-  cl_kernel k = ex_dispatch(ex, "resize.cl", "resize_bilinear", phwc4_items(dst->shape), node);
-  if (!k) return -1;
-  KArgs a = {k, 0, CL_SUCCESS};
-  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
-  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
-  karg_shape(&a, src->shape);
-  karg_shape(&a, dst->shape);
+  KArgs a;
+  if (ex_dispatch_src_dst(ex, node, "resize.cl", "resize_bilinear", &a)) return -1;
   karg_float(&a, n->p.resize.scale_x);
   karg_float(&a, n->p.resize.scale_y);
   karg_int(&a, n->p.resize.half_pixel_centers);
-  karg_int(&a, (int)phwc4_items(dst->shape));
+  karg_int(&a, a.total);
   return karg_done(ex, &a);
 }
