@@ -36,6 +36,17 @@ __kernel void remap(__global const storage_t* src, __global storage_t* dst, int4
   int gid = get_global_id(0);
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
+  /* Channels untouched (slice or zero pad that only moves B/H/W, or pads
+   * channels at the end): whole float4s; src's padded lanes are zero. */
+  if (mode != 0 && begin.z == 0 && stride.z == 1 && pad_value == 0.0f) {
+    int sx = begin.x + p.x * stride.x, sy = begin.y + p.y * stride.y, sb = begin.w + p.w * stride.w;
+    float4 v = (float4)(0.0f);
+    if (sx >= 0 && sx < src_shape.x && sy >= 0 && sy < src_shape.y && sb >= 0 && sb < src_shape.w &&
+        p.z < SLICES(src_shape))
+      v = LOAD4(src, idx4(src_shape, sb, p.z, sy, sx));
+    STORE4(mask_tail(v, p.z, dst_shape.z), dst, gid);
+    return;
+  }
   float r[4];
   for (int lane = 0; lane < 4; ++lane) {
     int c = p.z * 4 + lane;
