@@ -92,6 +92,13 @@ static inline size_t phwc4_items(const int s[4]) {
   return (size_t)s[0] * (size_t)((s[3] + 3) / 4) * (size_t)s[1] * (size_t)s[2];
 }
 
+/* Uploads OHWI weights (row-major [O][KH][KW][I]; a FULLY_CONNECTED [O][K]
+ * is the 1x1 case) in the layout conv2d and fully_connected read:
+ * [S_out][KH][KW][S_in][4 in][4 out], zero padded, and the bias as [S_out]
+ * float4 (zeros when bias is NULL). */
+int upload_dense_weights(Executor* ex, const GTensor* weights, int src_channels, const GTensor* bias, cl_mem* wm,
+                         cl_mem* bm);
+
 /* Per-op encoders (in the op files). */
 int encode_conv2d(Executor* ex, int node);
 int encode_depthwise(Executor* ex, int node);

@@ -178,16 +178,14 @@ static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weigh
   return karg_done(ex, &a);
 }
 
-int encode_conv2d(Executor* ex, int node) {
-  const GNode* n = &ex->g.nodes[node];
-  const GTensor* src = &ex->g.tensors[n->inputs[0]];
-  const GTensor* wt = &ex->g.tensors[n->p.conv.weights];
+int upload_dense_weights(Executor* ex, const GTensor* wt, int src_channels, const GTensor* bias, cl_mem* wm,
+                         cl_mem* bm) {
   int cout = wt->shape[0], kh = wt->shape[1], kw = wt->shape[2], cin = wt->shape[3];
-  int so = (cout + 3) / 4, si = (src->shape[GD_C] + 3) / 4;
+  int so = (cout + 3) / 4, si = (src_channels + 3) / 4;
   /* [S_out][KH][KW][S_in][4 in-lanes][4 out-lanes], zero padded. */
   size_t count = (size_t)so * kh * kw * si * 16;
   float* w = calloc(count, sizeof(float));
-  float* b = pack_bias(n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL, cout);
+  float* b = pack_bias(bias, cout);
   if (!w || !b) {
     free(w);
     free(b);
@@ -200,11 +198,19 @@ int encode_conv2d(Executor* ex, int node) {
           size_t dst = ((((size_t)(o / 4) * kh + y) * kw + x) * si + i / 4) * 16 + (size_t)(i % 4) * 4 + o % 4;
           w[dst] = wt->data[(((size_t)o * kh + y) * kw + x) * cin + i];
         }
-  cl_mem wm = ex_upload(ex, w, count * sizeof(float));
-  cl_mem bm = wm ? ex_upload(ex, b, (size_t)so * 4 * sizeof(float)) : NULL;
+  *wm = ex_upload(ex, w, count * sizeof(float));
+  *bm = *wm ? ex_upload(ex, b, (size_t)so * 4 * sizeof(float)) : NULL;
   free(w);
   free(b);
-  if (!bm) return -1;
+  return *bm ? 0 : -1;
+}
+
+int encode_conv2d(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const GTensor* src = &ex->g.tensors[n->inputs[0]];
+  const GTensor* bias = n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL;
+  cl_mem wm, bm;
+  if (upload_dense_weights(ex, &ex->g.tensors[n->p.conv.weights], src->shape[GD_C], bias, &wm, &bm)) return -1;
   /* Four output pixels per work-item (x-tiles), see conv2d_x4. */
   const int* ds = ex->g.tensors[n->outputs[0]].shape;
   int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};

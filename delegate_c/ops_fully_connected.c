@@ -108,27 +108,12 @@ int encode_fully_connected(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* wt = &ex->g.tensors[n->p.fc.weights];
   const GTensor* bias = n->p.fc.bias >= 0 ? &ex->g.tensors[n->p.fc.bias] : NULL;
-  int units = wt->shape[GD_W], depth = wt->shape[GD_C];
-  int so = (units + 3) / 4, si = (depth + 3) / 4;
-  /* [S_out][S_in][4 in-lanes][4 out-lanes], zero padded, as conv2d's 1x1
-   * case; bias [S_out] float4, zero padded (all zero when absent). */
-  size_t count = (size_t)so * si * 16;
-  float* w = calloc(count, sizeof(float));
-  float* b = calloc((size_t)so * 4, sizeof(float));
-  if (!w || !b) {
-    free(w);
-    free(b);
-    return ex_fail(ex, "out of memory repacking weights");
-  }
-  for (int o = 0; o < units; ++o)
-    for (int i = 0; i < depth; ++i)
-      w[((size_t)(o / 4) * si + i / 4) * 16 + (size_t)(i % 4) * 4 + o % 4] = wt->data[(size_t)o * depth + i];
-  if (bias) memcpy(b, bias->data, (size_t)units * sizeof(float));
-  cl_mem wm = ex_upload(ex, w, count * sizeof(float));
-  cl_mem bm = wm ? ex_upload(ex, b, (size_t)so * 4 * sizeof(float)) : NULL;
-  free(w);
-  free(b);
-  if (!bm) return -1;
+  /* [O, K] is the 1x1 case of conv2d's OHWI layout. */
+  GTensor as_ohwi = *wt;
+  int ohwi[4] = {wt->shape[GD_W], 1, 1, wt->shape[GD_C]};
+  memcpy(as_ohwi.shape, ohwi, sizeof(ohwi));
+  cl_mem wm, bm;
+  if (upload_dense_weights(ex, &as_ohwi, wt->shape[GD_C], bias, &wm, &bm)) return -1;
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_kernel k = ex_dispatch(ex, "fully_connected.cl", "fully_connected", phwc4_items(dst->shape), node);
