@@ -257,6 +257,7 @@ static EncodeFn encoder_for(GOp op) {
     case GOP_REDUCE: return encode_reduce;
     case GOP_FULLY_CONNECTED: return encode_fully_connected;
     case GOP_DEPTH_TO_SPACE: return encode_depth_to_space;
+    case GOP_TRANSPOSE_CONV: return encode_transpose_conv;
   }
   return NULL;
 }

@@ -111,5 +111,6 @@ int encode_resize_bilinear(Executor* ex, int node);
 int encode_reduce(Executor* ex, int node);
 int encode_fully_connected(Executor* ex, int node);
 int encode_depth_to_space(Executor* ex, int node);
+int encode_transpose_conv(Executor* ex, int node);
 
 #endif

@@ -42,6 +42,7 @@ typedef enum GOp {
   GOP_REDUCE,
   GOP_FULLY_CONNECTED,
   GOP_DEPTH_TO_SPACE,
+  GOP_TRANSPOSE_CONV, /* p.conv: kw, kh, sx, sy, pad_x, pad_y, weights, bias */
 } GOp;
 
 /* Binary op codes shared with elementwise.cl. */

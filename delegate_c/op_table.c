@@ -20,6 +20,9 @@ const OpDef kOps[] = {
     {kBuiltinConv2d, NULL, 6, check_conv2d, lower_conv2d,
      "constant weights (float32, or float16/int8 behind a folded DEQUANTIZE); stride, dilation >= 1; "
      "SAME/VALID; optional bias; fused activation"},
+    {kBuiltinCustom, "Convolution2DTransposeBias", 1, check_transpose_conv, lower_transpose_conv,
+     "MediaPipe: input, constant weights (OHWI) and bias; custom_options = raw TfLiteTransposeConvParams "
+     "(padding, stride_w, stride_h); SAME/VALID; stride >= 1"},
     {kBuiltinDepthwiseConv2d, NULL, 6, check_depthwise, lower_depthwise,
      "constant weights; any depth_multiplier (upstream: 1 unless one input channel); stride, dilation >= 1; "
      "fused activation"},
@@ -54,6 +57,9 @@ const OpDef kOps[] = {
      "shrink_axis_mask supported"},
     {kBuiltinSub, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting; fused activation"},
     {kBuiltinTanh, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinTransposeConv, NULL, 3, check_transpose_conv, lower_transpose_conv,
+     "constant weights (OHWI) and int32 output_shape; optional bias (v3); SAME/VALID; stride >= 1; "
+     "no fused activation (v4 is above the limit)"},
 };
 const int kNumOps = sizeof(kOps) / sizeof(kOps[0]);
 

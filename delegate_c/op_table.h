@@ -108,6 +108,8 @@ int check_fully_connected(const NodeInfo* ni);
 int lower_fully_connected(Lowering* lw, const NodeInfo* ni);
 int check_depth_to_space(const NodeInfo* ni);
 int lower_depth_to_space(Lowering* lw, const NodeInfo* ni);
+int check_transpose_conv(const NodeInfo* ni);
+int lower_transpose_conv(Lowering* lw, const NodeInfo* ni);
 
 /* Writes "NAME\tversions\tconstraints\n" per entry; returns bytes needed. */
 size_t op_table_describe(char* buf, size_t size);

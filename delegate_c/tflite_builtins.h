@@ -33,6 +33,7 @@ enum TfLiteBuiltinCode {
   kBuiltinPrelu = 54,
   kBuiltinMaximum = 55,
   kBuiltinMinimum = 57,
+  kBuiltinTransposeConv = 67,
   kBuiltinHardSwish = 117,
   kBuiltinDensify = 124,
 };
@@ -138,6 +139,15 @@ typedef struct {
 typedef struct {
   int block_size;
 } TfLiteDepthToSpaceParams;
+
+/* Versions 1-3 (version 4 appends a fused activation, which 2.14's struct
+ * may lack, so it is never read). MediaPipe's Convolution2DTransposeBias
+ * stores these same three int32s as its raw custom_options. */
+typedef struct {
+  TfLitePadding padding;
+  int stride_width;
+  int stride_height;
+} TfLiteTransposeConvParams;
 
 _Static_assert(sizeof(TfLiteConvParams) == 24, "TfLiteConvParams size");
 _Static_assert(sizeof(TfLitePoolParams) == 40, "TfLitePoolParams size");
