@@ -258,6 +258,9 @@ static EncodeFn encoder_for(GOp op) {
     case GOP_FULLY_CONNECTED: return encode_fully_connected;
     case GOP_DEPTH_TO_SPACE: return encode_depth_to_space;
     case GOP_TRANSPOSE_CONV: return encode_transpose_conv;
+    case GOP_LANDMARKS_TO_MATRIX: return encode_landmarks_to_matrix;
+    case GOP_TRANSFORM_LANDMARKS: return encode_transform_landmarks;
+    case GOP_TRANSFORM_TENSOR: return encode_transform_tensor;
   }
   return NULL;
 }

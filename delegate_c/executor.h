@@ -112,5 +112,8 @@ int encode_reduce(Executor* ex, int node);
 int encode_fully_connected(Executor* ex, int node);
 int encode_depth_to_space(Executor* ex, int node);
 int encode_transpose_conv(Executor* ex, int node);
+int encode_landmarks_to_matrix(Executor* ex, int node);
+int encode_transform_landmarks(Executor* ex, int node);
+int encode_transform_tensor(Executor* ex, int node);
 
 #endif

@@ -43,6 +43,9 @@ typedef enum GOp {
   GOP_FULLY_CONNECTED,
   GOP_DEPTH_TO_SPACE,
   GOP_TRANSPOSE_CONV, /* p.conv: kw, kh, sx, sy, pad_x, pad_y, weights, bias */
+  GOP_LANDMARKS_TO_MATRIX, /* MediaPipe Landmarks2TransformMatrix: p.l2m */
+  GOP_TRANSFORM_LANDMARKS, /* MediaPipe TransformLandmarks: inputs (landmarks, matrix) */
+  GOP_TRANSFORM_TENSOR,    /* MediaPipe TransformTensorBilinear: inputs (tensor, matrix) */
 } GOp;
 
 /* Binary op codes shared with elementwise.cl. */
@@ -66,6 +69,16 @@ typedef struct Epilogue {
   int tensor; /* alpha (constant) or the residual (runtime) */
   int act;    /* activation after an ADD */
 } Epilogue;
+
+/* Landmarks2TransformMatrix. v2: f = (target_rotation, scale_x, scale_y),
+ * i = (output_w, output_h); v1: f = (landmarks_range, bbox_multiplier),
+ * i = (input_w, input_h, output_w, output_h). */
+typedef struct LandmarksMatrixParams {
+  int version, left, right;
+  int subset, num_subset; /* constant tensor of landmark indices (as floats) */
+  float f[3];
+  int i[4];
+} LandmarksMatrixParams;
 
 typedef struct GNode {
   GOp op;
@@ -116,6 +129,14 @@ typedef struct GNode {
     struct {
       int block;
     } depth_to_space;
+    LandmarksMatrixParams l2m;
+    struct {
+      int dims;    /* 2 or 3 components per landmark */
+      float scale; /* multiplies the translation (v1) */
+    } landmarks;
+    struct {
+      int align_corners; /* v2: sample at pixel centres */
+    } transform;
   } p;
 } GNode;
 

@@ -23,6 +23,16 @@ const OpDef kOps[] = {
     {kBuiltinCustom, "Convolution2DTransposeBias", 1, check_transpose_conv, lower_transpose_conv,
      "MediaPipe: input, constant weights (OHWI) and bias; custom_options = raw TfLiteTransposeConvParams "
      "(padding, stride_w, stride_h); SAME/VALID; stride >= 1"},
+    {kBuiltinCustom, "Landmarks2TransformMatrix", 2, check_landmarks_to_matrix, lower_landmarks_to_matrix,
+     "MediaPipe: v1 landmarks [1,1,1,3N], v2 [1,N,3] -> [1,4,4] matrix; FlexBuffers options (v1: subset, "
+     "input_hw, output_hw, dimensions 3, landmarks_range, bbox_size_multiplier; v2: subset_idxs, "
+     "target_rotation_radians, output_height/width, scale_x/y); landmark indices checked against N"},
+    {kBuiltinCustom, "TransformLandmarks", 2, check_transform_landmarks, lower_transform_landmarks,
+     "MediaPipe: landmarks (v1 [1,H,W,C] with options dimensions 2/3 and scale; v2 [1,N,2|3]) and a [1,4,4] "
+     "matrix"},
+    {kBuiltinCustom, "TransformTensorBilinear", 2, check_transform_tensor, lower_transform_tensor,
+     "MediaPipe: [1,H,W,C] tensor and [1,4,4] matrix -> [1,OH,OW,C]; options v1 output_size (mode bilinear), "
+     "v2 output_height/width (pixel-centre aligned); batch 1"},
     {kBuiltinDepthwiseConv2d, NULL, 6, check_depthwise, lower_depthwise,
      "constant weights; any depth_multiplier (upstream: 1 unless one input channel); stride, dilation >= 1; "
      "fused activation"},

@@ -110,6 +110,12 @@ int check_depth_to_space(const NodeInfo* ni);
 int lower_depth_to_space(Lowering* lw, const NodeInfo* ni);
 int check_transpose_conv(const NodeInfo* ni);
 int lower_transpose_conv(Lowering* lw, const NodeInfo* ni);
+int check_landmarks_to_matrix(const NodeInfo* ni);
+int lower_landmarks_to_matrix(Lowering* lw, const NodeInfo* ni);
+int check_transform_landmarks(const NodeInfo* ni);
+int lower_transform_landmarks(Lowering* lw, const NodeInfo* ni);
+int check_transform_tensor(const NodeInfo* ni);
+int lower_transform_tensor(Lowering* lw, const NodeInfo* ni);
 
 /* Writes "NAME\tversions\tconstraints\n" per entry; returns bytes needed. */
 size_t op_table_describe(char* buf, size_t size);
