@@ -179,3 +179,235 @@ def test_transpose_conv_bias_short_options_stay_on_cpu():
     model, inputs, _ = _tconv_bias_model((1, 3, 3, 2), 2, 2, 2, 1, 2, 2, _rng("short"), options=b"\x01\x00")
     with pytest.raises((RuntimeError, ValueError)):
         run_delegate(model, inputs)
+
+
+# -- MediaPipe landmark ops ------------------------------------------------------
+
+def _flex(options):
+    from flatbuffers import flexbuffers
+    return bytes(flexbuffers.Dumps(options))
+
+
+def _single_op_model(op, inputs, out_shape, options):
+    """One custom op whose inputs are all graph inputs."""
+    mb = ModelBuilder()
+    ids = [mb.add_input(x.shape) for x in inputs]
+    y = mb.add_tensor(out_shape)
+    mb.add_op("CUSTOM:" + op, ids, [y], custom_options=_flex(options) if options is not None else None)
+    mb.mark_output(y)
+    return mb.build()
+
+
+def _rot(r):
+    return np.array([[np.cos(r), -np.sin(r)], [np.sin(r), np.cos(r)]])
+
+
+def ref_landmarks_to_matrix_v2(lm, o):
+    """landmarks_to_transform_matrix.cc, namespace v2."""
+    p = lm.reshape(-1, 3).astype(np.float64)
+    left, right = p[o["left_rotation_idx"], :2], p[o["right_rotation_idx"], :2]
+    r = o["target_rotation_radians"] - np.arctan2(right[1] - left[1], right[0] - left[0])
+    idx = list(o["subset_idxs"])
+    pts = (_rot(r) @ p[idx, :2].T).T
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    cx, cy = _rot(-r) @ ((lo + hi) / 2)
+    t = np.eye(4)
+    shift = np.eye(4)
+    shift[0, 3], shift[1, 3] = cx, cy
+    rot = np.eye(4)
+    rot[:2, :2] = _rot(-r)
+    scale = np.diag([o["scale_x"] * (hi[0] - lo[0]) / o["output_width"],
+                     o["scale_y"] * (hi[1] - lo[1]) / o["output_height"], 1.0, 1.0])
+    shift2 = np.eye(4)
+    shift2[0, 3], shift2[1, 3] = -o["output_width"] / 2.0, -o["output_height"] / 2.0
+    t = t @ shift @ rot @ scale @ shift2
+    return t.astype(np.float32).reshape(1, 4, 4)
+
+
+def ref_landmarks_to_matrix_v1(lm, o):
+    """landmarks_to_transform_matrix.cc, namespace v1."""
+    p = lm.reshape(-1, 3).astype(np.float64)
+    left, right = p[o["left_rotation_idx"], :2], p[o["right_rotation_idx"], :2]
+    alpha = -np.arctan((right[1] - left[1]) / (right[0] - left[0]))
+    pts = (_rot(alpha) @ p[list(o["subset"]), :2].T).T
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    rng_, mult = o["landmarks_range"], o["bbox_size_multiplier"]
+    bbox = (hi - lo) * mult
+    scale = np.diag([bbox[0] / rng_, bbox[1] / rng_, 1.0])
+    rmx, rmy = _rot(-alpha) @ ((hi + lo) / 2)
+    rotation = np.eye(3)
+    rotation[:2, :2] = _rot(-alpha)
+    rotation[0, 2], rotation[1, 2] = rmx / rng_ * 2 - 1, rmy / rng_ * 2 - 1
+    (ih, iw), (oh, ow) = o["input_hw"], o["output_hw"]
+    to_rel = np.array([[2 / (ow - 1), 0, -1], [0, 2 / (oh - 1), -1], [0, 0, 1]])
+    to_abs = np.array([[(iw - 1) / 2, 0, (iw - 1) / 2], [0, (ih - 1) / 2, (ih - 1) / 2], [0, 0, 1]])
+    m = to_abs @ rotation @ scale @ to_rel
+    out = np.array([[m[0, 0], m[0, 1], 0, m[0, 2]], [m[1, 0], m[1, 1], 0, m[1, 2]],
+                    [m[2, 0], m[2, 1], m[2, 2], 0], [0, 0, 0, 1]])
+    return out.astype(np.float32).reshape(1, 4, 4)
+
+
+def _landmark_options_v2(rng, n, subset_len):
+    left, right = rng.choice(n, 2, replace=False)
+    return dict(subset_idxs=[int(i) for i in rng.integers(0, n, subset_len)], left_rotation_idx=int(left),
+                right_rotation_idx=int(right), target_rotation_radians=float(rng.uniform(-1, 1)),
+                output_height=16, output_width=12, scale_x=1.5, scale_y=1.25)
+
+
+@pytest.mark.parametrize("n,subset_len", [(37, 11), (468, 80), (5, 1)])
+def test_landmarks_to_transform_matrix_v2(n, subset_len):
+    rng = _rng(f"l2m-v2-{n}-{subset_len}")
+    lm = rng.uniform(0, 192, (1, n, 3)).astype(np.float32)
+    opts = _landmark_options_v2(rng, n, subset_len)
+    model = _single_op_model("Landmarks2TransformMatrix", [lm], [1, 4, 4], opts)
+    actual, report = run_delegate(model, [lm])
+    assert report.cpu_nodes == 0 and report.partitions == 1
+    _close(actual[0], ref_landmarks_to_matrix_v2(lm, opts))
+
+
+@pytest.mark.parametrize("n,subset_len", [(21, 7), (3, 2)])
+def test_landmarks_to_transform_matrix_v1(n, subset_len):
+    rng = _rng(f"l2m-v1-{n}-{subset_len}")
+    lm = rng.uniform(0, 192, (1, 1, 1, 3 * n)).astype(np.float32)
+    left, right = rng.choice(n, 2, replace=False)
+    opts = dict(subset=[int(i) for i in rng.integers(0, n, subset_len)], left_rotation_idx=int(left),
+                right_rotation_idx=int(right), input_hw=[48, 40], output_hw=[16, 13], dimensions=3,
+                landmarks_range=192, bbox_size_multiplier=1.5)
+    model = _single_op_model("Landmarks2TransformMatrix", [lm], [1, 4, 4], opts)
+    actual, report = run_delegate(model, [lm])
+    assert report.cpu_nodes == 0 and report.partitions == 1
+    _close(actual[0], ref_landmarks_to_matrix_v1(lm, opts))
+
+
+def test_landmarks_to_transform_matrix_index_out_of_range_is_refused():
+    """A subset index past the landmarks would read outside the tensor (the
+    CPU kernel does not check): the delegate refuses the node, so the stock
+    runtime, which has no kernel for it, fails cleanly at allocation."""
+    rng = _rng("l2m-bad")
+    lm = rng.uniform(0, 192, (1, 7, 3)).astype(np.float32)
+    opts = dict(_landmark_options_v2(rng, 7, 3), subset_idxs=[0, 1, 7])
+    model = _single_op_model("Landmarks2TransformMatrix", [lm], [1, 4, 4], opts)
+    with pytest.raises(RuntimeError, match="Landmarks2TransformMatrix"):
+        run_delegate(model, [lm])
+
+
+def _random_matrix(rng, translate=20.0):
+    m = np.eye(4, dtype=np.float32)
+    m[:2, :2] = rng.uniform(-2, 2, (2, 2))
+    m[:2, 3] = rng.uniform(-translate, translate, 2)
+    m[:2, 2] = rng.uniform(-1, 1, 2)  # multiplies z = 0: must not matter
+    return m.reshape(1, 4, 4)
+
+
+def ref_transform_landmarks(lm, mat, dims, scale):
+    """transform_landmarks.cc: x, y through the first two rows (translation
+    times scale), z copied."""
+    m = mat.reshape(4, 4).astype(np.float64)
+    p = lm.reshape(-1, dims).astype(np.float64)
+    out = p.copy()
+    out[:, 0] = m[0, 0] * p[:, 0] + m[0, 1] * p[:, 1] + m[0, 3] * scale
+    out[:, 1] = m[1, 0] * p[:, 0] + m[1, 1] * p[:, 1] + m[1, 3] * scale
+    return out.reshape(lm.shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("n,dims", [(80, 2), (71, 2), (5, 3), (1, 3)])
+def test_transform_landmarks_v2(n, dims):
+    rng = _rng(f"tl-v2-{n}-{dims}")
+    lm = rng.uniform(-50, 50, (1, n, dims)).astype(np.float32)
+    mat = _random_matrix(rng)
+    model = _single_op_model("TransformLandmarks", [lm, mat], lm.shape, None)
+    actual, report = run_delegate(model, [lm, mat])
+    assert report.cpu_nodes == 0 and report.partitions == 1
+    _close(actual[0], ref_transform_landmarks(lm, mat, dims, 1.0))
+
+
+@pytest.mark.parametrize("shape,dims,scale", [((1, 2, 3, 9), 3, 0.5), ((1, 3, 1, 10), 2, 2.0), ((1, 1, 1, 3), 3, 1.0)])
+def test_transform_landmarks_v1(shape, dims, scale):
+    rng = _rng(f"tl-v1-{shape}-{dims}")
+    lm = rng.uniform(-50, 50, shape).astype(np.float32)
+    mat = _random_matrix(rng)
+    model = _single_op_model("TransformLandmarks", [lm, mat], lm.shape, dict(dimensions=dims, scale=scale))
+    actual, report = run_delegate(model, [lm, mat])
+    assert report.cpu_nodes == 0 and report.partitions == 1
+    _close(actual[0], ref_transform_landmarks(lm, mat, dims, scale))
+
+
+def ref_transform_tensor_bilinear(x, mat, oh, ow, align_corners):
+    """transform_tensor_bilinear.cc (batch 0)."""
+    m = mat.reshape(4, 4).astype(np.float32)
+    xt, yt = m[0].copy(), m[1].copy()
+    if align_corners:
+        xt[3] += xt[0] * 0.5 + xt[1] * 0.5 - 0.5
+        yt[3] += yt[0] * 0.5 + yt[1] * 0.5 - 0.5
+    _, h, w, c = x.shape
+    img = x[0].astype(np.float64)
+    out = np.zeros((1, oh, ow, c), np.float64)
+
+    def read(yy, xx):
+        return img[yy, xx] if 0 <= yy < h and 0 <= xx < w else np.zeros(c)
+
+    for oy in range(oh):
+        for ox in range(ow):
+            tx = np.float32(xt[0] * ox + xt[1] * oy + xt[3])
+            ty = np.float32(yt[0] * ox + yt[1] * oy + yt[3])
+            if tx < 0 or tx > w - 1 or ty < 0 or ty > h - 1:
+                continue
+            x0, y0 = int(np.floor(tx)), int(np.floor(ty))
+            rc, lc = tx - x0, ty - y0
+            upper = (1 - rc) * read(y0, x0) + rc * read(y0, x0 + 1)
+            lower = (1 - rc) * read(y0 + 1, x0) + rc * read(y0 + 1, x0 + 1)
+            out[0, oy, ox] = lc * lower + (1 - lc) * upper
+    return out.astype(np.float32)
+
+
+def _sampling_matrix(rng, h, w, oh, ow):
+    """Maps the output grid over most of the input, rotated, partly outside."""
+    r = rng.uniform(-0.6, 0.6)
+    s = rng.uniform(0.8, 1.3) * max(h / oh, w / ow)
+    m = np.eye(4, dtype=np.float32)
+    m[:2, :2] = s * _rot(r)
+    m[0, 3], m[1, 3] = w / 2 - s * ow / 2 * 0.9, h / 2 - s * oh / 2 * 0.9
+    return m.reshape(1, 4, 4)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("h,w,c,oh,ow", [(48, 48, 32, 16, 16), (13, 11, 3, 7, 9), (9, 7, 17, 5, 5), (6, 5, 1, 9, 7)])
+def test_transform_tensor_bilinear(version, h, w, c, oh, ow):
+    rng = _rng(f"ttb-{version}-{h}-{w}-{c}-{oh}-{ow}")
+    x = rng.standard_normal((1, h, w, c)).astype(np.float32)
+    mat = _sampling_matrix(rng, h, w, oh, ow)
+    opts = (dict(output_height=oh, output_width=ow) if version == 2
+            else dict(output_size=[oh, ow], mode="bilinear"))
+    model = _single_op_model("TransformTensorBilinear", [x, mat], [1, oh, ow, c], opts)
+    actual, report = run_delegate(model, [x, mat])
+    assert report.cpu_nodes == 0 and report.partitions == 1
+    expected = ref_transform_tensor_bilinear(x, mat, oh, ow, version == 2)
+    assert np.count_nonzero(expected) > expected.size // 3, "the sampling grid should mostly land inside"
+    assert (expected == 0).all(axis=-1).any(), "and partly outside (zeros)"
+    _close(actual[0], expected)
+
+
+def test_landmarks_crop_chain_like_face_landmark_with_attention():
+    """Landmarks2TransformMatrix -> TransformTensorBilinear, with the matrix
+    never leaving the device: the pattern of face_landmark_with_attention."""
+    rng = _rng("chain")
+    lm = rng.uniform(8, 40, (1, 23, 3)).astype(np.float32)
+    x = rng.standard_normal((1, 48, 48, 5)).astype(np.float32)
+    opts = _landmark_options_v2(rng, 23, 9)
+    opts.update(output_height=16, output_width=16, scale_x=1.5, scale_y=1.5)
+    mb = ModelBuilder()
+    li, xi = mb.add_input(lm.shape), mb.add_input(x.shape)
+    mat, y = mb.add_tensor([1, 4, 4]), mb.add_tensor([1, 16, 16, 5])
+    mb.add_op("CUSTOM:Landmarks2TransformMatrix", [li], [mat], custom_options=_flex(opts))
+    mb.add_op("CUSTOM:TransformTensorBilinear", [xi, mat], [y], custom_options=_flex(
+        dict(output_height=16, output_width=16)))
+    mb.mark_output(y)
+    actual, report = run_delegate(mb.build(), [lm, x])
+    assert report.cpu_nodes == 0 and report.partitions == 1
+    m = ref_landmarks_to_matrix_v2(lm, opts)
+    # The matrix comes from float32 atan2/cos/sin on the device (float64 in
+    # the reference): ~1e-6 relative in the sampling coordinates, which the
+    # bilinear slopes of unit-normal data turn into ~1e-5 here; the
+    # project's usual FP32 bound of 1e-4 covers it.
+    expected = ref_transform_tensor_bilinear(x, m, 16, 16, True)
+    assert_close(actual[0], expected, rtol_l2=1e-4, atol=1e-3)
