@@ -2,6 +2,9 @@
 
 The models are fetched (sha256-checked) from the pinned mediapipe wheel on
 first use; see tflite_gpu.models."""
+import pathlib
+
+import numpy as np
 import pytest
 
 from tflite_gpu import models
@@ -41,3 +44,59 @@ def test_model_fp16_storage(name, model_files):
     assert r.cpu_nodes == 0
     for o in r.outputs:
         assert o.rel_l2 <= FP16_RTOL_L2 or o.max_abs <= 1e-7, f"{o.name}: relative L2 {o.rel_l2:.3g}"
+
+
+# The three models with MediaPipe custom ops: the stock CPU interpreter has
+# no kernels for those ops, so check_model compares the delegate in FP32
+# with the delegate in FP16 storage (FP16 tolerance) and checks that two
+# invokes give identical outputs.
+CUSTOM_OP_MODELS = ["face_landmark_with_attention", "selfie_segmentation", "selfie_segmentation_landscape"]
+
+
+@pytest.fixture(scope="module")
+def custom_model_files():
+    return models.fetch_models(CUSTOM_OP_MODELS, progress=False)
+
+
+@pytest.mark.parametrize("name", CUSTOM_OP_MODELS)
+def test_custom_op_model_fully_delegated(name, custom_model_files):
+    r = check_model(custom_model_files[name], {"log_level": "silent"}, seed=1)
+    assert r.reference == "delegate-fp16", "the CPU interpreter was expected to fail on the custom ops"
+    assert "unresolved custom op" in r.cpu_error
+    assert r.cpu_nodes == 0, f"{r.cpu_nodes} nodes left on the CPU"
+    assert r.partitions == 1
+    assert r.deterministic
+    for o in r.outputs:
+        assert np.isfinite(o.rel_l2) and np.isfinite(o.max_abs), f"{o.name}: non-finite outputs"
+        if name == "face_landmark_with_attention":
+            assert o.rel_l2 <= FP16_RTOL_L2, f"{o.name}: FP32 vs FP16 relative L2 {o.rel_l2:.3g}"
+        else:
+            # A saturated sigmoid mask (values ~1e-7 on random inputs): see
+            # FP16_ABS_FLOOR; the logits are held to 1e-2 below.
+            assert o.passed, f"{o.name}: relative L2 {o.rel_l2:.3g}, max abs {o.max_abs:.3g}"
+
+
+def _output_rebound(model_path, out_path):
+    """A copy of the model whose graph output is the input of its last op
+    (the selfie models' logits before the final LOGISTIC), patched in place."""
+    import tflite
+
+    buf = bytearray(pathlib.Path(model_path).read_bytes())
+    sg = tflite.Model.GetRootAsModel(buf, 0).Subgraphs(0)
+    last = sg.Operators(sg.OperatorsLength() - 1)
+    assert sg.OutputsLength() == 1 and last.Outputs(0) == sg.Outputs(0)
+    vec = sg._tab.Vector(sg._tab.Offset(8))  # SubGraph.outputs (field 2)
+    buf[vec:vec + 4] = int(last.Inputs(0)).to_bytes(4, "little")
+    out_path.write_bytes(bytes(buf))
+    return out_path
+
+
+@pytest.mark.parametrize("name", ["selfie_segmentation", "selfie_segmentation_landscape"])
+def test_selfie_logits_fp16_agree(name, custom_model_files, tmp_path):
+    """Before the sigmoid (the Convolution2DTransposeBias output), FP32 and
+    FP16 storage agree within the FP16 tolerance with no absolute floor."""
+    path = _output_rebound(custom_model_files[name], tmp_path / f"{name}_logits.tflite")
+    r = check_model(path, {"log_level": "silent"}, seed=1)
+    assert r.cpu_nodes == 0 and r.partitions == 1 and r.deterministic
+    (o,) = r.outputs
+    assert o.rel_l2 <= FP16_RTOL_L2, f"logits: FP32 vs FP16 relative L2 {o.rel_l2:.3g}"

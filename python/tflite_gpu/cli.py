@@ -2,7 +2,8 @@
 
 Exit codes: 0 success (check: every output within tolerance), 1 a check
 failed, 2 bad usage or the command could not run (no OpenCL, bad option,
-a model the CPU cannot run).
+a model neither the CPU nor the delegate can run). A model only the delegate
+can run (MediaPipe custom ops) is checked FP32 against FP16 instead.
 """
 from __future__ import annotations
 
