@@ -261,6 +261,9 @@ static EncodeFn encoder_for(GOp op) {
     case GOP_LANDMARKS_TO_MATRIX: return encode_landmarks_to_matrix;
     case GOP_TRANSFORM_LANDMARKS: return encode_transform_landmarks;
     case GOP_TRANSFORM_TENSOR: return encode_transform_tensor;
+    case GOP_MAX_POOL_ARGMAX: return encode_pool_argmax;
+    case GOP_MAX_UNPOOL: return encode_unpool;
+    case GOP_RESAMPLER: return encode_resampler;
   }
   return NULL;
 }

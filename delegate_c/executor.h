@@ -115,5 +115,8 @@ int encode_transpose_conv(Executor* ex, int node);
 int encode_landmarks_to_matrix(Executor* ex, int node);
 int encode_transform_landmarks(Executor* ex, int node);
 int encode_transform_tensor(Executor* ex, int node);
+int encode_pool_argmax(Executor* ex, int node);
+int encode_unpool(Executor* ex, int node);
+int encode_resampler(Executor* ex, int node);
 
 #endif

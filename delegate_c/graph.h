@@ -46,6 +46,9 @@ typedef enum GOp {
   GOP_LANDMARKS_TO_MATRIX, /* MediaPipe Landmarks2TransformMatrix: p.l2m */
   GOP_TRANSFORM_LANDMARKS, /* MediaPipe TransformLandmarks: inputs (landmarks, matrix) */
   GOP_TRANSFORM_TENSOR,    /* MediaPipe TransformTensorBilinear: inputs (tensor, matrix) */
+  GOP_MAX_POOL_ARGMAX,     /* MediaPipe MaxPoolingWithArgmax2D: p.pool; outputs (values, indices) */
+  GOP_MAX_UNPOOL,          /* MediaPipe MaxUnpooling2D: p.pool; inputs (values, indices) */
+  GOP_RESAMPLER,           /* MediaPipe Resampler: inputs (source, warp) */
 } GOp;
 
 /* Binary op codes shared with elementwise.cl. */

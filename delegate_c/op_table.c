@@ -27,6 +27,14 @@ const OpDef kOps[] = {
      "MediaPipe: v1 landmarks [1,1,1,3N], v2 [1,N,3] -> [1,4,4] matrix; FlexBuffers options (v1: subset, "
      "input_hw, output_hw, dimensions 3, landmarks_range, bbox_size_multiplier; v2: subset_idxs, "
      "target_rotation_radians, output_height/width, scale_x/y); landmark indices checked against N"},
+    {kBuiltinCustom, "MaxPoolingWithArgmax2D", 2, check_pool_argmax, lower_pool_argmax,
+     "MediaPipe: 1 input, 2 outputs (values, argmax within the window + 0.1, as float); custom_options = raw "
+     "TfLitePoolParams; filter and stride > 0; SAME/VALID; fused activation"},
+    {kBuiltinCustom, "MaxUnpooling2D", 1, check_unpool, lower_unpool,
+     "MediaPipe: values and indices [B,H,W,C] -> [B,H*kh,W*kw,C]; custom_options = raw TfLitePoolParams; "
+     "filter and stride > 0; an index outside its window is dropped (the CPU writes it outside the window)"},
+    {kBuiltinCustom, "Resampler", 1, check_resampler, lower_resampler,
+     "MediaPipe: source [B,H,W,C] and warp [B,H,W,2] -> [B,H,W,C], bilinear, zeros outside"},
     {kBuiltinCustom, "TransformLandmarks", 2, check_transform_landmarks, lower_transform_landmarks,
      "MediaPipe: landmarks (v1 [1,H,W,C] with options dimensions 2/3 and scale; v2 [1,N,2|3]) and a [1,4,4] "
      "matrix"},

@@ -116,6 +116,12 @@ int check_transform_landmarks(const NodeInfo* ni);
 int lower_transform_landmarks(Lowering* lw, const NodeInfo* ni);
 int check_transform_tensor(const NodeInfo* ni);
 int lower_transform_tensor(Lowering* lw, const NodeInfo* ni);
+int check_pool_argmax(const NodeInfo* ni);
+int lower_pool_argmax(Lowering* lw, const NodeInfo* ni);
+int check_unpool(const NodeInfo* ni);
+int lower_unpool(Lowering* lw, const NodeInfo* ni);
+int check_resampler(const NodeInfo* ni);
+int lower_resampler(Lowering* lw, const NodeInfo* ni);
 
 /* Writes "NAME\tversions\tconstraints\n" per entry; returns bytes needed. */
 size_t op_table_describe(char* buf, size_t size);

@@ -411,3 +411,153 @@ def test_landmarks_crop_chain_like_face_landmark_with_attention():
     # project's usual FP32 bound of 1e-4 covers it.
     expected = ref_transform_tensor_bilinear(x, m, 16, 16, True)
     assert_close(actual[0], expected, rtol_l2=1e-4, atol=1e-3)
+
+
+# -- MaxPoolingWithArgmax2D, MaxUnpooling2D, Resampler ---------------------------------
+
+def _pool_options(padding, sw, sh, fw, fh, act=0):
+    """The raw TfLitePoolParams these ops read: six int32s, then the
+    computed padding (four int32s) the converter also writes."""
+    return struct.pack("<10i", padding, sw, sh, fw, fh, act, 0, 0, 0, 0)
+
+
+def _same_pad(size, k, s, padding):
+    out = -(-size // s) if padding == 1 else (size - k + s) // s
+    return out, max(((out - 1) * s + k - size) // 2, 0)
+
+
+def ref_max_pool_argmax(x, padding, sw, sh, fw, fh, act):
+    """max_pool_argmax.cc: clamped window, strict '>' (first max wins),
+    index fy * fw + fx + 0.1 within the window."""
+    n, h, w, c = x.shape
+    oh, ph = _same_pad(h, fh, sh, padding)
+    ow, pw = _same_pad(w, fw, sw, padding)
+    vals = np.zeros((n, oh, ow, c), np.float32)
+    idx = np.zeros((n, oh, ow, c), np.float32)
+    for oy in range(oh):
+        for ox in range(ow):
+            y0, x0 = oy * sh - ph, ox * sw - pw
+            best = np.full((n, c), np.finfo(np.float32).min, np.float32)
+            arg = np.zeros((n, c), np.int64)
+            for fy in range(max(0, -y0), min(fh, h - y0)):
+                for fx in range(max(0, -x0), min(fw, w - x0)):
+                    v = x[:, y0 + fy, x0 + fx, :]
+                    gt = v > best
+                    best = np.where(gt, v, best)
+                    arg = np.where(gt, fy * fw + fx, arg)
+            vals[:, oy, ox] = np.maximum(best, 0) if act == 1 else best
+            idx[:, oy, ox] = arg + np.float32(0.1)
+    return vals, idx
+
+
+@pytest.mark.parametrize("shape,padding,s,f,act", [
+    ((1, 7, 9, 3), 1, 2, 2, 0), ((2, 5, 5, 17), 1, 2, 3, 1), ((1, 8, 6, 5), 2, 2, 2, 0),
+    ((1, 9, 7, 1), 2, 1, 3, 0), ((1, 6, 6, 4), 1, 3, 2, 0)])
+def test_max_pooling_with_argmax(shape, padding, s, f, act):
+    rng = _rng(f"mpa-{shape}-{padding}-{s}-{f}-{act}")
+    x = rng.standard_normal(shape).astype(np.float32)
+    vals, idx = ref_max_pool_argmax(x, padding, s, s, f, f, act)
+    mb = ModelBuilder()
+    xi = mb.add_input(shape)
+    vo, io = mb.add_tensor(vals.shape), mb.add_tensor(idx.shape)
+    mb.add_op("CUSTOM:MaxPoolingWithArgmax2D", [xi], [vo, io], custom_options=_pool_options(padding, s, s, f, f, act))
+    mb.mark_output(vo)
+    mb.mark_output(io)
+    actual, report = run_delegate(mb.build(), [x])
+    assert report.cpu_nodes == 0 and report.partitions == 1
+    np.testing.assert_array_equal(actual[0], vals)  # a max is exact
+    np.testing.assert_allclose(actual[1], idx, rtol=0, atol=1e-6)
+
+
+def ref_max_unpooling(x, indices, sw, sh, fw, fh):
+    """max_unpooling.cc: scatter in scan order, last write wins, bounds-checked."""
+    n, h, w, c = x.shape
+    oh, ow = h * fh, w * fw
+    ph, pw = max(((h - 1) * sh + fh - oh) // 2, 0), max(((w - 1) * sw + fw - ow) // 2, 0)
+    out = np.zeros((n, oh, ow, c), np.float32)
+    for b in range(n):
+        for iy in range(h):
+            for ix in range(w):
+                for ch in range(c):
+                    i = int(indices[b, iy, ix, ch])
+                    oy, ox = iy * sh - ph + i // fw, ix * sw - pw + i % fw
+                    if 0 <= oy < oh and 0 <= ox < ow:
+                        out[b, oy, ox, ch] = x[b, iy, ix, ch]
+    return out
+
+
+@pytest.mark.parametrize("shape,s,f", [((1, 4, 5, 3), 2, 2), ((2, 3, 3, 17), 1, 2), ((1, 5, 3, 5), 2, 3),
+                                       ((1, 2, 7, 1), 3, 3)])
+def test_max_unpooling(shape, s, f):
+    rng = _rng(f"unpool-{shape}-{s}-{f}")
+    x = rng.standard_normal(shape).astype(np.float32)
+    # Indices as MaxPoolingWithArgmax2D writes them: inside the window, + 0.1.
+    indices = (rng.integers(0, f * f, shape) + 0.1).astype(np.float32)
+    expected = ref_max_unpooling(x, indices, s, s, f, f)
+    assert np.count_nonzero(expected) >= x.size // 2
+    mb = ModelBuilder()
+    xi, ii = mb.add_input(shape), mb.add_input(shape)
+    y = mb.add_tensor(expected.shape)
+    mb.add_op("CUSTOM:MaxUnpooling2D", [xi, ii], [y], custom_options=_pool_options(1, s, s, f, f))
+    mb.mark_output(y)
+    actual, report = run_delegate(mb.build(), [x, indices])
+    assert report.cpu_nodes == 0 and report.partitions == 1
+    np.testing.assert_array_equal(actual[0], expected)  # a copy is exact
+
+
+def test_argmax_pool_then_unpool_round_trip():
+    """The pair as a model uses it: every window's max lands back where it was."""
+    rng = _rng("pool-unpool")
+    x = rng.standard_normal((1, 6, 8, 5)).astype(np.float32)
+    mb = ModelBuilder()
+    xi = mb.add_input(x.shape)
+    v, i, y = mb.add_tensor([1, 3, 4, 5]), mb.add_tensor([1, 3, 4, 5]), mb.add_tensor(x.shape)
+    opts = _pool_options(1, 2, 2, 2, 2)
+    mb.add_op("CUSTOM:MaxPoolingWithArgmax2D", [xi], [v, i], custom_options=opts)
+    mb.add_op("CUSTOM:MaxUnpooling2D", [v, i], [y], custom_options=opts)
+    mb.mark_output(y)
+    actual, report = run_delegate(mb.build(), [x])
+    assert report.cpu_nodes == 0 and report.partitions == 1
+    vals, idx = ref_max_pool_argmax(x, 1, 2, 2, 2, 2, 0)
+    np.testing.assert_array_equal(actual[0], ref_max_unpooling(vals, idx, 2, 2, 2, 2))
+    # Each 2x2 block holds its max once and zeros elsewhere.
+    blocks = x.reshape(1, 3, 2, 4, 2, 5).max(axis=(2, 4))
+    np.testing.assert_array_equal(actual[0].reshape(1, 3, 2, 4, 2, 5).sum(axis=(2, 4)), blocks)
+    assert np.count_nonzero(actual[0]) == blocks.size
+
+
+def ref_resampler(src, warp):
+    """resampler.cc (TF Addons' resampler)."""
+    n, h, w, c = src.shape
+    out = np.zeros_like(src, dtype=np.float64)
+
+    def at(b, yy, xx):
+        return src[b, yy, xx].astype(np.float64) if 0 <= xx <= w - 1 and 0 <= yy <= h - 1 else np.zeros(c)
+
+    for b in range(n):
+        for y in range(h):
+            for x in range(w):
+                px, py = warp[b, y, x]
+                if px > -1 and py > -1 and px < w and py < h:
+                    fx, fy = int(np.floor(px)), int(np.floor(py))
+                    cx, cy = fx + 1, fy + 1
+                    dx, dy = np.float32(cx - px), np.float32(cy - py)
+                    out[b, y, x] = (dx * dy * at(b, fy, fx) + (1 - dx) * (1 - dy) * at(b, cy, cx)
+                                    + dx * (1 - dy) * at(b, cy, fx) + (1 - dx) * dy * at(b, fy, cx))
+    return out.astype(np.float32)
+
+
+@pytest.mark.parametrize("shape", [(1, 7, 9, 3), (2, 5, 6, 17), (1, 4, 3, 1)])
+def test_resampler(shape):
+    rng = _rng(f"resampler-{shape}")
+    n, h, w, _ = shape
+    src = rng.standard_normal(shape).astype(np.float32)
+    # Warp points over the image and a margin around it (some outside).
+    warp = np.stack([rng.uniform(-1.5, w + 0.5, (n, h, w)), rng.uniform(-1.5, h + 0.5, (n, h, w))],
+                    axis=-1).astype(np.float32)
+    expected = ref_resampler(src, warp)
+    model = _single_op_model("Resampler", [src, warp], shape, None)
+    actual, report = run_delegate(model, [src, warp])
+    assert report.cpu_nodes == 0 and report.partitions == 1
+    assert (expected == 0).all(axis=-1).any()
+    _close(actual[0], expected)
