@@ -561,3 +561,41 @@ def test_resampler(shape):
     assert report.cpu_nodes == 0 and report.partitions == 1
     assert (expected == 0).all(axis=-1).any()
     _close(actual[0], expected)
+
+
+# -- FP16 storage -------------------------------------------------------------------
+
+def _fp16_cases():
+    """(id, model, inputs, numpy reference) for one model of each kernel."""
+    rng = _rng("fp16")
+    out = []
+    model, inputs, expected = _tconv_bias_model((1, 9, 7, 16), 3, 2, 2, 1, 2, 2, rng)
+    out.append(("tconvbias", model, inputs, expected))
+    lm = rng.uniform(0, 192, (1, 37, 3)).astype(np.float32)
+    opts = _landmark_options_v2(rng, 37, 11)
+    out.append(("l2m", _single_op_model("Landmarks2TransformMatrix", [lm], [1, 4, 4], opts), [lm],
+                ref_landmarks_to_matrix_v2(lm, opts)))
+    lms = rng.uniform(-50, 50, (1, 71, 2)).astype(np.float32)
+    mat = _random_matrix(rng)
+    out.append(("transform_landmarks", _single_op_model("TransformLandmarks", [lms, mat], lms.shape, None),
+                [lms, mat], ref_transform_landmarks(lms, mat, 2, 1.0)))
+    x = rng.standard_normal((1, 13, 11, 5)).astype(np.float32)
+    m = _sampling_matrix(rng, 13, 11, 7, 9)
+    out.append(("transform_tensor", _single_op_model("TransformTensorBilinear", [x, m], [1, 7, 9, 5],
+                                                     dict(output_height=7, output_width=9)),
+                [x, m], ref_transform_tensor_bilinear(x, m, 7, 9, True)))
+    src = rng.standard_normal((1, 7, 9, 3)).astype(np.float32)
+    warp = np.stack([rng.uniform(-1, 9, (1, 7, 9)), rng.uniform(-1, 7, (1, 7, 9))], -1).astype(np.float32)
+    out.append(("resampler", _single_op_model("Resampler", [src, warp], src.shape, None), [src, warp],
+                ref_resampler(src, warp)))
+    return out
+
+
+@pytest.mark.parametrize("case", _fp16_cases(), ids=lambda c: c[0])
+def test_custom_ops_fp16_storage(case):
+    """FP16 storage rounds inputs, matrices and outputs to 11-bit mantissas
+    (math stays FP32): within the FP16 tolerance, relative L2 <= 1e-2."""
+    _, model, inputs, expected = case
+    actual, report = run_delegate(model, inputs, is_precision_loss_allowed=1)
+    assert report.cpu_nodes == 0
+    assert_close(actual[0], expected, rtol_l2=1e-2, atol=1e-2 * max(1.0, float(np.abs(expected).max())))
