@@ -38,6 +38,8 @@ const OpDef kOps[] = {
     {kBuiltinCustom, "TransformLandmarks", 2, check_transform_landmarks, lower_transform_landmarks,
      "MediaPipe: landmarks (v1 [1,H,W,C] with options dimensions 2/3 and scale; v2 [1,N,2|3]) and a [1,4,4] "
      "matrix"},
+    {kBuiltinCustom, "TransformTensor", 1, check_transform_tensor, lower_transform_tensor,
+     "MediaPipe: version 1's registered name of TransformTensorBilinear (options output_size, mode bilinear)"},
     {kBuiltinCustom, "TransformTensorBilinear", 2, check_transform_tensor, lower_transform_tensor,
      "MediaPipe: [1,H,W,C] tensor and [1,4,4] matrix -> [1,OH,OW,C]; options v1 output_size (mode bilinear), "
      "v2 output_height/width (pixel-centre aligned); batch 1"},

@@ -5,7 +5,9 @@
  *   v1: output_size [h, w] (and mode, which must be "bilinear" if given);
  *   v2: output_height, output_width; the matrix is shifted to pixel
  *       centres (align_corners).
- * The CPU kernel reads batch 0 only; batch 1 is required here.
+ * The CPU kernel reads batch 0 only; batch 1 is required here. MediaPipe
+ * registers version 1 as "TransformTensor" and version 2 under this name;
+ * both names map here.
  * The version comes from the options (see ops_landmarks.c for why): v2's
  * have output_height, v1's output_size. */
 #include "custom_options.h"

@@ -370,15 +370,20 @@ def _sampling_matrix(rng, h, w, oh, ow):
     return m.reshape(1, 4, 4)
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, "TransformTensor"])
 @pytest.mark.parametrize("h,w,c,oh,ow", [(48, 48, 32, 16, 16), (13, 11, 3, 7, 9), (9, 7, 17, 5, 5), (6, 5, 1, 9, 7)])
 def test_transform_tensor_bilinear(version, h, w, c, oh, ow):
+    """Versions 1 and 2 under TransformTensorBilinear, and version 1 under
+    the name MediaPipe registers it with, TransformTensor."""
+    name = "TransformTensorBilinear"
+    if version == "TransformTensor":
+        name, version = "TransformTensor", 1
     rng = _rng(f"ttb-{version}-{h}-{w}-{c}-{oh}-{ow}")
     x = rng.standard_normal((1, h, w, c)).astype(np.float32)
     mat = _sampling_matrix(rng, h, w, oh, ow)
     opts = (dict(output_height=oh, output_width=ow) if version == 2
             else dict(output_size=[oh, ow], mode="bilinear"))
-    model = _single_op_model("TransformTensorBilinear", [x, mat], [1, oh, ow, c], opts)
+    model = _single_op_model(name, [x, mat], [1, oh, ow, c], opts)
     actual, report = run_delegate(model, [x, mat])
     assert report.cpu_nodes == 0 and report.partitions == 1
     expected = ref_transform_tensor_bilinear(x, mat, oh, ow, version == 2)
