@@ -15,6 +15,7 @@
 #ifndef TFLITE_GPU_DELEGATE_H
 #define TFLITE_GPU_DELEGATE_H
 
+#include <stddef.h> /* size_t */
 #include <stdint.h>
 
 #ifdef __cplusplus

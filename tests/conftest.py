@@ -70,3 +70,14 @@ def assert_close(actual, expected, rtol_l2=1e-4, atol=1e-4):
     max_abs = float(np.abs(actual.astype(np.float64) - expected).max()) if actual.size else 0.0
     assert err <= rtol_l2, f"relative L2 {err:.3g} > {rtol_l2:g} (max abs {max_abs:.3g})"
     assert max_abs <= atol, f"max abs {max_abs:.3g} > {atol:g} (relative L2 {err:.3g})"
+
+
+def pytest_report_header(config):
+    mod = tflite_gpu.runtime()
+    pkg = mod.__name__.split(".")[0]
+    try:
+        from importlib.metadata import version
+        ver = version(pkg.replace("_", "-"))
+    except Exception:  # noqa: BLE001 - the header is informational
+        ver = "?"
+    return f"tflite_gpu runtime: {pkg} {ver}, numpy {np.__version__}, library {tflite_gpu.library_path()}"

@@ -1,8 +1,27 @@
 #!/usr/bin/env bash
-# Set-up (idempotent), then the whole test suite against the installed package.
+# Set-up (idempotent), then the test suite against the installed package,
+# once per runtime:
+#   1. .venv (tflite_runtime 2.14): every test;
+#   2. .venv-litert (ai_edge_litert 2.x): the same suite less the tests that
+#      do not touch a runtime (C units, the CMake install) - op tests, real
+#      MediaPipe models, fusion, the API and the CLI run under LiteRT too.
+# Extra arguments go to both pytest runs. Exit status: non-zero if either
+# run failed (both always run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 # Tests must exercise the installed library, not a stray build.
 unset TFLITE_GPU_LIBRARY
-exec .venv/bin/python -m pytest -q "$@"
+
+status=0
+echo "== tflite_runtime 2.14 (.venv)"
+TFLITE_GPU_RUNTIME=tflite_runtime .venv/bin/python -m pytest -q "$@" || status=1
+if [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
+  echo "== ai_edge_litert (.venv-litert)"
+  rc=0
+  TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python -m pytest -q \
+    --ignore=tests/test_c_units.py --ignore=tests/test_install.py "$@" || rc=$?
+  # 5: nothing collected (the arguments chose only runtime-independent tests).
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ] || status=1
+fi
+exit $status

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# One-time set-up on a fresh Debian machine: OpenCL (PoCL) system packages,
-# a virtualenv in .venv, and `pip install .` (which builds libgpu_delegate.so).
-# Idempotent: installed packages and an existing venv are reused.
+# One-time set-up on a fresh Debian machine: OpenCL (PoCL), compiler, CMake
+# and pkg-config system packages, then two virtualenvs with the package
+# installed (`pip install .` builds libgpu_delegate.so):
+#   .venv         tflite_runtime 2.14 (numpy < 2; Python 3.9-3.11)
+#   .venv-litert  ai_edge_litert 2.x (LiteRT, numpy >= 2)
+# Idempotent: installed packages and existing venvs are reused.
+# TFLITE_GPU_SKIP_LITERT=1 skips the LiteRT venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd make gcc"
+PACKAGES="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd make gcc g++ binutils cmake pkg-config python3-venv"
 missing=""
 for p in $PACKAGES; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -23,7 +27,19 @@ if ! "$PYTHON" -c 'import sys; sys.exit(0 if (3, 9) <= sys.version_info[:2] <= (
   echo "tflite-runtime 2.14 needs Python 3.9-3.11; set PYTHON=/path/to/python3.11" >&2
   exit 2
 fi
-[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q ".[test]"
-echo "set-up done: .venv has tflite_gpu $(.venv/bin/python -c 'import tflite_gpu; print(tflite_gpu.__version__)')"
+
+# make_venv DIR EXTRAS: a venv with this package and the given extras.
+make_venv() {
+  [ -x "$1/bin/python" ] || "$PYTHON" -m venv "$1"
+  "$1/bin/python" -m pip install -q --upgrade pip
+  "$1/bin/python" -m pip install -q ".[$2]"
+}
+
+make_venv .venv tflite-runtime,test
+echo "set-up done: .venv has tflite_gpu $(.venv/bin/python -c 'import tflite_gpu; print(tflite_gpu.__version__)')" \
+     "on $(.venv/bin/python -c 'import tflite_gpu; print(tflite_gpu.runtime().__name__)')"
+if [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
+  make_venv .venv-litert litert,test
+  echo "set-up done: .venv-litert has tflite_gpu on" \
+       "$(TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python -c 'import tflite_gpu; print(tflite_gpu.runtime().__name__)')"
+fi

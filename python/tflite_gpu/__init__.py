@@ -6,19 +6,32 @@
 """
 from __future__ import annotations
 
+import importlib
+import os
+
 from ._library import library_path
 
 __version__ = "0.1.0"
 __all__ = ["library_path", "load_delegate", "runtime", "__version__"]
 
 
+RUNTIMES = ("tflite_runtime", "ai_edge_litert")
+
+
 def runtime():
-    """The interpreter module in use: tflite_runtime, else ai_edge_litert."""
-    try:
-        from tflite_runtime import interpreter as mod
-    except ImportError:  # LiteRT, the runtime's successor
-        from ai_edge_litert import interpreter as mod
-    return mod
+    """The interpreter module in use: $TFLITE_GPU_RUNTIME (tflite_runtime or
+    ai_edge_litert) when set, else tflite_runtime, else ai_edge_litert."""
+    wanted = os.environ.get("TFLITE_GPU_RUNTIME")
+    if wanted and wanted not in RUNTIMES:
+        raise ValueError(f"TFLITE_GPU_RUNTIME={wanted}: choose {' or '.join(RUNTIMES)}")
+    errors = []
+    for name in [wanted] if wanted else RUNTIMES:
+        try:
+            return importlib.import_module(f"{name}.interpreter")
+        except ImportError as e:
+            errors.append(f"{name}: {e}")
+    raise ImportError("no TensorFlow Lite runtime could be imported (" + "; ".join(errors) + "); install one: "
+                      "pip install 'tflite-gpu[tflite-runtime]' (Python 3.9-3.11) or 'tflite-gpu[litert]'")
 
 
 def load_delegate(**options):

@@ -6,11 +6,13 @@ pip, extracts the models into a cache directory and checks each sha256.
 """
 
 import hashlib
+import json
 import os
 import pathlib
 import subprocess
 import sys
 import tempfile
+import urllib.request
 import zipfile
 
 MEDIAPIPE_VERSION = "0.10.14"
@@ -63,12 +65,64 @@ def _is_valid(path, name):
     return path.is_file() and _sha256(path) == MODELS[name]
 
 
-def _download_wheel(dest):
-    """pip-download the pinned mediapipe wheel into dest; returns its path."""
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps",
-           "--only-binary=:all:", f"mediapipe=={MEDIAPIPE_VERSION}",
-           "--python-version", _WHEEL_PYTHON, "--platform", _WHEEL_PLATFORM,
-           "-d", str(dest)]
+def _pip_download_args():
+    return ["--no-deps", "--only-binary=:all:", "--python-version", _WHEEL_PYTHON, "--platform", _WHEEL_PLATFORM,
+            f"mediapipe=={MEDIAPIPE_VERSION}"]
+
+
+def _wheel_url():
+    """(url, sha256) of the pinned wheel as pip resolves it (honouring the
+    user's index configuration), or None when pip cannot say."""
+    with tempfile.TemporaryDirectory() as target:
+        cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+               "--target", target, "--report", "-", *_pip_download_args()]
+        try:
+            result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            info = json.loads(result.stdout)["install"][0]["download_info"]
+            return info["url"], info.get("archive_info", {}).get("hashes", {}).get("sha256")
+        except (subprocess.SubprocessError, ValueError, KeyError, IndexError, OSError):
+            return None
+
+
+def _fetch_url(url, sha256, dest, progress):
+    """Downloads url into dest with a tqdm bar; checks sha256 when known."""
+    target = pathlib.Path(dest) / url.rsplit("/", 1)[-1].split("#")[0]
+    digest = hashlib.sha256()
+    with urllib.request.urlopen(url, timeout=60) as response, open(target, "wb") as out:
+        total = int(response.headers.get("Content-Length") or 0) or None
+        bar = None
+        if progress:
+            try:
+                from tqdm import tqdm
+
+                bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024,
+                           desc=f"mediapipe {MEDIAPIPE_VERSION} wheel")
+            except ImportError:
+                pass
+        for chunk in iter(lambda: response.read(1 << 16), b""):
+            out.write(chunk)
+            digest.update(chunk)
+            if bar is not None:
+                bar.update(len(chunk))
+        if bar is not None:
+            bar.close()
+    if sha256 and digest.hexdigest() != sha256:
+        raise RuntimeError(f"{url}: sha256 {digest.hexdigest()} does not match the index's {sha256}")
+    return target
+
+
+def _download_wheel(dest, progress=False):
+    """Downloads the pinned mediapipe wheel into dest; returns its path.
+
+    pip resolves the URL (so private indexes and mirrors work), then the
+    file is fetched with a progress bar; if that fails, pip downloads it."""
+    resolved = _wheel_url()
+    if resolved is not None:
+        try:
+            return _fetch_url(*resolved, dest, progress)
+        except (OSError, RuntimeError, ValueError) as e:  # proxies, auth: let pip try
+            print(f"direct download failed ({e}); trying pip download", file=sys.stderr)
+    cmd = [sys.executable, "-m", "pip", "download", *_pip_download_args(), "-d", str(dest)]
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"downloading mediapipe=={MEDIAPIPE_VERSION} failed:\n"
@@ -144,7 +198,7 @@ def fetch_models(names=None, progress=True, wheel=None):
             _extract(pathlib.Path(wheel), missing, out_dir, progress)
         else:
             with tempfile.TemporaryDirectory() as tmp:
-                _extract(_download_wheel(tmp), missing, out_dir, progress)
+                _extract(_download_wheel(tmp, progress), missing, out_dir, progress)
     return paths
 
 

@@ -1,0 +1,35 @@
+"""The docs hang together: every relative link in README.md, docs/ and
+examples/ points at a file that exists (and at a heading that exists)."""
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "examples").glob("*/README.md"))]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _anchors(page):
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to '-'."""
+    heads = re.findall(r"^#+\s+(.*)$", page.read_text(), flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in heads}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_relative_links_resolve(page):
+    for target in LINK.findall(page.read_text()):
+        if re.match(r"[a-z]+:", target):
+            continue  # http(s), mailto
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        assert dest.exists(), f"{page.name}: broken link {target}"
+        if anchor and dest.suffix == ".md":
+            assert anchor in _anchors(dest), f"{page.name}: no heading #{anchor} in {dest.name}"
+
+
+def test_readme_links_the_guides():
+    readme = (ROOT / "README.md").read_text()
+    for doc in ("docs/quickstart.md", "docs/troubleshooting.md", "docs/how-it-works.md",
+                "examples/minimal_cpp/README.md"):
+        assert f"({doc})" in readme

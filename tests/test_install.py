@@ -1,0 +1,91 @@
+"""The C/C++ packaging: `cmake --install` to a temporary prefix, then small
+programs built against the *installed* header and library, found through
+pkg-config and through CMake's find_package, calling the C API."""
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SRC = ROOT / "tests" / "c_install"
+
+pytestmark = pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake (tools/setup.sh installs it)")
+
+
+def _run(cmd, **kw):
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600, **kw)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed ({r.returncode}):\n{r.stdout[-3000:]}{r.stderr[-3000:]}"
+    return r
+
+
+def _have_device():
+    from tflite_gpu import _capi
+    try:
+        return bool(_capi.devices())
+    except RuntimeError:
+        return False
+
+
+def _check_program(exe):
+    r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    if r.returncode == 3 and not _have_device():
+        pytest.skip("no OpenCL device: create returned NULL as documented")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip().endswith("ok")
+
+
+@pytest.fixture(scope="module")
+def prefix(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("install")
+    build, prefix = tmp / "build", tmp / "prefix"
+    _run(["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release"])
+    _run(["cmake", "--build", build, "-j", "2"])
+    _run(["cmake", "--install", build, "--prefix", prefix])
+    return prefix
+
+
+def test_install_layout(prefix):
+    lib = prefix / "lib" / "libgpu_delegate.so"
+    assert lib.is_file()
+    assert (prefix / "include" / "tflite_gpu" / "gpu_delegate.h").is_file()
+    assert (prefix / "lib" / "cmake" / "tflite_gpu_delegate" / "tflite_gpu_delegateConfig.cmake").is_file()
+    assert (prefix / "lib" / "pkgconfig" / "tflite-gpu-delegate.pc").is_file()
+    # Only the public API is exported (-fvisibility=hidden as in the Makefile).
+    nm = _run(["nm", "-D", "--defined-only", lib]).stdout
+    exported = {line.split()[-1] for line in nm.splitlines() if line.strip()}
+    for sym in ("TfLiteGpuDelegateOptionsV2Default", "TfLiteGpuDelegateV2Create", "TfLiteGpuDelegateV2Delete",
+                "tflite_plugin_create_delegate", "tflite_plugin_destroy_delegate"):
+        assert sym in exported
+    assert not any(s.startswith(("gpu_", "op_table", "graph_")) for s in exported), sorted(exported)
+
+
+@pytest.mark.parametrize("compiler,std,source", [("gcc", "-std=c99", "use_installed.c"),
+                                                 ("g++", "-std=c++11", "header_only.cc")])
+def test_header_is_self_contained(prefix, tmp_path, compiler, std, source):
+    if shutil.which(compiler) is None:
+        pytest.skip(f"needs {compiler}")
+    _run([compiler, std, "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only",
+          "-I", prefix / "include", SRC / source])
+
+
+def test_link_through_pkg_config(prefix, tmp_path):
+    if shutil.which("pkg-config") is None:
+        pytest.fail("pkg-config missing: tools/setup.sh installs it")
+    env = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig"))
+    flags = _run(["pkg-config", "--cflags", "--libs", "tflite-gpu-delegate"], env=env).stdout.split()
+    assert any(f.startswith("-I") for f in flags) and "-lgpu_delegate" in flags
+    libdir = _run(["pkg-config", "--variable=libdir", "tflite-gpu-delegate"], env=env).stdout.strip()
+    assert pathlib.Path(libdir).resolve() == (prefix / "lib").resolve()
+    exe = tmp_path / "use_installed_pc"
+    _run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", SRC / "use_installed.c", "-o", exe, *flags,
+          f"-Wl,-rpath,{libdir}"])
+    _check_program(exe)
+
+
+def test_link_through_cmake_find_package(prefix, tmp_path):
+    build = tmp_path / "consumer"
+    _run(["cmake", "-S", SRC, "-B", build, f"-DCMAKE_PREFIX_PATH={prefix}"])
+    _run(["cmake", "--build", build])
+    _check_program(build / "use_installed")
