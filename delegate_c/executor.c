@@ -257,6 +257,9 @@ static EncodeFn encoder_for(GOp op) {
     case GOP_REDUCE: return encode_reduce;
     case GOP_FULLY_CONNECTED: return encode_fully_connected;
     case GOP_DEPTH_TO_SPACE: return encode_depth_to_space;
+    case GOP_SOFTMAX: return encode_softmax;
+    case GOP_CUMSUM: return encode_cumsum;
+    case GOP_BATCH_MATMUL: return encode_batch_matmul;
   }
   return NULL;
 }

@@ -111,5 +111,8 @@ int encode_resize_bilinear(Executor* ex, int node);
 int encode_reduce(Executor* ex, int node);
 int encode_fully_connected(Executor* ex, int node);
 int encode_depth_to_space(Executor* ex, int node);
+int encode_softmax(Executor* ex, int node);
+int encode_cumsum(Executor* ex, int node);
+int encode_batch_matmul(Executor* ex, int node);
 
 #endif

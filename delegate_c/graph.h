@@ -42,6 +42,9 @@ typedef enum GOp {
   GOP_REDUCE,
   GOP_FULLY_CONNECTED,
   GOP_DEPTH_TO_SPACE,
+  GOP_SOFTMAX,
+  GOP_CUMSUM,
+  GOP_BATCH_MATMUL,
 } GOp;
 
 /* Binary op codes shared with elementwise.cl. */
@@ -53,7 +56,7 @@ enum {
 };
 enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };
 /* Reduction op codes shared with reduce.cl. */
-enum { REDUCE_MEAN = 0 };
+enum { REDUCE_MEAN = 0, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD };
 
 /* Elementwise steps fused into a producer's output (fuse.c): PReLU with a
  * per-channel constant alpha, or ADD of a same-shape runtime tensor
@@ -115,6 +118,17 @@ typedef struct GNode {
     struct {
       int block;
     } depth_to_space;
+    struct {
+      float beta;
+      int log; /* LOG_SOFTMAX */
+    } softmax;
+    struct {
+      int axis; /* GD_B..GD_C */
+      int exclusive, reverse;
+    } cumsum;
+    struct {
+      int adj_x, adj_y;
+    } matmul;
   } p;
 } GNode;
 

@@ -16,6 +16,7 @@ enum TfLiteBuiltinCode {
   kBuiltinDequantize = 6,
   kBuiltinFullyConnected = 9,
   kBuiltinLogistic = 14,
+  kBuiltinLstm = 16,
   kBuiltinMaxPool2d = 17,
   kBuiltinMul = 18,
   kBuiltinRelu = 19,
@@ -23,18 +24,26 @@ enum TfLiteBuiltinCode {
   kBuiltinRelu6 = 21,
   kBuiltinReshape = 22,
   kBuiltinResizeBilinear = 23,
+  kBuiltinSoftmax = 25,
   kBuiltinTanh = 28,
   kBuiltinCustom = 32,
   kBuiltinPad = 34,
   kBuiltinMean = 40,
   kBuiltinSub = 41,
   kBuiltinStridedSlice = 45,
+  kBuiltinLogSoftmax = 50,
   kBuiltinDelegate = 51,
   kBuiltinPrelu = 54,
   kBuiltinMaximum = 55,
   kBuiltinMinimum = 57,
+  kBuiltinSum = 74,
+  kBuiltinReduceProd = 81,
+  kBuiltinReduceMax = 82,
+  kBuiltinReduceMin = 89,
   kBuiltinHardSwish = 117,
   kBuiltinDensify = 124,
+  kBuiltinBatchMatmul = 126,
+  kBuiltinCumsum = 128,
 };
 
 typedef enum {
@@ -138,6 +147,21 @@ typedef struct {
 typedef struct {
   int block_size;
 } TfLiteDepthToSpaceParams;
+
+typedef struct {
+  float beta;
+} TfLiteSoftmaxParams;
+
+typedef struct {
+  bool adj_x;
+  bool adj_y;
+  bool asymmetric_quantize_inputs;
+} TfLiteBatchMatMulParams;
+
+typedef struct {
+  bool exclusive;
+  bool reverse;
+} TfLiteCumsumParams;
 
 _Static_assert(sizeof(TfLiteConvParams) == 24, "TfLiteConvParams size");
 _Static_assert(sizeof(TfLitePoolParams) == 40, "TfLitePoolParams size");

@@ -34,3 +34,34 @@ __kernel void fully_connected(__global const storage_t* src, __global storage_t*
   float4 acc = mask_tail(activate(acc0 + acc1, act), p.z, dst_shape.z);
   STORE4(acc, dst, gid);
 }
+
+/* BATCH_MATMUL: dst[b, h, m, n] = sum_k A[m, k] * B[k, n] in each batch
+ * (b, h), a size-1 batch dim of A or B broadcast. Rows are W and columns
+ * C in every operand; adj.x / adj.y mean A / B are stored transposed. One
+ * work-item per output float4 (4 columns n of one row m), float sums. */
+__kernel void batch_matmul(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
+                           int4 a_shape, int4 b_shape, int4 dst_shape, int2 adj, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, dst_shape);
+  int m = p.x, n0 = p.z * 4;
+  int ab = a_shape.w == 1 ? 0 : p.w, ah = a_shape.y == 1 ? 0 : p.y;
+  int bb = b_shape.w == 1 ? 0 : p.w, bh = b_shape.y == 1 ? 0 : p.y;
+  int depth = adj.x ? a_shape.x : a_shape.z;
+  int N = dst_shape.z;
+  float4 acc = (float4)(0.0f);
+  for (int k = 0; k < depth; ++k) {
+    float av = adj.x ? LOAD1(a, idx1(a_shape, ab, ah, k, m)) : LOAD1(a, idx1(a_shape, ab, ah, m, k));
+    float4 bv;
+    if (!adj.y) {
+      bv = LOAD4(b, idx4(b_shape, bb, p.z, bh, k)); /* columns n0..n0+3 of row k; padded lanes are 0 */
+    } else {
+      bv.x = LOAD1(b, idx1(b_shape, bb, bh, n0, k));
+      bv.y = n0 + 1 < N ? LOAD1(b, idx1(b_shape, bb, bh, n0 + 1, k)) : 0.0f;
+      bv.z = n0 + 2 < N ? LOAD1(b, idx1(b_shape, bb, bh, n0 + 2, k)) : 0.0f;
+      bv.w = n0 + 3 < N ? LOAD1(b, idx1(b_shape, bb, bh, n0 + 3, k)) : 0.0f;
+    }
+    acc = fma((float4)(av), bv, acc);
+  }
+  STORE4(mask_tail(acc, p.z, N), dst, gid);
+}

@@ -87,6 +87,10 @@ _FIELDS = {
     "half_pixel_centers": ("HalfPixelCenters", bool),
     "block_size": ("BlockSize", int),
     "beta": ("Beta", float),
+    "adj_x": ("AdjX", bool),
+    "adj_y": ("AdjY", bool),
+    "exclusive": ("Exclusive", bool),
+    "reverse": ("Reverse", bool),
 }
 
 _CONV_DEFAULTS = dict(padding="SAME", stride_w=1, stride_h=1,
@@ -121,6 +125,12 @@ _OPTIONS = {
                         dict(fused_activation="NONE", keep_num_dims=False)),
     "MEAN": ("ReducerOptions", dict(keep_dims=False)),
     "SUM": ("ReducerOptions", dict(keep_dims=False)),
+    "REDUCE_MAX": ("ReducerOptions", dict(keep_dims=False)),
+    "REDUCE_MIN": ("ReducerOptions", dict(keep_dims=False)),
+    "REDUCE_PROD": ("ReducerOptions", dict(keep_dims=False)),
+    "CUMSUM": ("CumsumOptions", dict(exclusive=False, reverse=False)),
+    "BATCH_MATMUL": ("BatchMatMulOptions", dict(adj_x=False, adj_y=False)),
+    "LOG_SOFTMAX": ("LogSoftmaxOptions", {}),
     "RESIZE_BILINEAR": ("ResizeBilinearOptions",
                         dict(align_corners=False, half_pixel_centers=False)),
     "DEPTH_TO_SPACE": ("DepthToSpaceOptions", dict(block_size=2)),
