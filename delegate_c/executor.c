@@ -260,6 +260,7 @@ static EncodeFn encoder_for(GOp op) {
     case GOP_SOFTMAX: return encode_softmax;
     case GOP_CUMSUM: return encode_cumsum;
     case GOP_BATCH_MATMUL: return encode_batch_matmul;
+    case GOP_LSTM_CELL: return encode_lstm_cell;
   }
   return NULL;
 }

@@ -114,5 +114,6 @@ int encode_depth_to_space(Executor* ex, int node);
 int encode_softmax(Executor* ex, int node);
 int encode_cumsum(Executor* ex, int node);
 int encode_batch_matmul(Executor* ex, int node);
+int encode_lstm_cell(Executor* ex, int node);
 
 #endif

@@ -45,6 +45,7 @@ typedef enum GOp {
   GOP_SOFTMAX,
   GOP_CUMSUM,
   GOP_BATCH_MATMUL,
+  GOP_LSTM_CELL, /* inputs: gates, prev state; outputs: activation, state */
 } GOp;
 
 /* Binary op codes shared with elementwise.cl. */

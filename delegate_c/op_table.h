@@ -114,6 +114,8 @@ int check_cumsum(const NodeInfo* ni);
 int lower_cumsum(Lowering* lw, const NodeInfo* ni);
 int check_batch_matmul(const NodeInfo* ni);
 int lower_batch_matmul(Lowering* lw, const NodeInfo* ni);
+int check_lstm(const NodeInfo* ni);
+int lower_lstm(Lowering* lw, const NodeInfo* ni);
 
 /* Writes "NAME\tversions\tconstraints\n" per entry; returns bytes needed. */
 size_t op_table_describe(char* buf, size_t size);

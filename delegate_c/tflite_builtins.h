@@ -163,6 +163,16 @@ typedef struct {
   bool reverse;
 } TfLiteCumsumParams;
 
+typedef enum { kTfLiteLSTMFullKernel = 0, kTfLiteLSTMBasicKernel = 1 } TfLiteLSTMKernelType;
+
+typedef struct {
+  TfLiteFusedActivation activation;
+  float cell_clip;
+  float proj_clip;
+  TfLiteLSTMKernelType kernel_type;
+  bool asymmetric_quantize_inputs;
+} TfLiteLSTMParams;
+
 _Static_assert(sizeof(TfLiteConvParams) == 24, "TfLiteConvParams size");
 _Static_assert(sizeof(TfLitePoolParams) == 40, "TfLitePoolParams size");
 _Static_assert(sizeof(TfLiteReshapeParams) == 36, "TfLiteReshapeParams size");

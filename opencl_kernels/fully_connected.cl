@@ -65,3 +65,35 @@ __kernel void batch_matmul(__global const storage_t* a, __global const storage_t
   }
   STORE4(mask_tail(acc, p.z, N), dst, gid);
 }
+
+/* The cell of TFLite's basic LSTM: gates holds, per row, 4 blocks of O
+ * pre-activations (input gate, new input, forget gate, output gate);
+ * state = sigmoid(i) * tanh(n) + sigmoid(f) * prev_state and activation =
+ * sigmoid(o) * tanh(state). One work-item per float4 of the [rows, O]
+ * outputs; the gate blocks start at any channel, so lanes load singly. */
+inline float sigmoid1(float x) { return 1.0f / (1.0f + exp(-x)); }
+
+__kernel void lstm_cell(__global const storage_t* gates, __global const storage_t* prev_state,
+                        __global storage_t* activation, __global storage_t* state, int4 gates_shape, int4 shape,
+                        int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, shape);
+  int units = shape.z;
+  float prev[4], st[4], act[4];
+  vstore4(LOAD4(prev_state, gid), 0, prev);
+  for (int l = 0; l < 4; ++l) {
+    int c = p.z * 4 + l;
+    st[l] = 0.0f;
+    act[l] = 0.0f;
+    if (c >= units) continue;
+    float i = sigmoid1(LOAD1(gates, idx1(gates_shape, p.w, p.y, p.x, c)));
+    float n = tanh(LOAD1(gates, idx1(gates_shape, p.w, p.y, p.x, units + c)));
+    float f = sigmoid1(LOAD1(gates, idx1(gates_shape, p.w, p.y, p.x, 2 * units + c)));
+    float o = sigmoid1(LOAD1(gates, idx1(gates_shape, p.w, p.y, p.x, 3 * units + c)));
+    st[l] = i * n + f * prev[l];
+    act[l] = o * tanh(st[l]);
+  }
+  STORE4(vload4(0, st), state, gid);
+  STORE4(vload4(0, act), activation, gid);
+}

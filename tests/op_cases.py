@@ -832,9 +832,41 @@ def all_cases():
                    + depth_to_space_cases() + math_cases())
 
 
+# -- LSTM (basic kernel) ---------------------------------------------------------
+
+def _lstm_case(batch, depth, units, outputs=(0, 1, 2, 3)):
+    """TFLite's basic LSTM cell: inputs [B,I], prev activation [B,O],
+    weights [4O, I+O], bias [4O], prev state [B,O]; 4 outputs (activation,
+    state, and the concat and gate temporaries). `outputs` picks which are
+    graph outputs."""
+    shapes = [[batch, units], [batch, units], [batch, depth + units], [batch, 4 * units]]
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, [batch, depth], inputs)
+        act = _input(mb, rng, [batch, units], inputs)
+        w = mb.add_tensor([4 * units, depth + units],
+                          data=_normal(rng, [4 * units, depth + units]) * np.float32(0.5))
+        b = _const(mb, rng, [4 * units])
+        state = _input(mb, rng, [batch, units], inputs)
+        outs = [mb.add_tensor(shape) for shape in shapes]
+        mb.add_op("LSTM", [x, act, w, b, state], outs, {}, version=2)
+        for k in outputs:
+            mb.mark_output(outs[k])
+        return inputs
+
+    picked = "".join(map(str, outputs))
+    return Case(f"lstm-b{batch}-i{depth}-o{units}-out{picked}", build)
+
+
+def lstm_cases():
+    return [_lstm_case(1, 5, 3), _lstm_case(2, 3, 17), _lstm_case(2, 17, 8), _lstm_case(3, 1, 1),
+            _lstm_case(2, 7, 5, outputs=(0, 1))]
+
+
 def math_cases():
-    """Reductions, softmax, cumsum and batch matmul (also run in FP16)."""
-    return reduce_cases() + softmax_cases() + cumsum_cases() + batch_matmul_cases()
+    """Reductions, softmax, cumsum, batch matmul and LSTM (also run in FP16)."""
+    return reduce_cases() + softmax_cases() + cumsum_cases() + batch_matmul_cases() + lstm_cases()
 
 
 def absorbed_dequantize_cases():

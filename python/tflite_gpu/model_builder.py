@@ -91,6 +91,9 @@ _FIELDS = {
     "adj_y": ("AdjY", bool),
     "exclusive": ("Exclusive", bool),
     "reverse": ("Reverse", bool),
+    "cell_clip": ("CellClip", float),
+    "proj_clip": ("ProjClip", float),
+    "kernel_type": ("KernelType", lambda v: _enum_value(tflite.LSTMKernelType, v)),
 }
 
 _CONV_DEFAULTS = dict(padding="SAME", stride_w=1, stride_h=1,
@@ -131,6 +134,8 @@ _OPTIONS = {
     "CUMSUM": ("CumsumOptions", dict(exclusive=False, reverse=False)),
     "BATCH_MATMUL": ("BatchMatMulOptions", dict(adj_x=False, adj_y=False)),
     "LOG_SOFTMAX": ("LogSoftmaxOptions", {}),
+    "LSTM": ("LSTMOptions", dict(fused_activation="TANH", cell_clip=0.0, proj_clip=0.0,
+                                 kernel_type="BASIC")),
     "RESIZE_BILINEAR": ("ResizeBilinearOptions",
                         dict(align_corners=False, half_pixel_centers=False)),
     "DEPTH_TO_SPACE": ("DepthToSpaceOptions", dict(block_size=2)),
