@@ -45,8 +45,9 @@ const OpDef kOps[] = {
      "over the last axis of a rank 1-4 tensor (not in upstream's table); max-subtracted, float32 sums"},
     {kBuiltinLogistic, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinLstm, NULL, 4, check_lstm, lower_lstm,
-     "basic kernel only (kernel_type BASIC, as upstream): 3 runtime inputs [B,I], [B,O], [B,O], constant "
-     "float weights [4O,I+O] and bias [4O]; TANH; cell_clip = proj_clip = 0; 4 outputs"},
+     "basic kernel (kernel_type BASIC): 3 runtime inputs [B,I], [B,O], [B,O], constant float weights "
+     "[4O,I+O] and bias [4O]; TANH; cell_clip = proj_clip = 0; 4 outputs. The full kernel (20/24 inputs, "
+     "variable state tensors), which upstream also takes, stays on the CPU"},
     {kBuiltinMaxPool2d, NULL, 2, check_pool, lower_pool, "filter and stride > 0; SAME/VALID; fused activation"},
     {kBuiltinMaximum, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting"},
     {kBuiltinMean, NULL, 3, check_reduce, lower_reduce,

@@ -1,5 +1,5 @@
-/* LSTM with the basic kernel (kernel_type BASIC, the only one upstream's GPU
- * delegate takes), lowered onto existing kernels plus one cell kernel:
+/* LSTM with the basic kernel (kernel_type BASIC), lowered onto existing
+ * kernels plus one cell kernel:
  *
  *   concat_temp = CONCAT(input [B, I], prev_activation [B, O])   (output 2)
  *   activ_temp  = FULLY_CONNECTED(concat_temp, weights [4O, I+O], bias [4O])
@@ -7,7 +7,10 @@
  *   lstm_cell(activ_temp, prev_state) -> activation, state     (outputs 0, 1)
  *
  * with TFLite's gate order in activ_temp: input, new input, forget, output
- * (opencl_kernels/fully_connected.cl, kernel lstm_cell). */
+ * (opencl_kernels/fully_connected.cl, kernel lstm_cell). Upstream 2.14 also
+ * takes the full kernel (20/24 inputs), whose state tensors are variables
+ * updated in place; the executor has no write-back of inputs, so it stays
+ * on the CPU. */
 #include "executor.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
@@ -27,8 +30,8 @@ int check_lstm(const NodeInfo* ni) {
   const TfLiteLSTMParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (p->kernel_type != kTfLiteLSTMBasicKernel)
-    return reason(ni, "only the basic LSTM kernel (kernel_type BASIC, 5 inputs) is supported, as upstream; "
-                      "this is the full kernel");
+    return reason(ni, "only the basic LSTM kernel (kernel_type BASIC, 5 inputs) is supported; the full kernel "
+                      "(%d inputs, variable state tensors updated in place) is not", ni_num_inputs(ni));
   if (ni_num_inputs(ni) != 5 || ni_num_outputs(ni) != 4)
     return reason(ni, "the basic kernel needs 5 inputs and 4 outputs, has %d and %d", ni_num_inputs(ni),
                   ni_num_outputs(ni));
