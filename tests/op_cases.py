@@ -730,6 +730,8 @@ def batch_matmul_cases():
                 _bmm_case(sa([2, 1, 4, 3]), sb([1, 3, 3, 6]), adj_x, adj_y, b_const),  # both broadcast
             ]
         cases.append(_bmm_case(sa([1, 5, 6]), sb([3, 6, 4]), adj_x, adj_y))     # LHS broadcast
+        cases.append(_bmm_case(sa([5, 6]), sb([3, 6, 4]), adj_x, adj_y))        # LHS of lower rank
+        cases.append(_bmm_case(sa([2, 9, 13]), sb([13, 6]), adj_x, adj_y, True))  # 3 row groups, K % 4 = 1
     return cases
 
 
