@@ -4,7 +4,8 @@
  * TFLite does. In right-aligned BHWC the last two dims are W (rows) and C
  * (columns) at every rank 2-4, and the batch dims are B and H. Either
  * operand may be constant (upstream: a constant RHS only if it is 2-D).
- * Without adj_x a faster kernel makes 4 rows per work-item. */
+ * Unless both adj_x and adj_y are set (rare), a 4x4 output block per
+ * work-item reuses every load 4 times. */
 #include "executor.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
@@ -66,12 +67,14 @@ int encode_batch_matmul(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   const int* d = dst->shape;
-  /* Without adj_x, 4 rows per work-item (batch_matmul_rows4); the grid is
-   * the output with its rows (W) divided by 4. */
-  int rows4 = !n->p.matmul.adj_x;
+  int adj_x = n->p.matmul.adj_x, adj_y = n->p.matmul.adj_y;
+  /* Every case but adj_x with adj_y makes 4 rows per work-item; its grid
+   * is the output with the rows (W) divided by 4. */
+  int rows4 = !(adj_x && adj_y);
+  const char* kernel = !rows4 ? "batch_matmul" : adj_x ? "batch_matmul_adjx" : "batch_matmul_rows4";
   int grid[4] = {d[GD_B], d[GD_H], rows4 ? (d[GD_W] + 3) / 4 : d[GD_W], d[GD_C]};
   size_t items = phwc4_items(grid);
-  cl_kernel k = ex_dispatch(ex, "fully_connected.cl", rows4 ? "batch_matmul_rows4" : "batch_matmul", items, node);
+  cl_kernel k = ex_dispatch(ex, "fully_connected.cl", kernel, items, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
@@ -80,11 +83,11 @@ int encode_batch_matmul(Executor* ex, int node) {
   karg_shape(&a, ex->g.tensors[n->inputs[0]].shape);
   karg_shape(&a, ex->g.tensors[n->inputs[1]].shape);
   karg_shape(&a, d);
-  if (rows4) {
-    karg_shape(&a, grid);
-    karg_int(&a, n->p.matmul.adj_y);
+  if (!rows4) {
+    karg_int2(&a, adj_x, adj_y);
   } else {
-    karg_int2(&a, n->p.matmul.adj_x, n->p.matmul.adj_y);
+    karg_shape(&a, grid);
+    if (!adj_x) karg_int(&a, adj_y);
   }
   karg_int(&a, (int)items);
   return karg_done(ex, &a);

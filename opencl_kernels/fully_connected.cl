@@ -35,10 +35,11 @@ __kernel void fully_connected(__global const storage_t* src, __global storage_t*
   STORE4(acc, dst, gid);
 }
 
-/* BATCH_MATMUL: dst[b, h, m, n] = sum_k A[m, k] * B[k, n] in each batch
- * (b, h), a size-1 batch dim of A or B broadcast. Rows are W and columns
- * C in every operand; adj.x / adj.y mean A / B are stored transposed. One
- * work-item per output float4 (4 columns n of one row m), float sums. */
+/* BATCH_MATMUL, general form (used for adj_x with adj_y): dst[b, h, m, n]
+ * = sum_k A[m, k] * B[k, n] in each batch (b, h), a size-1 batch dim of A
+ * or B broadcast. Rows are W and columns C in every operand; adj.x / adj.y
+ * mean A / B are stored transposed. One work-item per output float4 (4
+ * columns n of one row m), float sums. */
 __kernel void batch_matmul(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
                            int4 a_shape, int4 b_shape, int4 dst_shape, int2 adj, int total) {
   int gid = get_global_id(0);
@@ -147,6 +148,37 @@ __kernel void batch_matmul_rows4(__global const storage_t* a, __global const sto
       acc2 = fma((float4)(a2.x), b0, fma((float4)(a2.y), b1, fma((float4)(a2.z), b2, fma((float4)(a2.w), b3, acc2))));
       acc3 = fma((float4)(a3.x), b0, fma((float4)(a3.y), b1, fma((float4)(a3.z), b2, fma((float4)(a3.w), b3, acc3))));
     }
+  }
+  int out = idx4(dst_shape, p.w, p.z, p.y, m0);
+  STORE4(mask_tail(acc0, p.z, N), dst, out);
+  if (m0 + 1 < M) STORE4(mask_tail(acc1, p.z, N), dst, out + 1);
+  if (m0 + 2 < M) STORE4(mask_tail(acc2, p.z, N), dst, out + 2);
+  if (m0 + 3 < M) STORE4(mask_tail(acc3, p.z, N), dst, out + 3);
+}
+
+/* BATCH_MATMUL with adj_x and without adj_y: A is stored [K, M], so one
+ * float4 load gives rows m0..m0+3 at one k, and row k of B is the float4
+ * of columns n0..n0+3: each k adds a 4x4 outer product. Same grid as
+ * batch_matmul_rows4 (x = row groups of 4, which are A's channel slices). */
+__kernel void batch_matmul_adjx(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
+                                int4 a_shape, int4 b_shape, int4 dst_shape, int4 grid, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, grid);
+  int M = dst_shape.x, N = dst_shape.z, K = a_shape.x;
+  int m0 = p.x * 4;
+  int ab = a_shape.w == 1 ? 0 : p.w, ah = a_shape.y == 1 ? 0 : p.y;
+  int bb = b_shape.w == 1 ? 0 : p.w, bh = b_shape.y == 1 ? 0 : p.y;
+  int abase = idx4(a_shape, ab, p.x, ah, 0);
+  int bbase = idx4(b_shape, bb, p.z, bh, 0);
+  float4 acc0 = (float4)(0.0f), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  for (int k = 0; k < K; ++k) {
+    float4 av = LOAD4(a, abase + k);
+    float4 bv = LOAD4(b, bbase + k);
+    acc0 = fma((float4)(av.x), bv, acc0);
+    acc1 = fma((float4)(av.y), bv, acc1);
+    acc2 = fma((float4)(av.z), bv, acc2);
+    acc3 = fma((float4)(av.w), bv, acc3);
   }
   int out = idx4(dst_shape, p.w, p.z, p.y, m0);
   STORE4(mask_tail(acc0, p.z, N), dst, out);
