@@ -264,6 +264,10 @@ static EncodeFn encoder_for(GOp op) {
     case GOP_MAX_POOL_ARGMAX: return encode_pool_argmax;
     case GOP_MAX_UNPOOL: return encode_unpool;
     case GOP_RESAMPLER: return encode_resampler;
+    case GOP_SOFTMAX: return encode_softmax;
+    case GOP_CUMSUM: return encode_cumsum;
+    case GOP_BATCH_MATMUL: return encode_batch_matmul;
+    case GOP_LSTM_CELL: return encode_lstm_cell;
   }
   return NULL;
 }

@@ -118,5 +118,9 @@ int encode_transform_tensor(Executor* ex, int node);
 int encode_pool_argmax(Executor* ex, int node);
 int encode_unpool(Executor* ex, int node);
 int encode_resampler(Executor* ex, int node);
+int encode_softmax(Executor* ex, int node);
+int encode_cumsum(Executor* ex, int node);
+int encode_batch_matmul(Executor* ex, int node);
+int encode_lstm_cell(Executor* ex, int node);
 
 #endif

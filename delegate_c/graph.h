@@ -49,6 +49,10 @@ typedef enum GOp {
   GOP_MAX_POOL_ARGMAX,     /* MediaPipe MaxPoolingWithArgmax2D: p.pool; outputs (values, indices) */
   GOP_MAX_UNPOOL,          /* MediaPipe MaxUnpooling2D: p.pool; inputs (values, indices) */
   GOP_RESAMPLER,           /* MediaPipe Resampler: inputs (source, warp) */
+  GOP_SOFTMAX,
+  GOP_CUMSUM,
+  GOP_BATCH_MATMUL,
+  GOP_LSTM_CELL, /* inputs: gates, prev state; outputs: activation, state */
 } GOp;
 
 /* Binary op codes shared with elementwise.cl. */
@@ -60,7 +64,7 @@ enum {
 };
 enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };
 /* Reduction op codes shared with reduce.cl. */
-enum { REDUCE_MEAN = 0 };
+enum { REDUCE_MEAN = 0, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD };
 
 /* Elementwise steps fused into a producer's output (fuse.c): PReLU with a
  * per-channel constant alpha, or ADD of a same-shape runtime tensor
@@ -140,6 +144,17 @@ typedef struct GNode {
     struct {
       int align_corners; /* v2: sample at pixel centres */
     } transform;
+    struct {
+      float beta;
+      int log; /* LOG_SOFTMAX */
+    } softmax;
+    struct {
+      int axis; /* GD_B..GD_C */
+      int exclusive, reverse;
+    } cumsum;
+    struct {
+      int adj_x, adj_y;
+    } matmul;
   } p;
 } GNode;
 

@@ -9,12 +9,17 @@
 
 /* Version limits follow upstream 2.14's GPU delegate (model_builder.cc);
  * RESHAPE and PRELU are v1 there too. Upstream sets none for MEAN and
- * DEPTH_TO_SPACE: theirs are the schema's 2.14 versions, whose later ones
- * only add integer types (refused by the tensor check anyway). */
+ * DEPTH_TO_SPACE, SUM, REDUCE_MAX/MIN/PROD and BATCH_MATMUL: theirs are the
+ * schema's 2.14 versions, whose later ones only add integer types (refused
+ * by the tensor check anyway). LOG_SOFTMAX is not in upstream's table; its
+ * v2 is int8. */
 const OpDef kOps[] = {
     {kBuiltinAdd, NULL, 2, check_binary, lower_binary,
      "2 inputs (runtime or constant) with TFLite broadcasting; fused activation"},
     {kBuiltinAveragePool2d, NULL, 2, check_pool, lower_pool, "filter and stride > 0; SAME/VALID; fused activation"},
+    {kBuiltinBatchMatmul, NULL, 4, check_batch_matmul, lower_batch_matmul,
+     "2 inputs of rank 2-4, either one constant (upstream: a constant RHS only if 2-D); adj_x, adj_y; batch "
+     "dims broadcast; float32 sums; no hybrid int8 operand"},
     {kBuiltinConcatenation, NULL, 2, check_concat, lower_concat,
      "any axis of a rank <= 4 tensor; up to 16 inputs; fused activation"},
     {kBuiltinConv2d, NULL, 6, check_conv2d, lower_conv2d,
@@ -43,6 +48,8 @@ const OpDef kOps[] = {
     {kBuiltinCustom, "TransformTensorBilinear", 2, check_transform_tensor, lower_transform_tensor,
      "MediaPipe: [1,H,W,C] tensor and [1,4,4] matrix -> [1,OH,OW,C]; options v1 output_size (mode bilinear), "
      "v2 output_height/width (pixel-centre aligned); batch 1"},
+    {kBuiltinCumsum, NULL, 1, check_cumsum, lower_cumsum,
+     "constant int32 axis (any, negative allowed) of a rank 1-4 tensor; exclusive and reverse; float32 sums"},
     {kBuiltinDepthwiseConv2d, NULL, 6, check_depthwise, lower_depthwise,
      "constant weights; any depth_multiplier (upstream: 1 unless one input channel); stride, dilation >= 1; "
      "fused activation"},
@@ -57,25 +64,42 @@ const OpDef kOps[] = {
      "weights); default weights format; optional bias; input of any rank <= 4 with a multiple of K elements; "
      "keep_num_dims; fused activation"},
     {kBuiltinHardSwish, NULL, 1, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinLogSoftmax, NULL, 2, check_softmax, lower_softmax,
+     "over the last axis of a rank 1-4 tensor (not in upstream's table); max-subtracted, float32 sums"},
     {kBuiltinLogistic, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinLstm, NULL, 4, check_lstm, lower_lstm,
+     "basic kernel (kernel_type BASIC): 3 runtime inputs [B,I], [B,O], [B,O], constant float weights "
+     "[4O,I+O] and bias [4O]; TANH; cell_clip = proj_clip = 0; 4 outputs. The full kernel (20/24 inputs, "
+     "variable state tensors), which upstream also takes, stays on the CPU"},
     {kBuiltinMaxPool2d, NULL, 2, check_pool, lower_pool, "filter and stride > 0; SAME/VALID; fused activation"},
     {kBuiltinMaximum, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting"},
-    {kBuiltinMean, NULL, 3, check_mean, lower_mean,
-     "constant int32 axes, any combination of the (up to 4) axes; keep_dims true or false; float32 sums"},
+    {kBuiltinMean, NULL, 3, check_reduce, lower_reduce,
+     "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false; float32 accumulation"},
     {kBuiltinMinimum, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting"},
     {kBuiltinMul, NULL, 3, check_binary, lower_binary, "2 inputs with broadcasting; fused activation"},
     {kBuiltinPad, NULL, 2, check_pad, lower_pad, "constant paddings on any of the (up to 4) axes; zero fill"},
     {kBuiltinPrelu, NULL, 1, check_binary, lower_binary, "alpha constant or runtime, broadcast to the input"},
+    {kBuiltinReduceMax, NULL, 3, check_reduce, lower_reduce,
+     "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false"},
+    {kBuiltinReduceMin, NULL, 3, check_reduce, lower_reduce,
+     "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false"},
+    {kBuiltinReduceProd, NULL, 2, check_reduce, lower_reduce,
+     "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false; float32 products"},
     {kBuiltinRelu, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinRelu6, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinReluN1To1, NULL, 1, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinReshape, NULL, 1, check_reshape, lower_reshape, "same element count; rank <= 4 in and out"},
     {kBuiltinResizeBilinear, NULL, 3, check_resize_bilinear, lower_resize_bilinear,
      "rank-4 input; constant int32 size [2]; align_corners or half_pixel_centers (not both)"},
+    {kBuiltinSoftmax, NULL, 2, check_softmax, lower_softmax,
+     "over the last axis of a rank 1-4 tensor; any finite beta (upstream: beta 1 only); max-subtracted, "
+     "float32 sums"},
     {kBuiltinStridedSlice, NULL, 4, check_strided_slice, lower_strided_slice,
      "constant begin/end/strides; begin/end masks; positive strides; ellipsis/new-axis masks 0; "
      "shrink_axis_mask supported"},
     {kBuiltinSub, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting; fused activation"},
+    {kBuiltinSum, NULL, 2, check_reduce, lower_reduce,
+     "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false; float32 sums"},
     {kBuiltinTanh, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinTransposeConv, NULL, 3, check_transpose_conv, lower_transpose_conv,
      "constant weights (OHWI) and int32 output_shape; optional bias (v3); SAME/VALID; stride >= 1; "

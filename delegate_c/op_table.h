@@ -102,8 +102,8 @@ int check_strided_slice(const NodeInfo* ni);
 int lower_strided_slice(Lowering* lw, const NodeInfo* ni);
 int check_resize_bilinear(const NodeInfo* ni);
 int lower_resize_bilinear(Lowering* lw, const NodeInfo* ni);
-int check_mean(const NodeInfo* ni);
-int lower_mean(Lowering* lw, const NodeInfo* ni);
+int check_reduce(const NodeInfo* ni);
+int lower_reduce(Lowering* lw, const NodeInfo* ni);
 int check_fully_connected(const NodeInfo* ni);
 int lower_fully_connected(Lowering* lw, const NodeInfo* ni);
 int check_depth_to_space(const NodeInfo* ni);
@@ -122,6 +122,14 @@ int check_unpool(const NodeInfo* ni);
 int lower_unpool(Lowering* lw, const NodeInfo* ni);
 int check_resampler(const NodeInfo* ni);
 int lower_resampler(Lowering* lw, const NodeInfo* ni);
+int check_softmax(const NodeInfo* ni);
+int lower_softmax(Lowering* lw, const NodeInfo* ni);
+int check_cumsum(const NodeInfo* ni);
+int lower_cumsum(Lowering* lw, const NodeInfo* ni);
+int check_batch_matmul(const NodeInfo* ni);
+int lower_batch_matmul(Lowering* lw, const NodeInfo* ni);
+int check_lstm(const NodeInfo* ni);
+int lower_lstm(Lowering* lw, const NodeInfo* ni);
 
 /* Writes "NAME\tversions\tconstraints\n" per entry; returns bytes needed. */
 size_t op_table_describe(char* buf, size_t size);

@@ -1,16 +1,28 @@
-/* MEAN over any set of axes (opencl_kernels/reduce.cl). The kernel writes
- * the keep_dims form of the result (reduced axes of size 1); where the
- * output tensor drops those axes and so has another BHWC shape, a reshape
- * node follows (row-major order is the same). */
+/* MEAN, SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_PROD over any set of axes:
+ * one kernel with an op switch (opencl_kernels/reduce.cl). The kernel
+ * writes the keep_dims form of the result (reduced axes of size 1); where
+ * the output tensor drops those axes and so has another BHWC shape, a
+ * reshape node follows (row-major order is the same). */
 #include <string.h>
 
 #include "executor.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
+static int reduce_code(int builtin) {
+  switch (builtin) {
+    case kBuiltinMean: return REDUCE_MEAN;
+    case kBuiltinSum: return REDUCE_SUM;
+    case kBuiltinReduceMax: return REDUCE_MAX;
+    case kBuiltinReduceMin: return REDUCE_MIN;
+    case kBuiltinReduceProd: return REDUCE_PROD;
+    default: return -1;
+  }
+}
+
 /* The reduced BHWC axes (1 where reduced) and the TFLite output dims the
  * op must declare. Returns the output rank, or -1 with reason set. */
-static int mean_axes(const NodeInfo* ni, int reduced[4], int out_dims[4]) {
+static int reduced_axes(const NodeInfo* ni, int reduced[4], int out_dims[4]) {
   const TfLiteReducerParams* p = ni->node->builtin_data;
   int dims[8];
   int rank = mv_dims(ni->mv, ni_input(ni, 0), dims, 8);
@@ -36,11 +48,11 @@ static int mean_axes(const NodeInfo* ni, int reduced[4], int out_dims[4]) {
   return out_rank;
 }
 
-int check_mean(const NodeInfo* ni) {
+int check_reduce(const NodeInfo* ni) {
   if (!ni->node->builtin_data) return reason(ni, "missing parameters");
   if (check_io(ni, 2, 1) || check_const_input(ni, 1, "axes", kTfLiteInt32)) return -1;
   int reduced[4], out_dims[4];
-  int out_rank = mean_axes(ni, reduced, out_dims);
+  int out_rank = reduced_axes(ni, reduced, out_dims);
   if (out_rank < 0) return -1;
   int declared[8];
   int declared_rank = mv_dims(ni->mv, ni_output(ni, 0), declared, 8);
@@ -51,13 +63,13 @@ int check_mean(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), expect);
 }
 
-int lower_mean(Lowering* lw, const NodeInfo* ni) {
+int lower_reduce(Lowering* lw, const NodeInfo* ni) {
   int reduced[4], out_dims[4];
   char why[256];
   NodeInfo quiet = *ni;
   quiet.reason = why;
   quiet.reason_len = sizeof(why);
-  if (mean_axes(&quiet, reduced, out_dims) < 0) return lower_error(lw, "%s", why);
+  if (reduced_axes(&quiet, reduced, out_dims) < 0) return lower_error(lw, "%s", why);
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
@@ -74,7 +86,7 @@ int lower_mean(Lowering* lw, const NodeInfo* ni) {
   n->num_inputs = 1;
   n->outputs[0] = target;
   n->num_outputs = 1;
-  n->p.reduce.op = REDUCE_MEAN;
+  n->p.reduce.op = reduce_code(ni->reg->builtin_code);
   memcpy(n->p.reduce.axes, reduced, sizeof(reduced));
   if (target != out) return lower_reshape_node(lw, target, out);
   return 0;

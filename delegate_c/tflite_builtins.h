@@ -16,6 +16,7 @@ enum TfLiteBuiltinCode {
   kBuiltinDequantize = 6,
   kBuiltinFullyConnected = 9,
   kBuiltinLogistic = 14,
+  kBuiltinLstm = 16,
   kBuiltinMaxPool2d = 17,
   kBuiltinMul = 18,
   kBuiltinRelu = 19,
@@ -23,19 +24,27 @@ enum TfLiteBuiltinCode {
   kBuiltinRelu6 = 21,
   kBuiltinReshape = 22,
   kBuiltinResizeBilinear = 23,
+  kBuiltinSoftmax = 25,
   kBuiltinTanh = 28,
   kBuiltinCustom = 32,
   kBuiltinPad = 34,
   kBuiltinMean = 40,
   kBuiltinSub = 41,
   kBuiltinStridedSlice = 45,
+  kBuiltinLogSoftmax = 50,
   kBuiltinDelegate = 51,
   kBuiltinPrelu = 54,
   kBuiltinMaximum = 55,
   kBuiltinMinimum = 57,
   kBuiltinTransposeConv = 67,
+  kBuiltinSum = 74,
+  kBuiltinReduceProd = 81,
+  kBuiltinReduceMax = 82,
+  kBuiltinReduceMin = 89,
   kBuiltinHardSwish = 117,
   kBuiltinDensify = 124,
+  kBuiltinBatchMatmul = 126,
+  kBuiltinCumsum = 128,
 };
 
 typedef enum {
@@ -148,6 +157,30 @@ typedef struct {
   int stride_width;
   int stride_height;
 } TfLiteTransposeConvParams;
+typedef struct {
+  float beta;
+} TfLiteSoftmaxParams;
+
+typedef struct {
+  bool adj_x;
+  bool adj_y;
+  bool asymmetric_quantize_inputs;
+} TfLiteBatchMatMulParams;
+
+typedef struct {
+  bool exclusive;
+  bool reverse;
+} TfLiteCumsumParams;
+
+typedef enum { kTfLiteLSTMFullKernel = 0, kTfLiteLSTMBasicKernel = 1 } TfLiteLSTMKernelType;
+
+typedef struct {
+  TfLiteFusedActivation activation;
+  float cell_clip;
+  float proj_clip;
+  TfLiteLSTMKernelType kernel_type;
+  bool asymmetric_quantize_inputs;
+} TfLiteLSTMParams;
 
 _Static_assert(sizeof(TfLiteConvParams) == 24, "TfLiteConvParams size");
 _Static_assert(sizeof(TfLitePoolParams) == 40, "TfLitePoolParams size");

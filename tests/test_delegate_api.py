@@ -103,6 +103,32 @@ def test_max_delegated_partitions_keeps_the_largest(capfd):
     assert_close(actual[0], expected[0], rtol_l2=1e-4, atol=1e-4)
 
 
+def test_op_above_its_version_limit_falls_back_to_cpu(capfd):
+    """SOFTMAX v3 (int16 in the schema, but the version alone decides, as
+    upstream's limit is 2) between two delegated ops: it runs on the CPU
+    with upstream's reason, the rest on the GPU, and the result is right."""
+    rng = np.random.default_rng(11)
+    mb = ModelBuilder()
+    x = mb.add_input([2, 5, 7, 3])
+    w = mb.add_tensor([5, 3, 3, 3], data=rng.standard_normal([5, 3, 3, 3]).astype(np.float32))
+    b = mb.add_tensor([5], data=rng.standard_normal([5]).astype(np.float32))
+    c = mb.add_tensor([2, 5, 7, 5])
+    mb.add_op("CONV_2D", [x, w, b], [c], dict(padding="SAME"))
+    s = mb.add_tensor([2, 5, 7, 5])
+    mb.add_op("SOFTMAX", [c], [s], dict(beta=1.0), version=3)
+    y = mb.add_tensor([2, 5, 7, 5])
+    mb.add_op("MUL", [s, c], [y], dict(fused_activation="NONE"))
+    mb.mark_output(y)
+    inputs = [rng.standard_normal([2, 5, 7, 3]).astype(np.float32)]
+    model = mb.build()
+    expected = run_cpu(model, inputs)
+    actual, report = run_delegate(model, inputs, log_level="warning", max_delegated_partitions=2)
+    err = capfd.readouterr().err
+    assert "SOFTMAX: Max version supported: 2. Requested version 3." in err
+    assert report.cpu_nodes == 1 and report.delegated_nodes == 2 and report.partitions == 2
+    assert_close(actual[0], expected[0], rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(expected[0]).max())))
+
+
 def _run_python(code, env_extra):
     env = dict(os.environ, **env_extra)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import assert_close, run_cpu, run_delegate
-from op_cases import absorbed_dequantize_cases, all_cases
+from op_cases import absorbed_dequantize_cases, all_cases, math_cases
 
 # Both sides compute in FP32, so results differ only by summation order (and
 # fused multiply-adds); that stays near 1e-6 relative L2 for these tiny
@@ -62,3 +62,25 @@ def test_fp16_dequantize_is_absorbed(case):
     assert report.cpu_nodes == 0
     assert report.partitions == 1
     _assert_outputs_close(actual, expected)
+
+
+# FP16 storage (is_precision_loss_allowed=1) stores every activation as half
+# and computes in float. Rounding the inputs to half first, on both sides,
+# leaves only the delegate's own roundings (each ~5e-4 relative, a few per
+# output), so 1e-2 is the bound, as for the models in FP16.
+FP16_RTOL_L2 = 1e-2
+
+
+@pytest.mark.parametrize("case", _params(math_cases()))
+def test_math_op_matches_cpu_fp16(case):
+    model, reference, inputs = case.make()
+    inputs = [x.astype(np.float16).astype(np.float32) for x in inputs]
+    expected = run_cpu(reference, inputs)
+    largest = max(float(np.abs(e).max()) for e in expected)
+    if 0 < largest < 100 * float(np.finfo(np.float16).tiny):
+        # Half spaces its subnormals 6e-8 apart: 1% of such outputs is below it.
+        pytest.skip(f"outputs at most {largest:.2g}: too near half's subnormal range for a 1e-2 bound")
+    actual, report = run_delegate(model, inputs, is_precision_loss_allowed="1")
+    assert report.cpu_nodes == 0, f"{report.cpu_nodes} node(s) left on the CPU"
+    for got, want in zip(actual, expected):
+        assert_close(got, want, rtol_l2=FP16_RTOL_L2, atol=FP16_RTOL_L2 * max(1.0, float(np.abs(want).max())))

@@ -1,0 +1,72 @@
+/* CUMSUM along one constant axis, with the exclusive and reverse flags
+ * (opencl_kernels/reduce.cl: one work-item walks each line). */
+#include "executor.h"
+#include "op_table.h"
+#include "tflite_builtins.h"
+
+/* The BHWC axis to scan, or -1 with reason set. */
+static int cumsum_axis(const NodeInfo* ni) {
+  int dims[8];
+  int rank = mv_dims(ni->mv, ni_input(ni, 0), dims, 8);
+  if (rank < 1 || rank > 4) return reason(ni, "input 0 must have rank 1-4, has %d", rank);
+  int axis[8], count;
+  char err[200];
+  if (mv_const_ints(ni->mv, ni_input(ni, 1), axis, 8, &count, err, sizeof(err)))
+    return reason(ni, "axis (input 1): %s", err);
+  if (count != 1) return reason(ni, "axis (input 1) must hold one value, holds %d", count);
+  if (axis[0] < -rank || axis[0] >= rank) return reason(ni, "axis %d is out of range for rank %d", axis[0], rank);
+  return axis_to_bhwc(axis[0] < 0 ? axis[0] + rank : axis[0], rank);
+}
+
+int check_cumsum(const NodeInfo* ni) {
+  if (!ni->node->builtin_data) return reason(ni, "missing parameters");
+  if (check_io(ni, 2, 1) || check_const_input(ni, 1, "axis", kTfLiteInt32)) return -1;
+  if (cumsum_axis(ni) < 0) return -1;
+  int in[4];
+  if (ni_shape(ni, ni_input(ni, 0), in) < 0) return reason(ni, "input 0 has no usable shape");
+  return check_output_shape(ni, ni_output(ni, 0), in);
+}
+
+int lower_cumsum(Lowering* lw, const NodeInfo* ni) {
+  const TfLiteCumsumParams* p = ni->node->builtin_data;
+  char why[256];
+  NodeInfo quiet = *ni;
+  quiet.reason = why;
+  quiet.reason_len = sizeof(why);
+  int axis = cumsum_axis(&quiet);
+  if (axis < 0) return lower_error(lw, "%s", why);
+  int in = lower_tensor(lw, ni_input(ni, 0));
+  int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
+  if (out < 0) return -1;
+  GNode* n = graph_add_node(lw->g, GOP_CUMSUM);
+  if (!n) return lower_error(lw, "out of memory");
+  n->inputs[0] = in;
+  n->num_inputs = 1;
+  n->outputs[0] = out;
+  n->num_outputs = 1;
+  n->p.cumsum.axis = axis;
+  n->p.cumsum.exclusive = p->exclusive;
+  n->p.cumsum.reverse = p->reverse;
+  return 0;
+}
+
+int encode_cumsum(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const int* s = ex->g.tensors[n->inputs[0]].shape;
+  int lines[4] = {s[0], s[1], s[2], s[3]};
+  lines[n->p.cumsum.axis] = 1;
+  static const int kAxisCode[4] = {3, 1, 0, 2}; /* GD_B, GD_H, GD_W, GD_C -> the kernel's b, y, x, c */
+  size_t items = phwc4_items(lines);
+  cl_kernel k = ex_dispatch(ex, "reduce.cl", "cumsum", items, node);
+  if (!k) return -1;
+  KArgs a = {k, 0, CL_SUCCESS, 0};
+  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+  karg_shape(&a, s);
+  karg_shape(&a, lines);
+  karg_int(&a, kAxisCode[n->p.cumsum.axis]);
+  karg_int(&a, n->p.cumsum.exclusive);
+  karg_int(&a, n->p.cumsum.reverse);
+  karg_int(&a, (int)items);
+  return karg_done(ex, &a);
+}

@@ -1,0 +1,55 @@
+/* SOFTMAX and LOG_SOFTMAX over TFLite's last axis (opencl_kernels/reduce.cl).
+ * In the right-aligned BHWC shapes the last axis of a rank 1-4 tensor is
+ * always C, so one kernel over channels serves every rank. Unlike
+ * upstream, any finite beta is taken (upstream only beta == 1). */
+#include <math.h>
+
+#include "executor.h"
+#include "op_table.h"
+#include "tflite_builtins.h"
+
+int check_softmax(const NodeInfo* ni) {
+  if (check_io(ni, 1, 1)) return -1;
+  if (ni->reg->builtin_code == kBuiltinSoftmax) {
+    const TfLiteSoftmaxParams* p = ni->node->builtin_data;
+    if (!p) return reason(ni, "missing parameters");
+    if (!isfinite(p->beta)) return reason(ni, "beta is %g; a finite beta is required", p->beta);
+  }
+  int dims[8];
+  int rank = mv_dims(ni->mv, ni_input(ni, 0), dims, 8);
+  if (rank < 1 || rank > 4) return reason(ni, "input 0 must have rank 1-4, has %d", rank);
+  int in[4];
+  if (ni_shape(ni, ni_input(ni, 0), in) < 0) return reason(ni, "input 0 has no usable shape");
+  return check_output_shape(ni, ni_output(ni, 0), in);
+}
+
+int lower_softmax(Lowering* lw, const NodeInfo* ni) {
+  int in = lower_tensor(lw, ni_input(ni, 0));
+  int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
+  if (out < 0) return -1;
+  GNode* n = graph_add_node(lw->g, GOP_SOFTMAX);
+  if (!n) return lower_error(lw, "out of memory");
+  n->inputs[0] = in;
+  n->num_inputs = 1;
+  n->outputs[0] = out;
+  n->num_outputs = 1;
+  n->p.softmax.log = ni->reg->builtin_code == kBuiltinLogSoftmax;
+  n->p.softmax.beta = n->p.softmax.log ? 1.0f : ((const TfLiteSoftmaxParams*)ni->node->builtin_data)->beta;
+  return 0;
+}
+
+int encode_softmax(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const int* s = ex->g.tensors[n->inputs[0]].shape;
+  size_t pixels = (size_t)s[GD_B] * (size_t)s[GD_H] * (size_t)s[GD_W];
+  cl_kernel k = ex_dispatch(ex, "reduce.cl", "softmax", pixels, node);
+  if (!k) return -1;
+  KArgs a = {k, 0, CL_SUCCESS, 0};
+  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+  karg_shape(&a, s);
+  karg_float(&a, n->p.softmax.beta);
+  karg_int(&a, n->p.softmax.log);
+  karg_int(&a, (int)pixels);
+  return karg_done(ex, &a);
+}
