@@ -111,5 +111,11 @@ int encode_resize_bilinear(Executor* ex, int node);
 int encode_reduce(Executor* ex, int node);
 int encode_fully_connected(Executor* ex, int node);
 int encode_depth_to_space(Executor* ex, int node);
+int encode_space_to_depth(Executor* ex, int node);
+int encode_resize_nearest(Executor* ex, int node);
+int encode_one_hot(Executor* ex, int node);
+
+/* GATHER / ONE_HOT indices as an int32 device buffer (ops_layout.c). */
+cl_mem ex_int_indices(Executor* ex, int tensor);
 
 #endif
