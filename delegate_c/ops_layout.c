@@ -330,10 +330,24 @@ cl_mem ex_int_indices(Executor* ex, int tensor) {
   return m;
 }
 
+/* Reshapes, slices and pads (identity perm, constant fill) take the short
+ * `remap` kernel; every other map takes `remap_map`. */
 int encode_remap(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* b = n->p.remap.begin;
   const int* s = n->p.remap.stride;
+  int plain = !n->p.remap.gather && n->p.remap.border == BORDER_CONST;
+  for (int d = 0; d < 4; ++d) plain &= n->p.remap.perm[d] == d && (s[d] != 0 || n->p.remap.mode == REMAP_RESHAPE);
+  KArgs a;
+  if (plain) {
+    if (ex_dispatch_src_dst(ex, node, "layout.cl", "remap", &a)) return -1;
+    karg_int4(&a, b[GD_W], b[GD_H], b[GD_C], b[GD_B]);
+    karg_int4(&a, s[GD_W], s[GD_H], s[GD_C], s[GD_B]);
+    karg_int(&a, n->p.remap.mode == REMAP_RESHAPE ? 0 : 1);
+    karg_float(&a, n->p.remap.value);
+    karg_int(&a, a.total);
+    return karg_done(ex, &a);
+  }
   int perm[4], gstride[4];
   for (int k = 0; k < 4; ++k) {
     perm[k] = kToKernel[n->p.remap.perm[kFromKernel[k]]];
@@ -341,12 +355,10 @@ int encode_remap(Executor* ex, int node) {
   }
   cl_mem indices = n->p.remap.gather ? ex_int_indices(ex, n->inputs[1]) : ex_tensor_mem(ex, n->inputs[0]);
   if (!indices) return -1;
-  KArgs a;
-  if (ex_dispatch_src_dst(ex, node, "layout.cl", "remap", &a)) return -1;
+  if (ex_dispatch_src_dst(ex, node, "layout.cl", "remap_map", &a)) return -1;
   karg_int4(&a, b[GD_W], b[GD_H], b[GD_C], b[GD_B]);
   karg_int4(&a, s[GD_W], s[GD_H], s[GD_C], s[GD_B]);
   karg_int4(&a, perm[0], perm[1], perm[2], perm[3]);
-  karg_int(&a, n->p.remap.mode == REMAP_RESHAPE ? 0 : 1);
   karg_int(&a, n->p.remap.border);
   karg_float(&a, n->p.remap.value);
   karg_int(&a, remap_whole_slices(n, ex->g.tensors[n->inputs[0]].shape, ex->g.tensors[n->outputs[0]].shape));

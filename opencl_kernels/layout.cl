@@ -45,43 +45,33 @@ inline int fold_coord(int s, int n, int border) {
   return s >= 0 && s < n ? s : -1;
 }
 
-/* Source (x, y, c, b) of output coordinate d (x, y, c, b): per source axis
- * a, begin[a] + stride[a] * d[perm[a]], folded; the gather axis (if >= 0)
- * reads indices[dot(d, gstride)] instead. A component < 0 means outside. */
-inline int4 remap_source(int4 d, int4 src_shape, int4 begin, int4 stride, int4 perm, int border,
-                         __global const int* indices, int gather_axis, int4 gstride) {
-  int dc[4] = {d.x, d.y, d.z, d.w};
-  int b[4] = {begin.x, begin.y, begin.z, begin.w};
-  int st[4] = {stride.x, stride.y, stride.z, stride.w};
-  int pm[4] = {perm.x, perm.y, perm.z, perm.w};
-  int n[4] = {src_shape.x, src_shape.y, src_shape.z, src_shape.w};
-  int s[4];
-  for (int a = 0; a < 4; ++a) s[a] = fold_coord(b[a] + st[a] * dc[pm[a]], n[a], border);
-  if (gather_axis >= 0) {
-    int k = indices[d.x * gstride.x + d.y * gstride.y + d.z * gstride.z + d.w * gstride.w];
-    s[gather_axis] = k >= 0 && k < n[gather_axis] ? k : -1;
-  }
-  return (int4)(s[0], s[1], s[2], s[3]);
+/* Component k (0-3 as x, y, c, b) of v. */
+inline int pick(int4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w; }
+
+/* All four source coordinates folded; a component < 0 means outside. */
+inline int4 fold4(int4 s, int4 n, int border) {
+  if (all(s >= 0) && all(s < n)) return s;
+  return (int4)(fold_coord(s.x, n.x, border), fold_coord(s.y, n.y, border), fold_coord(s.z, n.z, border),
+                fold_coord(s.w, n.w, border));
 }
 
 /* Element (b, y, x, c) of `dst` comes from the same row-major position of
- * `src` (mode 0, RESHAPE), or from remap_source (every other mode: slices,
- * pads, transposes, tiles, gathers), with `pad_value` where that is
- * outside. All int4 are (x, y, c, b). `whole`: the host found that
- * channels map to themselves from 0, so whole float4s move (src's padded
- * lanes are zero, and the tail is masked). */
+ * `src` (RESHAPE), or from begin + i * stride per axis (STRIDED_SLICE),
+ * or, for PAD, from i - before, with `pad_value` outside the source.
+ * mode: 0 reshape, 1 slice, 2 pad. begin/stride are (x, y, c, b). */
 __kernel void remap(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                    int4 begin, int4 stride, int4 perm, int mode, int border, float pad_value, int whole,
-                    __global const int* indices, int gather_axis, int4 gstride, int total) {
+                    int4 begin, int4 stride, int mode, float pad_value, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
-  if (mode != 0 && whole) {
-    int4 s = remap_source((int4)(p.x, p.y, 0, p.w), src_shape, begin, stride, perm, border, indices, gather_axis,
-                          gstride);
-    float4 v = (float4)(pad_value);
-    if (s.x >= 0 && s.y >= 0 && s.w >= 0)
-      v = p.z < SLICES(src_shape) ? LOAD4(src, idx4(src_shape, s.w, p.z, s.y, s.x)) : (float4)(0.0f);
+  /* Channels untouched (slice or zero pad that only moves B/H/W, or pads
+   * channels at the end): whole float4s; src's padded lanes are zero. */
+  if (mode != 0 && begin.z == 0 && stride.z == 1 && pad_value == 0.0f) {
+    int sx = begin.x + p.x * stride.x, sy = begin.y + p.y * stride.y, sb = begin.w + p.w * stride.w;
+    float4 v = (float4)(0.0f);
+    if (sx >= 0 && sx < src_shape.x && sy >= 0 && sy < src_shape.y && sb >= 0 && sb < src_shape.w &&
+        p.z < SLICES(src_shape))
+      v = LOAD4(src, idx4(src_shape, sb, p.z, sy, sx));
     STORE4(mask_tail(v, p.z, dst_shape.z), dst, gid);
     return;
   }
@@ -90,20 +80,79 @@ __kernel void remap(__global const storage_t* src, __global storage_t* dst, int4
     int c = p.z * 4 + lane;
     float v = 0.0f;
     if (c < dst_shape.z) {
-      int4 s;
+      int sx, sy, sc, sb;
       if (mode == 0) {
         int lin = ((p.w * dst_shape.y + p.y) * dst_shape.x + p.x) * dst_shape.z + c;
-        s.z = lin % src_shape.z;
+        sc = lin % src_shape.z;
         lin /= src_shape.z;
-        s.x = lin % src_shape.x;
+        sx = lin % src_shape.x;
         lin /= src_shape.x;
-        s.y = lin % src_shape.y;
-        s.w = lin / src_shape.y;
+        sy = lin % src_shape.y;
+        sb = lin / src_shape.y;
       } else {
-        s = remap_source((int4)(p.x, p.y, c, p.w), src_shape, begin, stride, perm, border, indices, gather_axis,
-                         gstride);
+        sx = begin.x + p.x * stride.x;
+        sy = begin.y + p.y * stride.y;
+        sc = begin.z + c * stride.z;
+        sb = begin.w + p.w * stride.w;
       }
-      v = s.x >= 0 && s.y >= 0 && s.z >= 0 && s.w >= 0 ? LOAD1(src, idx1(src_shape, s.w, s.y, s.x, s.z)) : pad_value;
+      if (sx >= 0 && sx < src_shape.x && sy >= 0 && sy < src_shape.y && sc >= 0 && sc < src_shape.z && sb >= 0 &&
+          sb < src_shape.w) {
+        v = LOAD1(src, idx1(src_shape, sb, sy, sx, sc));
+      } else {
+        v = pad_value;
+      }
+    }
+    r[lane] = v;
+  }
+  STORE4((float4)(r[0], r[1], r[2], r[3]), dst, gid);
+}
+
+/* The general remap (transposes, tiles, mirror pads, gathers, unpacks):
+ * element (b, y, x, c) of `dst` comes from source coordinate begin[a] + stride[a] *
+ * d[perm[a]] on each source axis a, folded by `border`, where d is the
+ * output coordinate; the gather axis (>= 0) instead reads
+ * indices[dot(d, gstride)]. `pad_value` where the source is outside. All
+ * int4 are (x, y, c, b). `path` 1 (whole): the host found that channels
+ * map to themselves from 0, so whole float4s move (src's padded lanes are
+ * zero, and the tail is masked). Coordinates are linear in d, so each lane
+ * steps the first lane's by the part that follows the output channel.
+ * (Reshapes, slices and pads take the shorter `remap` above: PoCL runs
+ * it about twice as fast as this one.) */
+__kernel void remap_map(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
+                        int4 begin, int4 stride, int4 perm, int border, float pad_value, int path,
+                        __global const int* indices, int gather_axis, int4 gstride, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, dst_shape);
+  int c0 = p.z * 4;
+  int whole = path;
+  int4 d = (int4)(p.x, p.y, whole ? 0 : c0, p.w);
+  int4 s0 = begin + stride * (int4)(pick(d, perm.x), pick(d, perm.y), pick(d, perm.z), pick(d, perm.w));
+  int g0 = gather_axis >= 0 ? d.x * gstride.x + d.y * gstride.y + d.z * gstride.z + d.w * gstride.w : 0;
+  if (whole) {
+    int4 s = fold4(s0, src_shape, border);
+    if (gather_axis == 0) s.x = indices[g0];
+    if (gather_axis == 1) s.y = indices[g0];
+    if (gather_axis == 3) s.w = indices[g0];
+    float4 v = (float4)(pad_value);
+    if (s.x >= 0 && s.x < src_shape.x && s.y >= 0 && s.y < src_shape.y && s.w >= 0 && s.w < src_shape.w)
+      v = p.z < SLICES(src_shape) ? LOAD4(src, idx4(src_shape, s.w, p.z, s.y, s.x)) : (float4)(0.0f);
+    STORE4(mask_tail(v, p.z, dst_shape.z), dst, gid);
+    return;
+  }
+  int4 inc = select((int4)(0), stride, perm == (int4)(2));
+  float r[4];
+  for (int lane = 0; lane < 4; ++lane) {
+    float v = 0.0f;
+    if (c0 + lane < dst_shape.z) {
+      int4 s = fold4(s0 + lane * inc, src_shape, border);
+      if (gather_axis >= 0) {
+        int k = indices[g0 + lane * gstride.z];
+        k = k >= 0 && k < pick(src_shape, gather_axis) ? k : -1;
+        s = gather_axis == 0 ? (int4)(k, s.yzw) : gather_axis == 1 ? (int4)(s.x, k, s.zw)
+          : gather_axis == 2 ? (int4)(s.xy, k, s.w) : (int4)(s.xyz, k);
+      }
+      v = all(s >= 0) ? LOAD1(src, idx1(src_shape, s.w, s.y, s.x, s.z)) : pad_value;
     }
     r[lane] = v;
   }
