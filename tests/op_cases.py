@@ -285,6 +285,11 @@ def concat_cases():
         _concat_case([[7, 9, 3], [7, 9, 5]], 2),              # rank 3
         _concat_case([[7, 4, 3], [7, 5, 3]], 1),
         _concat_case([[7, 4, 3], [7, 5, 3]], -2),
+        _concat_case([[1, 5, 5, 3], [2, 5, 5, 3]], 0),         # batch
+        _concat_case([[2, 3, 4, 5], [1, 3, 4, 5], [2, 3, 4, 5]], -4),
+        _concat_case([[3, 4, 5], [2, 4, 5]], 0),              # rank 3, outer axis
+        _concat_case([[5], [3], [17]], 0),                    # rank 1
+        _concat_case([[5], [4]], -1),
     ]
     cases += [_concat_case([[1, 7, 9, 3], [1, 7, 9, 5]], 3, act) for act in ACTIVATIONS[1:]]
     return cases
@@ -447,15 +452,18 @@ def reshape_cases():
 
 # -- STRIDED_SLICE -----------------------------------------------------------
 
-def _slice_shape(shape, begin, end, strides, begin_mask, end_mask):
-    index = tuple(slice(None if begin_mask >> i & 1 else b, None if end_mask >> i & 1 else e, s)
+def _slice_shape(shape, begin, end, strides, begin_mask, end_mask, shrink_mask=0):
+    index = tuple(b if shrink_mask >> i & 1 else
+                  slice(None if begin_mask >> i & 1 else b, None if end_mask >> i & 1 else e, s)
                   for i, (b, e, s) in enumerate(zip(begin, end, strides)))
     return list(np.empty(shape)[index].shape)
 
 
-def _strided_slice_case(shape, begin, end, strides, begin_mask=0, end_mask=0):
-    out_shape = _slice_shape(shape, begin, end, strides, begin_mask, end_mask)
+def _strided_slice_case(shape, begin, end, strides, begin_mask=0, end_mask=0, shrink_mask=0):
+    out_shape = _slice_shape(shape, begin, end, strides, begin_mask, end_mask, shrink_mask)
     options = dict(begin_mask=begin_mask, end_mask=end_mask)
+    if shrink_mask:
+        options["shrink_axis_mask"] = shrink_mask
 
     def build(mb, rng, cpu):
         inputs = []
@@ -466,7 +474,8 @@ def _strided_slice_case(shape, begin, end, strides, begin_mask=0, end_mask=0):
         return inputs
 
     spec = "_".join(f"{b}:{e}:{s}" for b, e, s in zip(begin, end, strides))
-    return Case(f"slice-{_shape_id(shape)}-{spec}-bm{begin_mask}-em{end_mask}", build)
+    shrink = f"-sm{shrink_mask}" if shrink_mask else ""
+    return Case(f"slice-{_shape_id(shape)}-{spec}-bm{begin_mask}-em{end_mask}{shrink}", build)
 
 
 def strided_slice_cases():
@@ -486,6 +495,15 @@ def strided_slice_cases():
         ss([7, 9, 5], [0, 2, 0], [0, 8, 5], [1, 3, 2], begin_mask=0b001, end_mask=0b001),
         ss([6, 17], [0, 3], [6, 17], [1, 2]),                                 # rank 2
         ss([6, 17], [1, 0], [5, 10], [1, 1]),
+        # negative indices under masks, and shrunk axes (which the converter
+        # emits for x[:, i] style indexing)
+        ss([2, 7, 9, 17], [0, -4, 0, -9], [0, 0, -2, 0], [1, 1, 2, 1], begin_mask=0b0101, end_mask=0b1011),
+        ss([1, 7, 9, 5], [0, -3, -9, 1], [1, -1, 9, -1], [1, 1, 3, 2], end_mask=0b0100),
+        ss([2, 7, 9, 5], [1, 0, 0, 0], [2, 7, 9, 5], [1, 1, 1, 1], shrink_mask=0b0001),
+        ss([1, 7, 9, 5], [0, 0, 0, -1], [1, 7, 9, 0], [1, 1, 1, 1], end_mask=0b0111, shrink_mask=0b1000),
+        ss([2, 7, 9, 17], [0, 3, 0, 2], [2, 4, 9, 16], [1, 1, 2, 1], shrink_mask=0b0010),
+        ss([7, 9, 5], [-2, 0, 0], [0, 9, 5], [1, 1, 1], end_mask=0b110, shrink_mask=0b001),
+        ss([6, 17], [0, 5], [6, 6], [1, 1], shrink_mask=0b10),
     ]
 
 
