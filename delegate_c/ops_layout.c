@@ -348,17 +348,18 @@ int encode_remap(Executor* ex, int node) {
     karg_int(&a, a.total);
     return karg_done(ex, &a);
   }
-  int perm[4], gstride[4];
-  for (int k = 0; k < 4; ++k) {
-    perm[k] = kToKernel[n->p.remap.perm[kFromKernel[k]]];
-    gstride[k] = n->p.remap.gather_stride[kFromKernel[k]];
-  }
+  /* Column k of the output-to-source map: which source axis follows
+   * output axis k, scaled by its stride (kernel axis order). */
+  int col[4][4] = {{0}}, gstride[4];
+  for (int k = 0; k < 4; ++k) gstride[k] = n->p.remap.gather_stride[kFromKernel[k]];
+  for (int src = 0; src < 4; ++src)
+    if (!n->p.remap.gather || src != n->p.remap.gather_axis)
+      col[kToKernel[n->p.remap.perm[src]]][kToKernel[src]] = s[src];
   cl_mem indices = n->p.remap.gather ? ex_int_indices(ex, n->inputs[1]) : ex_tensor_mem(ex, n->inputs[0]);
   if (!indices) return -1;
   if (ex_dispatch_src_dst(ex, node, "layout.cl", "remap_map", &a)) return -1;
   karg_int4(&a, b[GD_W], b[GD_H], b[GD_C], b[GD_B]);
-  karg_int4(&a, s[GD_W], s[GD_H], s[GD_C], s[GD_B]);
-  karg_int4(&a, perm[0], perm[1], perm[2], perm[3]);
+  for (int k = 0; k < 4; ++k) karg_int4(&a, col[k][0], col[k][1], col[k][2], col[k][3]);
   karg_int(&a, n->p.remap.border);
   karg_float(&a, n->p.remap.value);
   karg_int(&a, remap_whole_slices(n, ex->g.tensors[n->inputs[0]].shape, ex->g.tensors[n->outputs[0]].shape));

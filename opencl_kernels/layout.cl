@@ -27,32 +27,25 @@ __kernel void phwc4_to_bhwc(__global const storage_t* src, __global float* dst, 
   if (c0 + 3 < C) dst[base + c0 + 3] = v.w;
 }
 
-/* A source coordinate s on an axis of size n, folded back inside by the
- * border rule: 1 reflect (edge not repeated), 2 symmetric (edge repeated),
- * 3 wrap (TILE); -1 when it stays outside (0: constant fill). */
-inline int fold_coord(int s, int n, int border) {
-  if (s >= 0 && s < n) return s;
-  if (border == 1) {
-    s = s < 0 ? -s : 2 * n - 2 - s;
-  } else if (border == 2) {
-    s = s < 0 ? -s - 1 : 2 * n - 1 - s;
-  } else if (border == 3) {
-    s %= n;
-    if (s < 0) s += n;
-  } else {
-    return -1;
-  }
-  return s >= 0 && s < n ? s : -1;
-}
-
-/* Component k (0-3 as x, y, c, b) of v. */
-inline int pick(int4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w; }
-
-/* All four source coordinates folded; a component < 0 means outside. */
+/* Source coordinates s on axes of sizes n folded back inside, without
+ * branches (the border is the same for every work-item): 1 reflect (edge
+ * not repeated), 2 symmetric (edge repeated), both once, which the op
+ * checks guarantee is enough; 3 wrap (TILE); 0: a component < 0 means
+ * outside (constant fill). */
 inline int4 fold4(int4 s, int4 n, int border) {
-  if (all(s >= 0) && all(s < n)) return s;
-  return (int4)(fold_coord(s.x, n.x, border), fold_coord(s.y, n.y, border), fold_coord(s.z, n.z, border),
-                fold_coord(s.w, n.w, border));
+  if (border == 1) {
+    int4 t = max(s, -s);
+    return min(t, 2 * n - 2 - t);
+  }
+  if (border == 2) {
+    int4 t = max(s, -s - 1);
+    return min(t, 2 * n - 1 - t);
+  }
+  if (border == 3) {
+    int4 t = s % n;
+    return select(t, t + n, t < 0);
+  }
+  return select(s, (int4)(-1), s < 0 || s >= n);
 }
 
 /* Element (b, y, x, c) of `dst` comes from the same row-major position of
@@ -108,27 +101,26 @@ __kernel void remap(__global const storage_t* src, __global storage_t* dst, int4
 }
 
 /* The general remap (transposes, tiles, mirror pads, gathers, unpacks):
- * element (b, y, x, c) of `dst` comes from source coordinate begin[a] + stride[a] *
- * d[perm[a]] on each source axis a, folded by `border`, where d is the
- * output coordinate; the gather axis (>= 0) instead reads
- * indices[dot(d, gstride)]. `pad_value` where the source is outside. All
- * int4 are (x, y, c, b). `path` 1 (whole): the host found that channels
- * map to themselves from 0, so whole float4s move (src's padded lanes are
- * zero, and the tail is masked). Coordinates are linear in d, so each lane
- * steps the first lane's by the part that follows the output channel.
+ * output element d = (x, y, c, b) comes from source coordinate
+ * begin + mx * d.x + my * d.y + mc * d.z + mb * d.w (each m a column of
+ * the output-to-source map: a permutation scaled by the strides), folded
+ * by `border`; the gather axis (>= 0) instead reads indices[dot(gstride,
+ * d)]. `pad_value` where the source is outside. All int4 are (x, y, c, b).
+ * `whole`: the host found that channels map to themselves from 0, so whole
+ * float4s move (src's padded lanes are zero, and the tail is masked).
+ * Otherwise each lane steps the first lane's coordinate by mc.
  * (Reshapes, slices and pads take the shorter `remap` above: PoCL runs
- * it about twice as fast as this one.) */
+ * that one several times faster.) */
 __kernel void remap_map(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                        int4 begin, int4 stride, int4 perm, int border, float pad_value, int path,
+                        int4 begin, int4 mx, int4 my, int4 mc, int4 mb, int border, float pad_value, int whole,
                         __global const int* indices, int gather_axis, int4 gstride, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int c0 = p.z * 4;
-  int whole = path;
-  int4 d = (int4)(p.x, p.y, whole ? 0 : c0, p.w);
-  int4 s0 = begin + stride * (int4)(pick(d, perm.x), pick(d, perm.y), pick(d, perm.z), pick(d, perm.w));
-  int g0 = gather_axis >= 0 ? d.x * gstride.x + d.y * gstride.y + d.z * gstride.z + d.w * gstride.w : 0;
+  int dc = whole ? 0 : c0;
+  int4 s0 = begin + mx * p.x + my * p.y + mc * dc + mb * p.w;
+  int g0 = gstride.x * p.x + gstride.y * p.y + gstride.z * dc + gstride.w * p.w;
   if (whole) {
     int4 s = fold4(s0, src_shape, border);
     if (gather_axis == 0) s.x = indices[g0];
@@ -140,17 +132,17 @@ __kernel void remap_map(__global const storage_t* src, __global storage_t* dst, 
     STORE4(mask_tail(v, p.z, dst_shape.z), dst, gid);
     return;
   }
-  int4 inc = select((int4)(0), stride, perm == (int4)(2));
   float r[4];
   for (int lane = 0; lane < 4; ++lane) {
     float v = 0.0f;
     if (c0 + lane < dst_shape.z) {
-      int4 s = fold4(s0 + lane * inc, src_shape, border);
+      int4 s = fold4(s0 + lane * mc, src_shape, border);
       if (gather_axis >= 0) {
         int k = indices[g0 + lane * gstride.z];
-        k = k >= 0 && k < pick(src_shape, gather_axis) ? k : -1;
-        s = gather_axis == 0 ? (int4)(k, s.yzw) : gather_axis == 1 ? (int4)(s.x, k, s.zw)
-          : gather_axis == 2 ? (int4)(s.xy, k, s.w) : (int4)(s.xyz, k);
+        if (gather_axis == 0) s.x = k < src_shape.x ? k : -1;
+        if (gather_axis == 1) s.y = k < src_shape.y ? k : -1;
+        if (gather_axis == 2) s.z = k < src_shape.z ? k : -1;
+        if (gather_axis == 3) s.w = k < src_shape.w ? k : -1;
       }
       v = all(s >= 0) ? LOAD1(src, idx1(src_shape, s.w, s.y, s.x, s.z)) : pad_value;
     }
