@@ -158,3 +158,28 @@ def test_version_above_limit_stays_on_cpu(op, version, limit):
     mb.mark_output(y)
     _, nodes = _check(mb.build(), [rng.standard_normal([1, 4, 6, 3], dtype=np.float32)], cpu_nodes=1)
     assert nodes[0]["reason"] == f"Max version supported: {limit}. Requested version {version}.", nodes
+
+
+def test_unsupported_parameters_stay_on_cpu_with_reason():
+    """GATHER with batch_dims 1 (which the CPU runs) is left to the CPU with
+    a reason naming the parameter; the model stays correct."""
+    rng = np.random.default_rng(6)
+    mb = ModelBuilder()
+    params = mb.add_input([2, 5, 3])
+    idx = _i32(mb, [[4, 0, 1, 1], [2, 3, 0, 4]])
+    y = mb.add_tensor([2, 4, 3])
+    mb.add_op("GATHER", [params, idx], [y], dict(axis=1, batch_dims=1))
+    mb.mark_output(y)
+    _, nodes = _check(mb.build(), [rng.standard_normal([2, 5, 3], dtype=np.float32)], cpu_nodes=1)
+    assert nodes[0]["reason"] == "batch_dims 1 is not supported (only 0)", nodes
+
+
+def test_pack_with_a_constant_input():
+    rng = np.random.default_rng(7)
+    mb = ModelBuilder()
+    x = mb.add_input([3, 5, 17])
+    c = mb.add_tensor([3, 5, 17], data=rng.standard_normal([3, 5, 17]).astype(np.float32))
+    y = mb.add_tensor([3, 2, 5, 17])
+    mb.add_op("PACK", [c, x], [y], dict(values_count=2, axis=1))
+    mb.mark_output(y)
+    _check(mb.build(), [rng.standard_normal([3, 5, 17], dtype=np.float32)])
