@@ -258,15 +258,7 @@ int lower_tensor(Lowering* lw, int tflite_index) {
 }
 
 int lower_reshape_node(Lowering* lw, int in, int out) {
-  GNode* n = graph_add_node(lw->g, GOP_REMAP);
-  if (!n) return lower_error(lw, "out of memory");
-  n->inputs[0] = in;
-  n->num_inputs = 1;
-  n->outputs[0] = out;
-  n->num_outputs = 1;
-  n->p.remap.mode = REMAP_RESHAPE;
-  for (int d = 0; d < 4; ++d) n->p.remap.stride[d] = 1, n->p.remap.perm[d] = d;
-  return 0;
+  return lower_remap_node(lw, in, out, REMAP_RESHAPE) ? 0 : -1;
 }
 
 int conv_out_size(int padding, int in, int k, int stride, int dilation) {

@@ -106,7 +106,7 @@ int encode_concat(Executor* ex, int node) {
   return 0;
 }
 
-/* ---------------- remap: RESHAPE, PAD, STRIDED_SLICE ---------------- */
+/* ------- remap: RESHAPE, PAD, PADV2, MIRROR_PAD, STRIDED_SLICE ------- */
 
 GNode* lower_remap_node(Lowering* lw, int in, int out, int mode) {
   GNode* n = graph_add_node(lw->g, GOP_REMAP);
