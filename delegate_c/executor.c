@@ -197,7 +197,7 @@ static int plan_memory(Executor* ex) {
   int n = 0;
   for (int i = 0; i < g->num_tensors; ++i) {
     GTensor* t = &g->tensors[i];
-    if (t->data || t->last_use == -2) continue; /* constants; unused */
+    if (t->data || t->is_int32 || t->last_use == -2) continue; /* constants; raw int inputs; unused */
     if (t->is_output) t->last_use = g->num_nodes;
     t->bytes = shape_elements_phwc4(t->shape) * storage_size(ex);
     ids[n] = i;
@@ -232,6 +232,11 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   b->bytes = shape_elements(t->shape) * sizeof(float);
   b->staging = create_buffer(ex, to_device ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY, b->bytes, NULL);
   if (!b->staging) return -1;
+  if (t->is_int32) {
+    /* Indices stay row-major int32: the kernels read the staging buffer. */
+    ex->g.tensors[b->tensor].mem = b->staging;
+    return 0;
+  }
   cl_kernel k = ex_dispatch(ex, "layout.cl", to_device ? "bhwc_to_phwc4" : "phwc4_to_bhwc", phwc4_items(t->shape), -1);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
@@ -268,6 +273,9 @@ static EncodeFn encoder_for(GOp op) {
     case GOP_CUMSUM: return encode_cumsum;
     case GOP_BATCH_MATMUL: return encode_batch_matmul;
     case GOP_LSTM_CELL: return encode_lstm_cell;
+    case GOP_SPACE_TO_DEPTH: return encode_space_to_depth;
+    case GOP_RESIZE_NEAREST: return encode_resize_nearest;
+    case GOP_ONE_HOT: return encode_one_hot;
   }
   return NULL;
 }

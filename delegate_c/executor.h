@@ -122,5 +122,11 @@ int encode_softmax(Executor* ex, int node);
 int encode_cumsum(Executor* ex, int node);
 int encode_batch_matmul(Executor* ex, int node);
 int encode_lstm_cell(Executor* ex, int node);
+int encode_space_to_depth(Executor* ex, int node);
+int encode_resize_nearest(Executor* ex, int node);
+int encode_one_hot(Executor* ex, int node);
+
+/* GATHER / ONE_HOT indices as an int32 device buffer (ops_layout.c). */
+cl_mem ex_int_indices(Executor* ex, int tensor);
 
 #endif

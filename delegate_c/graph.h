@@ -23,6 +23,8 @@ typedef struct GTensor {
   float* data;       /* constants: row-major BHWC float32, owned; NULL for runtime tensors */
   int is_input;      /* partition input (fed from the runtime) */
   int is_output;     /* partition output (read back to the runtime) */
+  int is_int32;      /* runtime int32 tensor (GATHER / ONE_HOT indices): a partition input kept
+                        row-major in its staging buffer, never converted to PHWC4 */
   int first_use;     /* node position that writes it (-1: before the first node) */
   int last_use;      /* last node position that reads it */
   size_t bytes;      /* PHWC4 size in the storage type */
@@ -37,7 +39,7 @@ typedef enum GOp {
   GOP_BINARY,
   GOP_UNARY,
   GOP_CONCAT,
-  GOP_REMAP, /* reshape, strided slice, pad */
+  GOP_REMAP, /* reshape, slices, pads, transpose, tile, gather: per-axis index maps */
   GOP_RESIZE_BILINEAR,
   GOP_REDUCE,
   GOP_FULLY_CONNECTED,
@@ -53,6 +55,9 @@ typedef enum GOp {
   GOP_CUMSUM,
   GOP_BATCH_MATMUL,
   GOP_LSTM_CELL, /* inputs: gates, prev state; outputs: activation, state */
+  GOP_SPACE_TO_DEPTH,
+  GOP_RESIZE_NEAREST,
+  GOP_ONE_HOT,
 } GOp;
 
 /* Binary op codes shared with elementwise.cl. */
@@ -63,6 +68,9 @@ enum {
   UN_NEG, UN_SQRT, UN_RSQRT, UN_SQUARE, UN_LOG, UN_SIN, UN_COS, UN_FLOOR, UN_ELU, UN_SIGN
 };
 enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };
+/* What a remap reads for a source coordinate outside [0, size); codes
+ * shared with layout.cl. */
+enum { BORDER_CONST = 0, BORDER_REFLECT = 1, BORDER_SYMMETRIC = 2, BORDER_WRAP = 3 };
 /* Reduction op codes shared with reduce.cl. */
 enum { REDUCE_MEAN = 0, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD };
 
@@ -116,11 +124,19 @@ typedef struct GNode {
     struct {
       int axis; /* GD_B..GD_C */
     } concat;
+    /* Source coordinate on axis a (B, H, W, C): begin[a] + stride[a] *
+     * (output coordinate on axis perm[a]), folded by `border`; with
+     * `gather`, axis gather_axis instead reads indices (inputs[1]) at
+     * sum over output axes d of gather_stride[d] * coordinate[d]. */
     struct {
       int mode;
       int begin[4];  /* B, H, W, C */
       int stride[4];
+      int perm[4];
+      int border;
       float value;
+      int gather, gather_axis;
+      int gather_stride[4];
     } remap;
     struct {
       int half_pixel_centers;
@@ -155,6 +171,15 @@ typedef struct GNode {
     struct {
       int adj_x, adj_y;
     } matmul;
+    struct {
+      int align_corners, half_pixel_centers;
+      float scale_x, scale_y;
+    } nearest;
+    struct {
+      int axis;            /* output axis (B, H, W, C) that counts the depth */
+      int index_stride[4]; /* per output axis: stride into the row-major indices */
+      float on, off;
+    } one_hot;
   } p;
 } GNode;
 

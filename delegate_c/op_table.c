@@ -8,11 +8,11 @@
 #include "tflite_builtins.h"
 
 /* Version limits follow upstream 2.14's GPU delegate (model_builder.cc);
- * RESHAPE and PRELU are v1 there too. Upstream sets none for MEAN and
- * DEPTH_TO_SPACE, SUM, REDUCE_MAX/MIN/PROD and BATCH_MATMUL: theirs are the
- * schema's 2.14 versions, whose later ones only add integer types (refused
- * by the tensor check anyway). LOG_SOFTMAX is not in upstream's table; its
- * v2 is int8. */
+ * RESHAPE and PRELU are v1 there too. Upstream sets none for MEAN,
+ * DEPTH_TO_SPACE, SUM, REDUCE_MAX/MIN/PROD, BATCH_MATMUL, PACK, UNPACK,
+ * SPLIT, SPLIT_V and TILE: theirs are the 2.14 runtime's versions, whose
+ * later ones only add integer types (refused by the tensor check anyway).
+ * LOG_SOFTMAX is not in upstream's table; its v2 is int8. */
 const OpDef kOps[] = {
     {kBuiltinAdd, NULL, 2, check_binary, lower_binary,
      "2 inputs (runtime or constant) with TFLite broadcasting; fused activation"},
@@ -63,6 +63,10 @@ const OpDef kOps[] = {
      "constant float weights [O,K] (float32, or float16/int8 behind a folded DEQUANTIZE; no hybrid int8 "
      "weights); default weights format; optional bias; input of any rank <= 4 with a multiple of K elements; "
      "keep_num_dims; fused activation"},
+    {kBuiltinGather, NULL, 1, check_gather, lower_gather,
+     "params runtime or constant, any axis (negative too); indices constant int32/int64 (checked in range) or "
+     "runtime int32 (out-of-range reads give 0), of any rank with an output rank <= 4 (upstream: 1-D); "
+     "batch_dims 0"},
     {kBuiltinHardSwish, NULL, 1, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinLogSoftmax, NULL, 2, check_softmax, lower_softmax,
      "over the last axis of a rank 1-4 tensor (not in upstream's table); max-subtracted, float32 sums"},
@@ -76,8 +80,18 @@ const OpDef kOps[] = {
     {kBuiltinMean, NULL, 3, check_reduce, lower_reduce,
      "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false; float32 accumulation"},
     {kBuiltinMinimum, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting"},
+    {kBuiltinMirrorPad, NULL, 2, check_pad, lower_pad,
+     "constant paddings on any of the (up to 4) axes; REFLECT (padding < size) and SYMMETRIC (padding <= size; "
+     "upstream: REFLECT only)"},
     {kBuiltinMul, NULL, 3, check_binary, lower_binary, "2 inputs with broadcasting; fused activation"},
+    {kBuiltinOneHot, NULL, 1, check_one_hot, lower_one_hot,
+     "runtime int32 indices (of rank <= 3), read as ints at the partition boundary; constant depth; constant "
+     "float on/off values; any axis (upstream: last axis, batch/channels only)"},
+    {kBuiltinPack, NULL, 4, check_pack, lower_pack,
+     "1 to 16 inputs of the same shape, rank <= 3; any axis (negative too)"},
     {kBuiltinPad, NULL, 2, check_pad, lower_pad, "constant paddings on any of the (up to 4) axes; zero fill"},
+    {kBuiltinPadv2, NULL, 2, check_pad, lower_pad,
+     "constant paddings on any of the (up to 4) axes; constant float32 pad value"},
     {kBuiltinPrelu, NULL, 1, check_binary, lower_binary, "alpha constant or runtime, broadcast to the input"},
     {kBuiltinReduceMax, NULL, 3, check_reduce, lower_reduce,
      "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false"},
@@ -91,9 +105,19 @@ const OpDef kOps[] = {
     {kBuiltinReshape, NULL, 1, check_reshape, lower_reshape, "same element count; rank <= 4 in and out"},
     {kBuiltinResizeBilinear, NULL, 3, check_resize_bilinear, lower_resize_bilinear,
      "rank-4 input; constant int32 size [2]; align_corners or half_pixel_centers (not both)"},
+    {kBuiltinResizeNearestNeighbor, NULL, 3, check_resize_nearest, lower_resize_nearest,
+     "rank-4 input; constant int32 size [2]; align_corners and half_pixel_centers"},
+    {kBuiltinSlice, NULL, 2, check_slice, lower_slice,
+     "constant begin/size (int32/int64), size -1 to the end; rank 1-4 (upstream: 3-4)"},
     {kBuiltinSoftmax, NULL, 2, check_softmax, lower_softmax,
      "over the last axis of a rank 1-4 tensor; any finite beta (upstream: beta 1 only); max-subtracted, "
      "float32 sums"},
+    {kBuiltinSpaceToDepth, NULL, 2, check_space_to_depth, lower_space_to_depth,
+     "rank-4 input; block_size > 1 dividing height and width"},
+    {kBuiltinSplit, NULL, 4, check_split, lower_split,
+     "constant axis (negative too) of a rank 1-4 input; equal pieces; up to 256 outputs"},
+    {kBuiltinSplitV, NULL, 2, check_split, lower_split,
+     "constant size_splits (one may be -1) and axis (negative too) of a rank 1-4 input; up to 256 outputs"},
     {kBuiltinStridedSlice, NULL, 4, check_strided_slice, lower_strided_slice,
      "constant begin/end/strides; begin/end masks; positive strides; ellipsis/new-axis masks 0; "
      "shrink_axis_mask supported"},
@@ -101,9 +125,13 @@ const OpDef kOps[] = {
     {kBuiltinSum, NULL, 2, check_reduce, lower_reduce,
      "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false; float32 sums"},
     {kBuiltinTanh, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinTile, NULL, 3, check_tile, lower_tile, "constant multiples >= 1 on any of the (up to 4) axes"},
+    {kBuiltinTranspose, NULL, 4, check_transpose, lower_transpose,
+     "constant perm: any permutation of a rank 1-4 input (upstream: rank 2-4)"},
     {kBuiltinTransposeConv, NULL, 3, check_transpose_conv, lower_transpose_conv,
      "constant weights (OHWI) and int32 output_shape; optional bias (v3); SAME/VALID; stride >= 1; "
      "no fused activation (v4 is above the limit)"},
+    {kBuiltinUnpack, NULL, 4, check_unpack, lower_unpack, "any axis (negative too) of a rank 1-4 input"},
 };
 const int kNumOps = sizeof(kOps) / sizeof(kOps[0]);
 
@@ -195,6 +223,13 @@ static int const_is_float_convertible(const ModelView* mv, int t) {
   return 0;
 }
 
+/* GATHER's indices and ONE_HOT's indices may be runtime int32 tensors
+ * (as upstream allows): they enter the partition raw, never as floats. */
+static int runtime_indices_input(const NodeInfo* ni, int k) {
+  int code = ni->reg->builtin_code;
+  return (code == kBuiltinGather && k == 1) || (code == kBuiltinOneHot && k == 0);
+}
+
 /* Tensor-level gate shared by every op: runtime tensors must be float32
  * with a static shape of rank <= 4. Constants are checked by each op. */
 static int check_tensors(const NodeInfo* ni) {
@@ -215,6 +250,7 @@ static int check_tensors(const NodeInfo* ni) {
           return reason(ni, "%s %d has a zero-size or unknown dimension (dim %d = %d)", what, k, d, x->dims->data[d]);
       }
       if (pass == 0 && mv_is_const(mv, t)) continue;
+      if (pass == 0 && x->type == kTfLiteInt32 && runtime_indices_input(ni, k)) continue;
       if (x->type != kTfLiteFloat32)
         return reason(ni, "%s %d (%s) has type %s; only FLOAT32 runtime tensors are supported", what, k,
                       x->name ? x->name : "?", type_name(x->type));
@@ -271,15 +307,7 @@ int lower_tensor(Lowering* lw, int tflite_index) {
 }
 
 int lower_reshape_node(Lowering* lw, int in, int out) {
-  GNode* n = graph_add_node(lw->g, GOP_REMAP);
-  if (!n) return lower_error(lw, "out of memory");
-  n->inputs[0] = in;
-  n->num_inputs = 1;
-  n->outputs[0] = out;
-  n->num_outputs = 1;
-  n->p.remap.mode = REMAP_RESHAPE;
-  for (int d = 0; d < 4; ++d) n->p.remap.stride[d] = 1;
-  return 0;
+  return lower_remap_node(lw, in, out, REMAP_RESHAPE) ? 0 : -1;
 }
 
 int conv_out_size(int padding, int in, int k, int stride, int dilation) {

@@ -80,6 +80,12 @@ int lower_unary_node(Lowering* lw, int in, int out, int op, float alpha, int tfl
 /* Appends a RESHAPE (remap) node from in to out, which hold the same
  * number of elements: row-major order is kept. */
 int lower_reshape_node(Lowering* lw, int in, int out);
+/* Appends a remap node (identity map: begin 0, stride 1, perm identity)
+ * from in to out for the caller to fill in; NULL with lw->err set. */
+GNode* lower_remap_node(Lowering* lw, int in, int out, int mode);
+/* Indices (GATHER, ONE_HOT): a constant int32/int64 tensor as exact
+ * floats, or a runtime int32 tensor kept raw (is_int32). */
+int lower_indices(Lowering* lw, int tflite_index);
 
 /* Op families (one file each). */
 int check_conv2d(const NodeInfo* ni);
@@ -130,6 +136,26 @@ int check_batch_matmul(const NodeInfo* ni);
 int lower_batch_matmul(Lowering* lw, const NodeInfo* ni);
 int check_lstm(const NodeInfo* ni);
 int lower_lstm(Lowering* lw, const NodeInfo* ni);
+int check_space_to_depth(const NodeInfo* ni);
+int lower_space_to_depth(Lowering* lw, const NodeInfo* ni);
+int check_resize_nearest(const NodeInfo* ni);
+int lower_resize_nearest(Lowering* lw, const NodeInfo* ni);
+int check_transpose(const NodeInfo* ni);
+int lower_transpose(Lowering* lw, const NodeInfo* ni);
+int check_tile(const NodeInfo* ni);
+int lower_tile(Lowering* lw, const NodeInfo* ni);
+int check_slice(const NodeInfo* ni);
+int lower_slice(Lowering* lw, const NodeInfo* ni);
+int check_split(const NodeInfo* ni);
+int lower_split(Lowering* lw, const NodeInfo* ni);
+int check_pack(const NodeInfo* ni);
+int lower_pack(Lowering* lw, const NodeInfo* ni);
+int check_unpack(const NodeInfo* ni);
+int lower_unpack(Lowering* lw, const NodeInfo* ni);
+int check_gather(const NodeInfo* ni);
+int lower_gather(Lowering* lw, const NodeInfo* ni);
+int check_one_hot(const NodeInfo* ni);
+int lower_one_hot(Lowering* lw, const NodeInfo* ni);
 
 /* Writes "NAME\tversions\tconstraints\n" per entry; returns bytes needed. */
 size_t op_table_describe(char* buf, size_t size);

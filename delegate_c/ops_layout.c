@@ -1,5 +1,7 @@
-/* Data-movement ops: CONCATENATION, RESHAPE, PAD, STRIDED_SLICE
+/* Data-movement ops: CONCATENATION, RESHAPE, PAD / PADV2 / MIRROR_PAD,
+ * STRIDED_SLICE, and the generic remap every index-map op lowers to
  * (opencl_kernels/layout.cl). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "executor.h"
@@ -104,9 +106,9 @@ int encode_concat(Executor* ex, int node) {
   return 0;
 }
 
-/* ---------------- remap: RESHAPE, PAD, STRIDED_SLICE ---------------- */
+/* ------- remap: RESHAPE, PAD, PADV2, MIRROR_PAD, STRIDED_SLICE ------- */
 
-static GNode* add_remap(Lowering* lw, int in, int out, int mode) {
+GNode* lower_remap_node(Lowering* lw, int in, int out, int mode) {
   GNode* n = graph_add_node(lw->g, GOP_REMAP);
   if (!n) {
     lower_error(lw, "out of memory");
@@ -117,7 +119,7 @@ static GNode* add_remap(Lowering* lw, int in, int out, int mode) {
   n->outputs[0] = out;
   n->num_outputs = 1;
   n->p.remap.mode = mode;
-  for (int d = 0; d < 4; ++d) n->p.remap.stride[d] = 1;
+  for (int d = 0; d < 4; ++d) n->p.remap.stride[d] = 1, n->p.remap.perm[d] = d;
   return n;
 }
 
@@ -137,12 +139,33 @@ int lower_reshape(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  return add_remap(lw, in, out, REMAP_RESHAPE) ? 0 : -1;
+  return lower_remap_node(lw, in, out, REMAP_RESHAPE) ? 0 : -1;
+}
+
+/* PAD, PADV2 (constant value, input 2) and MIRROR_PAD (REFLECT or
+ * SYMMETRIC) share one check and one remap with a border rule. */
+static int pad_border(const NodeInfo* ni) {
+  if (ni->reg->builtin_code != kBuiltinMirrorPad) return BORDER_CONST;
+  const TfLiteMirrorPaddingParams* p = ni->node->builtin_data;
+  if (!p) return -1;
+  if (p->mode == kTfLiteMirrorPaddingReflect) return BORDER_REFLECT;
+  if (p->mode == kTfLiteMirrorPaddingSymmetric) return BORDER_SYMMETRIC;
+  return -1;
 }
 
 int check_pad(const NodeInfo* ni) {
-  if (ni_num_inputs(ni) != 2 || ni_num_outputs(ni) != 1) return reason(ni, "needs 2 inputs and 1 output");
+  int code = ni->reg->builtin_code;
+  int n_in = code == kBuiltinPadv2 ? 3 : 2;
+  if (ni_num_inputs(ni) != n_in || ni_num_outputs(ni) != 1)
+    return reason(ni, "needs %d inputs and 1 output, has %d and %d", n_in, ni_num_inputs(ni), ni_num_outputs(ni));
   if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant");
+  int border = pad_border(ni);
+  if (border < 0) return reason(ni, "unknown mirror padding mode");
+  if (code == kBuiltinPadv2) {
+    if (check_const_input(ni, 2, "constant_values", kTfLiteFloat32)) return -1;
+    if (mv_elements(ni->mv, ni_input(ni, 2)) != 1) return reason(ni, "constant_values (input 2) must hold 1 value");
+  }
+  if (!mv_is_const(ni->mv, ni_input(ni, 1))) return reason(ni, "paddings (input 1) must be constant");
   int pads[8], count, in[4], out[4];
   int rank = ni_shape(ni, ni_input(ni, 0), in);
   if (rank < 1) return reason(ni, "input 0 must have rank 1-4");
@@ -152,7 +175,13 @@ int check_pad(const NodeInfo* ni) {
   if (count != rank * 2) return reason(ni, "paddings hold %d values; %d expected", count, rank * 2);
   memcpy(out, in, sizeof(out));
   for (int d = 0; d < rank; ++d) {
+    int dim = in[4 - rank + d];
     if (pads[2 * d] < 0 || pads[2 * d + 1] < 0) return reason(ni, "negative padding on axis %d", d);
+    /* A mirror reaches at most one reflection into the input. */
+    int limit = border == BORDER_REFLECT ? dim - 1 : dim;
+    if (border != BORDER_CONST && (pads[2 * d] > limit || pads[2 * d + 1] > limit))
+      return reason(ni, "%s padding %d/%d on axis %d exceeds %d for a size-%d axis",
+                    border == BORDER_REFLECT ? "REFLECT" : "SYMMETRIC", pads[2 * d], pads[2 * d + 1], d, limit, dim);
     out[4 - rank + d] += pads[2 * d] + pads[2 * d + 1];
   }
   return check_output_shape(ni, ni_output(ni, 0), out);
@@ -161,14 +190,22 @@ int check_pad(const NodeInfo* ni) {
 int lower_pad(Lowering* lw, const NodeInfo* ni) {
   int pads[8], count;
   if (mv_const_ints(lw->mv, ni_input(ni, 1), pads, 8, &count, lw->err, lw->errlen)) return -1;
+  float value = 0.0f;
+  if (ni->reg->builtin_code == kBuiltinPadv2) {
+    float* v;
+    if (mv_const_float(lw->mv, ni_input(ni, 2), &v, lw->err, lw->errlen)) return -1;
+    value = v[0];
+    free(v);
+  }
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = add_remap(lw, in, out, REMAP_PAD);
+  GNode* n = lower_remap_node(lw, in, out, REMAP_PAD);
   if (!n) return -1;
   int rank = count / 2;
   for (int d = 0; d < rank; ++d) n->p.remap.begin[4 - rank + d] = -pads[2 * d];
-  n->p.remap.value = 0.0f;
+  n->p.remap.value = value;
+  n->p.remap.border = pad_border(ni);
   return 0;
 }
 
@@ -251,24 +288,84 @@ int lower_strided_slice(Lowering* lw, const NodeInfo* ni) {
     target = graph_add_tensor(lw->g, size, 4);
     if (target < 0) return lower_error(lw, "out of memory");
   }
-  GNode* n = add_remap(lw, in, target, REMAP_SLICE);
+  GNode* n = lower_remap_node(lw, in, target, REMAP_SLICE);
   if (!n) return -1;
   memcpy(n->p.remap.begin, begin, sizeof(begin));
   memcpy(n->p.remap.stride, stride, sizeof(stride));
-  if (target != out && !add_remap(lw, target, out, REMAP_RESHAPE)) return -1;
+  if (target != out && !lower_remap_node(lw, target, out, REMAP_RESHAPE)) return -1;
   return 0;
 }
 
+/* Kernel axis order (x, y, c, b) from BHWC and back. */
+static const int kToKernel[4] = {3, 1, 0, 2};
+static const int kFromKernel[4] = {GD_W, GD_H, GD_C, GD_B};
+
+/* Channels map to themselves from 0 with step 1, so whole float4s move:
+ * then the output's channels are a prefix of the source's, or the rest is
+ * a zero fill (the source's padded lanes are zero). */
+static int remap_whole_slices(const GNode* n, const int* src, const int* dst) {
+  const int *perm = n->p.remap.perm, *stride = n->p.remap.stride;
+  if (n->p.remap.mode == REMAP_RESHAPE || perm[GD_C] != GD_C || n->p.remap.begin[GD_C] != 0 || stride[GD_C] != 1)
+    return 0;
+  if (n->p.remap.gather && (n->p.remap.gather_axis == GD_C || n->p.remap.gather_stride[GD_C] != 0)) return 0;
+  for (int a = 0; a < 3; ++a)
+    if (perm[a] == GD_C && stride[a] != 0) return 0;
+  return dst[GD_C] <= src[GD_C] || (n->p.remap.border == BORDER_CONST && n->p.remap.value == 0.0f);
+}
+
+/* Indices as a device int buffer: a runtime int32 tensor's own staging
+ * buffer, or a constant (held as exact floats) uploaded as ints. */
+cl_mem ex_int_indices(Executor* ex, int tensor) {
+  GTensor* t = &ex->g.tensors[tensor];
+  if (!t->data) return t->mem;
+  size_t n = shape_elements(t->shape);
+  int* v = malloc((n ? n : 1) * sizeof(int));
+  if (!v) {
+    ex_fail(ex, "out of memory");
+    return NULL;
+  }
+  for (size_t i = 0; i < n; ++i) v[i] = (int)t->data[i];
+  cl_mem m = ex_upload(ex, v, n * sizeof(int));
+  free(v);
+  return m;
+}
+
+/* Reshapes, slices and pads (identity perm, constant fill) take the short
+ * `remap` kernel; every other map takes `remap_map`. */
 int encode_remap(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* b = n->p.remap.begin;
   const int* s = n->p.remap.stride;
+  int plain = !n->p.remap.gather && n->p.remap.border == BORDER_CONST;
+  for (int d = 0; d < 4; ++d) plain &= n->p.remap.perm[d] == d && (s[d] != 0 || n->p.remap.mode == REMAP_RESHAPE);
   KArgs a;
-  if (ex_dispatch_src_dst(ex, node, "layout.cl", "remap", &a)) return -1;
+  if (plain) {
+    if (ex_dispatch_src_dst(ex, node, "layout.cl", "remap", &a)) return -1;
+    karg_int4(&a, b[GD_W], b[GD_H], b[GD_C], b[GD_B]);
+    karg_int4(&a, s[GD_W], s[GD_H], s[GD_C], s[GD_B]);
+    karg_int(&a, n->p.remap.mode == REMAP_RESHAPE ? 0 : 1);
+    karg_float(&a, n->p.remap.value);
+    karg_int(&a, a.total);
+    return karg_done(ex, &a);
+  }
+  /* Column k of the output-to-source map: which source axis follows
+   * output axis k, scaled by its stride (kernel axis order). */
+  int col[4][4] = {{0}}, gstride[4];
+  for (int k = 0; k < 4; ++k) gstride[k] = n->p.remap.gather_stride[kFromKernel[k]];
+  for (int src = 0; src < 4; ++src)
+    if (!n->p.remap.gather || src != n->p.remap.gather_axis)
+      col[kToKernel[n->p.remap.perm[src]]][kToKernel[src]] = s[src];
+  cl_mem indices = n->p.remap.gather ? ex_int_indices(ex, n->inputs[1]) : ex_tensor_mem(ex, n->inputs[0]);
+  if (!indices) return -1;
+  if (ex_dispatch_src_dst(ex, node, "layout.cl", "remap_map", &a)) return -1;
   karg_int4(&a, b[GD_W], b[GD_H], b[GD_C], b[GD_B]);
-  karg_int4(&a, s[GD_W], s[GD_H], s[GD_C], s[GD_B]);
-  karg_int(&a, n->p.remap.mode == REMAP_RESHAPE ? 0 : 1);
+  for (int k = 0; k < 4; ++k) karg_int4(&a, col[k][0], col[k][1], col[k][2], col[k][3]);
+  karg_int(&a, n->p.remap.border);
   karg_float(&a, n->p.remap.value);
+  karg_int(&a, remap_whole_slices(n, ex->g.tensors[n->inputs[0]].shape, ex->g.tensors[n->outputs[0]].shape));
+  karg_mem(&a, indices);
+  karg_int(&a, n->p.remap.gather ? kToKernel[n->p.remap.gather_axis] : -1);
+  karg_int4(&a, gstride[0], gstride[1], gstride[2], gstride[3]);
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }

@@ -1,19 +1,16 @@
-/* RESIZE_BILINEAR (opencl_kernels/resize.cl): checks, lowering and kernel
- * dispatch. The source coordinates follow TFLite's reference kernel
- * (reference_ops::ResizeBilinear): the same float scale, the same
+/* RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (opencl_kernels/resize.cl):
+ * checks, lowering and kernel dispatch. The bilinear source coordinates
+ * follow TFLite's reference kernel (reference_ops::ResizeBilinear): the same float scale, the same
  * half-pixel offset, and the lower / upper source index clamped on their
  * own sides, with the weights taken from the unclamped coordinate. */
 #include "executor.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
-int check_resize_bilinear(const NodeInfo* ni) {
-  const TfLiteResizeBilinearParams* p = ni->node->builtin_data;
-  if (!p) return reason(ni, "missing parameters");
+/* Both resize ops: a rank-4 runtime input and a constant int32 size. */
+static int check_resize(const NodeInfo* ni) {
   if (check_io(ni, 2, 1) || check_const_input(ni, 1, "size", kTfLiteInt32)) return -1;
   int size = ni_input(ni, 1);
-  if (p->align_corners && p->half_pixel_centers)
-    return reason(ni, "align_corners and half_pixel_centers are both set, which TFLite rejects");
   int in[4];
   if (ni_shape(ni, ni_input(ni, 0), in) != 4) return reason(ni, "input 0 must have rank 4");
   int dims[8];
@@ -25,6 +22,21 @@ int check_resize_bilinear(const NodeInfo* ni) {
   if (hw[0] < 1 || hw[1] < 1) return reason(ni, "size %dx%d must be positive", hw[0], hw[1]);
   int out[4] = {in[GD_B], hw[0], hw[1], in[GD_C]};
   return check_output_shape(ni, ni_output(ni, 0), out);
+}
+
+int check_resize_bilinear(const NodeInfo* ni) {
+  const TfLiteResizeBilinearParams* p = ni->node->builtin_data;
+  if (!p) return reason(ni, "missing parameters");
+  if (p->align_corners && p->half_pixel_centers)
+    return reason(ni, "align_corners and half_pixel_centers are both set, which TFLite rejects");
+  return check_resize(ni);
+}
+
+/* TFLite's nearest-neighbor kernel accepts both flags together (the
+ * rounding of align_corners with the half-pixel offset). */
+int check_resize_nearest(const NodeInfo* ni) {
+  if (!ni->node->builtin_data) return reason(ni, "missing parameters");
+  return check_resize(ni);
 }
 
 /* Source pixels per output pixel along one axis, in float as TFLite has it. */
@@ -59,6 +71,38 @@ int encode_resize_bilinear(Executor* ex, int node) {
   karg_float(&a, n->p.resize.scale_x);
   karg_float(&a, n->p.resize.scale_y);
   karg_int(&a, n->p.resize.half_pixel_centers);
+  karg_int(&a, a.total);
+  return karg_done(ex, &a);
+}
+
+int lower_resize_nearest(Lowering* lw, const NodeInfo* ni) {
+  const TfLiteResizeNearestNeighborParams* p = ni->node->builtin_data;
+  int in = lower_tensor(lw, ni_input(ni, 0));
+  int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
+  if (out < 0) return -1;
+  GNode* n = graph_add_node(lw->g, GOP_RESIZE_NEAREST);
+  if (!n) return lower_error(lw, "out of memory");
+  const int* s = lw->g->tensors[in].shape;
+  const int* d = lw->g->tensors[out].shape;
+  n->inputs[0] = in;
+  n->num_inputs = 1;
+  n->outputs[0] = out;
+  n->num_outputs = 1;
+  n->p.nearest.align_corners = p->align_corners;
+  n->p.nearest.half_pixel_centers = p->half_pixel_centers;
+  n->p.nearest.scale_y = resize_scale(s[GD_H], d[GD_H], p->align_corners);
+  n->p.nearest.scale_x = resize_scale(s[GD_W], d[GD_W], p->align_corners);
+  return 0;
+}
+
+int encode_resize_nearest(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  KArgs a;
+  if (ex_dispatch_src_dst(ex, node, "resize.cl", "resize_nearest", &a)) return -1;
+  karg_float(&a, n->p.nearest.scale_x);
+  karg_float(&a, n->p.nearest.scale_y);
+  karg_int(&a, n->p.nearest.align_corners);
+  karg_int(&a, n->p.nearest.half_pixel_centers);
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }

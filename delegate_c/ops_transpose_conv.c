@@ -75,7 +75,7 @@ static int transpose_pad(const NodeInfo* ni, int padding, int in, int out, int k
 }
 
 int check_transpose_conv(const NodeInfo* ni) {
-  TransposeConvArgs a;
+  TransposeConvArgs a = {0};
   if (transpose_conv_args(ni, &a)) return -1;
   if (a.input < 0 || mv_is_const(ni->mv, a.input)) return reason(ni, "the data input is a constant or missing");
   if (!mv_is_const(ni->mv, a.weights))
@@ -117,7 +117,7 @@ int check_transpose_conv(const NodeInfo* ni) {
 }
 
 int lower_transpose_conv(Lowering* lw, const NodeInfo* ni) {
-  TransposeConvArgs a;
+  TransposeConvArgs a = {0};
   char why[200];
   NodeInfo tmp = *ni;
   tmp.reason = why;

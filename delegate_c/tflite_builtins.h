@@ -25,13 +25,17 @@ enum TfLiteBuiltinCode {
   kBuiltinReshape = 22,
   kBuiltinResizeBilinear = 23,
   kBuiltinSoftmax = 25,
+  kBuiltinSpaceToDepth = 26,
   kBuiltinTanh = 28,
   kBuiltinCustom = 32,
   kBuiltinPad = 34,
+  kBuiltinGather = 36,
+  kBuiltinTranspose = 39,
   kBuiltinMean = 40,
   kBuiltinSub = 41,
   kBuiltinStridedSlice = 45,
   kBuiltinLogSoftmax = 50,
+  kBuiltinSplit = 49,
   kBuiltinDelegate = 51,
   kBuiltinPrelu = 54,
   kBuiltinMaximum = 55,
@@ -41,6 +45,15 @@ enum TfLiteBuiltinCode {
   kBuiltinReduceProd = 81,
   kBuiltinReduceMax = 82,
   kBuiltinReduceMin = 89,
+  kBuiltinPadv2 = 60,
+  kBuiltinSlice = 65,
+  kBuiltinTile = 69,
+  kBuiltinPack = 83,
+  kBuiltinOneHot = 85,
+  kBuiltinUnpack = 88,
+  kBuiltinResizeNearestNeighbor = 97,
+  kBuiltinMirrorPad = 100,
+  kBuiltinSplitV = 102,
   kBuiltinHardSwish = 117,
   kBuiltinDensify = 124,
   kBuiltinBatchMatmul = 126,
@@ -181,6 +194,51 @@ typedef struct {
   TfLiteLSTMKernelType kernel_type;
   bool asymmetric_quantize_inputs;
 } TfLiteLSTMParams;
+typedef struct {
+  int block_size;
+} TfLiteSpaceToDepthParams;
+
+typedef struct {
+  bool align_corners;
+  bool half_pixel_centers;
+} TfLiteResizeNearestNeighborParams;
+
+typedef enum {
+  kTfLiteMirrorPaddingUnknown = 0,
+  kTfLiteMirrorPaddingReflect = 1,
+  kTfLiteMirrorPaddingSymmetric = 2,
+} TfLiteMirrorPaddingMode;
+
+typedef struct {
+  TfLiteMirrorPaddingMode mode;
+} TfLiteMirrorPaddingParams;
+
+typedef struct {
+  int num_splits;
+} TfLiteSplitParams;
+
+typedef struct {
+  int num_splits;
+} TfLiteSplitVParams;
+
+typedef struct {
+  int values_count;
+  int axis;
+} TfLitePackParams;
+
+typedef struct {
+  int num;
+  int axis;
+} TfLiteUnpackParams;
+
+typedef struct {
+  int axis;
+  int batch_dims;
+} TfLiteGatherParams;
+
+typedef struct {
+  int axis;
+} TfLiteOneHotParams;
 
 _Static_assert(sizeof(TfLiteConvParams) == 24, "TfLiteConvParams size");
 _Static_assert(sizeof(TfLitePoolParams) == 40, "TfLitePoolParams size");

@@ -23,3 +23,31 @@ __kernel void depth_to_space(__global const storage_t* src, __global storage_t* 
   }
   STORE4(v, dst, gid);
 }
+
+/* SPACE_TO_DEPTH, the inverse: output channel c at (y, x) comes from input
+ * channel c % C_in at (y * bs + by, x * bs + bx), where by * bs + bx =
+ * c / C_in. Whole float4s when C_in is a multiple of 4. */
+__kernel void space_to_depth(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
+                             int block, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, dst_shape);
+  int cin = src_shape.z;
+  int c0 = p.z * 4;
+  float4 v;
+  if ((cin & 3) == 0) {
+    int blk = c0 / cin;
+    int sy = p.y * block + blk / block, sx = p.x * block + blk % block;
+    v = LOAD4(src, idx4(src_shape, p.w, (c0 - blk * cin) >> 2, sy, sx));
+  } else {
+    float r[4];
+    for (int lane = 0; lane < 4; ++lane) {
+      int c = c0 + lane;
+      int blk = c / cin;
+      int sy = p.y * block + blk / block, sx = p.x * block + blk % block;
+      r[lane] = c < dst_shape.z ? LOAD1(src, idx1(src_shape, p.w, sy, sx, c - blk * cin)) : 0.0f;
+    }
+    v = (float4)(r[0], r[1], r[2], r[3]);
+  }
+  STORE4(v, dst, gid);
+}

@@ -27,6 +27,27 @@ __kernel void phwc4_to_bhwc(__global const storage_t* src, __global float* dst, 
   if (c0 + 3 < C) dst[base + c0 + 3] = v.w;
 }
 
+/* Source coordinates s on axes of sizes n folded back inside, without
+ * branches (the border is the same for every work-item): 1 reflect (edge
+ * not repeated), 2 symmetric (edge repeated), both once, which the op
+ * checks guarantee is enough; 3 wrap (TILE); 0: a component < 0 means
+ * outside (constant fill). */
+inline int4 fold4(int4 s, int4 n, int border) {
+  if (border == 1) {
+    int4 t = max(s, -s);
+    return min(t, 2 * n - 2 - t);
+  }
+  if (border == 2) {
+    int4 t = max(s, -s - 1);
+    return min(t, 2 * n - 1 - t);
+  }
+  if (border == 3) {
+    int4 t = s % n;
+    return select(t, t + n, t < 0);
+  }
+  return select(s, (int4)(-1), s < 0 || s >= n);
+}
+
 /* Element (b, y, x, c) of `dst` comes from the same row-major position of
  * `src` (RESHAPE), or from begin + i * stride per axis (STRIDED_SLICE),
  * or, for PAD, from i - before, with `pad_value` outside the source.
@@ -75,6 +96,77 @@ __kernel void remap(__global const storage_t* src, __global storage_t* dst, int4
       }
     }
     r[lane] = v;
+  }
+  STORE4((float4)(r[0], r[1], r[2], r[3]), dst, gid);
+}
+
+/* The general remap (transposes, tiles, mirror pads, gathers, unpacks):
+ * output element d = (x, y, c, b) comes from source coordinate
+ * begin + mx * d.x + my * d.y + mc * d.z + mb * d.w (each m a column of
+ * the output-to-source map: a permutation scaled by the strides), folded
+ * by `border`; the gather axis (>= 0) instead reads indices[dot(gstride,
+ * d)]. `pad_value` where the source is outside. All int4 are (x, y, c, b).
+ * `whole`: the host found that channels map to themselves from 0, so whole
+ * float4s move (src's padded lanes are zero, and the tail is masked).
+ * Otherwise each lane steps the first lane's coordinate by mc.
+ * (Reshapes, slices and pads take the shorter `remap` above: PoCL runs
+ * that one several times faster.) */
+__kernel void remap_map(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
+                        int4 begin, int4 mx, int4 my, int4 mc, int4 mb, int border, float pad_value, int whole,
+                        __global const int* indices, int gather_axis, int4 gstride, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, dst_shape);
+  int c0 = p.z * 4;
+  int dc = whole ? 0 : c0;
+  int4 s0 = begin + mx * p.x + my * p.y + mc * dc + mb * p.w;
+  int g0 = gstride.x * p.x + gstride.y * p.y + gstride.z * dc + gstride.w * p.w;
+  if (whole) {
+    int4 s = fold4(s0, src_shape, border);
+    if (gather_axis == 0) s.x = indices[g0];
+    if (gather_axis == 1) s.y = indices[g0];
+    if (gather_axis == 3) s.w = indices[g0];
+    float4 v = (float4)(pad_value);
+    if (s.x >= 0 && s.x < src_shape.x && s.y >= 0 && s.y < src_shape.y && s.w >= 0 && s.w < src_shape.w)
+      v = p.z < SLICES(src_shape) ? LOAD4(src, idx4(src_shape, s.w, p.z, s.y, s.x)) : (float4)(0.0f);
+    STORE4(mask_tail(v, p.z, dst_shape.z), dst, gid);
+    return;
+  }
+  float r[4];
+  for (int lane = 0; lane < 4; ++lane) {
+    float v = 0.0f;
+    if (c0 + lane < dst_shape.z) {
+      int4 s = fold4(s0 + lane * mc, src_shape, border);
+      if (gather_axis >= 0) {
+        int k = indices[g0 + lane * gstride.z];
+        if (gather_axis == 0) s.x = k < src_shape.x ? k : -1;
+        if (gather_axis == 1) s.y = k < src_shape.y ? k : -1;
+        if (gather_axis == 2) s.z = k < src_shape.z ? k : -1;
+        if (gather_axis == 3) s.w = k < src_shape.w ? k : -1;
+      }
+      v = all(s >= 0) ? LOAD1(src, idx1(src_shape, s.w, s.y, s.x, s.z)) : pad_value;
+    }
+    r[lane] = v;
+  }
+  STORE4((float4)(r[0], r[1], r[2], r[3]), dst, gid);
+}
+
+/* ONE_HOT: output element d is `on` where indices[dot(d, istride)] equals
+ * d's coordinate on the depth axis (0-3 as x, y, c, b), else `off`. */
+__kernel void one_hot(__global const int* indices, __global storage_t* dst, int4 dst_shape, int axis, int4 istride,
+                      float on, float off, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, dst_shape);
+  float r[4];
+  for (int lane = 0; lane < 4; ++lane) {
+    int c = p.z * 4 + lane;
+    int d[4] = {p.x, p.y, c, p.w};
+    r[lane] = 0.0f;
+    if (c < dst_shape.z) {
+      int k = indices[p.x * istride.x + p.y * istride.y + c * istride.z + p.w * istride.w];
+      r[lane] = k == d[axis] ? on : off;
+    }
   }
   STORE4((float4)(r[0], r[1], r[2], r[3]), dst, gid);
 }

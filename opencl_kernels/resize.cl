@@ -32,3 +32,23 @@ __kernel void resize_bilinear(__global const storage_t* src, __global storage_t*
   float4 r = v00 * (1.0f - dy) * (1.0f - dx) + v10 * dy * (1.0f - dx) + v01 * (1.0f - dy) * dx + v11 * dy * dx;
   STORE4(mask_tail(r, p.z, dst_shape.z), dst, gid);
 }
+
+/* RESIZE_NEAREST_NEIGHBOR, as TFLite's reference kernel: source index
+ * floor((o + offset) * scale), or round() with align_corners, offset 0.5
+ * with half-pixel centers; clamped to size - 1 (and to 0 with half-pixel
+ * centers). */
+inline int nearest_coord(int o, float scale, int size, int align_corners, int half_pixel) {
+  float v = ((float)o + (half_pixel ? 0.5f : 0.0f)) * scale;
+  int s = min(align_corners ? (int)round(v) : (int)floor(v), size - 1);
+  return half_pixel ? max(s, 0) : s;
+}
+
+__kernel void resize_nearest(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
+                             float scale_x, float scale_y, int align_corners, int half_pixel, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, dst_shape);
+  int sy = nearest_coord(p.y, scale_y, src_shape.y, align_corners, half_pixel);
+  int sx = nearest_coord(p.x, scale_x, src_shape.x, align_corners, half_pixel);
+  STORE4(LOAD4(src, idx4(src_shape, p.w, p.z, sy, sx)), dst, gid);
+}

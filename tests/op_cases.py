@@ -285,6 +285,11 @@ def concat_cases():
         _concat_case([[7, 9, 3], [7, 9, 5]], 2),              # rank 3
         _concat_case([[7, 4, 3], [7, 5, 3]], 1),
         _concat_case([[7, 4, 3], [7, 5, 3]], -2),
+        _concat_case([[1, 5, 5, 3], [2, 5, 5, 3]], 0),         # batch
+        _concat_case([[2, 3, 4, 5], [1, 3, 4, 5], [2, 3, 4, 5]], -4),
+        _concat_case([[3, 4, 5], [2, 4, 5]], 0),              # rank 3, outer axis
+        _concat_case([[5], [3], [17]], 0),                    # rank 1
+        _concat_case([[5], [4]], -1),
     ]
     cases += [_concat_case([[1, 7, 9, 3], [1, 7, 9, 5]], 3, act) for act in ACTIVATIONS[1:]]
     return cases
@@ -447,15 +452,18 @@ def reshape_cases():
 
 # -- STRIDED_SLICE -----------------------------------------------------------
 
-def _slice_shape(shape, begin, end, strides, begin_mask, end_mask):
-    index = tuple(slice(None if begin_mask >> i & 1 else b, None if end_mask >> i & 1 else e, s)
+def _slice_shape(shape, begin, end, strides, begin_mask, end_mask, shrink_mask=0):
+    index = tuple(b if shrink_mask >> i & 1 else
+                  slice(None if begin_mask >> i & 1 else b, None if end_mask >> i & 1 else e, s)
                   for i, (b, e, s) in enumerate(zip(begin, end, strides)))
     return list(np.empty(shape)[index].shape)
 
 
-def _strided_slice_case(shape, begin, end, strides, begin_mask=0, end_mask=0):
-    out_shape = _slice_shape(shape, begin, end, strides, begin_mask, end_mask)
+def _strided_slice_case(shape, begin, end, strides, begin_mask=0, end_mask=0, shrink_mask=0):
+    out_shape = _slice_shape(shape, begin, end, strides, begin_mask, end_mask, shrink_mask)
     options = dict(begin_mask=begin_mask, end_mask=end_mask)
+    if shrink_mask:
+        options["shrink_axis_mask"] = shrink_mask
 
     def build(mb, rng, cpu):
         inputs = []
@@ -466,7 +474,8 @@ def _strided_slice_case(shape, begin, end, strides, begin_mask=0, end_mask=0):
         return inputs
 
     spec = "_".join(f"{b}:{e}:{s}" for b, e, s in zip(begin, end, strides))
-    return Case(f"slice-{_shape_id(shape)}-{spec}-bm{begin_mask}-em{end_mask}", build)
+    shrink = f"-sm{shrink_mask}" if shrink_mask else ""
+    return Case(f"slice-{_shape_id(shape)}-{spec}-bm{begin_mask}-em{end_mask}{shrink}", build)
 
 
 def strided_slice_cases():
@@ -486,6 +495,15 @@ def strided_slice_cases():
         ss([7, 9, 5], [0, 2, 0], [0, 8, 5], [1, 3, 2], begin_mask=0b001, end_mask=0b001),
         ss([6, 17], [0, 3], [6, 17], [1, 2]),                                 # rank 2
         ss([6, 17], [1, 0], [5, 10], [1, 1]),
+        # negative indices under masks, and shrunk axes (which the converter
+        # emits for x[:, i] style indexing)
+        ss([2, 7, 9, 17], [0, -4, 0, -9], [0, 0, -2, 0], [1, 1, 2, 1], begin_mask=0b0101, end_mask=0b1011),
+        ss([1, 7, 9, 5], [0, -3, -9, 1], [1, -1, 9, -1], [1, 1, 3, 2], end_mask=0b0100),
+        ss([2, 7, 9, 5], [1, 0, 0, 0], [2, 7, 9, 5], [1, 1, 1, 1], shrink_mask=0b0001),
+        ss([1, 7, 9, 5], [0, 0, 0, -1], [1, 7, 9, 0], [1, 1, 1, 1], end_mask=0b0111, shrink_mask=0b1000),
+        ss([2, 7, 9, 17], [0, 3, 0, 2], [2, 4, 9, 16], [1, 1, 2, 1], shrink_mask=0b0010),
+        ss([7, 9, 5], [-2, 0, 0], [0, 9, 5], [1, 1, 1], end_mask=0b110, shrink_mask=0b001),
+        ss([6, 17], [0, 5], [6, 6], [1, 1], shrink_mask=0b10),
     ]
 
 
@@ -816,6 +834,313 @@ def depth_to_space_cases():
     ]
 
 
+# -- layout / data-movement ops (index remaps) --------------------------------
+
+def _int_const(mb, values, dtype=np.int32):
+    values = np.asarray(values, dtype)
+    return mb.add_tensor(values.shape, dtype, data=values)
+
+
+def _simple_case(case_id, op, shape, consts, out_shape, options=None, version=1, must_delegate=True):
+    """One runtime float input followed by constant int inputs."""
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, shape, inputs)
+        ins = [x] + [_int_const(mb, *c) if isinstance(c, tuple) else _int_const(mb, c) for c in consts]
+        _emit(mb, op, ins, out_shape, options, cpu, version)
+        return inputs
+
+    return Case(case_id, build, must_delegate)
+
+
+def transpose_cases():
+    cases = []
+    for shape, perm in (([2, 3, 5, 17], [0, 3, 1, 2]), ([2, 3, 5, 17], [0, 2, 1, 3]),
+                        ([2, 3, 5, 7], [3, 2, 1, 0]), ([2, 3, 5, 4], [1, 0, 2, 3]),
+                        ([1, 7, 9, 5], [0, 1, 3, 2]), ([2, 5, 3, 1], [3, 0, 2, 1]),
+                        ([7, 9, 5], [2, 0, 1]), ([7, 9, 5], [1, 0, 2]), ([3, 4, 17], [0, 2, 1]),
+                        ([3, 17], [1, 0]), ([5], [0])):
+        out = [shape[i] for i in perm]
+        cases.append(_simple_case(f"transpose-{_shape_id(shape)}-p{''.join(map(str, perm))}",
+                                  "TRANSPOSE", shape, [perm], out))
+    return cases
+
+
+def slice_cases():
+    cases = []
+    for shape, begin, size, dtype in (([2, 7, 9, 17], [1, 2, 3, 4], [1, -1, 5, 9], np.int32),
+                                      ([2, 7, 9, 17], [0, 0, 0, 0], [2, 7, 9, 8], np.int32),
+                                      ([1, 7, 9, 5], [0, 1, 2, 1], [1, 5, 5, 3], np.int64),
+                                      ([2, 5, 5, 3], [1, 0, 0, 2], [-1, 5, 5, 1], np.int32),
+                                      ([7, 9, 5], [1, 0, 2], [5, 9, -1], np.int32),
+                                      ([6, 17], [2, 3], [3, 13], np.int32),
+                                      ([13], [4], [-1], np.int64)):
+        out = [d - b if s == -1 else s for d, b, s in zip(shape, begin, size)]
+        spec = "_".join(f"{b}+{s}" for b, s in zip(begin, size))
+        cases.append(_simple_case(f"sliceop-{_shape_id(shape)}-{spec}-{np.dtype(dtype).name}", "SLICE", shape,
+                                  [(begin, dtype), (size, dtype)], out, version=2 if dtype == np.int64 else 1))
+    return cases
+
+
+def _split_case(shape, axis, sizes, split_v):
+    rank = len(shape)
+    outs = [_with_dim(shape, axis % rank, s) for s in sizes]
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, shape, inputs)
+        ax = _int_const(mb, np.int32(axis))
+        results = [mb.add_tensor(o) for o in outs]
+        if split_v:
+            declared = [-1 if i == 1 and len(sizes) > 2 else s for i, s in enumerate(sizes)]
+            mb.add_op("SPLIT_V", [x, _int_const(mb, declared), ax], results, dict(num_splits=len(sizes)))
+        else:
+            mb.add_op("SPLIT", [ax, x], results, dict(num_splits=len(sizes)))
+        for r in results:
+            mb.mark_output(r)
+        return inputs
+
+    name = "splitv" if split_v else "split"
+    return Case(f"{name}-{_shape_id(shape)}-axis{axis}-{'_'.join(map(str, sizes))}", build)
+
+
+def split_cases():
+    cases = [_split_case(s, a, n, False) for s, a, n in (
+        ([2, 7, 9, 6], 3, [2, 2, 2]), ([2, 7, 9, 6], -1, [3, 3]), ([1, 5, 5, 15], 3, [3] * 5),
+        ([2, 8, 9, 5], 1, [2] * 4), ([2, 7, 9, 5], 0, [1, 1]), ([1, 4, 6, 17], -2, [2, 2, 2]),
+        ([6, 17], 0, [2, 2, 2]), ([12], 0, [3] * 4), ([3, 6, 5], -3, [1, 1, 1]))]
+    cases += [_split_case(s, a, n, True) for s, a, n in (
+        ([1, 7, 9, 17], 3, [5, 9, 3]), ([2, 7, 9, 5], 1, [2, 5]), ([7, 9, 5], -1, [1, 3, 1]),
+        ([2, 3, 4, 5], 0, [1, 1]), ([1, 13, 11, 3], 2, [4, 5, 2]), ([6, 17], -1, [16, 1]),
+        ([2, 7, 9, 1], 1, [3, 4]), ([10], -1, [7, 3]))]
+    return cases
+
+
+def _pack_case(shape, n, axis):
+    rank = len(shape) + 1
+    out = list(shape)
+    out.insert(axis % rank, n)
+
+    def build(mb, rng, cpu):
+        inputs = []
+        xs = [_input(mb, rng, shape, inputs) for _ in range(n)]
+        _emit(mb, "PACK", xs, out, dict(values_count=n, axis=axis), cpu)
+        return inputs
+
+    return Case(f"pack-{n}x{_shape_id(shape)}-axis{axis}", build)
+
+
+def pack_cases():
+    return [_pack_case(s, n, a) for s, n, a in (
+        ([7, 5], 3, 0), ([7, 5], 3, 1), ([7, 5], 2, 2), ([7, 5], 3, -1), ([3, 5, 17], 2, 0),
+        ([3, 5, 17], 3, 1), ([3, 5, 17], 2, 2), ([3, 5, 17], 4, 3), ([5], 3, 0), ([5], 3, -1),
+        ([2, 9, 1], 5, -2), ([4, 3], 1, 1))]
+
+
+def _unpack_case(shape, axis):
+    rank = len(shape)
+    n = shape[axis % rank]
+    out = [d for i, d in enumerate(shape) if i != axis % rank]
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, shape, inputs)
+        results = [mb.add_tensor(out) for _ in range(n)]
+        mb.add_op("UNPACK", [x], results, dict(num=n, axis=axis))
+        for r in results:
+            mb.mark_output(r)
+        return inputs
+
+    return Case(f"unpack-{_shape_id(shape)}-axis{axis}", build)
+
+
+def unpack_cases():
+    return [_unpack_case(s, a) for s, a in (
+        ([2, 7, 9, 5], 0), ([2, 3, 9, 5], 1), ([2, 7, 3, 5], 2), ([2, 7, 9, 5], 3), ([1, 3, 4, 5], -1),
+        ([3, 5, 17], 1), ([3, 5, 17], -3), ([4, 3], 0), ([4, 3], 1), ([5], 0), ([2, 3, 4, 1], 1),
+        ([2, 5, 3], -2))]
+
+
+def tile_cases():
+    cases = []
+    for shape, mult in (([2, 3, 5, 3], [1, 2, 3, 2]), ([1, 7, 9, 5], [2, 1, 1, 1]), ([1, 3, 3, 8], [1, 2, 1, 1]),
+                        ([3, 5, 17], [2, 2, 1]), ([3, 17], [3, 2]), ([5], [4]), ([2, 3, 5, 1], [2, 1, 2, 3])):
+        out = [d * m for d, m in zip(shape, mult)]
+        cases.append(_simple_case(f"tile-{_shape_id(shape)}-m{'_'.join(map(str, mult))}", "TILE", shape,
+                                  [mult], out))
+    return cases
+
+
+def _pad_family_case(op, shape, paddings, mode=None, value=None):
+    paddings = np.asarray(paddings, np.int32)
+    out = [d + int(p.sum()) for d, p in zip(shape, paddings)]
+    options = dict(mode=mode) if mode else None
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, shape, inputs)
+        ins = [x, _int_const(mb, paddings)]
+        if value is not None:
+            ins.append(mb.add_tensor([], data=np.float32(value)))
+        _emit(mb, op, ins, out, options, cpu)
+        return inputs
+
+    pads_id = "_".join(f"{a}.{b}" for a, b in paddings)
+    kind = (mode or "").lower() or f"v{value}"
+    return Case(f"{op.lower()}-{kind}-{_shape_id(shape)}-p{pads_id}", build)
+
+
+def mirror_pad_cases():
+    cases = []
+    for mode in ("REFLECT", "SYMMETRIC"):
+        m = lambda s, p: _pad_family_case("MIRROR_PAD", s, p, mode=mode)  # noqa: E731
+        cases += [
+            m([1, 7, 9, 5], [[0, 0], [2, 1], [3, 3], [0, 0]]),
+            m([2, 5, 6, 3], [[0, 0], [1, 1], [1, 1], [0, 0]]),
+            m([1, 4, 5, 5], [[0, 0], [0, 0], [0, 0], [2, 4]]),
+            m([2, 3, 3, 17], [[1, 1], [2, 0], [0, 2], [1, 0]]),
+            m([7, 9, 5], [[3, 2], [0, 1], [1, 1]]),
+            m([7, 9], [[1, 2], [4, 0]]),
+            m([7], [[2, 3]]),
+            m([2, 5, 7, 1], [[0, 1], [3, 1], [1, 4], [0, 0]]),
+        ]
+    return cases
+
+
+def padv2_cases():
+    p = lambda s, pads, v: _pad_family_case("PADV2", s, pads, value=v)  # noqa: E731
+    return [
+        p([1, 7, 9, 3], [[0, 0], [1, 2], [2, 1], [0, 0]], 0.5),
+        p([2, 5, 5, 17], [[0, 0], [0, 0], [0, 0], [2, 1]], -1.5),
+        p([1, 5, 5, 8], [[1, 0], [0, 1], [1, 0], [0, 3]], 3.0),
+        p([7, 9], [[1, 2], [3, 0]], 0.0),
+        p([9], [[4, 1]], -2.0),
+        p([7, 9, 1], [[1, 0], [0, 2], [1, 2]], 1.25),
+    ]
+
+
+def space_to_depth_cases():
+    cases = []
+    for shape, block in (([1, 6, 8, 3], 2), ([2, 6, 9, 5], 3), ([1, 4, 4, 4], 2), ([1, 8, 8, 17], 4),
+                         ([2, 4, 6, 1], 2), ([1, 10, 6, 8], 2)):
+        n, h, w, c = shape
+        out = [n, h // block, w // block, c * block * block]
+        cases.append(Case(f"s2d-{_shape_id(shape)}-b{block}", _s2d_build(shape, block, out)))
+    return cases
+
+
+def _s2d_build(shape, block, out):
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, shape, inputs)
+        _emit(mb, "SPACE_TO_DEPTH", [x], out, dict(block_size=block), cpu)
+        return inputs
+    return build
+
+
+NEAREST_MODES = {"plain": (False, False), "align": (True, False), "halfpixel": (False, True),
+                 "align+halfpixel": (True, True)}
+
+
+def _nearest_case(n, h, w, c, oh, ow, mode):
+    align_corners, half_pixel = NEAREST_MODES[mode]
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, [n, h, w, c], inputs)
+        size = _int_const(mb, [oh, ow])
+        _emit(mb, "RESIZE_NEAREST_NEIGHBOR", [x, size], [n, oh, ow, c],
+              dict(align_corners=align_corners, half_pixel_centers=half_pixel), cpu,
+              version=3 if half_pixel else 1)
+        return inputs
+
+    return Case(f"nearest-{n}x{h}x{w}x{c}-to{oh}x{ow}-{mode}", build)
+
+
+def resize_nearest_cases():
+    geometries = [((7, 9), (14, 18)), ((5, 5), (13, 11)), ((13, 11), (5, 7)), ((7, 9), (3, 20)),
+                  ((1, 1), (5, 3)), ((6, 7), (1, 1)), ((3, 2), (10, 9))]
+    cases = []
+    for i, ((h, w), (oh, ow)) in enumerate(geometries):
+        for j, mode in enumerate(NEAREST_MODES):
+            cases.append(_nearest_case(1 + (i + j) % 2, h, w, CHANNELS[(i + j) % len(CHANNELS)], oh, ow, mode))
+    return cases
+
+
+def _gather_case(params_shape, axis, indices, runtime_indices=False, const_params=False, index_dtype=np.int32):
+    indices = np.asarray(indices, index_dtype)
+    rank = len(params_shape)
+    a = axis % rank
+    out = list(params_shape[:a]) + list(indices.shape) + list(params_shape[a + 1:])
+
+    def build(mb, rng, cpu):
+        inputs = []
+        params = _const(mb, rng, params_shape) if const_params else _input(mb, rng, params_shape, inputs)
+        if runtime_indices:
+            inputs.append(indices)
+            idx = mb.add_input(indices.shape, np.int32)
+        else:
+            idx = _int_const(mb, indices, index_dtype)
+        _emit(mb, "GATHER", [params, idx], out, dict(axis=axis), cpu)
+        return inputs
+
+    kind = ("rt" if runtime_indices else "const") + ("-constparams" if const_params else "")
+    ids = _shape_id(indices.shape)
+    return Case(f"gather-{_shape_id(params_shape)}-axis{axis}-idx{ids}-{kind}-{np.dtype(index_dtype).name}",
+                build)
+
+
+def gather_cases():
+    g = _gather_case
+    return [
+        g([7, 9, 5], 0, [4, 0, 6, 6]),
+        g([7, 9, 5], 1, [8, 1, 2], runtime_indices=True),
+        g([7, 9, 5], -1, [4, 0, 2, 1, 3, 3]),
+        g([2, 7, 9, 17], 3, [16, 0, 5, 3, 3], runtime_indices=True),
+        g([2, 7, 9, 17], 1, [6, 2], index_dtype=np.int64),
+        g([2, 7, 9, 3], 0, [1, 0, 1]),
+        g([7, 9, 3], -2, [[0, 8], [4, 4]], runtime_indices=True),
+        g([10, 17], 0, [[1, 2, 9], [0, 0, 5]], runtime_indices=True),
+        g([10, 17], 1, np.int32(5)),                                              # scalar index
+        g([50, 17], 0, [[3, 49, 7, 7, 0], [1, 2, 3, 4, 5]], runtime_indices=True, const_params=True),
+        g([13], 0, [12, 0, 3, 3], runtime_indices=True),
+        g([2, 5, 1], 1, [4, 4, 0], runtime_indices=True),
+        g([2, 5, 9, 1], -4, [1]),
+    ]
+
+
+def _one_hot_case(indices, depth, axis):
+    indices = np.asarray(indices, np.int32)
+    q = indices.ndim
+    a = q if axis == -1 else axis
+    out = list(indices.shape)
+    out.insert(a, depth)
+
+    def build(mb, rng, cpu):
+        inputs = [indices]
+        idx = mb.add_input(indices.shape, np.int32)
+        ins = [idx, _int_const(mb, np.int32(depth)), mb.add_tensor([], data=np.float32(2.5)),
+               mb.add_tensor([], data=np.float32(-0.5))]
+        _emit(mb, "ONE_HOT", ins, out, dict(axis=axis), cpu)
+        return inputs
+
+    return Case(f"onehot-{_shape_id(indices.shape)}-d{depth}-axis{axis}", build)
+
+
+def one_hot_cases():
+    rng = np.random.default_rng(7)
+    # -1 and depth are out of range: TFLite writes all off values there.
+    return [
+        _one_hot_case([3, 0, 6, -1, 7, 2], 7, -1),
+        _one_hot_case(rng.integers(-1, 6, (2, 3)), 5, -1),
+        _one_hot_case(rng.integers(0, 5, (2, 3)), 5, 0),
+        _one_hot_case(rng.integers(0, 5, (2, 3)), 5, 1),
+        _one_hot_case(rng.integers(0, 3, (2, 3, 4)), 3, -1),
+        _one_hot_case(rng.integers(0, 17, (3, 5)), 17, 2),
+        _one_hot_case(rng.integers(0, 4, (5, 2, 3)), 4, 1),
+    ]
+
+
 # -- the table -----------------------------------------------------------------
 
 def _unique(cases):
@@ -831,7 +1156,9 @@ def all_cases():
                    + concat_cases() + maxpool_cases() + avgpool_cases() + pad_cases() + prelu_cases()
                    + relu_cases() + activation_op_cases() + reshape_cases() + strided_slice_cases()
                    + densify_cases() + resize_cases() + mean_cases() + fully_connected_cases()
-                   + depth_to_space_cases() + math_cases())
+                   + depth_to_space_cases() + math_cases() + transpose_cases() + slice_cases() + split_cases()
+                   + pack_cases() + unpack_cases() + tile_cases() + mirror_pad_cases() + padv2_cases()
+                   + space_to_depth_cases() + resize_nearest_cases() + gather_cases() + one_hot_cases())
 
 
 # -- LSTM (basic kernel) ---------------------------------------------------------

@@ -94,6 +94,11 @@ _FIELDS = {
     "cell_clip": ("CellClip", float),
     "proj_clip": ("ProjClip", float),
     "kernel_type": ("KernelType", lambda v: _enum_value(tflite.LSTMKernelType, v)),
+    "num_splits": ("NumSplits", int),
+    "values_count": ("ValuesCount", int),
+    "num": ("Num", int),
+    "batch_dims": ("BatchDims", int),
+    "mode": ("Mode", lambda v: _enum_value(tflite.MirrorPadMode, v)),
 }
 
 _CONV_DEFAULTS = dict(padding="SAME", stride_w=1, stride_h=1,
@@ -141,6 +146,18 @@ _OPTIONS = {
     "DEPTH_TO_SPACE": ("DepthToSpaceOptions", dict(block_size=2)),
     "SPACE_TO_DEPTH": ("SpaceToDepthOptions", dict(block_size=2)),
     "SOFTMAX": ("SoftmaxOptions", dict(beta=1.0)),
+    "TRANSPOSE": ("TransposeOptions", {}),
+    "SLICE": ("SliceOptions", {}),
+    "SPLIT": ("SplitOptions", dict(num_splits=1)),
+    "SPLIT_V": ("SplitVOptions", dict(num_splits=1)),
+    "PACK": ("PackOptions", dict(values_count=1, axis=0)),
+    "UNPACK": ("UnpackOptions", dict(num=1, axis=0)),
+    "TILE": ("TileOptions", {}),
+    "GATHER": ("GatherOptions", dict(axis=0, batch_dims=0)),
+    "MIRROR_PAD": ("MirrorPadOptions", dict(mode="REFLECT")),
+    "RESIZE_NEAREST_NEIGHBOR": ("ResizeNearestNeighborOptions",
+                                dict(align_corners=False, half_pixel_centers=False)),
+    "ONE_HOT": ("OneHotOptions", dict(axis=-1)),
 }
 
 
