@@ -8,18 +8,29 @@
 #include "tflite_builtins.h"
 
 /* Version limits follow upstream 2.14's GPU delegate (model_builder.cc);
- * RESHAPE and PRELU are v1 there too. Upstream sets none for MEAN and
- * DEPTH_TO_SPACE: theirs are the schema's 2.14 versions, whose later ones
- * only add integer types (refused by the tensor check anyway). */
+ * RESHAPE and PRELU are v1 there too. Upstream sets none for MEAN,
+ * DEPTH_TO_SPACE and CAST: theirs are the schema's 2.14 versions, whose
+ * later ones only add integer types (refused by the tensor check anyway). */
+/* The six comparisons share their rules. */
+#define CMP_CONSTRAINTS \
+  "2 float inputs with broadcasting; BOOL output, also at a partition boundary (upstream: only into CAST/SELECT)"
+
 const OpDef kOps[] = {
+    {kBuiltinAbs, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinAdd, NULL, 2, check_binary, lower_binary,
      "2 inputs (runtime or constant) with TFLite broadcasting; fused activation"},
+    {kBuiltinAddN, NULL, 2, check_add_n, lower_add_n,
+     "2 or more same-shape inputs (upstream: exactly 2), at least one runtime; summed in input order"},
     {kBuiltinAveragePool2d, NULL, 2, check_pool, lower_pool, "filter and stride > 0; SAME/VALID; fused activation"},
+    {kBuiltinCast, NULL, 5, check_cast, lower_cast,
+     "1 runtime input; FLOAT32, INT32 and BOOL in any combination (upstream: bool<->float, float/int32 among "
+     "themselves); the partition holds them as floats: int32 exact to 2^24 (FP16 storage: 2^11)"},
     {kBuiltinConcatenation, NULL, 2, check_concat, lower_concat,
      "any axis of a rank <= 4 tensor; up to 16 inputs; fused activation"},
     {kBuiltinConv2d, NULL, 6, check_conv2d, lower_conv2d,
      "constant weights (float32, or float16/int8 behind a folded DEQUANTIZE); stride, dilation >= 1; "
      "SAME/VALID; optional bias; fused activation"},
+    {kBuiltinCos, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinDepthwiseConv2d, NULL, 6, check_depthwise, lower_depthwise,
      "constant weights; any depth_multiplier (upstream: 1 unless one input channel); stride, dilation >= 1; "
      "fused activation"},
@@ -29,11 +40,29 @@ const OpDef kOps[] = {
      "only of a constant float16 (or int8/uint8 with ENABLE_QUANT) tensor: folded into a float constant at "
      "prepare, never run per invoke"},
     {kBuiltinDensify, NULL, 1, NULL, NULL, "only of a constant sparse tensor: densified once at prepare"},
+    {kBuiltinDiv, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting; fused activation"},
+    {kBuiltinElu, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinEqual, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
+    {kBuiltinExp, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinFloor, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinFloorDiv, NULL, 2, check_binary, lower_binary,
+     "2 float inputs with broadcasting; floor of the exact quotient, as the CPU computes it"},
+    {kBuiltinFloorMod, NULL, 2, check_binary, lower_binary,
+     "2 float inputs with broadcasting; result has the divisor's sign"},
     {kBuiltinFullyConnected, NULL, 9, check_fully_connected, lower_fully_connected,
      "constant float weights [O,K] (float32, or float16/int8 behind a folded DEQUANTIZE; no hybrid int8 "
      "weights); default weights format; optional bias; input of any rank <= 4 with a multiple of K elements; "
      "keep_num_dims; fused activation"},
+    {kBuiltinGelu, NULL, 2, check_unary, lower_unary, "1 runtime input; approximate (tanh) or exact (erf)"},
+    {kBuiltinGreater, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
+    {kBuiltinGreaterEqual, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
     {kBuiltinHardSwish, NULL, 1, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinLeakyRelu, NULL, 2, check_unary, lower_unary, "1 runtime input; any alpha"},
+    {kBuiltinLess, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
+    {kBuiltinLessEqual, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
+    {kBuiltinLog, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinLogicalAnd, NULL, 2, check_binary, lower_binary,
+     "2 BOOL inputs with broadcasting; BOOL output (at a partition boundary too)"},
     {kBuiltinLogistic, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinMaxPool2d, NULL, 2, check_pool, lower_pool, "filter and stride > 0; SAME/VALID; fused activation"},
     {kBuiltinMaximum, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting"},
@@ -41,7 +70,10 @@ const OpDef kOps[] = {
      "constant int32 axes, any combination of the (up to 4) axes; keep_dims true or false; float32 sums"},
     {kBuiltinMinimum, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting"},
     {kBuiltinMul, NULL, 3, check_binary, lower_binary, "2 inputs with broadcasting; fused activation"},
+    {kBuiltinNeg, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinNotEqual, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
     {kBuiltinPad, NULL, 2, check_pad, lower_pad, "constant paddings on any of the (up to 4) axes; zero fill"},
+    {kBuiltinPow, NULL, 2, check_binary, lower_binary, "2 float inputs with broadcasting"},
     {kBuiltinPrelu, NULL, 1, check_binary, lower_binary, "alpha constant or runtime, broadcast to the input"},
     {kBuiltinRelu, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinRelu6, NULL, 2, check_unary, lower_unary, "1 runtime input"},
@@ -49,6 +81,16 @@ const OpDef kOps[] = {
     {kBuiltinReshape, NULL, 1, check_reshape, lower_reshape, "same element count; rank <= 4 in and out"},
     {kBuiltinResizeBilinear, NULL, 3, check_resize_bilinear, lower_resize_bilinear,
      "rank-4 input; constant int32 size [2]; align_corners or half_pixel_centers (not both)"},
+    {kBuiltinRsqrt, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinSelect, NULL, 1, check_select, lower_select,
+     "BOOL condition of x's shape, a scalar, or a vector along x's first dimension; x and y of one shape"},
+    {kBuiltinSelectV2, NULL, 1, check_select, lower_select,
+     "BOOL condition, x and y broadcast together (upstream: x/y of the output's shape or scalars)"},
+    {kBuiltinSign, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinSin, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinSqrt, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinSquare, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinSquaredDifference, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting"},
     {kBuiltinStridedSlice, NULL, 4, check_strided_slice, lower_strided_slice,
      "constant begin/end/strides; begin/end masks; positive strides; ellipsis/new-axis masks 0; "
      "shrink_axis_mask supported"},
@@ -145,8 +187,34 @@ static int const_is_float_convertible(const ModelView* mv, int t) {
   return 0;
 }
 
+/* Types other than float32 that an op may read or write as a runtime
+ * tensor (bool: one byte, 0/1). Inside the partition they are floats; the
+ * executor converts them at the partition boundary. NULL: float32 only. */
+static const char* extra_types(int builtin, int is_output, int k) {
+  switch (builtin) {
+    case kBuiltinEqual: case kBuiltinNotEqual: case kBuiltinLess: case kBuiltinLessEqual:
+    case kBuiltinGreater: case kBuiltinGreaterEqual:
+      return is_output ? "BOOL" : NULL;
+    case kBuiltinLogicalAnd: return "BOOL";
+    case kBuiltinSelect: case kBuiltinSelectV2: return !is_output && k == 0 ? "BOOL" : NULL;
+    case kBuiltinCast: return "INT32 BOOL";
+    default: return NULL;
+  }
+}
+
+/* Is `type` allowed for input/output k of the node (runtime or constant)? */
+static int type_allowed(const NodeInfo* ni, int is_output, int k, int type) {
+  if (type == kTfLiteFloat32) return 1;
+  const char* extra = extra_types(ni->reg->builtin_code, is_output, k);
+  if (!extra) return 0;
+  if (type == kTfLiteBool) return strstr(extra, "BOOL") != NULL;
+  if (type == kTfLiteInt32) return strstr(extra, "INT32") != NULL;
+  return 0;
+}
+
 /* Tensor-level gate shared by every op: runtime tensors must be float32
- * with a static shape of rank <= 4. Constants are checked by each op. */
+ * (or a type in extra_types) with a static shape of rank <= 4. Constants
+ * are checked by each op. */
 static int check_tensors(const NodeInfo* ni) {
   const ModelView* mv = ni->mv;
   for (int pass = 0; pass < 2; ++pass) {
@@ -165,9 +233,11 @@ static int check_tensors(const NodeInfo* ni) {
           return reason(ni, "%s %d has a zero-size or unknown dimension (dim %d = %d)", what, k, d, x->dims->data[d]);
       }
       if (pass == 0 && mv_is_const(mv, t)) continue;
-      if (x->type != kTfLiteFloat32)
-        return reason(ni, "%s %d (%s) has type %s; only FLOAT32 runtime tensors are supported", what, k,
-                      x->name ? x->name : "?", type_name(x->type));
+      if (!type_allowed(ni, pass, k, x->type)) {
+        const char* extra = extra_types(ni->reg->builtin_code, pass, k);
+        return reason(ni, "%s %d (%s) has type %s; only FLOAT32%s%s runtime tensors are supported", what, k,
+                      x->name ? x->name : "?", type_name(x->type), extra ? " or " : "", extra ? extra : "");
+      }
     }
   }
   return 0;
@@ -195,7 +265,8 @@ int op_check_node(const NodeInfo* ni) {
   for (int k = 0; k < ni_num_inputs(ni); ++k) {
     int t = ni_input(ni, k);
     if (t >= 0 && mv_is_const(ni->mv, t) && mv_tensor(ni->mv, t)->type != kTfLiteInt32 &&
-        mv_tensor(ni->mv, t)->type != kTfLiteInt64 && !const_is_float_convertible(ni->mv, t))
+        mv_tensor(ni->mv, t)->type != kTfLiteInt64 && !const_is_float_convertible(ni->mv, t) &&
+        !(mv_tensor(ni->mv, t)->type == kTfLiteBool && type_allowed(ni, 0, k, kTfLiteBool)))
       return reason(ni, "constant input %d has type %s, which cannot be converted to float", k,
                     type_name(mv_tensor(ni->mv, t)->type));
   }
@@ -213,6 +284,7 @@ int lower_tensor(Lowering* lw, int tflite_index) {
   int id = graph_add_tensor(lw->g, shape, rank);
   if (id < 0) return lower_error(lw, "out of memory");
   lw->g->tensors[id].tflite_index = tflite_index;
+  lw->g->tensors[id].dtype = (int)mv_tensor(lw->mv, tflite_index)->type;
   if (mv_is_const(lw->mv, tflite_index) &&
       mv_const_float(lw->mv, tflite_index, &lw->g->tensors[id].data, lw->err, lw->errlen))
     return -1;
