@@ -87,6 +87,8 @@ _FIELDS = {
     "half_pixel_centers": ("HalfPixelCenters", bool),
     "block_size": ("BlockSize", int),
     "beta": ("Beta", float),
+    "alpha": ("Alpha", float),
+    "approximate": ("Approximate", bool),
 }
 
 _CONV_DEFAULTS = dict(padding="SAME", stride_w=1, stride_h=1,
@@ -126,6 +128,8 @@ _OPTIONS = {
     "DEPTH_TO_SPACE": ("DepthToSpaceOptions", dict(block_size=2)),
     "SPACE_TO_DEPTH": ("SpaceToDepthOptions", dict(block_size=2)),
     "SOFTMAX": ("SoftmaxOptions", dict(beta=1.0)),
+    "LEAKY_RELU": ("LeakyReluOptions", dict(alpha=0.2)),
+    "GELU": ("GeluOptions", dict(approximate=False)),
 }
 
 
