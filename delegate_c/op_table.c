@@ -197,7 +197,7 @@ static const char* extra_types(int builtin, int is_output, int k) {
       return is_output ? "BOOL" : NULL;
     case kBuiltinLogicalAnd: return "BOOL";
     case kBuiltinSelect: case kBuiltinSelectV2: return !is_output && k == 0 ? "BOOL" : NULL;
-    case kBuiltinCast: return "INT32 BOOL";
+    case kBuiltinCast: return "INT32/BOOL";
     default: return NULL;
   }
 }

@@ -865,6 +865,7 @@ def select_cases():
         s1([], [2, 3, 5, 5], [2, 3, 5, 5]),                       # scalar condition
         s1([2], [2, 7, 9, 5], [2, 7, 9, 5]),                      # vector along the batch
         s1([3], [3, 17], [3, 17]),                                # ... along rank 2's rows
+        s1([3], [3, 1, 17], [3, 1, 17], consts="c"),              # a constant vector
         s1([7], [7, 9, 5], [7, 9, 5], consts="y"),                # ... along rank 3's first axis
         s1([17], [17], [17]),
         s2([3], [2, 7, 9, 3], [2, 7, 9, 3]),                      # condition per channel

@@ -170,3 +170,29 @@ def test_fp16_storage(case):
             assert_close(got, want, rtol_l2=1e-2, atol=1e-2 * max(1.0, float(np.abs(want).max())))
         else:
             assert np.array_equal(got, want)
+
+
+# -- types the partition does not take -------------------------------------------
+
+TYPE_REFUSALS = [
+    ("CAST", np.int64, np.float32, "has type INT64; only FLOAT32 or INT32/BOOL runtime tensors are supported"),
+    ("EQUAL", np.int32, np.bool_, "has type INT32; only FLOAT32 runtime tensors are supported"),
+    ("NEG", np.int32, np.int32, "has type INT32; only FLOAT32 runtime tensors are supported"),
+]
+
+
+@pytest.mark.parametrize("op,in_type,out_type,why", TYPE_REFUSALS, ids=[t[0] for t in TYPE_REFUSALS])
+def test_unsupported_types_stay_on_cpu(op, in_type, out_type, why):
+    shape = [2, 3, 5]
+    mb = ModelBuilder()
+    ins = [mb.add_input(shape, in_type) for _ in range(2 if op == "EQUAL" else 1)]
+    out = mb.add_tensor(shape, out_type)
+    mb.add_op(op, ins, [out])
+    mb.mark_output(out)
+    model = mb.build()
+    rng = np.random.default_rng(3)
+    inputs = [rng.integers(-3, 4, shape).astype(in_type) for _ in ins]
+    expected = run_cpu(model, inputs)
+    actual, nodes = _delegate_nodes(model, inputs)
+    assert nodes[0]["where"] == "cpu" and why in nodes[0]["reason"], nodes[0]
+    _assert_equal_outputs(actual, expected)
