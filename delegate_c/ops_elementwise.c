@@ -193,12 +193,11 @@ int lower_select(Lowering* lw, const NodeInfo* ni) {
   int y = x < 0 ? -1 : lower_tensor(lw, ni_input(ni, 2));
   int out = y < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  const GTensor* tc = &lw->g->tensors[c];
-  int x_rank = lw->g->tensors[x].rank;
-  if (ni->reg->builtin_code == kBuiltinSelect && tc->rank == 1 && x_rank > 1) {
+  int c_rank = lw->g->tensors[c].rank, x_rank = lw->g->tensors[x].rank;
+  if (ni->reg->builtin_code == kBuiltinSelect && c_rank == 1 && x_rank > 1) {
     /* A vector along x's first dimension: reshape [N] to N there, 1 elsewhere. */
     int shape[4] = {1, 1, 1, 1};
-    shape[4 - x_rank] = tc->shape[GD_C];
+    shape[4 - x_rank] = lw->g->tensors[c].shape[GD_C];
     int moved = graph_add_tensor(lw->g, shape, x_rank);
     if (moved < 0) return lower_error(lw, "out of memory");
     if (lower_reshape_node(lw, c, moved)) return -1;
@@ -245,9 +244,8 @@ int lower_add_n(Lowering* lw, const NodeInfo* ni) {
     int in = lower_tensor(lw, ni_input(ni, k));
     if (in < 0) return -1;
     int dst = out;
-    if (k < n - 1) {
-      const GTensor* t = &lw->g->tensors[out];
-      dst = graph_add_tensor(lw->g, t->shape, t->rank);
+    if (k < n - 1) { /* a partial sum */
+      dst = graph_add_tensor(lw->g, lw->g->tensors[out].shape, lw->g->tensors[out].rank);
       if (dst < 0) return lower_error(lw, "out of memory");
     }
     GNode* node = graph_add_node(lw->g, GOP_BINARY);

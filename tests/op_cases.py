@@ -877,20 +877,25 @@ def select_cases():
     ]
 
 
-def _add_n_case(shape, n, const_index=None):
+def _add_n_case(shape, n, const_index=None, repeat_first=False):
     def build(mb, rng, cpu):
         inputs = []
-        ins = [_operand(mb, rng, shape, "normal", inputs, k == const_index) for k in range(n)]
+        ins = [_operand(mb, rng, shape, "normal", inputs, k == const_index) for k in range(n - repeat_first)]
+        if repeat_first:  # x + x + ...: the same tensor twice
+            ins.insert(1, ins[0])
         _output(mb, "ADD_N", ins, shape)
         return inputs
 
-    return Case(f"add_n-{n}x{_shape_id(shape)}" + (f"-const{const_index}" if const_index is not None else ""),
-                build)
+    return Case(f"add_n-{n}x{_shape_id(shape)}" + (f"-const{const_index}" if const_index is not None else "")
+                + ("-repeat" if repeat_first else ""), build)
 
 
 def add_n_cases():
     return [_add_n_case([2, 7, 9, 3], 2), _add_n_case([1, 5, 5, 17], 3), _add_n_case([3, 17], 5, const_index=2),
-            _add_n_case([5], 2, const_index=0), _add_n_case([2, 3, 4, 1], 4)]
+            _add_n_case([5], 2, const_index=0), _add_n_case([2, 3, 4, 1], 4),
+            # > 64 graph tensors, partial sums at even indices: the tensor array
+            # grows while a partial sum is added
+            _add_n_case([3, 5], 70, repeat_first=True)]
 
 
 def _graph_case(name, build):
