@@ -227,9 +227,12 @@ static int plan_memory(Executor* ex) {
   return rc;
 }
 
+/* A boundary tensor's runtime buffer holds float32, or (for the few ops
+ * that allow them, see op_table.c) int32 or one-byte bool elements. */
 static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   const GTensor* t = &ex->g.tensors[b->tensor];
-  b->bytes = shape_elements(t->shape) * sizeof(float);
+  int typed = t->dtype == kTfLiteInt32 || t->dtype == kTfLiteBool;
+  b->bytes = shape_elements(t->shape) * (t->dtype == kTfLiteBool ? 1 : 4);
   b->staging = create_buffer(ex, to_device ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY, b->bytes, NULL);
   if (!b->staging) return -1;
   if (t->is_int32) {
@@ -237,12 +240,15 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
     ex->g.tensors[b->tensor].mem = b->staging;
     return 0;
   }
-  cl_kernel k = ex_dispatch(ex, "layout.cl", to_device ? "bhwc_to_phwc4" : "phwc4_to_bhwc", phwc4_items(t->shape), -1);
+  const char* name = typed ? (to_device ? "typed_to_phwc4" : "phwc4_to_typed")
+                           : (to_device ? "bhwc_to_phwc4" : "phwc4_to_bhwc");
+  cl_kernel k = ex_dispatch(ex, "layout.cl", name, phwc4_items(t->shape), -1);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, to_device ? b->staging : t->mem);
   karg_mem(&a, to_device ? t->mem : b->staging);
   karg_shape(&a, t->shape);
+  if (typed) karg_int(&a, t->dtype == kTfLiteBool);
   karg_int(&a, (int)phwc4_items(t->shape));
   return karg_done(ex, &a);
 }

@@ -21,7 +21,7 @@ typedef struct Dispatch {
 typedef struct BoundaryTensor {
   int tflite_index;
   int tensor;          /* graph tensor */
-  cl_mem staging;      /* BHWC float32 copy of the runtime tensor */
+  cl_mem staging;      /* BHWC copy of the runtime tensor (float32, int32 or bool) */
   size_t bytes;
 } BoundaryTensor;
 

@@ -3,7 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-int graph_add_tensor(Graph* g, const int shape[4], int rank) {
+int graph_add_tensor(Graph* g, const int shape_in[4], int rank) {
+  /* Callers may pass another tensor's shape, which the realloc can move. */
+  int shape[4];
+  memcpy(shape, shape_in, sizeof(shape));
   if (g->num_tensors == g->cap_tensors) {
     int cap = g->cap_tensors ? g->cap_tensors * 2 : 64;
     GTensor* t = realloc(g->tensors, (size_t)cap * sizeof(*t));

@@ -20,6 +20,8 @@ typedef struct GTensor {
   int shape[4];      /* B, H, W, C */
   int rank;          /* the TFLite rank (0-4) */
   int tflite_index;  /* -1 for tensors the delegate adds */
+  int dtype;         /* TfLiteType of the TFLite tensor (0 for added ones). Inside a partition every value
+                      * is a float (bool 0/1, int32 exact to 2^24); only the boundary converts. */
   float* data;       /* constants: row-major BHWC float32, owned; NULL for runtime tensors */
   int is_input;      /* partition input (fed from the runtime) */
   int is_output;     /* partition output (read back to the runtime) */
@@ -60,12 +62,19 @@ typedef enum GOp {
   GOP_ONE_HOT,
 } GOp;
 
-/* Binary op codes shared with elementwise.cl. */
-enum { BIN_ADD = 0, BIN_MUL, BIN_SUB, BIN_DIV, BIN_MAX, BIN_MIN, BIN_PRELU, BIN_SQDIFF, BIN_POW };
-/* Unary op codes shared with elementwise.cl. */
+/* Binary op codes shared with elementwise.cl (comparisons and LOGICAL_AND
+ * give 1.0 / 0.0). BIN_SELECT takes 3 inputs (cond, x, y). */
+enum {
+  BIN_ADD = 0, BIN_MUL, BIN_SUB, BIN_DIV, BIN_MAX, BIN_MIN, BIN_PRELU, BIN_SQDIFF, BIN_POW, BIN_FLOOR_DIV,
+  BIN_FLOOR_MOD, BIN_EQUAL, BIN_NOT_EQUAL, BIN_LESS, BIN_LESS_EQUAL, BIN_GREATER, BIN_GREATER_EQUAL,
+  BIN_LOGICAL_AND, BIN_SELECT
+};
+/* Unary op codes shared with elementwise.cl. UN_TRUNC, UN_NOT_ZERO and
+ * UN_IDENTITY are CAST to int32, to bool, and between equal float values. */
 enum {
   UN_RELU = 0, UN_RELU6, UN_RELU_N1_TO_1, UN_TANH, UN_LOGISTIC, UN_HARD_SWISH, UN_LEAKY_RELU, UN_ABS, UN_EXP,
-  UN_NEG, UN_SQRT, UN_RSQRT, UN_SQUARE, UN_LOG, UN_SIN, UN_COS, UN_FLOOR, UN_ELU, UN_SIGN
+  UN_NEG, UN_SQRT, UN_RSQRT, UN_SQUARE, UN_LOG, UN_SIN, UN_COS, UN_FLOOR, UN_ELU, UN_SIGN, UN_GELU,
+  UN_GELU_TANH, UN_TRUNC, UN_NOT_ZERO, UN_IDENTITY
 };
 enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };
 /* What a remap reads for a source coordinate outside [0, size); codes

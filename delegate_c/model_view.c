@@ -142,7 +142,7 @@ static size_t type_size(int type) {
   switch (type) {
     case kTfLiteFloat32: case kTfLiteInt32: return 4;
     case kTfLiteFloat16: return 2;
-    case kTfLiteInt8: case kTfLiteUInt8: return 1;
+    case kTfLiteInt8: case kTfLiteUInt8: case kTfLiteBool: return 1;
     case kTfLiteInt64: return 8;
     default: return 0;
   }
@@ -172,6 +172,9 @@ static int model_const_float(const ModelView* mv, int index, float* out, size_t 
     case kTfLiteUInt8:
     case kTfLiteInt32:
       return dequantize(t, n, out, err, errlen);
+    case kTfLiteBool: /* a SELECT condition or LOGICAL_AND operand: 0.0 / 1.0 */
+      for (size_t i = 0; i < n; ++i) out[i] = t->data.b[i] ? 1.0f : 0.0f;
+      return 0;
     default:
       snprintf(err, errlen, "constant tensor %s has type %s", t->name ? t->name : "?", type_name(t->type));
       return -1;

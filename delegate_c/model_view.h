@@ -44,8 +44,8 @@ int mv_dims(const ModelView* mv, int index, int* dims, int max);
 size_t mv_elements(const ModelView* mv, int index);
 
 /* A constant as row-major float32 (malloc'd, caller frees): float32,
- * float16, and int8/uint8/int32 with affine quantization (per-tensor or
- * per-channel), through folded DEQUANTIZE / DENSIFY chains. */
+ * float16, int8/uint8/int32 with affine quantization (per-tensor or
+ * per-channel) and bool (0/1), through folded DEQUANTIZE / DENSIFY chains. */
 int mv_const_float(const ModelView* mv, int index, float** out, char* err, size_t errlen);
 /* An int32/int64 constant into out (at most max values). */
 int mv_const_ints(const ModelView* mv, int index, int* out, int max, int* count, char* err, size_t errlen);

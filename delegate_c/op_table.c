@@ -10,21 +10,34 @@
 /* Version limits follow upstream 2.14's GPU delegate (model_builder.cc);
  * RESHAPE and PRELU are v1 there too. Upstream sets none for MEAN,
  * DEPTH_TO_SPACE, SUM, REDUCE_MAX/MIN/PROD, BATCH_MATMUL, PACK, UNPACK,
- * SPLIT, SPLIT_V and TILE: theirs are the 2.14 runtime's versions, whose
- * later ones only add integer types (refused by the tensor check anyway).
- * LOG_SOFTMAX is not in upstream's table; its v2 is int8. */
+ * SPLIT, SPLIT_V, TILE and CAST: theirs are the 2.14 runtime's versions,
+ * whose later ones only add integer types (refused by the tensor check
+ * anyway). LOG_SOFTMAX is not in upstream's table; its v2 is int8. */
+/* The six comparisons share their rules. */
+#define CMP_CONSTRAINTS \
+  "2 float inputs with broadcasting; BOOL output, also at a partition boundary (upstream: only into CAST/SELECT)"
+
 const OpDef kOps[] = {
+    {kBuiltinAbs, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinAdd, NULL, 2, check_binary, lower_binary,
      "2 inputs (runtime or constant) with TFLite broadcasting; fused activation"},
+    {kBuiltinAddN, NULL, 2, check_add_n, lower_add_n,
+     "2 or more same-shape inputs (upstream: exactly 2), at least one runtime; summed in input order"},
     {kBuiltinAveragePool2d, NULL, 2, check_pool, lower_pool, "filter and stride > 0; SAME/VALID; fused activation"},
     {kBuiltinBatchMatmul, NULL, 4, check_batch_matmul, lower_batch_matmul,
      "2 inputs of rank 2-4, either one constant (upstream: a constant RHS only if 2-D); adj_x, adj_y; batch "
      "dims broadcast; float32 sums; no hybrid int8 operand"},
+    {kBuiltinCast, NULL, 5, check_cast, lower_cast,
+     "1 runtime input; FLOAT32, INT32 and BOOL in any combination (upstream: bool<->float, float/int32 among "
+     "themselves); the partition holds them as floats: int32 exact to 2^24 (FP16 storage: 2^11)"},
     {kBuiltinConcatenation, NULL, 2, check_concat, lower_concat,
      "any axis of a rank <= 4 tensor; up to 16 inputs; fused activation"},
     {kBuiltinConv2d, NULL, 6, check_conv2d, lower_conv2d,
      "constant weights (float32, or float16/int8 behind a folded DEQUANTIZE); stride, dilation >= 1; "
      "SAME/VALID; optional bias; fused activation"},
+    {kBuiltinCos, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinCumsum, NULL, 1, check_cumsum, lower_cumsum,
+     "constant int32 axis (any, negative allowed) of a rank 1-4 tensor; exclusive and reverse; float32 sums"},
     {kBuiltinCustom, "Convolution2DTransposeBias", 1, check_transpose_conv, lower_transpose_conv,
      "MediaPipe: input, constant weights (OHWI) and bias; custom_options = raw TfLiteTransposeConvParams "
      "(padding, stride_w, stride_h); SAME/VALID; stride >= 1"},
@@ -48,8 +61,7 @@ const OpDef kOps[] = {
     {kBuiltinCustom, "TransformTensorBilinear", 2, check_transform_tensor, lower_transform_tensor,
      "MediaPipe: [1,H,W,C] tensor and [1,4,4] matrix -> [1,OH,OW,C]; options v1 output_size (mode bilinear), "
      "v2 output_height/width (pixel-centre aligned); batch 1"},
-    {kBuiltinCumsum, NULL, 1, check_cumsum, lower_cumsum,
-     "constant int32 axis (any, negative allowed) of a rank 1-4 tensor; exclusive and reverse; float32 sums"},
+    {kBuiltinDensify, NULL, 1, NULL, NULL, "only of a constant sparse tensor: densified once at prepare"},
     {kBuiltinDepthwiseConv2d, NULL, 6, check_depthwise, lower_depthwise,
      "constant weights; any depth_multiplier (upstream: 1 unless one input channel); stride, dilation >= 1; "
      "fused activation"},
@@ -58,7 +70,15 @@ const OpDef kOps[] = {
     {kBuiltinDequantize, NULL, 3, NULL, NULL,
      "only of a constant float16 (or int8/uint8 with ENABLE_QUANT) tensor: folded into a float constant at "
      "prepare, never run per invoke"},
-    {kBuiltinDensify, NULL, 1, NULL, NULL, "only of a constant sparse tensor: densified once at prepare"},
+    {kBuiltinDiv, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting; fused activation"},
+    {kBuiltinElu, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinEqual, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
+    {kBuiltinExp, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinFloor, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinFloorDiv, NULL, 2, check_binary, lower_binary,
+     "2 float inputs with broadcasting; floor of the exact quotient, as the CPU computes it"},
+    {kBuiltinFloorMod, NULL, 2, check_binary, lower_binary,
+     "2 float inputs with broadcasting; result has the divisor's sign"},
     {kBuiltinFullyConnected, NULL, 9, check_fully_connected, lower_fully_connected,
      "constant float weights [O,K] (float32, or float16/int8 behind a folded DEQUANTIZE; no hybrid int8 "
      "weights); default weights format; optional bias; input of any rank <= 4 with a multiple of K elements; "
@@ -67,16 +87,25 @@ const OpDef kOps[] = {
      "params runtime or constant, any axis (negative too); indices constant int32/int64 (checked in range) or "
      "runtime int32 (out-of-range reads give 0), of any rank with an output rank <= 4 (upstream: 1-D); "
      "batch_dims 0"},
+    {kBuiltinGelu, NULL, 2, check_unary, lower_unary, "1 runtime input; approximate (tanh) or exact (erf)"},
+    {kBuiltinGreater, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
+    {kBuiltinGreaterEqual, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
     {kBuiltinHardSwish, NULL, 1, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinLeakyRelu, NULL, 2, check_unary, lower_unary, "1 runtime input; any alpha"},
+    {kBuiltinLess, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
+    {kBuiltinLessEqual, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
+    {kBuiltinLog, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinLogicalAnd, NULL, 2, check_binary, lower_binary,
+     "2 BOOL inputs with broadcasting; BOOL output (at a partition boundary too)"},
+    {kBuiltinLogistic, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinLogSoftmax, NULL, 2, check_softmax, lower_softmax,
      "over the last axis of a rank 1-4 tensor (not in upstream's table); max-subtracted, float32 sums"},
-    {kBuiltinLogistic, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinLstm, NULL, 4, check_lstm, lower_lstm,
      "basic kernel (kernel_type BASIC): 3 runtime inputs [B,I], [B,O], [B,O], constant float weights "
      "[4O,I+O] and bias [4O]; TANH; cell_clip = proj_clip = 0; 4 outputs. The full kernel (20/24 inputs, "
      "variable state tensors), which upstream also takes, stays on the CPU"},
-    {kBuiltinMaxPool2d, NULL, 2, check_pool, lower_pool, "filter and stride > 0; SAME/VALID; fused activation"},
     {kBuiltinMaximum, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting"},
+    {kBuiltinMaxPool2d, NULL, 2, check_pool, lower_pool, "filter and stride > 0; SAME/VALID; fused activation"},
     {kBuiltinMean, NULL, 3, check_reduce, lower_reduce,
      "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false; float32 accumulation"},
     {kBuiltinMinimum, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting"},
@@ -84,6 +113,8 @@ const OpDef kOps[] = {
      "constant paddings on any of the (up to 4) axes; REFLECT (padding < size) and SYMMETRIC (padding <= size; "
      "upstream: REFLECT only)"},
     {kBuiltinMul, NULL, 3, check_binary, lower_binary, "2 inputs with broadcasting; fused activation"},
+    {kBuiltinNeg, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinNotEqual, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
     {kBuiltinOneHot, NULL, 1, check_one_hot, lower_one_hot,
      "runtime int32 indices (of rank <= 3), read as ints at the partition boundary; constant depth; constant "
      "float on/off values; any axis (upstream: last axis, batch/channels only)"},
@@ -92,6 +123,7 @@ const OpDef kOps[] = {
     {kBuiltinPad, NULL, 2, check_pad, lower_pad, "constant paddings on any of the (up to 4) axes; zero fill"},
     {kBuiltinPadv2, NULL, 2, check_pad, lower_pad,
      "constant paddings on any of the (up to 4) axes; constant float32 pad value"},
+    {kBuiltinPow, NULL, 2, check_binary, lower_binary, "2 float inputs with broadcasting"},
     {kBuiltinPrelu, NULL, 1, check_binary, lower_binary, "alpha constant or runtime, broadcast to the input"},
     {kBuiltinReduceMax, NULL, 3, check_reduce, lower_reduce,
      "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false"},
@@ -107,6 +139,13 @@ const OpDef kOps[] = {
      "rank-4 input; constant int32 size [2]; align_corners or half_pixel_centers (not both)"},
     {kBuiltinResizeNearestNeighbor, NULL, 3, check_resize_nearest, lower_resize_nearest,
      "rank-4 input; constant int32 size [2]; align_corners and half_pixel_centers"},
+    {kBuiltinRsqrt, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinSelect, NULL, 1, check_select, lower_select,
+     "BOOL condition of x's shape, a scalar, or a vector along x's first dimension; x and y of one shape"},
+    {kBuiltinSelectV2, NULL, 1, check_select, lower_select,
+     "BOOL condition, x and y broadcast together (upstream: x/y of the output's shape or scalars)"},
+    {kBuiltinSign, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinSin, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinSlice, NULL, 2, check_slice, lower_slice,
      "constant begin/size (int32/int64), size -1 to the end; rank 1-4 (upstream: 3-4)"},
     {kBuiltinSoftmax, NULL, 2, check_softmax, lower_softmax,
@@ -118,6 +157,9 @@ const OpDef kOps[] = {
      "constant axis (negative too) of a rank 1-4 input; equal pieces; up to 256 outputs"},
     {kBuiltinSplitV, NULL, 2, check_split, lower_split,
      "constant size_splits (one may be -1) and axis (negative too) of a rank 1-4 input; up to 256 outputs"},
+    {kBuiltinSqrt, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinSquare, NULL, 2, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinSquaredDifference, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting"},
     {kBuiltinStridedSlice, NULL, 4, check_strided_slice, lower_strided_slice,
      "constant begin/end/strides; begin/end masks; positive strides; ellipsis/new-axis masks 0; "
      "shrink_axis_mask supported"},
@@ -230,8 +272,34 @@ static int runtime_indices_input(const NodeInfo* ni, int k) {
   return (code == kBuiltinGather && k == 1) || (code == kBuiltinOneHot && k == 0);
 }
 
+/* Types other than float32 that an op may read or write as a runtime
+ * tensor (bool: one byte, 0/1). Inside the partition they are floats; the
+ * executor converts them at the partition boundary. NULL: float32 only. */
+static const char* extra_types(int builtin, int is_output, int k) {
+  switch (builtin) {
+    case kBuiltinEqual: case kBuiltinNotEqual: case kBuiltinLess: case kBuiltinLessEqual:
+    case kBuiltinGreater: case kBuiltinGreaterEqual:
+      return is_output ? "BOOL" : NULL;
+    case kBuiltinLogicalAnd: return "BOOL";
+    case kBuiltinSelect: case kBuiltinSelectV2: return !is_output && k == 0 ? "BOOL" : NULL;
+    case kBuiltinCast: return "INT32/BOOL";
+    default: return NULL;
+  }
+}
+
+/* Is `type` allowed for input/output k of the node (runtime or constant)? */
+static int type_allowed(const NodeInfo* ni, int is_output, int k, int type) {
+  if (type == kTfLiteFloat32) return 1;
+  const char* extra = extra_types(ni->reg->builtin_code, is_output, k);
+  if (!extra) return 0;
+  if (type == kTfLiteBool) return strstr(extra, "BOOL") != NULL;
+  if (type == kTfLiteInt32) return strstr(extra, "INT32") != NULL;
+  return 0;
+}
+
 /* Tensor-level gate shared by every op: runtime tensors must be float32
- * with a static shape of rank <= 4. Constants are checked by each op. */
+ * (or a type in extra_types) with a static shape of rank <= 4. Constants
+ * are checked by each op. */
 static int check_tensors(const NodeInfo* ni) {
   const ModelView* mv = ni->mv;
   for (int pass = 0; pass < 2; ++pass) {
@@ -251,9 +319,11 @@ static int check_tensors(const NodeInfo* ni) {
       }
       if (pass == 0 && mv_is_const(mv, t)) continue;
       if (pass == 0 && x->type == kTfLiteInt32 && runtime_indices_input(ni, k)) continue;
-      if (x->type != kTfLiteFloat32)
-        return reason(ni, "%s %d (%s) has type %s; only FLOAT32 runtime tensors are supported", what, k,
-                      x->name ? x->name : "?", type_name(x->type));
+      if (!type_allowed(ni, pass, k, x->type)) {
+        const char* extra = extra_types(ni->reg->builtin_code, pass, k);
+        return reason(ni, "%s %d (%s) has type %s; only FLOAT32%s%s runtime tensors are supported", what, k,
+                      x->name ? x->name : "?", type_name(x->type), extra ? " or " : "", extra ? extra : "");
+      }
     }
   }
   return 0;
@@ -281,7 +351,8 @@ int op_check_node(const NodeInfo* ni) {
   for (int k = 0; k < ni_num_inputs(ni); ++k) {
     int t = ni_input(ni, k);
     if (t >= 0 && mv_is_const(ni->mv, t) && mv_tensor(ni->mv, t)->type != kTfLiteInt32 &&
-        mv_tensor(ni->mv, t)->type != kTfLiteInt64 && !const_is_float_convertible(ni->mv, t))
+        mv_tensor(ni->mv, t)->type != kTfLiteInt64 && !const_is_float_convertible(ni->mv, t) &&
+        !(mv_tensor(ni->mv, t)->type == kTfLiteBool && type_allowed(ni, 0, k, kTfLiteBool)))
       return reason(ni, "constant input %d has type %s, which cannot be converted to float", k,
                     type_name(mv_tensor(ni->mv, t)->type));
   }
@@ -291,7 +362,12 @@ int op_check_node(const NodeInfo* ni) {
 int lower_tensor(Lowering* lw, int tflite_index) {
   if (tflite_index < 0 || tflite_index >= lw->mv->num_tensors)
     return lower_error(lw, "tensor index %d out of range", tflite_index);
-  if (lw->map[tflite_index] >= 0) return lw->map[tflite_index];
+  if (lw->map[tflite_index] >= 0) {
+    /* A raw int32 indices tensor has no float copy to read as values. */
+    if (lw->g->tensors[lw->map[tflite_index]].is_int32)
+      return lower_error(lw, "runtime int32 tensor %d is used both as indices and as values", tflite_index);
+    return lw->map[tflite_index];
+  }
   int dims[8], shape[4];
   int rank = mv_dims(lw->mv, tflite_index, dims, 8);
   if (rank < 0 || shape_from_dims(dims, rank, shape))
@@ -299,6 +375,7 @@ int lower_tensor(Lowering* lw, int tflite_index) {
   int id = graph_add_tensor(lw->g, shape, rank);
   if (id < 0) return lower_error(lw, "out of memory");
   lw->g->tensors[id].tflite_index = tflite_index;
+  lw->g->tensors[id].dtype = (int)mv_tensor(lw->mv, tflite_index)->type;
   if (mv_is_const(lw->mv, tflite_index) &&
       mv_const_float(lw->mv, tflite_index, &lw->g->tensors[id].data, lw->err, lw->errlen))
     return -1;

@@ -1,5 +1,9 @@
-/* Binary ops with broadcasting (ADD, SUB, MUL, MAXIMUM, MINIMUM, PRELU)
- * and unary activations (opencl_kernels/elementwise.cl). */
+/* Elementwise ops (opencl_kernels/elementwise.cl): binary ops with TFLite
+ * broadcasting (arithmetic, comparisons, LOGICAL_AND), SELECT/SELECT_V2,
+ * ADD_N, unary math and activations, and CAST. Bool and int32 values are
+ * floats inside a partition; the executor converts them at its boundary. */
+#include <string.h>
+
 #include "executor.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
@@ -9,19 +13,65 @@ static int binary_code(int builtin) {
     case kBuiltinAdd: return BIN_ADD;
     case kBuiltinSub: return BIN_SUB;
     case kBuiltinMul: return BIN_MUL;
+    case kBuiltinDiv: return BIN_DIV;
     case kBuiltinMaximum: return BIN_MAX;
     case kBuiltinMinimum: return BIN_MIN;
     case kBuiltinPrelu: return BIN_PRELU;
+    case kBuiltinSquaredDifference: return BIN_SQDIFF;
+    case kBuiltinPow: return BIN_POW;
+    case kBuiltinFloorDiv: return BIN_FLOOR_DIV;
+    case kBuiltinFloorMod: return BIN_FLOOR_MOD;
+    case kBuiltinEqual: return BIN_EQUAL;
+    case kBuiltinNotEqual: return BIN_NOT_EQUAL;
+    case kBuiltinLess: return BIN_LESS;
+    case kBuiltinLessEqual: return BIN_LESS_EQUAL;
+    case kBuiltinGreater: return BIN_GREATER;
+    case kBuiltinGreaterEqual: return BIN_GREATER_EQUAL;
+    case kBuiltinLogicalAnd: return BIN_LOGICAL_AND;
     default: return -1;
   }
 }
 
-/* ADD/SUB/MUL carry a fused activation in their params. */
+static int is_comparison(int builtin) {
+  int code = binary_code(builtin);
+  return code >= BIN_EQUAL && code <= BIN_GREATER_EQUAL;
+}
+
+/* ADD/SUB/MUL/DIV carry a fused activation in their params. */
+static int has_activation(int builtin) {
+  return builtin == kBuiltinAdd || builtin == kBuiltinSub || builtin == kBuiltinMul || builtin == kBuiltinDiv;
+}
+
 static int binary_activation(const NodeInfo* ni) {
-  int code = ni->reg->builtin_code;
-  if ((code == kBuiltinAdd || code == kBuiltinSub || code == kBuiltinMul) && ni->node->builtin_data)
+  if (has_activation(ni->reg->builtin_code) && ni->node->builtin_data)
     return *(const int*)ni->node->builtin_data; /* activation is the first field of each */
   return kTfLiteActNone;
+}
+
+/* The float operands of arithmetic ops: a constant of an integer or bool
+ * type would be a malformed model (the CPU kernels refuse mixed types). */
+static int check_float_operands(const NodeInfo* ni, int first, int count) {
+  for (int k = first; k < first + count; ++k) {
+    int type = (int)mv_tensor(ni->mv, ni_input(ni, k))->type;
+    if (type == kTfLiteInt32 || type == kTfLiteInt64 || type == kTfLiteBool)
+      return reason(ni, "input %d has type %s; a float operand is required", k, type_name(type));
+  }
+  return 0;
+}
+
+static int check_type(const NodeInfo* ni, int tensor, const char* what, int type) {
+  int t = (int)mv_tensor(ni->mv, tensor)->type;
+  if (t != type) return reason(ni, "%s has type %s; %s is required", what, type_name(t), type_name(type));
+  return 0;
+}
+
+/* Broadcasts a into out (both BHWC); -1 when the shapes do not broadcast. */
+static int broadcast_into(int out[4], const int a[4]) {
+  for (int d = 0; d < 4; ++d) {
+    if (out[d] != a[d] && out[d] != 1 && a[d] != 1) return -1;
+    if (a[d] > out[d]) out[d] = a[d];
+  }
+  return 0;
 }
 
 int check_binary(const NodeInfo* ni) {
@@ -31,18 +81,21 @@ int check_binary(const NodeInfo* ni) {
   if (a < 0 || b < 0) return reason(ni, "an input is missing");
   if (mv_is_const(ni->mv, a) && mv_is_const(ni->mv, b)) return reason(ni, "both inputs are constants");
   int code = ni->reg->builtin_code;
-  if ((code == kBuiltinAdd || code == kBuiltinSub || code == kBuiltinMul) && !ni->node->builtin_data)
-    return reason(ni, "missing parameters");
+  if (has_activation(code) && !ni->node->builtin_data) return reason(ni, "missing parameters");
   if (check_activation(ni, binary_activation(ni))) return -1;
+  if (code == kBuiltinLogicalAnd) {
+    if (check_type(ni, a, "input 0", kTfLiteBool) || check_type(ni, b, "input 1", kTfLiteBool)) return -1;
+  } else if (check_float_operands(ni, 0, 2)) {
+    return -1;
+  }
+  if ((is_comparison(code) || code == kBuiltinLogicalAnd) && check_type(ni, ni_output(ni, 0), "output", kTfLiteBool))
+    return -1;
   int sa[4], sb[4];
   if (ni_shape(ni, a, sa) < 0 || ni_shape(ni, b, sb) < 0) return reason(ni, "inputs must have rank <= 4");
-  int out[4];
-  for (int d = 0; d < 4; ++d) {
-    if (sa[d] != sb[d] && sa[d] != 1 && sb[d] != 1)
-      return reason(ni, "input shapes [%d,%d,%d,%d] and [%d,%d,%d,%d] do not broadcast", sa[0], sa[1], sa[2], sa[3],
-                    sb[0], sb[1], sb[2], sb[3]);
-    out[d] = sa[d] > sb[d] ? sa[d] : sb[d];
-  }
+  int out[4] = {sa[0], sa[1], sa[2], sa[3]};
+  if (broadcast_into(out, sb))
+    return reason(ni, "input shapes [%d,%d,%d,%d] and [%d,%d,%d,%d] do not broadcast", sa[0], sa[1], sa[2], sa[3],
+                  sb[0], sb[1], sb[2], sb[3]);
   if (code == kBuiltinPrelu) {
     for (int d = 0; d < 4; ++d)
       if (out[d] != sa[d]) return reason(ni, "alpha is larger than the input in dimension %d", d);
@@ -67,8 +120,24 @@ int lower_binary(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
+/* SELECT (cond, x, y): 3 inputs, each broadcast to the output. */
+static int encode_select(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
+  cl_kernel k = ex_dispatch(ex, "elementwise.cl", "select_op", phwc4_items(dst->shape), node);
+  if (!k) return -1;
+  KArgs a = {k, 0, CL_SUCCESS, 0};
+  for (int j = 0; j < 3; ++j) karg_mem(&a, ex_tensor_mem(ex, n->inputs[j]));
+  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+  for (int j = 0; j < 3; ++j) karg_shape(&a, ex->g.tensors[n->inputs[j]].shape);
+  karg_shape(&a, dst->shape);
+  karg_int(&a, (int)phwc4_items(dst->shape));
+  return karg_done(ex, &a);
+}
+
 int encode_binary(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
+  if (n->p.binary.op == BIN_SELECT) return encode_select(ex, node);
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_kernel k = ex_dispatch(ex, "elementwise.cl", "binary_op", phwc4_items(dst->shape), node);
   if (!k) return -1;
@@ -85,14 +154,136 @@ int encode_binary(Executor* ex, int node) {
   return karg_done(ex, &a);
 }
 
-static int unary_code(int builtin) {
-  switch (builtin) {
+/* ---- SELECT / SELECT_V2 ---- */
+
+/* SELECT (v1) takes a condition of x's shape, a scalar, or a vector along
+ * x's first dimension; SELECT_V2 broadcasts all three operands. */
+int check_select(const NodeInfo* ni) {
+  if (ni_num_inputs(ni) != 3 || ni_num_outputs(ni) != 1)
+    return reason(ni, "needs 3 inputs and 1 output, has %d and %d", ni_num_inputs(ni), ni_num_outputs(ni));
+  int c = ni_input(ni, 0), x = ni_input(ni, 1), y = ni_input(ni, 2);
+  if (c < 0 || x < 0 || y < 0) return reason(ni, "an input is missing");
+  if (mv_is_const(ni->mv, c) && mv_is_const(ni->mv, x) && mv_is_const(ni->mv, y))
+    return reason(ni, "all inputs are constants");
+  if (check_type(ni, c, "the condition (input 0)", kTfLiteBool) || check_float_operands(ni, 1, 2)) return -1;
+  int sc[4], sx[4], sy[4];
+  if (ni_shape(ni, c, sc) < 0 || ni_shape(ni, x, sx) < 0 || ni_shape(ni, y, sy) < 0)
+    return reason(ni, "inputs must have rank <= 4");
+  if (ni->reg->builtin_code == kBuiltinSelect) {
+    int dc[8], dx[8], dy[8];
+    int rc = mv_dims(ni->mv, c, dc, 8), rx = mv_dims(ni->mv, x, dx, 8), ry = mv_dims(ni->mv, y, dy, 8);
+    if (rx != ry || memcmp(dx, dy, sizeof(int) * (size_t)rx) != 0)
+      return reason(ni, "SELECT needs x and y of the same shape (SELECT_V2 broadcasts)");
+    int same = rc == rx && memcmp(dc, dx, sizeof(int) * (size_t)rx) == 0;
+    int rank_one = rc == 1 && rx > 1 && dc[0] == dx[0];
+    if (!same && rc != 0 && !rank_one)
+      return reason(ni, "SELECT needs a condition of x's shape, a scalar, or a vector along x's first dimension");
+    return check_output_shape(ni, ni_output(ni, 0), sx);
+  }
+  int out[4] = {sc[0], sc[1], sc[2], sc[3]};
+  if (broadcast_into(out, sx) || broadcast_into(out, sy))
+    return reason(ni, "condition, x and y shapes [%d,%d,%d,%d], [%d,%d,%d,%d], [%d,%d,%d,%d] do not broadcast",
+                  sc[0], sc[1], sc[2], sc[3], sx[0], sx[1], sx[2], sx[3], sy[0], sy[1], sy[2], sy[3]);
+  return check_output_shape(ni, ni_output(ni, 0), out);
+}
+
+int lower_select(Lowering* lw, const NodeInfo* ni) {
+  int c = lower_tensor(lw, ni_input(ni, 0));
+  int x = c < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
+  int y = x < 0 ? -1 : lower_tensor(lw, ni_input(ni, 2));
+  int out = y < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
+  if (out < 0) return -1;
+  int c_rank = lw->g->tensors[c].rank, x_rank = lw->g->tensors[x].rank;
+  if (ni->reg->builtin_code == kBuiltinSelect && c_rank == 1 && x_rank > 1) {
+    /* A vector along x's first dimension: reshape [N] to N there, 1 elsewhere. */
+    int shape[4] = {1, 1, 1, 1};
+    shape[4 - x_rank] = lw->g->tensors[c].shape[GD_C];
+    int moved = graph_add_tensor(lw->g, shape, x_rank);
+    if (moved < 0) return lower_error(lw, "out of memory");
+    if (lower_reshape_node(lw, c, moved)) return -1;
+    c = moved;
+  }
+  GNode* n = graph_add_node(lw->g, GOP_BINARY);
+  if (!n) return lower_error(lw, "out of memory");
+  n->inputs[0] = c;
+  n->inputs[1] = x;
+  n->inputs[2] = y;
+  n->num_inputs = 3;
+  n->outputs[0] = out;
+  n->num_outputs = 1;
+  n->p.binary.op = BIN_SELECT;
+  return 0;
+}
+
+/* ---- ADD_N ---- */
+
+/* Any number of same-shape inputs (upstream: exactly 2), summed as a chain
+ * of ADDs in input order, as the CPU sums them. */
+int check_add_n(const NodeInfo* ni) {
+  int n = ni_num_inputs(ni);
+  if (n < 2 || ni_num_outputs(ni) != 1) return reason(ni, "needs 2 or more inputs and 1 output");
+  int out[4], runtime = 0;
+  if (ni_shape(ni, ni_output(ni, 0), out) < 0) return reason(ni, "output must have rank <= 4");
+  for (int k = 0; k < n; ++k) {
+    int t = ni_input(ni, k), s[4];
+    if (t < 0) return reason(ni, "input %d is missing", k);
+    runtime += !mv_is_const(ni->mv, t);
+    if (ni_shape(ni, t, s) < 0 || memcmp(s, out, sizeof(s)) != 0)
+      return reason(ni, "input %d's shape differs from the output's (ADD_N does not broadcast)", k);
+  }
+  if (!runtime) return reason(ni, "all inputs are constants");
+  return check_float_operands(ni, 0, n);
+}
+
+int lower_add_n(Lowering* lw, const NodeInfo* ni) {
+  int n = ni_num_inputs(ni);
+  int acc = lower_tensor(lw, ni_input(ni, 0));
+  int out = acc < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
+  if (out < 0) return -1;
+  for (int k = 1; k < n; ++k) {
+    int in = lower_tensor(lw, ni_input(ni, k));
+    if (in < 0) return -1;
+    int dst = out;
+    if (k < n - 1) { /* a partial sum */
+      dst = graph_add_tensor(lw->g, lw->g->tensors[out].shape, lw->g->tensors[out].rank);
+      if (dst < 0) return lower_error(lw, "out of memory");
+    }
+    GNode* node = graph_add_node(lw->g, GOP_BINARY);
+    if (!node) return lower_error(lw, "out of memory");
+    node->inputs[0] = acc;
+    node->inputs[1] = in;
+    node->num_inputs = 2;
+    node->outputs[0] = dst;
+    node->num_outputs = 1;
+    node->p.binary.op = BIN_ADD;
+    acc = dst;
+  }
+  return 0;
+}
+
+static int unary_code(const NodeInfo* ni) {
+  switch (ni->reg->builtin_code) {
     case kBuiltinRelu: return UN_RELU;
     case kBuiltinRelu6: return UN_RELU6;
     case kBuiltinReluN1To1: return UN_RELU_N1_TO_1;
     case kBuiltinTanh: return UN_TANH;
     case kBuiltinLogistic: return UN_LOGISTIC;
     case kBuiltinHardSwish: return UN_HARD_SWISH;
+    case kBuiltinLeakyRelu: return UN_LEAKY_RELU;
+    case kBuiltinAbs: return UN_ABS;
+    case kBuiltinExp: return UN_EXP;
+    case kBuiltinNeg: return UN_NEG;
+    case kBuiltinSqrt: return UN_SQRT;
+    case kBuiltinRsqrt: return UN_RSQRT;
+    case kBuiltinSquare: return UN_SQUARE;
+    case kBuiltinLog: return UN_LOG;
+    case kBuiltinSin: return UN_SIN;
+    case kBuiltinCos: return UN_COS;
+    case kBuiltinFloor: return UN_FLOOR;
+    case kBuiltinElu: return UN_ELU;
+    case kBuiltinSign: return UN_SIGN;
+    case kBuiltinGelu:
+      return ((const TfLiteGeluParams*)ni->node->builtin_data)->approximate ? UN_GELU_TANH : UN_GELU;
     default: return -1;
   }
 }
@@ -100,6 +291,9 @@ static int unary_code(int builtin) {
 int check_unary(const NodeInfo* ni) {
   if (ni_num_inputs(ni) != 1 || ni_num_outputs(ni) != 1) return reason(ni, "needs 1 input and 1 output");
   if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant");
+  int code = ni->reg->builtin_code;
+  if ((code == kBuiltinLeakyRelu || code == kBuiltinGelu) && !ni->node->builtin_data)
+    return reason(ni, "missing parameters");
   int in[4];
   if (ni_shape(ni, ni_input(ni, 0), in) < 0) return reason(ni, "input 0 must have rank <= 4");
   return check_output_shape(ni, ni_output(ni, 0), in);
@@ -123,7 +317,44 @@ int lower_unary(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  return lower_unary_node(lw, in, out, unary_code(ni->reg->builtin_code), 0.0f, ni->index);
+  float alpha = ni->reg->builtin_code == kBuiltinLeakyRelu
+                    ? ((const TfLiteLeakyReluParams*)ni->node->builtin_data)->alpha
+                    : 0.0f;
+  return lower_unary_node(lw, in, out, unary_code(ni), alpha, ni->index);
+}
+
+/* CAST between float32, int32 and bool (op_table.c lets these types
+ * through; the boundary converts them). float -> int32 truncates as the
+ * CPU's static_cast does; anything -> bool is "not zero". */
+/* Does a GATHER or ONE_HOT read tensor t as its indices? Those read raw
+ * int32 partition inputs, not the float-valued int32 a delegated CAST makes. */
+static int feeds_indices(const ModelView* mv, int t) {
+  for (int i = 0; i < mv->num_nodes; ++i) {
+    TfLiteNode* node;
+    TfLiteRegistration* reg;
+    if (mv_node(mv, mv->plan[i], &node, &reg)) continue;
+    int k = reg->builtin_code == kBuiltinGather ? 1 : reg->builtin_code == kBuiltinOneHot ? 0 : -1;
+    if (k >= 0 && node->inputs && node->inputs->size > k && node->inputs->data[k] == t) return 1;
+  }
+  return 0;
+}
+
+int check_cast(const NodeInfo* ni) {
+  int out = ni_output(ni, 0);
+  if (out >= 0 && mv_tensor(ni->mv, out)->type == kTfLiteInt32 && feeds_indices(ni->mv, out))
+    return reason(ni, "its INT32 output is the indices of a GATHER/ONE_HOT, which read raw int32 partition inputs");
+  return check_unary(ni);
+}
+
+int lower_cast(Lowering* lw, const NodeInfo* ni) {
+  int in = lower_tensor(lw, ni_input(ni, 0));
+  int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
+  if (out < 0) return -1;
+  int from = lw->g->tensors[in].dtype, to = lw->g->tensors[out].dtype;
+  int op = to == kTfLiteBool && from != kTfLiteBool   ? UN_NOT_ZERO
+           : to == kTfLiteInt32 && from == kTfLiteFloat32 ? UN_TRUNC
+                                                          : UN_IDENTITY;
+  return lower_unary_node(lw, in, out, op, 0.0f, ni->index);
 }
 
 int encode_unary(Executor* ex, int node) {

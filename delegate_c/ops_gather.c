@@ -11,7 +11,11 @@
 
 int lower_indices(Lowering* lw, int t) {
   if (t < 0 || t >= lw->mv->num_tensors) return lower_error(lw, "indices tensor %d out of range", t);
-  if (lw->map[t] >= 0) return lw->map[t];
+  if (lw->map[t] >= 0) {
+    if (!mv_is_const(lw->mv, t) && !lw->g->tensors[lw->map[t]].is_int32)
+      return lower_error(lw, "runtime int32 tensor %d is used both as values and as indices", t);
+    return lw->map[t];
+  }
   if (!mv_is_const(lw->mv, t)) {
     int id = lower_tensor(lw, t);
     if (id >= 0) lw->g->tensors[id].is_int32 = 1;

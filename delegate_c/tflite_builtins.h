@@ -14,6 +14,7 @@ enum TfLiteBuiltinCode {
   kBuiltinDepthwiseConv2d = 4,
   kBuiltinDepthToSpace = 5,
   kBuiltinDequantize = 6,
+  kBuiltinFloor = 8,
   kBuiltinFullyConnected = 9,
   kBuiltinLogistic = 14,
   kBuiltinLstm = 16,
@@ -33,10 +34,13 @@ enum TfLiteBuiltinCode {
   kBuiltinTranspose = 39,
   kBuiltinMean = 40,
   kBuiltinSub = 41,
+  kBuiltinDiv = 42,
   kBuiltinStridedSlice = 45,
   kBuiltinLogSoftmax = 50,
   kBuiltinSplit = 49,
+  kBuiltinExp = 47,
   kBuiltinDelegate = 51,
+  kBuiltinCast = 53,
   kBuiltinPrelu = 54,
   kBuiltinMaximum = 55,
   kBuiltinMinimum = 57,
@@ -54,10 +58,36 @@ enum TfLiteBuiltinCode {
   kBuiltinResizeNearestNeighbor = 97,
   kBuiltinMirrorPad = 100,
   kBuiltinSplitV = 102,
+  kBuiltinLess = 58,
+  kBuiltinNeg = 59,
+  kBuiltinGreater = 61,
+  kBuiltinGreaterEqual = 62,
+  kBuiltinLessEqual = 63,
+  kBuiltinSelect = 64,
+  kBuiltinSin = 66,
+  kBuiltinEqual = 71,
+  kBuiltinNotEqual = 72,
+  kBuiltinLog = 73,
+  kBuiltinSqrt = 75,
+  kBuiltinRsqrt = 76,
+  kBuiltinPow = 78,
+  kBuiltinLogicalAnd = 86,
+  kBuiltinFloorDiv = 90,
+  kBuiltinSquare = 92,
+  kBuiltinFloorMod = 95,
+  kBuiltinLeakyRelu = 98,
+  kBuiltinSquaredDifference = 99,
+  kBuiltinAbs = 101,
+  kBuiltinAddN = 106,
+  kBuiltinCos = 108,
+  kBuiltinElu = 111,
   kBuiltinHardSwish = 117,
+  kBuiltinSelectV2 = 123,
   kBuiltinDensify = 124,
   kBuiltinBatchMatmul = 126,
   kBuiltinCumsum = 128,
+  kBuiltinGelu = 150,
+  kBuiltinSign = 158,
 };
 
 typedef enum {
@@ -239,6 +269,17 @@ typedef struct {
 typedef struct {
   int axis;
 } TfLiteOneHotParams;
+typedef struct {
+  TfLiteFusedActivation activation;
+} TfLiteDivParams;
+
+typedef struct {
+  float alpha;
+} TfLiteLeakyReluParams;
+
+typedef struct {
+  bool approximate;
+} TfLiteGeluParams;
 
 _Static_assert(sizeof(TfLiteConvParams) == 24, "TfLiteConvParams size");
 _Static_assert(sizeof(TfLitePoolParams) == 40, "TfLitePoolParams size");

@@ -1,4 +1,4 @@
-/* Conversions between the runtime's BHWC float tensors and PHWC4, at the
+/* Conversions between the runtime's BHWC tensors and PHWC4, at the
  * partition boundary. One work-item per output float4 / per 4 values. */
 
 __kernel void bhwc_to_phwc4(__global const float* src, __global storage_t* dst, int4 shape, int total) {
@@ -46,6 +46,46 @@ inline int4 fold4(int4 s, int4 n, int border) {
     return select(t, t + n, t < 0);
   }
   return select(s, (int4)(-1), s < 0 || s >= n);
+}
+
+/* The same conversions for the partition's int32 and bool tensors (bool is
+ * one byte, 0 or 1). Inside the partition their values are floats: int32
+ * exact up to 2^24, bool 0.0 / 1.0, so reading back is exact; a value
+ * read as bool is 1 for anything non-zero. */
+__kernel void typed_to_phwc4(__global const uchar* src, __global storage_t* dst, int4 shape, int is_bool,
+                             int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, shape);
+  int C = shape.z;
+  int base = ((p.w * shape.y + p.y) * shape.x + p.x) * C;
+  __global const int* src32 = (__global const int*)src;
+  float v[4];
+  for (int lane = 0; lane < 4; ++lane) {
+    int c = p.z * 4 + lane;
+    v[lane] = c >= C ? 0.0f : is_bool ? (src[base + c] != 0 ? 1.0f : 0.0f) : (float)src32[base + c];
+  }
+  STORE4((float4)(v[0], v[1], v[2], v[3]), dst, gid);
+}
+
+__kernel void phwc4_to_typed(__global const storage_t* src, __global uchar* dst, int4 shape, int is_bool,
+                             int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, shape);
+  int C = shape.z;
+  int base = ((p.w * shape.y + p.y) * shape.x + p.x) * C;
+  __global int* dst32 = (__global int*)dst;
+  float4 v4 = LOAD4(src, gid);
+  float v[4] = {v4.x, v4.y, v4.z, v4.w};
+  for (int lane = 0; lane < 4; ++lane) {
+    int c = p.z * 4 + lane;
+    if (c >= C) break;
+    if (is_bool)
+      dst[base + c] = v[lane] != 0.0f ? 1 : 0;
+    else
+      dst32[base + c] = convert_int_rtz(v[lane]);
+  }
 }
 
 /* Element (b, y, x, c) of `dst` comes from the same row-major position of

@@ -99,6 +99,8 @@ _FIELDS = {
     "num": ("Num", int),
     "batch_dims": ("BatchDims", int),
     "mode": ("Mode", lambda v: _enum_value(tflite.MirrorPadMode, v)),
+    "alpha": ("Alpha", float),
+    "approximate": ("Approximate", bool),
 }
 
 _CONV_DEFAULTS = dict(padding="SAME", stride_w=1, stride_h=1,
@@ -158,6 +160,8 @@ _OPTIONS = {
     "RESIZE_NEAREST_NEIGHBOR": ("ResizeNearestNeighborOptions",
                                 dict(align_corners=False, half_pixel_centers=False)),
     "ONE_HOT": ("OneHotOptions", dict(axis=-1)),
+    "LEAKY_RELU": ("LeakyReluOptions", dict(alpha=0.2)),
+    "GELU": ("GeluOptions", dict(approximate=False)),
 }
 
 
