@@ -52,6 +52,7 @@ class CheckResult:
     cpu_nodes: int
     partitions: int
     outputs: list
+    kernel_cache: dict | None = None  # hits/misses/writes/rejected with serialization_dir, else None
 
     @property
     def passed(self) -> bool:
@@ -129,6 +130,10 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
     device = _capi.delegate_device(delegate._get_native_delegate_pointer())
     actual = _run(gpu, inputs)
+    after = _capi.delegate_stats(delegate._get_native_delegate_pointer())  # the cache is written by the first invoke
+    cache = None
+    if options.get("serialization_dir") or options.get("delegate_serialize_dir") or options.get("serialize_dir"):
+        cache = {k: after["cache_" + k] for k in ("hits", "misses", "writes", "rejected")}
 
     base = rtol_l2 if rtol_l2 is not None else (FP16_RTOL_L2 if _is_fp16(options) else FP32_RTOL_L2)
     outputs = []
@@ -137,7 +142,7 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
         tol = base if rtol_l2 is not None else max(base, NOISE_FACTOR * floor)
         outputs.append(OutputResult(det["name"], tuple(int(s) for s in e.shape), _rel_l2(a, e), max_abs, tol, floor))
     del gpu
-    return CheckResult(path, device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"], outputs)
+    return CheckResult(path, device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"], outputs, cache)
 
 
 def format_result(r: CheckResult) -> str:
@@ -146,6 +151,10 @@ def format_result(r: CheckResult) -> str:
         f"device: {r.device['name']} ({r.device['platform']}), {r.device['precision'].upper()}",
         f"nodes: {r.delegated_nodes} delegated, {r.cpu_nodes} on the CPU, {r.partitions} partition(s)",
     ]
+    if r.kernel_cache is not None:
+        c = r.kernel_cache
+        lines.append(f"kernel cache: {c['hits']} partition(s) loaded, {c['misses']} compiled, {c['writes']} file(s) "
+                     f"written, {c['rejected']} rejected")
     for o in r.outputs:
         verdict = "PASS" if o.passed else "FAIL"
         lines.append(f"  {verdict} {o.name} {list(o.shape)}: relative L2 {o.rel_l2:.3g} (tolerance {o.tolerance:.3g}), "
