@@ -309,3 +309,49 @@ def test_check_cli_cache_dir(tmp_path):
     assert all(r["passed"] for r in runs)
     (name,) = _files(d)
     assert re.fullmatch(r"tflite_gpu_[0-9a-f]{16}_n0_fp32\.bin", name), name
+
+
+class _CDelegate:
+    """A delegate made through the C API (TfLiteGpuDelegateV2Create), as a C
+    or C++ app would, handed to the Python interpreter by pointer."""
+
+    def __init__(self, flags, cache_dir, token):
+        lib, ffi = _capi.lib(), _capi.ffi
+        opts = ffi.new("TfLiteGpuDelegateOptionsV2*", lib.TfLiteGpuDelegateOptionsV2Default())
+        self._strings = [ffi.new("char[]", str(cache_dir).encode()), ffi.new("char[]", token.encode())]
+        opts.experimental_flags = flags
+        opts.serialization_dir, opts.model_token = self._strings
+        self.ptr = lib.TfLiteGpuDelegateV2Create(opts)
+        assert self.ptr != ffi.NULL
+
+    def _get_native_delegate_pointer(self):
+        return int(_capi.ffi.cast("uintptr_t", self.ptr))
+
+    def delete(self):
+        _capi.lib().TfLiteGpuDelegateV2Delete(self.ptr)
+
+
+ENABLE_QUANT, ENABLE_SERIALIZATION = 1, 8
+
+
+@pytest.mark.parametrize("flags,cached", [(ENABLE_QUANT | ENABLE_SERIALIZATION, True), (ENABLE_QUANT, False)])
+def test_c_api_flag(tmp_path, flags, cached):
+    """The C API needs the flag: directory and token alone do nothing there."""
+    d = _cache_dir(tmp_path)
+    counters = []
+    for _ in range(2):
+        cd = _CDelegate(flags, d, "c-api")
+        it = tflite_gpu.Interpreter(model_content=MODEL_A, experimental_delegates=[cd])
+        it.allocate_tensors()
+        it.set_tensor(it.get_input_details()[0]["index"], INPUTS[0])
+        it.invoke()
+        _check(MODEL_A, it.get_tensor(it.get_output_details()[0]["index"]))
+        counters.append(_capi.delegate_stats(cd._get_native_delegate_pointer()))
+        del it
+        cd.delete()
+    if cached:
+        assert counters[0]["cache_writes"] == 1 and counters[1]["cache_hits"] == 1
+        assert len(_files(d)) == 1
+    else:
+        assert all(c["cache_writes"] == 0 and c["cache_hits"] == 0 for c in counters)
+        assert _files(d) == []
