@@ -85,6 +85,7 @@ static void load_entries(PartitionCache* pc, GpuDevice* dev, const KcEntry* entr
     const char* at = strrchr(name, '@');
     if (!at || memchr(name, '\0', entries[i].name_size)) continue;
     snprintf(file, sizeof(file), "%.*s", (int)(at - name), name);
+    if (gpu_device_source_hash(dev, file) == 0) continue; /* not one of our kernel files */
     entry_name(dev, file, want, sizeof(want));
     if (strcmp(want, name) != 0) continue; /* kernel source changed: compile it */
     char err[1024];
