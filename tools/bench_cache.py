@@ -3,6 +3,7 @@
 docs/benchmarks/serialization.md and serialization.json.
 
 Usage: python tools/bench_cache.py [--configs fp32,fp16] [--repeats 3] [--out-dir docs/benchmarks] [MODEL ...]
+       python tools/bench_cache.py --from-json docs/benchmarks/serialization.json   # re-render the markdown
 
 Every measurement is a fresh Python process (imports excluded) timing
 load_delegate + Interpreter construction + allocate_tensors + set inputs +
@@ -95,7 +96,11 @@ def to_markdown(report) -> str:
     ratios = [r["ratio"] for r in report["rows"] if r.get("ratio")]
     if ratios:
         lines += ["", f"Worst cached / cold: {max(ratios):.1%}; median {statistics.median(ratios):.1%} over "
-                      f"{len(ratios)} runs. Target met on every measured model: {'yes' if ok else 'NO'}."]
+                      f"{len(ratios)} model/configuration pairs. Target met on every measured model: {'yes' if ok else 'NO'}."]
+    failed = sorted({r["model"] for r in report["rows"] if r.get("ratio") is None})
+    if failed:
+        lines += ["", f"Not measured: {', '.join(failed)}: the run failed before a first result (for the MediaPipe "
+                      "custom ops the stock runtime cannot even build the interpreter, with or without the delegate)."]
     if report.get("note"):
         lines += ["", report["note"]]
     return "\n".join(lines) + "\n"
@@ -110,7 +115,12 @@ def main(argv=None) -> int:
     ap.add_argument("--out-dir", default=str(ROOT / "docs" / "benchmarks"))
     ap.add_argument("--name", default="serialization")
     ap.add_argument("--note", default="", help="a sentence recorded under the table (e.g. machine load)")
+    ap.add_argument("--from-json", metavar="PATH", help="only re-render the markdown of an earlier run's JSON")
     args = ap.parse_args(argv)
+    if args.from_json:
+        report = json.loads(pathlib.Path(args.from_json).read_text())
+        (pathlib.Path(args.out_dir) / f"{args.name}.md").write_text(to_markdown(report))
+        return 0
 
     paths = models.fetch_models(args.models or None, progress=False)
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
