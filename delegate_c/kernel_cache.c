@@ -118,9 +118,8 @@ int kc_parse(const unsigned char* buf, size_t size, const char* key, KcEntry* en
   const unsigned char* stored_key;
   if (take32(&c, &key_size) || key_size > KC_MAX_KEY || take(&c, key_size, &stored_key) || take32(&c, &n))
     return snprintf(why, whylen, "malformed key"), KC_CORRUPT;
-  if (n > (uint32_t)KC_MAX_ENTRIES || (int)n > max_entries)
-    return snprintf(why, whylen, "%u entries (at most %d)", n, max_entries < KC_MAX_ENTRIES ? max_entries : KC_MAX_ENTRIES),
-           KC_CORRUPT;
+  int room = max_entries < 0 ? 0 : max_entries < KC_MAX_ENTRIES ? max_entries : KC_MAX_ENTRIES;
+  if (n > (uint32_t)room) return snprintf(why, whylen, "%u entries (at most %d)", n, room), KC_CORRUPT;
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t name_size;
     uint64_t data_size;

@@ -96,7 +96,8 @@ def to_markdown(report) -> str:
     ratios = [r["ratio"] for r in report["rows"] if r.get("ratio")]
     if ratios:
         lines += ["", f"Worst cached / cold: {max(ratios):.1%}; median {statistics.median(ratios):.1%} over "
-                      f"{len(ratios)} model/configuration pairs. Target met on every measured model: {'yes' if ok else 'NO'}."]
+                      f"{len(ratios)} model/configuration pairs. Target met on every measured model: "
+                      f"{'yes' if ok else 'NO'}."]
     failed = sorted({r["model"] for r in report["rows"] if r.get("ratio") is None})
     if failed:
         lines += ["", f"Not measured: {', '.join(failed)}: the run failed before a first result (for the MediaPipe "

@@ -753,8 +753,8 @@ def to_markdown(report: dict) -> str:
               if r["configs"].get(c, {}).get("first_result_cached_s") is not None]
     if cached:
         lines += ["", "## Time to first result with the kernel cache (--cache-dir, POCL_KERNEL_CACHE=0)", "",
-                  "| model | configuration | cold, no cache (s) | first run, writing (s) | our cache (s) | cached / cold "
-                  "| hit |", "|---|---|---:|---:|---:|---:|---|"]
+                  "| model | configuration | cold, no cache (s) | first run, writing (s) | our cache (s) "
+                  "| cached / cold | hit |", "|---|---|---:|---:|---:|---:|---|"]
         for r, c in cached:
             cr = r["configs"][c]
             cold, warm = cr.get("first_result_cold_s"), cr["first_result_cached_s"]
