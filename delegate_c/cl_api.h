@@ -34,6 +34,7 @@
   X(clReleaseProgram, cl_int, (cl_program))                                                            \
   X(clCreateKernel, cl_kernel, (cl_program, const char*, cl_int*))                                     \
   X(clReleaseKernel, cl_int, (cl_kernel))                                                              \
+  X(clGetKernelInfo, cl_int, (cl_kernel, cl_kernel_info, size_t, void*, size_t*))                      \
   X(clSetKernelArg, cl_int, (cl_kernel, cl_uint, size_t, const void*))                                 \
   X(clGetKernelWorkGroupInfo, cl_int, (cl_kernel, cl_device_id, cl_kernel_work_group_info, size_t, void*, size_t*)) \
   X(clEnqueueNDRangeKernel, cl_int,                                                                    \

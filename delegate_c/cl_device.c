@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernel_cache.h"
 #include "kernels_embedded.h"
 
 #define GD_MAX_DEVICES 64
@@ -166,7 +167,7 @@ static cl_program build_program(GpuDevice* dev, const char* file, char* err, siz
     snprintf(err, errlen, "clCreateProgramWithSource(%s): %s", file, cl_error_name(rc));
     return NULL;
   }
-  const char* opts = dev->fp16 ? "-cl-std=CL1.2 -DFP16_STORAGE=1" : "-cl-std=CL1.2";
+  const char* opts = gpu_device_build_options(dev);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   rc = cl.clBuildProgram(prog, 1, &dev->device, opts, NULL, NULL);
@@ -180,14 +181,97 @@ static cl_program build_program(GpuDevice* dev, const char* file, char* err, siz
     cl.clReleaseProgram(prog);
     return NULL;
   }
+  dev->source_builds++;
   return prog;
 }
 
-cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* kernel, char* err, size_t errlen) {
-  cl_program prog = NULL;
-  for (int i = 0; i < dev->num_programs; ++i) {
-    if (strcmp(dev->programs[i].file, file) == 0) prog = dev->programs[i].program;
+static GpuProgram* find_program(GpuDevice* dev, const char* file) {
+  for (int i = 0; i < dev->num_programs; ++i)
+    if (strcmp(dev->programs[i].file, file) == 0) return &dev->programs[i];
+  return NULL;
+}
+
+static int add_program(GpuDevice* dev, const char* file, cl_program prog, int from_binary, char* err, size_t errlen) {
+  if (dev->num_programs == GD_MAX_PROGRAMS || strlen(file) >= sizeof(dev->programs[0].file)) {
+    snprintf(err, errlen, "too many kernel programs");
+    return -1;
   }
+  GpuProgram* p = &dev->programs[dev->num_programs++];
+  snprintf(p->file, sizeof(p->file), "%s", file);
+  p->program = prog;
+  p->from_binary = from_binary;
+  return 0;
+}
+
+const char* gpu_device_build_options(const GpuDevice* dev) {
+  return dev->fp16 ? "-cl-std=CL1.2 -DFP16_STORAGE=1" : "-cl-std=CL1.2";
+}
+
+unsigned long long gpu_device_source_hash(const GpuDevice* dev, const char* file) {
+  const char* common = embedded_kernel_source("common.cl");
+  const char* body = embedded_kernel_source(file);
+  if (!common || !body) return 0;
+  const char* opts = gpu_device_build_options(dev);
+  uint64_t h = kc_hash(common, strlen(common), 1);
+  h = kc_hash(body, strlen(body), h);
+  return kc_hash(opts, strlen(opts), h);
+}
+
+int gpu_device_add_binary(GpuDevice* dev, const char* file, const unsigned char* binary, size_t size, char* err,
+                          size_t errlen) {
+  if (find_program(dev, file)) return 1;
+  cl_int status = CL_SUCCESS, rc;
+  cl_program prog = cl.clCreateProgramWithBinary(dev->context, 1, &dev->device, &size, &binary, &status, &rc);
+  if (!prog || rc != CL_SUCCESS || status != CL_SUCCESS) {
+    snprintf(err, errlen, "clCreateProgramWithBinary(%s): %s", file, cl_error_name(rc != CL_SUCCESS ? rc : status));
+    if (prog) cl.clReleaseProgram(prog);
+    return -1;
+  }
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  rc = cl.clBuildProgram(prog, 1, &dev->device, gpu_device_build_options(dev), NULL, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  dev->compile_seconds += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  if (rc != CL_SUCCESS) {
+    snprintf(err, errlen, "building %s from its cached binary: %s", file, cl_error_name(rc));
+    cl.clReleaseProgram(prog);
+    return -1;
+  }
+  if (add_program(dev, file, prog, 1, err, errlen)) {
+    cl.clReleaseProgram(prog);
+    return -1;
+  }
+  return 0;
+}
+
+unsigned char* gpu_device_program_binary(GpuDevice* dev, cl_program program, size_t* size) {
+  (void)dev;
+  size_t bin_size = 0;
+  if (cl.clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(bin_size), &bin_size, NULL) != CL_SUCCESS ||
+      bin_size == 0)
+    return NULL;
+  unsigned char* bin = malloc(bin_size);
+  if (!bin) return NULL;
+  unsigned char* ptrs[1] = {bin};
+  if (cl.clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(ptrs), ptrs, NULL) != CL_SUCCESS) {
+    free(bin);
+    return NULL;
+  }
+  *size = bin_size;
+  return bin;
+}
+
+const char* gpu_device_kernel_file(GpuDevice* dev, cl_kernel kernel) {
+  cl_program prog = NULL;
+  if (cl.clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, sizeof(prog), &prog, NULL) != CL_SUCCESS) return NULL;
+  for (int i = 0; i < dev->num_programs; ++i)
+    if (dev->programs[i].program == prog) return dev->programs[i].file;
+  return NULL;
+}
+
+cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* kernel, char* err, size_t errlen) {
+  GpuProgram* found = find_program(dev, file);
+  cl_program prog = found ? found->program : NULL;
   if (!prog) {
     if (dev->num_programs == GD_MAX_PROGRAMS) {
       snprintf(err, errlen, "too many kernel programs");
@@ -195,7 +279,10 @@ cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* kernel
     }
     prog = build_program(dev, file, err, errlen);
     if (!prog) return NULL;
-    dev->programs[dev->num_programs++] = (GpuProgram){file, prog};
+    if (add_program(dev, file, prog, 0, err, errlen)) {
+      cl.clReleaseProgram(prog);
+      return NULL;
+    }
   }
   cl_int rc;
   cl_kernel k = cl.clCreateKernel(prog, kernel, &rc);

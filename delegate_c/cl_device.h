@@ -15,8 +15,9 @@
 #define GD_MAX_PROFILE 64
 
 typedef struct GpuProgram {
-  const char* file; /* embedded kernel file name, e.g. "conv.cl" */
+  char file[64]; /* embedded kernel file name, e.g. "conv.cl" */
   cl_program program;
+  int from_binary; /* loaded from the kernel cache, not compiled here */
 } GpuProgram;
 
 typedef struct GpuDevice {
@@ -36,6 +37,10 @@ typedef struct GpuDevice {
   GpuProgram programs[GD_MAX_PROGRAMS];
   int num_programs;
   double compile_seconds; /* total program build time, for reports */
+  int source_builds;      /* programs compiled from source so far */
+  struct {
+    int hits, misses, writes, rejected; /* partitions; rejected: corrupt or unreadable files */
+  } cache;                /* the kernel cache (serialization.c), under mutex */
   /* With TFLITE_GPU_PROFILE=1 the queue records event times; invokes add
    * them here per kernel name (under mutex). */
   int profiling;
@@ -56,6 +61,22 @@ void gpu_device_release(GpuDevice* dev);
 /* A kernel from an embedded .cl file, building its program on first use.
  * Call with dev->mutex held. On a build failure err holds the build log. */
 cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* kernel, char* err, size_t errlen);
+
+/* The options every program is built with (they depend on fp16). */
+const char* gpu_device_build_options(const GpuDevice* dev);
+/* hash(common.cl + file's source + build options): names a cached binary,
+ * so an edited kernel source never loads an old binary. 0 if not embedded. */
+unsigned long long gpu_device_source_hash(const GpuDevice* dev, const char* file);
+/* Adds file's program from a binary (CL_PROGRAM_BINARIES of an earlier
+ * run). 1: the program exists already; 0: loaded; -1: rejected (err set).
+ * Call with dev->mutex held. */
+int gpu_device_add_binary(GpuDevice* dev, const char* file, const unsigned char* binary, size_t size, char* err,
+                          size_t errlen);
+/* The device binary of a built program (malloc'd), or NULL. On PoCL it
+ * includes the work-group functions compiled by the enqueues so far. */
+unsigned char* gpu_device_program_binary(GpuDevice* dev, cl_program program, size_t* size);
+/* The file a kernel's program was built from, or NULL. */
+const char* gpu_device_kernel_file(GpuDevice* dev, cl_kernel kernel);
 
 /* Adds one measured launch of `kernel` (a string literal) to the profile. */
 void gpu_device_profile_add(GpuDevice* dev, const char* kernel, double ns);

@@ -10,11 +10,13 @@
 #include "executor.h"
 #include "fuse.h"
 #include "gpu_delegate.h"
+#include "kernel_cache.h"
 #include "log.h"
 #include "model_view.h"
 #include "op_table.h"
 #include "options.h"
 #include "partition.h"
+#include "serialization.h"
 #include "tflite_abi.h"
 
 #define TFLITE_GPU_VERSION "0.1.0"
@@ -24,6 +26,7 @@ typedef struct GpuDelegate {
   TfLiteDelegate base; /* first, so a TfLiteDelegate* is a GpuDelegate* */
   GpuConfig cfg;
   GpuDevice* dev;
+  int cache_on;        /* serialization: flag, dir and token given, dir safe */
   /* Prepare runs synchronously and calls kernel init from inside
    * ReplaceNodeSubsetsWithDelegateKernels; the view is valid only then. */
   pthread_mutex_t prepare_mutex;
@@ -57,6 +60,7 @@ typedef struct PartitionKernel {
   int built;
   int log_level;
   int* input_shapes;       /* per boundary input: 4 ints as built */
+  PartitionCache cache;    /* kernel cache state of this partition */
   char error[GD_ERR_LEN];  /* init failure, reported by prepare */
 } PartitionKernel;
 
@@ -137,7 +141,11 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
   }
   if (lowered) {
     pthread_mutex_lock(&k->dev->mutex);
+    if (d->cache_on)
+      ser_partition_begin(&k->cache, d->cfg.serialization_dir, d->cfg.model_token, k->dev, d->current_view, params,
+                          k->log_level);
     int rc = executor_build(&k->ex, k->dev, &g, outputs, params->output_tensors->size, k->error, sizeof(k->error));
+    if (rc == 0) ser_partition_built(&k->cache, k->dev, k->log_level);
     pthread_mutex_unlock(&k->dev->mutex);
     k->built = rc == 0;
   } else {
@@ -170,6 +178,7 @@ static void kernel_free(TfLiteContext* context, void* buffer) {
   PartitionKernel* k = buffer;
   if (!k) return;
   executor_free(&k->ex);
+  ser_partition_free(&k->cache);
   if (k->dev) gpu_device_release(k->dev);
   free(k->input_shapes);
   free(k);
@@ -213,6 +222,9 @@ static TfLiteStatus kernel_invoke(TfLiteContext* context, TfLiteNode* node) {
   char err[GD_ERR_LEN];
   pthread_mutex_lock(&k->dev->mutex);
   int rc = executor_invoke(&k->ex, context, err, sizeof(err));
+  /* A miss is saved after the first invoke: only then (on PoCL) do the
+   * binaries hold the work-group functions the enqueues compiled. */
+  if (rc == 0 && k->cache.state == SER_MISS) ser_partition_save(&k->cache, k->dev, &k->ex, k->log_level);
   pthread_mutex_unlock(&k->dev->mutex);
   if (rc) {
     context->ReportError(context, "TfLiteGpuDelegate Invoke: %s", err);
@@ -277,6 +289,16 @@ static GpuDelegate* delegate_create(GpuConfig* cfg, char* err, size_t errlen) {
     return NULL;
   }
   pthread_mutex_init(&d->prepare_mutex, NULL);
+  if (d->cfg.v2.experimental_flags & TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_SERIALIZATION) {
+    char why[600];
+    if (!d->cfg.serialization_dir || !*d->cfg.serialization_dir || !d->cfg.model_token || !*d->cfg.model_token)
+      gd_log(d->cfg.log_level, GD_LOG_WARNING,
+             "ENABLE_SERIALIZATION needs both serialization_dir and model_token; running without the kernel cache");
+    else if (kc_check_dir(d->cfg.serialization_dir, why, sizeof(why)))
+      gd_log(d->cfg.log_level, GD_LOG_WARNING, "kernel cache disabled: %s", why);
+    else
+      d->cache_on = 1;
+  }
   d->base.data_ = d;
   d->base.Prepare = delegate_prepare;
   /* Dynamic tensors: lets us claim nodes (custom ops) the CPU could not
@@ -357,6 +379,10 @@ typedef struct TfLiteGpuDelegateReport {
   uint64_t arena_bytes;
   uint64_t live_peak_bytes;
   double compile_seconds;
+  int32_t cache_hits;     /* partitions whose programs all came from the kernel cache */
+  int32_t cache_misses;   /* partitions that compiled (and will write the cache) */
+  int32_t cache_writes;   /* cache files written */
+  int32_t cache_rejected; /* cache files found corrupt or unreadable */
 } TfLiteGpuDelegateReport;
 
 TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const TfLiteDelegate* delegate, TfLiteGpuDelegateReport* out) {
@@ -369,6 +395,12 @@ TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const TfLiteDelegate* delegate,
   out->arena_bytes = d->arena_bytes;
   out->live_peak_bytes = d->live_peak_bytes;
   out->compile_seconds = d->compile_seconds;
+  pthread_mutex_lock(&d->dev->mutex);
+  out->cache_hits = d->dev->cache.hits;
+  out->cache_misses = d->dev->cache.misses;
+  out->cache_writes = d->dev->cache.writes;
+  out->cache_rejected = d->dev->cache.rejected;
+  pthread_mutex_unlock(&d->dev->mutex);
   return 0;
 }
 

@@ -6,13 +6,14 @@
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 
 from ._library import library_path
 
 __version__ = "0.1.0"
-__all__ = ["library_path", "load_delegate", "runtime", "__version__"]
+__all__ = ["library_path", "load_delegate", "model_token", "runtime", "__version__"]
 
 
 RUNTIMES = ("tflite_runtime", "ai_edge_litert")
@@ -42,6 +43,32 @@ def load_delegate(**options):
     """
     opts = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()}
     return runtime().load_delegate(library_path(), opts)
+
+
+def model_token(model) -> str:
+    """A stable fingerprint of a model's bytes, for the model_token option
+    (with serialization_dir it names the model in the kernel cache).
+
+    model: a path (str or os.PathLike) or the model's bytes. Returns
+    "tflite-" and 32 hex digits of the SHA-256 of the bytes: the same model
+    gives the same token on every machine and run, any change a new one.
+    """
+    h = hashlib.sha256()
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        h.update(model)
+    elif isinstance(model, (str, os.PathLike)):
+        with open(model, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    else:
+        raise TypeError(f"model_token expects a path or bytes, got {type(model).__name__}")
+    return "tflite-" + h.hexdigest()[:32]
+
+
+def cache_options(cache_dir, model) -> dict:
+    """The delegate options that turn the kernel cache on for `model` (a
+    path or bytes) in `cache_dir`: serialization_dir and model_token."""
+    return {"serialization_dir": str(cache_dir), "model_token": model_token(model)}
 
 
 def Interpreter(*args, **kwargs):  # noqa: N802 - mirrors the runtime's class name

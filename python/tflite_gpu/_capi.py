@@ -33,6 +33,10 @@ typedef struct {
   uint64_t arena_bytes;
   uint64_t live_peak_bytes;
   double compile_seconds;
+  int32_t cache_hits;
+  int32_t cache_misses;
+  int32_t cache_writes;
+  int32_t cache_rejected;
 } TfLiteGpuDelegateReport;
 int tflite_gpu_delegate_report(const void* delegate, TfLiteGpuDelegateReport* out);
 int tflite_gpu_list_devices(char* buf, size_t size, char* err, size_t errlen);
@@ -113,13 +117,16 @@ def devices() -> list[dict]:
 def delegate_stats(delegate_pointer: int) -> dict:
     """What the last Prepare did: nodes delegated / left on the CPU,
     partitions, kernel launches per invoke, activation memory against its
-    lower bound (peak of simultaneously live bytes), compile time so far."""
+    lower bound (peak of simultaneously live bytes), compile time so far,
+    and the kernel cache's counters so far (partitions that hit or missed,
+    files written, files rejected as corrupt or unreadable)."""
     r = ffi.new("TfLiteGpuDelegateReport*")
     if lib().tflite_gpu_delegate_report(ffi.cast("void*", delegate_pointer), r) != 0:
         raise ValueError("not a tflite-gpu delegate")
     return {"delegated_nodes": r.delegated_nodes, "cpu_nodes": r.cpu_nodes, "partitions": r.partitions,
             "dispatches": r.dispatches, "arena_bytes": r.arena_bytes, "live_peak_bytes": r.live_peak_bytes,
-            "compile_seconds": r.compile_seconds}
+            "compile_seconds": r.compile_seconds, "cache_hits": r.cache_hits, "cache_misses": r.cache_misses,
+            "cache_writes": r.cache_writes, "cache_rejected": r.cache_rejected}
 
 
 def delegate_device(delegate_pointer: int) -> dict:

@@ -26,6 +26,10 @@ Reported per model and configuration:
 * for the delegate: kernel launches per invoke, the device memory of the
   activation arena against its lower bound (the peak of simultaneously live
   tensor bytes), nodes delegated / left on the CPU;
+* with cache_dir (--cache-dir): the time to first result with the
+  delegate's own kernel cache (serialization_dir + model_token, still
+  POCL_KERNEL_CACHE=0): one fresh process writes the cache, the next loads
+  it ("our cache"), against the cold time without it;
 * with profile=True: the top kernels by OpenCL event time, measured in a
   separate process with TFLITE_GPU_PROFILE=1 (profiling queues are slower,
   so the latencies above never come from a profiled delegate).
@@ -53,7 +57,7 @@ import time
 
 import numpy as np
 
-from . import _capi, __version__, library_path, load_delegate, runtime
+from . import _capi, __version__, cache_options, library_path, load_delegate, runtime
 from .check import random_inputs
 
 CONFIGS = ("xnnpack", "builtin", "fp32", "fp16")
@@ -298,7 +302,11 @@ def _child_first_result(model, config, threads, options, seed) -> dict:
     it.invoke()
     for det in it.get_output_details():
         it.get_tensor(det["index"])
-    return {"seconds": time.perf_counter() - t0 - gen}
+    out = {"seconds": time.perf_counter() - t0 - gen}
+    if config in DELEGATE_CONFIGS:  # after the clock: did the kernel cache hit?
+        st = _capi.delegate_stats(delegate._get_native_delegate_pointer())
+        out.update({k: st[k] for k in ("cache_hits", "cache_misses", "cache_writes", "cache_rejected")})
+    return out
 
 
 def _child_profile(model, config, threads, options, seed, warmup, iterations) -> dict:
@@ -421,7 +429,7 @@ class _Progress:
 
 def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT_ITERATIONS,
                 threads=None, extra_options=None, first_result=True, warm_first_result=True,
-                profile=False, top=DEFAULT_TOP, seed=0, name=None, _progress=None) -> dict:
+                profile=False, top=DEFAULT_TOP, seed=0, name=None, _progress=None, cache_dir=None) -> dict:
     """Benchmarks one model (a .tflite path) in the given configurations; see the module doc."""
     threads = threads or default_threads()
     path = pathlib.Path(model_path)
@@ -486,6 +494,21 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
             if "error" in fr:
                 r.setdefault("first_result_error", fr["error"])
         progress.step(0.1 * share)
+
+    # 3b. Time to first result with our kernel cache: one process writes it, the next loads it.
+    if cache_dir:
+        cached_opts = dict(extra_options or {}, **cache_options(cache_dir, path))
+        for c in configs:
+            r = res["configs"][c]
+            if c in DELEGATE_CONFIGS and r.get("status") == "ok":
+                progress.step(0, f"{name}: {c} first result (our cache)")
+                fill = measure_first_result(path, c, threads, cached_opts, cold=True, seed=seed)
+                r["first_result_cache_write_s"] = fill.get("seconds")
+                fr = measure_first_result(path, c, threads, cached_opts, cold=True, seed=seed)
+                r["first_result_cached_s"] = fr.get("seconds")
+                r["first_result_cache_hit"] = bool(fr.get("cache_hits")) and not fr.get("cache_misses")
+                if "error" in fr or "error" in fill:
+                    r.setdefault("first_result_error", fr.get("error") or fill.get("error"))
 
     # 4. Interleaved timing: every round invokes each live configuration once.
     order = [c for c in configs if c in live]
@@ -574,11 +597,12 @@ def geomean_ratio(models, config="fp32", reference="xnnpack"):
 
 def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT_ITERATIONS, threads=None,
               extra_options=None, first_result=True, warm_first_result=True, profile=False, top=DEFAULT_TOP,
-              seed=0, progress=True, names=None) -> dict:
+              seed=0, progress=True, names=None, cache_dir=None) -> dict:
     """Benchmarks every model (paths); returns the report (see to_markdown, write_png).
 
     first_result: measure the time to first result of every configuration
     (True), of none (False), or of the configurations listed.
+    cache_dir: also time the first result with the delegate's kernel cache there.
     """
     configs = tuple(configs)
     bad = [c for c in configs if c not in CONFIGS]
@@ -594,7 +618,7 @@ def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT
     try:
         for i, (path, name) in enumerate(zip(models, names)):
             results.append(bench_model(path, configs, warmup, iterations, threads, extra_options, first_result,
-                                       warm_first_result, profile, top, seed, name, bar))
+                                       warm_first_result, profile, top, seed, name, bar, cache_dir))
             bar.goto((i + 1) * len(configs))
     finally:
         bar.close()
@@ -623,7 +647,7 @@ def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT
         "settings": {"configs": list(configs), "warmup": warmup, "iterations": iterations, "threads": threads,
                      "delegate_options": dict(extra_options or {}), "seed": seed,
                      "first_result": (list(configs) if first_result is True else list(first_result or [])),
-                     "warm_first_result": warm_first_result,
+                     "warm_first_result": warm_first_result, "cache_dir": str(cache_dir) if cache_dir else None,
                      "interleaved": True, "profile": profile},
         "conventions": {
             "flops": FLOPS_CONVENTION,
@@ -724,6 +748,20 @@ def to_markdown(report: dict) -> str:
                    f"{_f(_mib(cr.get('live_peak_bytes')))} | {_f(cr.get('arena_over_lower_bound'))} | "
                    f"{cr.get('delegated_nodes', '–')} / {cr.get('cpu_nodes', '–')} |"
                    if is_del else "– | – | – | – | – |"))
+
+    cached = [(r, c) for r in report["models"] for c in configs
+              if r["configs"].get(c, {}).get("first_result_cached_s") is not None]
+    if cached:
+        lines += ["", "## Time to first result with the kernel cache (--cache-dir, POCL_KERNEL_CACHE=0)", "",
+                  "| model | configuration | cold, no cache (s) | first run, writing (s) | our cache (s) "
+                  "| cached / cold | hit |", "|---|---|---:|---:|---:|---:|---|"]
+        for r, c in cached:
+            cr = r["configs"][c]
+            cold, warm = cr.get("first_result_cold_s"), cr["first_result_cached_s"]
+            lines.append(f"| {r['model']} | {LABELS[c]} | {_f(cold, '{:.3f}')} | "
+                         f"{_f(cr.get('first_result_cache_write_s'), '{:.3f}')} | {warm:.3f} | "
+                         f"{_f(warm / cold if cold else None, '{:.1%}')} | "
+                         f"{'yes' if cr.get('first_result_cache_hit') else 'NO'} |")
 
     profiled = [(r, c) for r in report["models"] for c in configs if r["configs"].get(c, {}).get("profile")]
     profile_errors = [(r, c) for r in report["models"] for c in configs

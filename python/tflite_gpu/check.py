@@ -71,6 +71,7 @@ class CheckResult:
     reference: str = "cpu"
     cpu_error: str | None = None
     deterministic: bool | None = None  # checked when there is no CPU reference
+    kernel_cache: dict | None = None  # hits/misses/writes/rejected with serialization_dir, else None
 
     @property
     def passed(self) -> bool:
@@ -150,6 +151,10 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
     device = _capi.delegate_device(delegate._get_native_delegate_pointer())
     actual = _run(gpu, inputs)
+    after = _capi.delegate_stats(delegate._get_native_delegate_pointer())  # the cache is written by the first invoke
+    cache = None
+    if options.get("serialization_dir") or options.get("delegate_serialize_dir") or options.get("serialize_dir"):
+        cache = {k: after["cache_" + k] for k in ("hits", "misses", "writes", "rejected")}
 
     base = rtol_l2 if rtol_l2 is not None else (FP16_RTOL_L2 if _is_fp16(options) else FP32_RTOL_L2)
     outputs = []
@@ -158,7 +163,8 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
         tol = base if rtol_l2 is not None else max(base, NOISE_FACTOR * floor)
         outputs.append(OutputResult(det["name"], tuple(int(s) for s in e.shape), _rel_l2(a, e), max_abs, tol, floor))
     del gpu
-    return CheckResult(path, device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"], outputs)
+    return CheckResult(path, device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"], outputs,
+                       kernel_cache=cache)
 
 
 def _first_line(e) -> str:
@@ -216,6 +222,10 @@ def format_result(r: CheckResult) -> str:
         lines.append(f"reference: no CPU reference (the CPU interpreter cannot run this model: {r.cpu_error}); "
                      f"compared with the delegate in {other} instead, within the FP16 tolerance")
         lines.append(f"deterministic (two invokes identical): {'yes' if r.deterministic else 'NO'}")
+    if r.kernel_cache is not None:
+        c = r.kernel_cache
+        lines.append(f"kernel cache: {c['hits']} partition(s) loaded, {c['misses']} compiled, {c['writes']} file(s) "
+                     f"written, {c['rejected']} rejected")
     for o in r.outputs:
         verdict = "PASS" if o.passed else "FAIL"
         against = "CPU XNNPACK vs builtin " + format(o.cpu_noise, ".2g") if r.reference == "cpu" else \

@@ -19,7 +19,7 @@ import json
 import pathlib
 import sys
 
-from . import _capi, __version__
+from . import _capi, __version__, cache_options
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_NO_OPENCL, EXIT_MODEL = 0, 1, 2, 3, 4
 
@@ -84,7 +84,8 @@ def cmd_check(args) -> int:
     for name in args.model:
         path = _resolve_model(name)
         try:
-            r = check_model(path, opts, seed=args.seed, rtol_l2=args.tolerance)
+            model_opts = dict(opts, **cache_options(args.cache_dir, path)) if args.cache_dir else opts
+            r = check_model(path, model_opts, seed=args.seed, rtol_l2=args.tolerance)
         except ValueError as e:  # the delegate refused its options or found no device
             raise _delegate_error(e) from e
         except RuntimeError as e:  # the interpreter could not run the model
@@ -221,7 +222,8 @@ def cmd_bench(args) -> int:
         report = bench.run_bench(paths, configs=configs, warmup=args.warmup, iterations=args.iterations,
                                  threads=args.threads, extra_options=_parse_opts(args.opt),
                                  first_result=not args.no_first_result, warm_first_result=not args.no_warm,
-                                 profile=args.profile, top=args.top, seed=args.seed, progress=not args.no_progress)
+                                 profile=args.profile, top=args.top, seed=args.seed, progress=not args.no_progress,
+                                 cache_dir=args.cache_dir)
     except ValueError as e:
         raise CliError(EXIT_USAGE, f"bench: {e}") from e
     except RuntimeError as e:
@@ -260,6 +262,8 @@ def main(argv=None) -> int:
     p.add_argument("--opt", action="append", metavar="KEY=VALUE", help="delegate option (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--tolerance", type=float, default=None, help="relative L2 bound (default 1e-4, FP16 1e-2)")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="kernel cache directory (serialization_dir; model_token from the model's bytes)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(fn=cmd_check)
 
@@ -297,6 +301,8 @@ def main(argv=None) -> int:
     p.add_argument("--top", type=int, default=10, help="kernels listed per model with --profile (default 10)")
     p.add_argument("--no-first-result", action="store_true", help="skip the time-to-first-result processes")
     p.add_argument("--no-warm", action="store_true", help="skip the warm (PoCL kernel cache) first result")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="also time the first result with the delegate's kernel cache in DIR (written, then loaded)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--json", metavar="PATH", help="write the full results as JSON to PATH ('-': stdout, "
                                                   "instead of the markdown report)")

@@ -1,0 +1,42 @@
+/* The kernel cache as the delegate uses it (serialization_dir +
+ * model_token): per partition, a key and a file; before the executor is
+ * built the cached program binaries are loaded onto the device, and after
+ * the first invoke of a miss the binaries (which on PoCL now hold the
+ * work-group functions its enqueues compiled) are written back. The file
+ * format and I/O live in kernel_cache.c. */
+#ifndef TFLITE_GPU_SERIALIZATION_H
+#define TFLITE_GPU_SERIALIZATION_H
+
+#include "cl_device.h"
+#include "executor.h"
+#include "model_view.h"
+#include "tflite_abi.h"
+
+typedef enum SerState {
+  SER_OFF = 0,  /* caching disabled, or this partition gave up on it */
+  SER_HIT = 1,  /* every program came from the file */
+  SER_MISS = 2, /* to be written after the first invoke */
+  SER_SAVED = 3,
+} SerState;
+
+typedef struct PartitionCache {
+  SerState state;
+  char* path; /* owned */
+  char* key;  /* owned */
+  int source_builds_before;
+  int loaded; /* the file was valid for this key */
+} PartitionCache;
+
+/* Computes the partition's key and file, and loads the file's programs
+ * onto dev (dev->mutex held). Any problem is a miss with one warning line.
+ * Hits, misses and writes are counted in dev->cache (dev->mutex held). */
+void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token, GpuDevice* dev,
+                         const ModelView* mv, const TfLiteDelegateParams* params, int log_level);
+/* After executor_build: a hit only if nothing had to be compiled. */
+void ser_partition_built(PartitionCache* pc, GpuDevice* dev, int log_level);
+/* After the first successful invoke of a miss (dev->mutex held): writes
+ * the binaries of the programs this partition's dispatches use. */
+void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, int log_level);
+void ser_partition_free(PartitionCache* pc);
+
+#endif
