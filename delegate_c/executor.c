@@ -229,15 +229,25 @@ static int plan_memory(Executor* ex) {
 
 static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   const GTensor* t = &ex->g.tensors[b->tensor];
-  b->bytes = shape_elements(t->shape) * sizeof(float);
+  /* int8/uint8 runtime tensors (ENABLE_QUANT) are staged as bytes and
+   * (de)quantized by the conversion kernel. */
+  int quant = t->qtype != GD_QNONE;
+  b->bytes = shape_elements(t->shape) * (quant ? 1 : sizeof(float));
   b->staging = create_buffer(ex, to_device ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY, b->bytes, NULL);
   if (!b->staging) return -1;
-  cl_kernel k = ex_dispatch(ex, "layout.cl", to_device ? "bhwc_to_phwc4" : "phwc4_to_bhwc", phwc4_items(t->shape), -1);
+  const char* name = quant ? (to_device ? "bhwc_q_to_phwc4" : "phwc4_to_bhwc_q")
+                           : (to_device ? "bhwc_to_phwc4" : "phwc4_to_bhwc");
+  cl_kernel k = ex_dispatch(ex, "layout.cl", name, phwc4_items(t->shape), -1);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, to_device ? b->staging : t->mem);
   karg_mem(&a, to_device ? t->mem : b->staging);
   karg_shape(&a, t->shape);
+  if (quant) {
+    karg_float(&a, t->qscale);
+    karg_int(&a, t->qzero);
+    karg_int(&a, t->qtype == GD_QINT8);
+  }
   karg_int(&a, (int)phwc4_items(t->shape));
   return karg_done(ex, &a);
 }
@@ -264,6 +274,7 @@ static EncodeFn encoder_for(GOp op) {
     case GOP_MAX_POOL_ARGMAX: return encode_pool_argmax;
     case GOP_MAX_UNPOOL: return encode_unpool;
     case GOP_RESAMPLER: return encode_resampler;
+    case GOP_QUANTIZE: return encode_quantize;
   }
   return NULL;
 }

@@ -21,7 +21,7 @@ typedef struct Dispatch {
 typedef struct BoundaryTensor {
   int tflite_index;
   int tensor;          /* graph tensor */
-  cl_mem staging;      /* BHWC float32 copy of the runtime tensor */
+  cl_mem staging;      /* BHWC copy of the runtime tensor: float32, or int8/uint8 bytes */
   size_t bytes;
 } BoundaryTensor;
 
@@ -118,5 +118,6 @@ int encode_transform_tensor(Executor* ex, int node);
 int encode_pool_argmax(Executor* ex, int node);
 int encode_unpool(Executor* ex, int node);
 int encode_resampler(Executor* ex, int node);
+int encode_quantize(Executor* ex, int node);
 
 #endif

@@ -28,7 +28,14 @@ typedef struct GTensor {
   size_t bytes;      /* PHWC4 size in the storage type */
   size_t offset;     /* in the activation arena */
   cl_mem mem;        /* its device buffer once planned */
+  /* Runtime int8/uint8 tensors (ENABLE_QUANT): the graph holds their float
+   * view; the partition boundary converts with these affine params. */
+  int qtype;         /* GD_QNONE, GD_QINT8 or GD_QUINT8 */
+  float qscale;
+  int qzero;
 } GTensor;
+
+enum { GD_QNONE = 0, GD_QINT8 = 1, GD_QUINT8 = 2 };
 
 typedef enum GOp {
   GOP_CONV2D,
@@ -49,6 +56,7 @@ typedef enum GOp {
   GOP_MAX_POOL_ARGMAX,     /* MediaPipe MaxPoolingWithArgmax2D: p.pool; outputs (values, indices) */
   GOP_MAX_UNPOOL,          /* MediaPipe MaxUnpooling2D: p.pool; inputs (values, indices) */
   GOP_RESAMPLER,           /* MediaPipe Resampler: inputs (source, warp) */
+  GOP_QUANTIZE,            /* quantize-dequantize onto an int8/uint8 grid: p.quant */
 } GOp;
 
 /* Binary op codes shared with elementwise.cl. */
@@ -140,6 +148,10 @@ typedef struct GNode {
     struct {
       int align_corners; /* v2: sample at pixel centres */
     } transform;
+    struct {
+      float scale;
+      int zero_point, qmin, qmax;
+    } quant;
   } p;
 } GNode;
 

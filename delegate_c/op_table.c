@@ -48,13 +48,13 @@ const OpDef kOps[] = {
      "fused activation"},
     {kBuiltinDepthToSpace, NULL, 2, check_depth_to_space, lower_depth_to_space,
      "rank-4 input; block_size > 1 dividing the channels evenly (DCR order)"},
-    {kBuiltinDequantize, NULL, 3, NULL, NULL,
-     "only of a constant float16 (or int8/uint8 with ENABLE_QUANT) tensor: folded into a float constant at "
-     "prepare, never run per invoke"},
+    {kBuiltinDequantize, NULL, 3, check_dequantize, lower_dequantize,
+     "of a constant float16 (or int8/uint8 with ENABLE_QUANT) tensor: folded into a float constant at "
+     "prepare, never run per invoke; of a runtime int8/uint8 tensor (ENABLE_QUANT): a copy of its float view"},
     {kBuiltinDensify, NULL, 1, NULL, NULL, "only of a constant sparse tensor: densified once at prepare"},
     {kBuiltinFullyConnected, NULL, 9, check_fully_connected, lower_fully_connected,
-     "constant float weights [O,K] (float32, or float16/int8 behind a folded DEQUANTIZE; no hybrid int8 "
-     "weights); default weights format; optional bias; input of any rank <= 4 with a multiple of K elements; "
+     "constant weights [O,K] (float32; float16/int8 behind a folded DEQUANTIZE; int8/uint8 quantized, also "
+     "hybrid, dequantized at prepare); default weights format; optional bias; input of any rank <= 4 with a multiple of K elements; "
      "keep_num_dims; fused activation"},
     {kBuiltinHardSwish, NULL, 1, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinLogistic, NULL, 2, check_unary, lower_unary, "1 runtime input"},
@@ -66,6 +66,9 @@ const OpDef kOps[] = {
     {kBuiltinMul, NULL, 3, check_binary, lower_binary, "2 inputs with broadcasting; fused activation"},
     {kBuiltinPad, NULL, 2, check_pad, lower_pad, "constant paddings on any of the (up to 4) axes; zero fill"},
     {kBuiltinPrelu, NULL, 1, check_binary, lower_binary, "alpha constant or runtime, broadcast to the input"},
+    {kBuiltinQuantize, NULL, 2, check_quantize, lower_quantize,
+     "ENABLE_QUANT: float32 or int8/uint8 runtime input, int8/uint8 output with per-tensor quantization; "
+     "a quantize-dequantize onto the output's grid"},
     {kBuiltinRelu, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinRelu6, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinReluN1To1, NULL, 1, check_unary, lower_unary, "1 runtime input"},
@@ -165,14 +168,17 @@ static int const_is_float_convertible(const ModelView* mv, int t) {
   const TfLiteTensor* x = mv_tensor(mv, t);
   if (mv->const_kind[t] == CONST_FOLDED) return 1;
   if (x->type == kTfLiteFloat32 || x->type == kTfLiteFloat16) return 1;
-  if ((x->type == kTfLiteInt8 || x->type == kTfLiteUInt8) && mv->enable_quant &&
-      x->quantization.type == kTfLiteAffineQuantization)
+  /* Quantized constants, including the int8 weights of dynamic-range
+   * (hybrid) models, are dequantized at prepare whatever ENABLE_QUANT says:
+   * upstream's type gate checks runtime tensors only. */
+  if ((x->type == kTfLiteInt8 || x->type == kTfLiteUInt8) && x->quantization.type == kTfLiteAffineQuantization)
     return 1;
   return 0;
 }
 
 /* Tensor-level gate shared by every op: runtime tensors must be float32
- * with a static shape of rank <= 4. Constants are checked by each op. */
+ * (or per-tensor quantized int8/uint8 with ENABLE_QUANT) with a static
+ * shape of rank <= 4. Constants are checked by each op. */
 static int check_tensors(const NodeInfo* ni) {
   const ModelView* mv = ni->mv;
   for (int pass = 0; pass < 2; ++pass) {
@@ -191,9 +197,19 @@ static int check_tensors(const NodeInfo* ni) {
           return reason(ni, "%s %d has a zero-size or unknown dimension (dim %d = %d)", what, k, d, x->dims->data[d]);
       }
       if (pass == 0 && mv_is_const(mv, t)) continue;
+      if (x->type == kTfLiteInt8 || x->type == kTfLiteUInt8) {
+        /* Quantized graphs run through a float view (ops_quantize.c). */
+        if (!mv->enable_quant)
+          return reason(ni, "%s %d (%s) has type %s; quantized runtime tensors run on the GPU only with "
+                        "ENABLE_QUANT (option gpu_experimental_enable_quant), which is off", what, k,
+                        x->name ? x->name : "?", type_name(x->type));
+        const char* problem = quant_tensor_problem(mv, t);
+        if (problem) return reason(ni, "%s %d (%s, %s) %s", what, k, x->name ? x->name : "?", type_name(x->type), problem);
+        continue;
+      }
       if (x->type != kTfLiteFloat32)
-        return reason(ni, "%s %d (%s) has type %s; only FLOAT32 runtime tensors are supported", what, k,
-                      x->name ? x->name : "?", type_name(x->type));
+        return reason(ni, "%s %d (%s) has type %s; only FLOAT32 (or, with ENABLE_QUANT, INT8/UINT8) runtime "
+                      "tensors are supported", what, k, x->name ? x->name : "?", type_name(x->type));
     }
   }
   return 0;
@@ -204,14 +220,6 @@ int op_check_node(const NodeInfo* ni) {
   if (!d || !d->check) {
     if (ni->reg->builtin_code == kBuiltinCustom)
       return reason(ni, "custom op %s is not supported", ni->reg->custom_name ? ni->reg->custom_name : "?");
-    if (ni->reg->builtin_code == kBuiltinDequantize) {
-      int in = ni_input(ni, 0);
-      const char* type = in >= 0 && in < ni->mv->num_tensors ? type_name(mv_tensor(ni->mv, in)->type) : "?";
-      if (in >= 0 && in < ni->mv->num_tensors && !mv_is_const(ni->mv, in))
-        return reason(ni, "only DEQUANTIZE of a constant is supported; input 0 (%s) is a runtime tensor", type);
-      return reason(ni, "DEQUANTIZE of a %s constant is not supported%s", type,
-                    ni->mv->enable_quant ? "" : " (ENABLE_QUANT is off)");
-    }
     if (ni->reg->builtin_code == kBuiltinDensify) return reason(ni, "only DENSIFY of a constant sparse tensor");
     return reason(ni, "Operation is not supported.");
   }
@@ -239,9 +247,12 @@ int lower_tensor(Lowering* lw, int tflite_index) {
   int id = graph_add_tensor(lw->g, shape, rank);
   if (id < 0) return lower_error(lw, "out of memory");
   lw->g->tensors[id].tflite_index = tflite_index;
-  if (mv_is_const(lw->mv, tflite_index) &&
-      mv_const_float(lw->mv, tflite_index, &lw->g->tensors[id].data, lw->err, lw->errlen))
-    return -1;
+  if (mv_is_const(lw->mv, tflite_index)) {
+    if (mv_const_float(lw->mv, tflite_index, &lw->g->tensors[id].data, lw->err, lw->errlen)) return -1;
+  } else {
+    GTensor* t = &lw->g->tensors[id];
+    if (quant_params(lw->mv, tflite_index, &t->qtype, &t->qscale, &t->qzero)) t->qtype = GD_QNONE;
+  }
   lw->map[tflite_index] = id;
   return id;
 }

@@ -34,6 +34,7 @@ enum TfLiteBuiltinCode {
   kBuiltinMaximum = 55,
   kBuiltinMinimum = 57,
   kBuiltinTransposeConv = 67,
+  kBuiltinQuantize = 114,
   kBuiltinHardSwish = 117,
   kBuiltinDensify = 124,
 };
