@@ -391,6 +391,11 @@ def test_hybrid_model_weights_dequantized_at_prepare(op):
     x = rng.standard_normal(shape).astype(np.float32)
     actual, report = run_delegate(model, [x])
     assert report.cpu_nodes == 0
+    # Constants are gated by nothing but their type (as upstream): also
+    # delegated, with the same result, when ENABLE_QUANT is off.
+    off, report_off = run_delegate(model, [x], gpu_experimental_enable_quant="false")
+    assert report_off.cpu_nodes == 0
+    np.testing.assert_array_equal(off[0], actual[0])
     # Exact float math on the dequantized weights (numpy reference) ...
     if op == "FULLY_CONNECTED":
         ref = x @ wf.T + bias
@@ -406,3 +411,64 @@ def test_hybrid_model_weights_dequantized_at_prepare(op):
     # input to int8 on the fly (about 1/127 of the input range per value).
     expected = run_cpu(model, [x])[0]
     assert rel_l2(actual[0], expected) <= 2e-2
+
+
+@pytest.mark.parametrize("kind", ["full-int8-float-io", "uint8-conv", "hybrid-fc"])
+def test_check_compares_quantized_outputs_in_steps(kind, tmp_path):
+    """`python -m tflite_gpu check` on quantized models: int8/uint8 outputs
+    and float outputs of a DEQUANTIZE are compared in quantization steps."""
+    from tflite_gpu.check import QUANT_RTOL_L2, check_model, format_result
+
+    rng = np.random.default_rng(9)
+    if kind == "full-int8-float-io":
+        model = _full_int8_model(rng)
+    elif kind == "uint8-conv":
+        model, _ = _build(conv, np.uint8, 5, "check-uint8")
+    else:
+        model, _, _ = _hybrid_model(rng, "FULLY_CONNECTED")
+    path = tmp_path / f"{kind}.tflite"
+    path.write_bytes(model)
+    r = check_model(path, {"log_level": "silent"}, seed=3)
+    assert r.cpu_nodes == 0 and r.passed, format_result(r)
+    (o,) = r.outputs
+    if kind == "hybrid-fc":
+        assert o.step == 0 and o.tolerance == QUANT_RTOL_L2
+    else:
+        assert o.step > 0 and o.within_1_step >= 0.99 and o.max_steps <= 2
+        assert "within 1 step" in format_result(r)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8], ids=["int8", "uint8"])
+def test_requantize(dtype):
+    """QUANTIZE from one grid to another (and int8 <-> uint8)."""
+    rng = np.random.default_rng(11)
+    mb = ModelBuilder()
+    lo, hi = QRANGE[dtype]
+    x = mb.add_input([1, 5, 7, 17], dtype, quant=dict(scale=[0.05], zero_point=[3 if dtype == np.int8 else 131]))
+    y = mb.add_tensor([1, 5, 7, 17], dtype, quant=dict(scale=[0.037], zero_point=[-5 if dtype == np.int8 else 120]))
+    mb.add_op("QUANTIZE", [x], [y], version=2)
+    other = np.uint8 if dtype == np.int8 else np.int8
+    z = mb.add_tensor([1, 5, 7, 17], other, quant=dict(scale=[0.037], zero_point=[123 if other == np.uint8 else -5]))
+    mb.add_op("QUANTIZE", [y], [z], version=2)
+    mb.mark_output(y)
+    mb.mark_output(z)
+    model = mb.build()
+    inputs = [rng.integers(lo, hi + 1, [1, 5, 7, 17]).astype(dtype)]
+    expected = run_cpu(model, inputs)
+    actual, report = run_delegate(model, inputs)
+    assert report.cpu_nodes == 0
+    for a, e in zip(actual, expected):
+        assert_within_steps(a, e, "requantize")
+
+
+def test_runtime_per_channel_quantized_tensor_stays_on_cpu():
+    mb = ModelBuilder()
+    x = mb.add_input([1, 3, 3, 2], np.int8, quant=dict(scale=[0.1, 0.2], zero_point=[0, 0], quantized_dimension=3))
+    y = mb.add_tensor([1, 3, 3, 2], np.int8, quant=dict(scale=[0.1, 0.2], zero_point=[0, 0], quantized_dimension=3))
+    mb.add_op("RESHAPE", [x, mb.add_tensor([4], np.int32, data=[1, 3, 3, 2])], [y])
+    mb.mark_output(y)
+    delegate = tflite_gpu.load_delegate(log_level="silent")
+    it = _interpreter(mb.build(), [delegate])
+    (node,) = _capi.delegate_nodes(delegate._get_native_delegate_pointer())
+    del it
+    assert node["where"] == "cpu" and "per-channel" in node["reason"], node
