@@ -71,14 +71,18 @@ enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };
 enum { REDUCE_MEAN = 0 };
 
 /* Elementwise steps fused into a producer's output (fuse.c): PReLU with a
- * per-channel constant alpha, or ADD of a same-shape runtime tensor
- * followed by an activation. Applied in order after the fused activation. */
-enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2 };
+ * per-channel constant alpha, ADD of a same-shape runtime tensor followed
+ * by an activation, or a quantize-dequantize (GOP_QUANTIZE; its params
+ * travel in the alpha operand, so it excludes PReLU). Applied in order
+ * after the fused activation. */
+enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2, EPI_QDQ = 3 };
 #define GD_MAX_EPILOGUE 2
 typedef struct Epilogue {
   int op;
   int tensor; /* alpha (constant) or the residual (runtime) */
   int act;    /* activation after an ADD */
+  float qscale; /* EPI_QDQ: the grid */
+  int qzero, qmin, qmax;
 } Epilogue;
 
 /* Landmarks2TransformMatrix. v2: f = (target_rotation, scale_x, scale_y),
