@@ -472,3 +472,47 @@ def test_runtime_per_channel_quantized_tensor_stays_on_cpu():
     (node,) = _capi.delegate_nodes(delegate._get_native_delegate_pointer())
     del it
     assert node["where"] == "cpu" and "per-channel" in node["reason"], node
+
+
+def test_quantize_dequantize_is_fused_into_conv():
+    """The grid step after a quantized conv runs inside the conv kernel:
+    input conversion, conv, output conversion; a quantized ADD still gets
+    its own small kernel."""
+    model, inputs = _build(conv, np.int8, 5, "fused-qdq")
+    delegate = tflite_gpu.load_delegate(log_level="silent")
+    it = _interpreter(model, [delegate])
+    (part,) = _capi.delegate_partitions(delegate._get_native_delegate_pointer())
+    assert part["dispatches"] == 3
+    assert_within_steps(_run(it, inputs)[0], run_cpu(model, inputs)[0], "fused")
+    del it
+    model, inputs = _build(add, np.int8, 5, "unfused-qdq")
+    delegate = tflite_gpu.load_delegate(log_level="silent")
+    it = _interpreter(model, [delegate])
+    (part,) = _capi.delegate_partitions(delegate._get_native_delegate_pointer())
+    assert part["dispatches"] == 5  # 2 inputs, add, grid step, output
+    del it
+
+
+def test_model_builder_quantization_params():
+    from tflite_gpu.model_builder import quantization
+
+    assert quantization(0.5, 3) == dict(scale=[0.5], zero_point=[3], quantized_dimension=0)
+    assert quantization([0.1, 0.2], axis=3)["zero_point"] == [0, 0]
+    mb = ModelBuilder()
+    with pytest.raises(ValueError, match="per-channel scales do not match"):
+        mb.add_tensor([2, 3], np.int8, data=np.zeros(6), quant=quantization([0.1, 0.2, 0.3], axis=0))
+    with pytest.raises(ValueError, match="scales must be > 0"):
+        mb.add_tensor([2], np.int8, quant=quantization(0.0))
+    with pytest.raises(ValueError, match="needs the axis"):
+        quantization([0.1, 0.2])
+    # Per-channel params round-trip through the flatbuffer to the runtime.
+    x = mb.add_input([1, 2], np.int8, quant=quantization(0.25, -1))
+    w = mb.add_tensor([3, 2], np.int8, data=np.arange(6) - 3, quant=quantization([0.1, 0.2, 0.3], axis=0))
+    b = mb.add_tensor([3], np.int32, data=[1, 2, 3], quant=quantization([0.025, 0.05, 0.075], axis=0))
+    y = mb.add_tensor([1, 3], np.int8, quant=quantization(0.5, 2))
+    mb.add_op("FULLY_CONNECTED", [x, w, b], [y], version=4)
+    mb.mark_output(y)
+    it = _interpreter(mb.build())
+    details = {d["name"]: d["quantization_parameters"] for d in it.get_tensor_details()}
+    np.testing.assert_allclose(details["tensor_1"]["scales"], [0.1, 0.2, 0.3], rtol=1e-6)
+    assert details["tensor_0"]["zero_points"].tolist() == [-1]
