@@ -31,7 +31,8 @@ from conftest import _interpreter, _run, rel_l2, run_cpu, run_delegate
 INT8_VERSION = {  # the op version the converter writes for int8 kernels
     "CONV_2D": 3, "DEPTHWISE_CONV_2D": 3, "FULLY_CONNECTED": 4, "ADD": 2, "MUL": 2, "AVERAGE_POOL_2D": 2,
     "MAX_POOL_2D": 2, "CONCATENATION": 2, "RESHAPE": 1, "LOGISTIC": 2, "RESIZE_BILINEAR": 2, "PAD": 2,
-    "MEAN": 2, "QUANTIZE": 2, "DEQUANTIZE": 2,
+    "MEAN": 2, "QUANTIZE": 2, "DEQUANTIZE": 2, "SUB": 2, "TANH": 2, "RELU6": 2, "MAXIMUM": 2, "HARD_SWISH": 1,
+    "STRIDED_SLICE": 2, "DEPTH_TO_SPACE": 2,
 }
 QRANGE = {np.int8: (-128, 127), np.uint8: (0, 255)}
 
@@ -220,10 +221,58 @@ def mean(T, c):
     _op(T, "MEAN", [x, axes], [y], dict(keep_dims=True))
 
 
+def sub(T, c):
+    x = T.input([1, 5, 7, c])
+    z = T.input([1, 5, 1, c], scale=0.03, zp=-7 if T.dtype == np.int8 else 100)
+    y = T.output([1, 5, 7, c], "y")
+    _op(T, "SUB", [x, z], [y])
+
+
+def tanh(T, c):
+    x = T.input([1, 7, 5, c])
+    y = T.output([1, 7, 5, c], "y", fixed=(1.0 / 128, 0 if T.dtype == np.int8 else 128))
+    _op(T, "TANH", [x], [y])
+
+
+def relu6(T, c):
+    x = T.input([2, 3, 5, c], scale=0.1)
+    y = T.output([2, 3, 5, c], "y")
+    _op(T, "RELU6", [x], [y])
+
+
+def maximum(T, c):
+    x = T.input([1, 5, 7, c])
+    z = T.input([1, 5, 7, c])
+    y = T.output([1, 5, 7, c], "y", like_input=True)
+    _op(T, "MAXIMUM", [x, z], [y])
+
+
+def hard_swish(T, c):
+    x = T.input([1, 7, 5, c])
+    y = T.output([1, 7, 5, c], "y")
+    _op(T, "HARD_SWISH", [x], [y])
+
+
+def strided_slice(T, c):
+    x = T.input([1, 9, 7, c])
+    begin, end, strides = T.ints([0, 1, 0, 0]), T.ints([1, 8, 7, c]), T.ints([1, 2, 3, 1])
+    y = T.output([1, 4, 3, c], "y", like_input=True)
+    _op(T, "STRIDED_SLICE", [x, begin, end, strides], [y])
+
+
+def depth_to_space(T, c):
+    x = T.input([1, 3, 5, 4 * c])
+    y = T.output([1, 6, 10, c], "y", like_input=True)
+    _op(T, "DEPTH_TO_SPACE", [x], [y], dict(block_size=2))
+
+
 OPS = [conv, depthwise, fully_connected, add, mul, average_pool, max_pool, concatenation, reshape, logistic,
        resize_bilinear, pad, mean]
+MORE_OPS = [sub, tanh, relu6, maximum, hard_swish, strided_slice, depth_to_space]  # beyond the list
 CASES = [(op, dtype, c) for op in OPS for dtype in (np.int8, np.uint8) for c in (1, 3, 5, 17)
          if dtype == np.int8 or c in (3, 17)]
+CASES += [(op, dtype, c) for op in MORE_OPS for dtype in (np.int8, np.uint8) for c in (3, 17)
+          if dtype == np.int8 or c == 3]
 
 
 def _build(build, dtype, c, case_id):
