@@ -306,6 +306,9 @@ def format_result(r: CheckResult) -> str:
             lines.append(f"  {verdict} {o.name} {list(o.shape)}: quantized (step {o.step:.3g}): "
                          f"{o.within_1_step:.2%} within 1 step (>= {STEP_WITHIN_1:.0%}), max {o.max_steps:g} "
                          f"step(s) (<= {STEP_MAX}), {against}")
+            if not o.passed and np.isfinite(o.max_steps):
+                lines.append("    (each op agrees within 1 step; through many quantized ops these differences "
+                             "can grow, see docs/quantized.md)")
             continue
         lines.append(f"  {verdict} {o.name} {list(o.shape)}: relative L2 {o.rel_l2:.3g} (tolerance {o.tolerance:.3g}), "
                      f"max abs {o.max_abs:.3g}{floor}, {against}")
