@@ -100,17 +100,25 @@ int lower_dequantize(Lowering* lw, const NodeInfo* ni) {
  * every output value is already on the grid. */
 static int keeps_grid(const Lowering* lw, const NodeInfo* ni, int qtype, float scale, int zp) {
   int code = ni->reg->builtin_code;
+  int inputs = 1; /* how many leading inputs carry values (the rest: shapes, paddings) */
   if (code == kBuiltinMaxPool2d) {
     const TfLitePoolParams* p = ni->node->builtin_data;
     if (!p || p->activation != kTfLiteActNone) return 0;
+  } else if (code == kBuiltinConcatenation) {
+    const TfLiteConcatenationParams* p = ni->node->builtin_data;
+    if (!p || p->activation != kTfLiteActNone) return 0;
+    inputs = ni_num_inputs(ni);
   } else if (code != kBuiltinReshape && code != kBuiltinStridedSlice && code != kBuiltinPad &&
              code != kBuiltinDepthToSpace) {
     return 0;
   }
-  int it, izp;
-  float is;
-  if (quant_params(lw->mv, ni_input(ni, 0), &it, &is, &izp)) return 0;
-  return it == qtype && is == scale && izp == zp;
+  for (int k = 0; k < inputs; ++k) {
+    int it, izp;
+    float is;
+    if (quant_params(lw->mv, ni_input(ni, k), &it, &is, &izp) || mv_is_const(lw->mv, ni_input(ni, k))) return 0;
+    if (it != qtype || is != scale || izp != zp) return 0;
+  }
+  return 1;
 }
 
 int lower_quant_outputs(Lowering* lw, const NodeInfo* ni, int first_new) {

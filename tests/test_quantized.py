@@ -266,6 +266,14 @@ def depth_to_space(T, c):
     _op(T, "DEPTH_TO_SPACE", [x], [y], dict(block_size=2))
 
 
+def concat_rescale(T, c):
+    """uint8 CONCATENATION may requantize inputs of other grids (int8 may not)."""
+    x = T.input([1, 5, 3, c])
+    z = T.input([1, 5, 3, 3], scale=0.03, zp=100)
+    y = T.output([1, 5, 3, c + 3], "y")
+    _op(T, "CONCATENATION", [x, z], [y], dict(axis=3))
+
+
 OPS = [conv, depthwise, fully_connected, add, mul, average_pool, max_pool, concatenation, reshape, logistic,
        resize_bilinear, pad, mean]
 MORE_OPS = [sub, tanh, relu6, maximum, hard_swish, strided_slice, depth_to_space]  # beyond the issue's list
@@ -273,6 +281,7 @@ CASES = [(op, dtype, c) for op in OPS for dtype in (np.int8, np.uint8) for c in 
          if dtype == np.int8 or c in (3, 17)]
 CASES += [(op, dtype, c) for op in MORE_OPS for dtype in (np.int8, np.uint8) for c in (3, 17)
           if dtype == np.int8 or c == 3]
+CASES += [(concat_rescale, np.uint8, c) for c in (1, 17)]
 
 
 def _build(build, dtype, c, case_id):
