@@ -130,11 +130,14 @@ int lower_quant_outputs(Lowering* lw, const NodeInfo* ni, int first_new) {
     if (t < 0 || quant_params(lw->mv, t, &qtype, &scale, &zp)) continue;
     if (keeps_grid(lw, ni, qtype, scale, zp)) continue;
     int id = t < lw->mv->num_tensors ? lw->map[t] : -1;
+    if (id < 0) continue; /* an output the lowering does not compute (unused) */
     int writer = -1;
-    for (int j = first_new; id >= 0 && j < lw->g->num_nodes; ++j)
+    for (int j = first_new; j < lw->g->num_nodes; ++j)
       for (int o = 0; o < lw->g->nodes[j].num_outputs; ++o)
         if (lw->g->nodes[j].outputs[o] == id) writer = j;
-    if (writer < 0) return lower_error(lw, "output %d has no writer to quantize", k);
+    /* No writer among this op's nodes: the output aliases an earlier
+     * tensor, whose values are already on a grid. */
+    if (writer < 0) continue;
     /* The op writes a float temporary; the snapped values take the
      * tensor's place for its readers and the partition boundary. */
     int tmp = graph_add_tensor(lw->g, lw->g->tensors[id].shape, lw->g->tensors[id].rank);

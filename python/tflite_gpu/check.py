@@ -5,7 +5,10 @@ A model the CPU interpreter cannot run (MediaPipe's custom ops have no
 kernels in the stock runtime) has no CPU reference. It is then checked
 against the delegate itself in the other precision (FP32 against FP16
 storage, within the FP16 tolerance), for finite outputs, and for
-determinism (two invokes give identical outputs); the result says so."""
+determinism (two invokes give identical outputs); the result says so.
+
+Quantized outputs (int8/uint8, or float outputs of a DEQUANTIZE of one)
+are compared in quantization steps instead of relative L2."""
 from __future__ import annotations
 
 import dataclasses
@@ -130,34 +133,37 @@ def _quant_scale(det) -> float:
     return float(q[0])
 
 
-def _dequantize_steps(path) -> dict:
-    """Float outputs that are a DEQUANTIZE of a per-tensor quantized tensor:
-    {output tensor index: that tensor's scale}."""
+def _quant_info(path) -> tuple:
+    """(does the model hold int8/uint8 quantized tensors, {float output
+    tensor index: scale} for outputs that are a DEQUANTIZE of a per-tensor
+    quantized tensor}), read from the flatbuffer. (The runtime's
+    get_tensor_details() crashes on some models, so it is not used.)"""
     try:
         import tflite
         model = tflite.Model.GetRootAsModel(pathlib.Path(path).read_bytes(), 0)
+        g = model.Subgraphs(0)
     except Exception:  # noqa: BLE001 - the comparison then falls back to relative L2
-        return {}
+        return False, {}
+    quant_types = (tflite.TensorType.INT8, tflite.TensorType.UINT8)
+
+    def scale_of(tensor):
+        q = tensor.Quantization()
+        return float(q.Scale(0)) if q is not None and q.ScaleLength() == 1 else 0.0
+
+    quantized = any(g.Tensors(i).Type() in quant_types and g.Tensors(i).Quantization() is not None
+                    and g.Tensors(i).Quantization().ScaleLength() > 0 for i in range(g.TensorsLength()))
     steps = {}
-    g = model.Subgraphs(0)
     outputs = set(g.OutputsAsNumpy().tolist()) if g.OutputsLength() else set()
-    for i in range(g.OperatorsLength()):
+    for i in range(g.OperatorsLength() if quantized else 0):
         op = g.Operators(i)
         code = model.OperatorCodes(op.OpcodeIndex())
         builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
         if builtin != tflite.BuiltinOperator.DEQUANTIZE or op.OutputsLength() != 1 or op.InputsLength() != 1:
             continue
         out, src = int(op.Outputs(0)), g.Tensors(int(op.Inputs(0)))
-        q = src.Quantization()
-        if out in outputs and src.Type() in (tflite.TensorType.INT8, tflite.TensorType.UINT8) and q is not None \
-                and q.ScaleLength() == 1 and q.Scale(0) > 0:
-            steps[out] = float(q.Scale(0))
-    return steps
-
-
-def _has_quantized_tensors(interpreter) -> bool:
-    return any(np.dtype(t["dtype"]) in (np.int8, np.uint8) and len(t["quantization_parameters"]["scales"])
-               for t in interpreter.get_tensor_details())
+        if out in outputs and src.Type() in quant_types and scale_of(src) > 0:
+            steps[out] = scale_of(src)
+    return quantized, steps
 
 
 def _compare(det, actual, expected, tol, noise, dequantize_steps) -> OutputResult:
@@ -230,10 +236,9 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     actual = _run(gpu, inputs)
 
     base = rtol_l2 if rtol_l2 is not None else (FP16_RTOL_L2 if _is_fp16(options) else FP32_RTOL_L2)
-    quantized = _has_quantized_tensors(cpu)
+    quantized, steps = _quant_info(path)
     if quantized and rtol_l2 is None:
         base = max(base, QUANT_RTOL_L2)
-    steps = _dequantize_steps(path) if quantized else {}
     outputs = []
     for det, a, e, floor in zip(cpu.get_output_details(), actual, expected, noise):
         tol = base if rtol_l2 is not None else max(base, NOISE_FACTOR * floor)
