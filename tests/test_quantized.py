@@ -32,7 +32,7 @@ INT8_VERSION = {  # the op version the converter writes for int8 kernels
     "CONV_2D": 3, "DEPTHWISE_CONV_2D": 3, "FULLY_CONNECTED": 4, "ADD": 2, "MUL": 2, "AVERAGE_POOL_2D": 2,
     "MAX_POOL_2D": 2, "CONCATENATION": 2, "RESHAPE": 1, "LOGISTIC": 2, "RESIZE_BILINEAR": 2, "PAD": 2,
     "MEAN": 2, "QUANTIZE": 2, "DEQUANTIZE": 2, "SUB": 2, "TANH": 2, "RELU6": 2, "MAXIMUM": 2, "HARD_SWISH": 1,
-    "STRIDED_SLICE": 2, "DEPTH_TO_SPACE": 2,
+    "STRIDED_SLICE": 2, "DEPTH_TO_SPACE": 2, "PRELU": 1, "TRANSPOSE_CONV": 3,
 }
 QRANGE = {np.int8: (-128, 127), np.uint8: (0, 255)}
 
@@ -274,9 +274,24 @@ def concat_rescale(T, c):
     _op(T, "CONCATENATION", [x, z], [y], dict(axis=3))
 
 
+def prelu(T, c):
+    x = T.input([1, 5, 7, c])
+    alpha, _ = T.weights([c])
+    y = T.output([1, 5, 7, c], "y")
+    _op(T, "PRELU", [x, alpha], [y])
+
+
+def transpose_conv(T, c):
+    x = T.input([1, 4, 5, 3])
+    w, ws = T.weights([c, 3, 3, 3], axis=0 if T.dtype == np.int8 else None)
+    b = T.bias(c, ws)
+    y = T.output([1, 8, 10, c], "y")
+    _op(T, "TRANSPOSE_CONV", [T.ints([1, 8, 10, c]), w, x, b], [y], dict(padding="SAME", stride_w=2, stride_h=2))
+
+
 OPS = [conv, depthwise, fully_connected, add, mul, average_pool, max_pool, concatenation, reshape, logistic,
        resize_bilinear, pad, mean]
-MORE_OPS = [sub, tanh, relu6, maximum, hard_swish, strided_slice, depth_to_space]  # beyond the list
+MORE_OPS = [sub, tanh, relu6, maximum, hard_swish, strided_slice, depth_to_space, prelu, transpose_conv]  # beyond the list
 CASES = [(op, dtype, c) for op in OPS for dtype in (np.int8, np.uint8) for c in (1, 3, 5, 17)
          if dtype == np.int8 or c in (3, 17)]
 CASES += [(op, dtype, c) for op in MORE_OPS for dtype in (np.int8, np.uint8) for c in (3, 17)
@@ -380,11 +395,14 @@ def test_full_integer_model_with_float_io(dtype):
     assert np.unique(expected).size > 10
 
 
-def test_int8_model_with_quant_off_stays_on_cpu():
+def test_int8_model_with_quant_off_stays_on_cpu(capfd):
     model, inputs = _build(add, np.int8, 3, "quant-off")
     expected = run_cpu(model, inputs)
-    delegate = tflite_gpu.load_delegate(gpu_experimental_enable_quant="false", log_level="silent")
+    capfd.readouterr()
+    delegate = tflite_gpu.load_delegate(gpu_experimental_enable_quant="false", log_level="warning")
     it = _interpreter(model, [delegate])
+    warning = capfd.readouterr().err
+    assert "ADD: input 0" in warning and "ENABLE_QUANT" in warning, warning
     nodes = _capi.delegate_nodes(delegate._get_native_delegate_pointer())
     actual = _run(it, inputs)
     assert [n["where"] for n in nodes] == ["cpu"]
