@@ -94,6 +94,7 @@ static int lower_partition(const ModelView* mv, const TfLiteDelegateParams* para
     if (!d || !d->lower) continue; /* folded constants: read by their consumers */
     int first_new = g->num_nodes;
     rc = d->lower(&lw, &ni);
+    if (rc == 0) rc = lower_quant_outputs(&lw, &ni, first_new); /* int8/uint8 outputs snap to their grid */
     for (int j = first_new; j < g->num_nodes; ++j) {
       g->nodes[j].tflite_node = nodes[k];
       g->nodes[j].name = builtin_name(ni.reg->builtin_code);

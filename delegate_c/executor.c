@@ -232,7 +232,10 @@ static int plan_memory(Executor* ex) {
 static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   const GTensor* t = &ex->g.tensors[b->tensor];
   int typed = t->dtype == kTfLiteInt32 || t->dtype == kTfLiteBool;
-  b->bytes = shape_elements(t->shape) * (t->dtype == kTfLiteBool ? 1 : 4);
+  /* int8/uint8 runtime tensors (ENABLE_QUANT) are staged as bytes and
+   * (de)quantized by the conversion kernel. */
+  int quant = t->qtype != GD_QNONE;
+  b->bytes = shape_elements(t->shape) * (quant || t->dtype == kTfLiteBool ? 1 : 4);
   b->staging = create_buffer(ex, to_device ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY, b->bytes, NULL);
   if (!b->staging) return -1;
   if (t->is_int32) {
@@ -240,7 +243,8 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
     ex->g.tensors[b->tensor].mem = b->staging;
     return 0;
   }
-  const char* name = typed ? (to_device ? "typed_to_phwc4" : "phwc4_to_typed")
+  const char* name = quant   ? (to_device ? "bhwc_q_to_phwc4" : "phwc4_to_bhwc_q")
+                     : typed ? (to_device ? "typed_to_phwc4" : "phwc4_to_typed")
                            : (to_device ? "bhwc_to_phwc4" : "phwc4_to_bhwc");
   cl_kernel k = ex_dispatch(ex, "layout.cl", name, phwc4_items(t->shape), -1);
   if (!k) return -1;
@@ -249,6 +253,11 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   karg_mem(&a, to_device ? t->mem : b->staging);
   karg_shape(&a, t->shape);
   if (typed) karg_int(&a, t->dtype == kTfLiteBool);
+  if (quant) {
+    karg_float(&a, t->qscale);
+    karg_int(&a, t->qzero);
+    karg_int(&a, t->qtype == GD_QINT8);
+  }
   karg_int(&a, (int)phwc4_items(t->shape));
   return karg_done(ex, &a);
 }
@@ -282,6 +291,7 @@ static EncodeFn encoder_for(GOp op) {
     case GOP_SPACE_TO_DEPTH: return encode_space_to_depth;
     case GOP_RESIZE_NEAREST: return encode_resize_nearest;
     case GOP_ONE_HOT: return encode_one_hot;
+    case GOP_QUANTIZE: return encode_quantize;
   }
   return NULL;
 }

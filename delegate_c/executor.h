@@ -21,7 +21,7 @@ typedef struct Dispatch {
 typedef struct BoundaryTensor {
   int tflite_index;
   int tensor;          /* graph tensor */
-  cl_mem staging;      /* BHWC copy of the runtime tensor (float32, int32 or bool) */
+  cl_mem staging;      /* BHWC copy of the runtime tensor (float32, int32, bool, or int8/uint8 bytes) */
   size_t bytes;
 } BoundaryTensor;
 
@@ -128,5 +128,6 @@ int encode_one_hot(Executor* ex, int node);
 
 /* GATHER / ONE_HOT indices as an int32 device buffer (ops_layout.c). */
 cl_mem ex_int_indices(Executor* ex, int tensor);
+int encode_quantize(Executor* ex, int node);
 
 #endif

@@ -40,15 +40,25 @@ static int per_channel_const(const Graph* g, int t, int channels) {
 static int try_fuse(Graph* g, int p, int c, int t) {
   GNode* prod = &g->nodes[p];
   GNode* cons = &g->nodes[c];
-  if (prod->num_epi == GD_MAX_EPILOGUE || cons->op != GOP_BINARY || cons->num_inputs != 2) return 0;
+  if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
+  if (cons->op == GOP_QUANTIZE) {
+    /* Its params take the alpha operand: not with a fused PReLU. */
+    for (int k = 0; k < prod->num_epi; ++k)
+      if (prod->epi[k].op == EPI_PRELU || prod->epi[k].op == EPI_QDQ) return 0;
+    prod->epi[prod->num_epi++] = (Epilogue){EPI_QDQ, -1, kTfLiteActNone, cons->p.quant.scale,
+                                            cons->p.quant.zero_point, cons->p.quant.qmin, cons->p.quant.qmax};
+    prod->outputs[0] = cons->outputs[0];
+    return 1;
+  }
+  if (cons->op != GOP_BINARY || cons->num_inputs != 2) return 0;
   const int* out_shape = g->tensors[cons->outputs[0]].shape;
   if (memcmp(out_shape, g->tensors[t].shape, sizeof(int) * 4) != 0) return 0;
   int other = cons->inputs[0] == t ? cons->inputs[1] : cons->inputs[0];
   if (other == t) return 0;
-  Epilogue e = {EPI_NONE, other, kTfLiteActNone};
+  Epilogue e = {EPI_NONE, other, kTfLiteActNone, 0.0f, 0, 0, 0};
   /* The kernels take one alpha and one residual operand. */
   for (int k = 0; k < prod->num_epi; ++k)
-    if ((prod->epi[k].op == EPI_PRELU && cons->p.binary.op == BIN_PRELU) ||
+    if (((prod->epi[k].op == EPI_PRELU || prod->epi[k].op == EPI_QDQ) && cons->p.binary.op == BIN_PRELU) ||
         (prod->epi[k].op == EPI_ADD && cons->p.binary.op == BIN_ADD))
       return 0;
   if (cons->p.binary.op == BIN_PRELU && cons->inputs[0] == t && cons->act == kTfLiteActNone &&

@@ -32,7 +32,14 @@ typedef struct GTensor {
   size_t bytes;      /* PHWC4 size in the storage type */
   size_t offset;     /* in the activation arena */
   cl_mem mem;        /* its device buffer once planned */
+  /* Runtime int8/uint8 tensors (ENABLE_QUANT): the graph holds their float
+   * view; the partition boundary converts with these affine params. */
+  int qtype;         /* GD_QNONE, GD_QINT8 or GD_QUINT8 */
+  float qscale;
+  int qzero;
 } GTensor;
+
+enum { GD_QNONE = 0, GD_QINT8 = 1, GD_QUINT8 = 2 };
 
 typedef enum GOp {
   GOP_CONV2D,
@@ -60,6 +67,7 @@ typedef enum GOp {
   GOP_SPACE_TO_DEPTH,
   GOP_RESIZE_NEAREST,
   GOP_ONE_HOT,
+  GOP_QUANTIZE,            /* quantize-dequantize onto an int8/uint8 grid: p.quant */
 } GOp;
 
 /* Binary op codes shared with elementwise.cl (comparisons and LOGICAL_AND
@@ -84,14 +92,18 @@ enum { BORDER_CONST = 0, BORDER_REFLECT = 1, BORDER_SYMMETRIC = 2, BORDER_WRAP =
 enum { REDUCE_MEAN = 0, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD };
 
 /* Elementwise steps fused into a producer's output (fuse.c): PReLU with a
- * per-channel constant alpha, or ADD of a same-shape runtime tensor
- * followed by an activation. Applied in order after the fused activation. */
-enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2 };
+ * per-channel constant alpha, ADD of a same-shape runtime tensor followed
+ * by an activation, or a quantize-dequantize (GOP_QUANTIZE; its params
+ * travel in the alpha operand, so it excludes PReLU). Applied in order
+ * after the fused activation. */
+enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2, EPI_QDQ = 3 };
 #define GD_MAX_EPILOGUE 2
 typedef struct Epilogue {
   int op;
   int tensor; /* alpha (constant) or the residual (runtime) */
   int act;    /* activation after an ADD */
+  float qscale; /* EPI_QDQ: the grid */
+  int qzero, qmin, qmax;
 } Epilogue;
 
 /* Landmarks2TransformMatrix. v2: f = (target_rotation, scale_x, scale_y),
@@ -189,6 +201,10 @@ typedef struct GNode {
       int index_stride[4]; /* per output axis: stride into the row-major indices */
       float on, off;
     } one_hot;
+    struct {
+      float scale;
+      int zero_point, qmin, qmax;
+    } quant;
   } p;
 } GNode;
 

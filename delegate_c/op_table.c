@@ -67,9 +67,9 @@ const OpDef kOps[] = {
      "fused activation"},
     {kBuiltinDepthToSpace, NULL, 2, check_depth_to_space, lower_depth_to_space,
      "rank-4 input; block_size > 1 dividing the channels evenly (DCR order)"},
-    {kBuiltinDequantize, NULL, 3, NULL, NULL,
-     "only of a constant float16 (or int8/uint8 with ENABLE_QUANT) tensor: folded into a float constant at "
-     "prepare, never run per invoke"},
+    {kBuiltinDequantize, NULL, 3, check_dequantize, lower_dequantize,
+     "of a constant float16 (or int8/uint8 with ENABLE_QUANT) tensor: folded into a float constant at "
+     "prepare, never run per invoke; of a runtime int8/uint8 tensor (ENABLE_QUANT): a copy of its float view"},
     {kBuiltinDiv, NULL, 2, check_binary, lower_binary, "2 inputs with broadcasting; fused activation"},
     {kBuiltinElu, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinEqual, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
@@ -80,8 +80,8 @@ const OpDef kOps[] = {
     {kBuiltinFloorMod, NULL, 2, check_binary, lower_binary,
      "2 float inputs with broadcasting; result has the divisor's sign"},
     {kBuiltinFullyConnected, NULL, 9, check_fully_connected, lower_fully_connected,
-     "constant float weights [O,K] (float32, or float16/int8 behind a folded DEQUANTIZE; no hybrid int8 "
-     "weights); default weights format; optional bias; input of any rank <= 4 with a multiple of K elements; "
+     "constant weights [O,K] (float32; float16/int8 behind a folded DEQUANTIZE; int8/uint8 quantized, also "
+     "hybrid, dequantized at prepare); default weights format; optional bias; input of any rank <= 4 with a multiple of K elements; "
      "keep_num_dims; fused activation"},
     {kBuiltinGather, NULL, 1, check_gather, lower_gather,
      "params runtime or constant, any axis (negative too); indices constant int32/int64 (checked in range) or "
@@ -125,6 +125,9 @@ const OpDef kOps[] = {
      "constant paddings on any of the (up to 4) axes; constant float32 pad value"},
     {kBuiltinPow, NULL, 2, check_binary, lower_binary, "2 float inputs with broadcasting"},
     {kBuiltinPrelu, NULL, 1, check_binary, lower_binary, "alpha constant or runtime, broadcast to the input"},
+    {kBuiltinQuantize, NULL, 2, check_quantize, lower_quantize,
+     "ENABLE_QUANT: float32 or int8/uint8 runtime input, int8/uint8 output with per-tensor quantization; "
+     "a quantize-dequantize onto the output's grid"},
     {kBuiltinReduceMax, NULL, 3, check_reduce, lower_reduce,
      "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false"},
     {kBuiltinReduceMin, NULL, 3, check_reduce, lower_reduce,
@@ -259,8 +262,10 @@ static int const_is_float_convertible(const ModelView* mv, int t) {
   const TfLiteTensor* x = mv_tensor(mv, t);
   if (mv->const_kind[t] == CONST_FOLDED) return 1;
   if (x->type == kTfLiteFloat32 || x->type == kTfLiteFloat16) return 1;
-  if ((x->type == kTfLiteInt8 || x->type == kTfLiteUInt8) && mv->enable_quant &&
-      x->quantization.type == kTfLiteAffineQuantization)
+  /* Quantized constants, including the int8 weights of dynamic-range
+   * (hybrid) models, are dequantized at prepare whatever ENABLE_QUANT says:
+   * upstream's type gate checks runtime tensors only. */
+  if ((x->type == kTfLiteInt8 || x->type == kTfLiteUInt8) && x->quantization.type == kTfLiteAffineQuantization)
     return 1;
   return 0;
 }
@@ -298,8 +303,9 @@ static int type_allowed(const NodeInfo* ni, int is_output, int k, int type) {
 }
 
 /* Tensor-level gate shared by every op: runtime tensors must be float32
- * (or a type in extra_types) with a static shape of rank <= 4. Constants
- * are checked by each op. */
+ * (or a type in extra_types, or per-tensor quantized int8/uint8 with
+ * ENABLE_QUANT) with a static shape of rank <= 4. Constants are checked by
+ * each op. */
 static int check_tensors(const NodeInfo* ni) {
   const ModelView* mv = ni->mv;
   for (int pass = 0; pass < 2; ++pass) {
@@ -319,10 +325,21 @@ static int check_tensors(const NodeInfo* ni) {
       }
       if (pass == 0 && mv_is_const(mv, t)) continue;
       if (pass == 0 && x->type == kTfLiteInt32 && runtime_indices_input(ni, k)) continue;
+      if (x->type == kTfLiteInt8 || x->type == kTfLiteUInt8) {
+        /* Quantized graphs run through a float view (ops_quantize.c). */
+        if (!mv->enable_quant)
+          return reason(ni, "%s %d (%s) has type %s; quantized runtime tensors run on the GPU only with "
+                        "ENABLE_QUANT (option gpu_experimental_enable_quant), which is off", what, k,
+                        x->name ? x->name : "?", type_name(x->type));
+        const char* problem = quant_tensor_problem(mv, t);
+        if (problem) return reason(ni, "%s %d (%s, %s) %s", what, k, x->name ? x->name : "?", type_name(x->type), problem);
+        continue;
+      }
       if (!type_allowed(ni, pass, k, x->type)) {
         const char* extra = extra_types(ni->reg->builtin_code, pass, k);
-        return reason(ni, "%s %d (%s) has type %s; only FLOAT32%s%s runtime tensors are supported", what, k,
-                      x->name ? x->name : "?", type_name(x->type), extra ? " or " : "", extra ? extra : "");
+        return reason(ni, "%s %d (%s) has type %s; only FLOAT32%s%s runtime tensors are supported (and "
+                      "INT8/UINT8 with ENABLE_QUANT)", what, k, x->name ? x->name : "?", type_name(x->type),
+                      extra ? " or " : "", extra ? extra : "");
       }
     }
   }
@@ -334,14 +351,6 @@ int op_check_node(const NodeInfo* ni) {
   if (!d || !d->check) {
     if (ni->reg->builtin_code == kBuiltinCustom)
       return reason(ni, "custom op %s is not supported", ni->reg->custom_name ? ni->reg->custom_name : "?");
-    if (ni->reg->builtin_code == kBuiltinDequantize) {
-      int in = ni_input(ni, 0);
-      const char* type = in >= 0 && in < ni->mv->num_tensors ? type_name(mv_tensor(ni->mv, in)->type) : "?";
-      if (in >= 0 && in < ni->mv->num_tensors && !mv_is_const(ni->mv, in))
-        return reason(ni, "only DEQUANTIZE of a constant is supported; input 0 (%s) is a runtime tensor", type);
-      return reason(ni, "DEQUANTIZE of a %s constant is not supported%s", type,
-                    ni->mv->enable_quant ? "" : " (ENABLE_QUANT is off)");
-    }
     if (ni->reg->builtin_code == kBuiltinDensify) return reason(ni, "only DENSIFY of a constant sparse tensor");
     return reason(ni, "Operation is not supported.");
   }
@@ -376,9 +385,12 @@ int lower_tensor(Lowering* lw, int tflite_index) {
   if (id < 0) return lower_error(lw, "out of memory");
   lw->g->tensors[id].tflite_index = tflite_index;
   lw->g->tensors[id].dtype = (int)mv_tensor(lw->mv, tflite_index)->type;
-  if (mv_is_const(lw->mv, tflite_index) &&
-      mv_const_float(lw->mv, tflite_index, &lw->g->tensors[id].data, lw->err, lw->errlen))
-    return -1;
+  if (mv_is_const(lw->mv, tflite_index)) {
+    if (mv_const_float(lw->mv, tflite_index, &lw->g->tensors[id].data, lw->err, lw->errlen)) return -1;
+  } else {
+    GTensor* t = &lw->g->tensors[id];
+    if (quant_params(lw->mv, tflite_index, &t->qtype, &t->qscale, &t->qzero)) t->qtype = GD_QNONE;
+  }
   lw->map[tflite_index] = id;
   return id;
 }

@@ -163,6 +163,21 @@ int lower_gather(Lowering* lw, const NodeInfo* ni);
 int check_one_hot(const NodeInfo* ni);
 int lower_one_hot(Lowering* lw, const NodeInfo* ni);
 
+int check_quantize(const NodeInfo* ni);
+int lower_quantize(Lowering* lw, const NodeInfo* ni);
+int check_dequantize(const NodeInfo* ni);
+int lower_dequantize(Lowering* lw, const NodeInfo* ni);
+
+/* ---- quantized graphs (ops_quantize.c) ---- */
+/* A runtime-style int8/uint8 tensor with per-tensor affine params: fills
+ * qtype (GD_QINT8/GD_QUINT8), scale, zero point and returns 0; else -1. */
+int quant_params(const ModelView* mv, int tensor, int* qtype, float* scale, int* zero_point);
+/* Why an int8/uint8 runtime tensor cannot be viewed as float, or NULL. */
+const char* quant_tensor_problem(const ModelView* mv, int tensor);
+/* After lowering node ni (its graph nodes start at first_new): a
+ * quantize-dequantize onto the grid of each int8/uint8 output. */
+int lower_quant_outputs(Lowering* lw, const NodeInfo* ni, int first_new);
+
 /* Writes "NAME\tversions\tconstraints\n" per entry; returns bytes needed. */
 size_t op_table_describe(char* buf, size_t size);
 

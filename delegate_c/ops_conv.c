@@ -159,6 +159,11 @@ static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weigh
     epi[2 * e + 1] = n->epi[e].act;
     if (n->epi[e].op == EPI_ADD) residual = ex_tensor_mem(ex, n->epi[e].tensor);
     if (n->epi[e].op == EPI_PRELU && !(alpha = epilogue_alpha(ex, n, dst->shape[GD_C]))) return -1;
+    if (n->epi[e].op == EPI_QDQ) {
+      const Epilogue* q = &n->epi[e];
+      float grid[4] = {q->qscale, (float)q->qzero, (float)q->qmin, (float)q->qmax};
+      if (!(alpha = ex_upload(ex, grid, sizeof(grid)))) return -1;
+    }
   }
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

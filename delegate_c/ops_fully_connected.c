@@ -26,18 +26,18 @@ int check_fully_connected(const NodeInfo* ni) {
   if (mv_is_const(ni->mv, in)) return reason(ni, "input 0 is a constant; a runtime input is required");
   if (!mv_is_const(ni->mv, w))
     return reason(ni, "input 1 (weights) is a runtime tensor; only constant weights are supported");
-  /* A folded DEQUANTIZE reads as FLOAT32 here; INT8/UINT8 weights read
-   * directly make a hybrid (or quantized) op, which the CPU computes on a
-   * quantized copy of the input. */
+  /* A folded DEQUANTIZE reads as FLOAT32 here. INT8/UINT8 weights read
+   * directly (quantized models, and hybrid ones whose input is float) are
+   * dequantized at prepare, like an int32 bias with its scale. */
   int wtype = mv_tensor(ni->mv, w)->type;
-  if (wtype == kTfLiteInt8 || wtype == kTfLiteUInt8)
-    return reason(ni, "weights have type %s: hybrid quantized FULLY_CONNECTED is not supported", type_name(wtype));
-  if (wtype != kTfLiteFloat32)
-    return reason(ni, "weights have type %s; FLOAT32 (or a DEQUANTIZE to it) is required", type_name(wtype));
+  if (wtype != kTfLiteFloat32 && wtype != kTfLiteInt8 && wtype != kTfLiteUInt8)
+    return reason(ni, "weights have type %s; FLOAT32, INT8/UINT8 (quantized) or a DEQUANTIZE to FLOAT32 is required",
+                  type_name(wtype));
   if (b >= 0) {
     if (!mv_is_const(ni->mv, b)) return reason(ni, "input 2 (bias) is a runtime tensor; it must be constant");
-    if (mv_tensor(ni->mv, b)->type != kTfLiteFloat32)
-      return reason(ni, "bias has type %s; FLOAT32 is required", type_name(mv_tensor(ni->mv, b)->type));
+    int btype = mv_tensor(ni->mv, b)->type;
+    if (btype != kTfLiteFloat32 && btype != kTfLiteInt32)
+      return reason(ni, "bias has type %s; FLOAT32 or quantized INT32 is required", type_name(btype));
   }
   if (p->activation == kTfLiteActTanh || p->activation == kTfLiteActSigmoid)
     return reason(ni, "fused activation %s, which TFLite's FULLY_CONNECTED refuses (only NONE and the RELU family)",

@@ -81,6 +81,7 @@ enum TfLiteBuiltinCode {
   kBuiltinAddN = 106,
   kBuiltinCos = 108,
   kBuiltinElu = 111,
+  kBuiltinQuantize = 114,
   kBuiltinHardSwish = 117,
   kBuiltinSelectV2 = 123,
   kBuiltinDensify = 124,

@@ -239,3 +239,46 @@ __kernel void concat_copy(__global const storage_t* src, __global storage_t* dst
     for (int c = zero_from; c < ((zero_from + 3) & ~3); ++c) STORE1(0.0f, dst, idx1(dst_shape, ob, oy, ox, c));
   }
 }
+
+/* Boundary conversions of int8/uint8 partition tensors (ENABLE_QUANT): the
+ * runtime's bytes are dequantized on the way in, (q - zero_point) * scale,
+ * and quantized on the way out, round to nearest (half away from zero, as
+ * TFLite's AffineQuantize) then clamp to [qmin, qmax]. is_signed picks
+ * int8 over uint8; both travel as bytes. */
+inline float q_byte_value(uchar b, int is_signed) { return is_signed ? (float)(char)b : (float)b; }
+
+__kernel void bhwc_q_to_phwc4(__global const uchar* src, __global storage_t* dst, int4 shape, float scale,
+                              int zero_point, int is_signed, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, shape);
+  int C = shape.z;
+  int base = ((p.w * shape.y + p.y) * shape.x + p.x) * C;
+  int c0 = p.z * 4;
+  float r[4];
+  for (int lane = 0; lane < 4; ++lane) {
+    int c = c0 + lane;
+    r[lane] = c < C ? (q_byte_value(src[base + c], is_signed) - (float)zero_point) * scale : 0.0f;
+  }
+  STORE4((float4)(r[0], r[1], r[2], r[3]), dst, gid);
+}
+
+__kernel void phwc4_to_bhwc_q(__global const storage_t* src, __global uchar* dst, int4 shape, float scale,
+                              int zero_point, int is_signed, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, shape);
+  int C = shape.z;
+  int base = ((p.w * shape.y + p.y) * shape.x + p.x) * C;
+  int c0 = p.z * 4;
+  float4 v = LOAD4(src, gid);
+  float lanes[4] = {v.x, v.y, v.z, v.w};
+  int qmin = is_signed ? -128 : 0, qmax = is_signed ? 127 : 255;
+  for (int lane = 0; lane < 4; ++lane) {
+    int c = c0 + lane;
+    if (c >= C) break;
+    /* Clamped as float first: a huge or infinite value must not overflow the int. */
+    int q = (int)clamp(round(lanes[lane] / scale) + (float)zero_point, (float)qmin, (float)qmax);
+    dst[base + c] = (uchar)(q & 0xff);
+  }
+}

@@ -232,9 +232,13 @@ class ModelBuilder:
         """Add a tensor; with `data` it is a constant with its own buffer.
 
         quant: dict(scale=float|list, zero_point=int|list,
-                    quantized_dimension=int)
+                    quantized_dimension=int): one scale (per-tensor) or one
+        per index of quantized_dimension (per-channel), zero points alike
+        (default 0); see quantization().
         """
         shape = [int(d) for d in shape]
+        if quant is not None:
+            quant = _checked_quant(quant, shape)
         buffer = 0
         if data is not None:
             data = np.asarray(data, dtype=dtype)
@@ -462,6 +466,31 @@ def _write_builtin_options(b, op_name, options):
     for field, value in fields:
         _schema_fn(table, f"Add{field}")(b, value)
     return getattr(tflite.BuiltinOptions, table), _schema_fn(table, "End")(b)
+
+
+def quantization(scale, zero_point=0, axis=None):
+    """Affine quantization params for add_tensor/add_input: real = scale *
+    (q - zero_point). A scalar scale is per-tensor; a list is per-channel
+    along `axis` (one scale and zero point per index of that dimension)."""
+    scales = np.asarray(scale, np.float64).reshape(-1)
+    zps = np.broadcast_to(np.asarray(zero_point, np.int64).reshape(-1), scales.shape)
+    if np.ndim(scale) and axis is None:
+        raise ValueError("per-channel quantization needs the axis (quantized_dimension)")
+    return dict(scale=scales.tolist(), zero_point=zps.tolist(), quantized_dimension=int(axis or 0))
+
+
+def _checked_quant(quant, shape):
+    """Validates a quant dict against the tensor shape; clear errors early."""
+    scale = np.asarray(quant.get("scale", []), np.float64).reshape(-1)
+    zero_point = np.asarray(quant.get("zero_point", [0] * len(scale)), np.int64).reshape(-1)
+    axis = int(quant.get("quantized_dimension", 0))
+    if len(scale) == 0 or not np.all(scale > 0):
+        raise ValueError(f"quantization scales must be > 0, got {scale.tolist()}")
+    if len(zero_point) != len(scale):
+        raise ValueError(f"{len(scale)} scale(s) but {len(zero_point)} zero point(s)")
+    if len(scale) > 1 and not (0 <= axis < len(shape) and shape[axis] == len(scale)):
+        raise ValueError(f"{len(scale)} per-channel scales do not match dimension {axis} of shape {shape}")
+    return quant
 
 
 def _write_quantization(b, quant):
