@@ -98,6 +98,11 @@ static inline size_t phwc4_items(const int s[4]) {
  * float4 (zeros when bias is NULL). */
 int upload_dense_weights(Executor* ex, const GTensor* weights, int src_channels, const GTensor* bias, cl_mem* wm,
                          cl_mem* bm);
+/* The same with block_slices output slices per block:
+ * [ceil(S_out / block_slices)][KH][KW][S_in][4 in][4 * block_slices out],
+ * bias [blocks * 4 * block_slices]; block_slices 1 is the layout above. */
+int upload_dense_weights_blocked(Executor* ex, const GTensor* weights, int src_channels, const GTensor* bias,
+                                 int block_slices, cl_mem* wm, cl_mem* bm);
 
 /* Per-op encoders (in the op files). */
 int encode_conv2d(Executor* ex, int node);
