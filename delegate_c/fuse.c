@@ -1,6 +1,7 @@
 /* Fuses elementwise consumers into the convolution that feeds them, so
  * conv -> PRELU -> ADD(residual) is one kernel: each fused node saves a
- * launch and a full write + read of the activation. */
+ * launch and a full write + read of the activation. Zero PADs of H and W
+ * that only feed convolutions are folded into the convolutions' padding. */
 #include "fuse.h"
 
 #include <stdlib.h>
@@ -71,18 +72,65 @@ static int try_fuse(Graph* g, int p, int c, int t) {
   return 1;
 }
 
+static int is_output(int t, const int* outputs, int num_outputs) {
+  for (int k = 0; k < num_outputs; ++k)
+    if (outputs[k] == t) return 1;
+  return 0;
+}
+
+/* A PAD that adds zeros around H and W only (MediaPipe pads before its
+ * stride-2 and 5x5 depthwise convs). The conv kernels read out-of-bounds
+ * taps as zero, so a reader that takes the PAD's input with its own
+ * padding grown by the top/left amounts computes the same values; the
+ * bottom/right amounts need nothing. Folded only when every reader is a
+ * conv reading it as its source. */
+static int fold_pad(Graph* g, int k, const int* outputs, int num_outputs) {
+  GNode* pad = &g->nodes[k];
+  if (pad->op != GOP_REMAP || pad->p.remap.mode != REMAP_PAD || pad->p.remap.value != 0.0f || pad->num_inputs != 1)
+    return 0;
+  const int* b = pad->p.remap.begin;
+  const int* in = g->tensors[pad->inputs[0]].shape;
+  const int* out = g->tensors[pad->outputs[0]].shape;
+  if (b[GD_B] != 0 || b[GD_C] != 0 || b[GD_H] > 0 || b[GD_W] > 0 || in[GD_B] != out[GD_B] || in[GD_C] != out[GD_C] ||
+      out[GD_H] < in[GD_H] - b[GD_H] || out[GD_W] < in[GD_W] - b[GD_W])
+    return 0;
+  int t = pad->outputs[0], readers = 0;
+  if (is_output(t, outputs, num_outputs)) return 0;
+  for (int c = 0; c < g->num_nodes; ++c) {
+    const GNode* n = &g->nodes[c];
+    for (int j = 0; j < n->num_inputs; ++j) {
+      if (n->inputs[j] != t) continue;
+      if ((n->op != GOP_CONV2D && n->op != GOP_DEPTHWISE) || j != 0) return 0;
+      ++readers;
+    }
+  }
+  if (readers == 0) return 0;
+  for (int c = 0; c < g->num_nodes; ++c) {
+    GNode* n = &g->nodes[c];
+    if (n->num_inputs == 0 || n->inputs[0] != t) continue;
+    n->inputs[0] = pad->inputs[0];
+    n->p.conv.pad_x -= b[GD_W];
+    n->p.conv.pad_y -= b[GD_H];
+  }
+  pad->num_inputs = 0;
+  return 1;
+}
+
 int fuse_graph(Graph* g, const int* outputs, int num_outputs) {
   char* dead = calloc((size_t)g->num_nodes + 1, 1);
   if (!dead) return -1;
   int fused = 0;
+  for (int k = 0; k < g->num_nodes; ++k)
+    if (fold_pad(g, k, outputs, num_outputs)) {
+      dead[k] = 1;
+      ++fused;
+    }
   for (int p = 0; p < g->num_nodes; ++p) {
     GNode* prod = &g->nodes[p];
     if (dead[p] || (prod->op != GOP_CONV2D && prod->op != GOP_DEPTHWISE)) continue;
     for (;;) {
       int t = prod->outputs[0], c = -1;
-      int is_output = 0;
-      for (int k = 0; k < num_outputs; ++k) is_output |= outputs[k] == t;
-      if (is_output || readers(g, t, &c) != 1 || dead[c] || !try_fuse(g, p, c, t)) break;
+      if (is_output(t, outputs, num_outputs) || readers(g, t, &c) != 1 || dead[c] || !try_fuse(g, p, c, t)) break;
       dead[c] = 1;
       g->nodes[c].num_inputs = 0; /* no longer reads anything */
       ++fused;

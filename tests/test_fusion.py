@@ -82,3 +82,59 @@ def test_residual_written_after_the_producer_is_not_fused():
     it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
     it.invoke()
     assert_close(it.get_tensor(it.get_output_details()[0]["index"]), expected[0], rtol_l2=1e-4, atol=1e-3)
+
+
+def _padded_convs(readers, pads, stride):
+    """x -> PAD(H, W) -> one or two convs (or a conv and a RELU)."""
+    rng = np.random.default_rng(7)
+    mb = ModelBuilder()
+    h, w, c = 11, 10, 6
+    x = mb.add_input([1, h, w, c])
+    (top, bottom), (left, right) = pads
+    ph, pw = h + top + bottom, w + left + right
+    paddings = mb.add_tensor([4, 2], dtype=np.int32,
+                             data=np.array([[0, 0], [top, bottom], [left, right], [0, 0]], np.int32))
+    p = mb.add_tensor([1, ph, pw, c])
+    mb.add_op("PAD", [x, paddings], [p])
+    outs = []
+    for kind in readers:
+        if kind == "relu":
+            y = mb.add_tensor([1, ph, pw, c])
+            mb.add_op("RELU", [p], [y])
+        else:
+            depthwise = kind == "dw"
+            cout = c if depthwise else 9
+            k = 5 if depthwise else 3
+            wshape = [1, k, k, cout] if depthwise else [cout, k, k, c]
+            wt = mb.add_tensor(wshape, data=rng.standard_normal(wshape).astype(np.float32))
+            b = mb.add_tensor([cout], data=rng.standard_normal([cout]).astype(np.float32))
+            oh, ow = (ph - k) // stride + 1, (pw - k) // stride + 1
+            y = mb.add_tensor([1, oh, ow, cout])
+            op, opts = ("DEPTHWISE_CONV_2D", dict(depth_multiplier=1)) if depthwise else ("CONV_2D", {})
+            mb.add_op(op, [p, wt, b], [y], dict(opts, padding="VALID", stride_w=stride, stride_h=stride))
+        mb.mark_output(y)
+        outs.append(y)
+    return mb.build(), [rng.standard_normal([1, h, w, c]).astype(np.float32)]
+
+
+@pytest.mark.parametrize("readers,pads,stride,dispatches", [
+    (("dw",), ((1, 2), (2, 1)), 2, 3),         # asymmetric pad before a stride-2 depthwise
+    (("conv",), ((1, 1), (1, 1)), 1, 3),
+    (("dw", "dw"), ((2, 2), (2, 2)), 1, 5),    # one PAD, two readers: folded into both
+    (("dw", "relu"), ((1, 1), (1, 1)), 1, 6),  # a non-conv reader keeps the PAD
+])
+def test_pad_folded_into_convs(readers, pads, stride, dispatches):
+    model, inputs = _padded_convs(readers, pads, stride)
+    expected = run_cpu(model, inputs)
+    d = tflite_gpu.load_delegate(log_level="silent")
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+    it.allocate_tensors()
+    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
+    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
+    it.invoke()
+    assert stats["cpu_nodes"] == 0
+    # one input conversion, the kernels, one output conversion per output
+    assert stats["dispatches"] == dispatches, stats
+    for det, want in zip(it.get_output_details(), expected):
+        got = it.get_tensor(det["index"])
+        assert_close(got, want, rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
