@@ -149,8 +149,11 @@ static cl_mem epilogue_alpha(Executor* ex, const GNode* n, int cout) {
   return NULL;
 }
 
-/* Arguments shared by the conv kernels; `geometry` = 0 for conv2d_1x1,
- * which takes no filter geometry. */
+/* What a conv kernel takes between the shapes and the activation. */
+enum { ARGS_NO_GEOMETRY = 0, ARGS_GEOMETRY = 1, ARGS_PAD_ONLY = 2 };
+
+/* Arguments shared by the conv kernels: conv2d_1x1 takes no filter
+ * geometry, the fixed-filter depthwise kernels only the padding. */
 static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weights, cl_mem bias, int geometry,
                          int total) {
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
@@ -170,7 +173,8 @@ static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weigh
   karg_mem(&a, bias);
   karg_shape(&a, src->shape);
   karg_shape(&a, dst->shape);
-  if (geometry) {
+  if (geometry == ARGS_PAD_ONLY) karg_int2(&a, n->p.conv.pad_x, n->p.conv.pad_y);
+  if (geometry == ARGS_GEOMETRY) {
     karg_int4(&a, n->p.conv.kw, n->p.conv.kh, n->p.conv.sx, n->p.conv.sy);
     karg_int4(&a, n->p.conv.pad_x, n->p.conv.pad_y, n->p.conv.dx, n->p.conv.dy);
   }
@@ -220,8 +224,9 @@ int upload_dense_weights(Executor* ex, const GTensor* wt, int src_channels, cons
 
 /* Output slices per work-item of the tiled conv kernels (float16). */
 #define CONV_BLOCK_SLICES 4
-/* Output pixels per work-item: CONV_TILE in conv.cl. */
+/* Output pixels per work-item: CONV_TILE and DW_TILE in conv.cl. */
 #define CONV_TILE 8
+#define DW_TILE 16
 
 int encode_conv2d(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
@@ -239,7 +244,7 @@ int encode_conv2d(Executor* ex, int node) {
   int gemm = n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
              n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0;
   cl_kernel k = ex_dispatch(ex, "conv.cl", gemm ? "conv2d_1x1" : "conv2d_tiled", items, node);
-  return k ? set_conv_args(ex, k, n, wm, bm, !gemm, (int)items) : -1;
+  return k ? set_conv_args(ex, k, n, wm, bm, gemm ? ARGS_NO_GEOMETRY : ARGS_GEOMETRY, (int)items) : -1;
 }
 
 int encode_depthwise(Executor* ex, int node) {
@@ -268,9 +273,17 @@ int encode_depthwise(Executor* ex, int node) {
   const int* ds = ex->g.tensors[n->outputs[0]].shape;
   if (n->p.conv.multiplier != 1) {
     cl_kernel k = ex_dispatch(ex, "conv.cl", "depthwise_conv2d_multiplier", phwc4_items(ds), node);
-    return k ? set_conv_args(ex, k, n, wm, bm, 1, (int)phwc4_items(ds)) : -1;
+    return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(ds)) : -1;
+  }
+  /* The two filters MediaPipe uses at stride 1 get their own kernels. */
+  int square = kh == kw && (kh == 3 || kh == 5);
+  if (square && n->p.conv.sx == 1 && n->p.conv.sy == 1 && n->p.conv.dx == 1 && n->p.conv.dy == 1) {
+    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + DW_TILE - 1) / DW_TILE, ds[GD_C]};
+    cl_kernel k = ex_dispatch(ex, "conv.cl", kh == 3 ? "depthwise_3x3_s1" : "depthwise_5x5_s1", phwc4_items(tiled),
+                              node);
+    return k ? set_conv_args(ex, k, n, wm, bm, ARGS_PAD_ONLY, (int)phwc4_items(tiled)) : -1;
   }
   int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
   cl_kernel k = ex_dispatch(ex, "conv.cl", "depthwise_conv2d_x4", phwc4_items(tiled), node);
-  return k ? set_conv_args(ex, k, n, wm, bm, 1, (int)phwc4_items(tiled)) : -1;
+  return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(tiled)) : -1;
 }

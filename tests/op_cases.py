@@ -202,6 +202,11 @@ def depthwise_cases():
               for s in (1, 2)]
     cases += [_conv_case(1, 13, 11, 17, 0, 3, 3, 1, "SAME", 1, "RELU", fp16=True,
                          dequantize_version=v, depthwise=True) for v in (2, 3)]
+    # Rows wide enough for the unmasked interior path of the 16-pixel
+    # stride-1 kernels, with a partial last tile (width 37, 45).
+    cases += [_conv_case(n, 6, w, c, 0, k, k, 1, pad, 1, act, depthwise=True)
+              for n, w, c, k, pad, act in ((2, 37, 17, 3, "SAME", "RELU"), (1, 45, 8, 5, "SAME", "NONE"),
+                                           (1, 37, 5, 5, "VALID", "RELU6"), (2, 45, 12, 3, "VALID", "NONE"))]
     return cases
 
 
