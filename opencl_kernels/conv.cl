@@ -125,6 +125,63 @@ __kernel void conv2d_tiled(__global const storage_t* src, __global storage_t* ds
     conv_store16(acc[i], dst, dst_shape, b, g, p0 + i, plane, act, alpha, residual, epi);
 }
 
+/* conv2d_tiled for outputs of one or two slices (MediaPipe's 1-channel
+ * masks, 8-channel stems), where 16-channel blocks would be mostly padding:
+ * CONV_TILE pixels x 4 channels in float4, weights in 1-slice blocks
+ * [S_out][KH][KW][S_in][4 in][4 out]; work-items over (tiles, S_out, B). */
+__kernel void conv2d_tiled_narrow(__global const storage_t* src, __global storage_t* dst,
+                                  __global const float* weights, __global const float* bias, int4 src_shape,
+                                  int4 dst_shape, int4 geom, int4 pad_dil, int act, __global const float4* alpha,
+                                  __global const storage_t* residual, int4 epi, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int plane = dst_shape.x * dst_shape.y;
+  int tiles = (plane + CONV_TILE - 1) / CONV_TILE;
+  int so = SLICES(dst_shape);
+  int t = gid % tiles, r = gid / tiles;
+  int g = r % so, b = r / so;
+  int src_slices = SLICES(src_shape);
+  int splane = src_shape.x * src_shape.y;
+  int p0 = t * CONV_TILE;
+  float4 acc[CONV_TILE];
+  int x0[CONV_TILE], y0[CONV_TILE];
+  float4 bv = vload4(g, bias);
+  for (int i = 0; i < CONV_TILE; ++i) {
+    acc[i] = bv;
+    int p = min(p0 + i, plane - 1);
+    x0[i] = (p % dst_shape.x) * geom.z - pad_dil.x;
+    y0[i] = (p / dst_shape.x) * geom.w - pad_dil.y;
+  }
+  __global const storage_t* sb = src + (size_t)b * src_slices * splane * 4;
+  __global const float* w = weights + (size_t)g * geom.x * geom.y * src_slices * 16;
+  for (int ky = 0; ky < geom.y; ++ky) {
+    for (int kx = 0; kx < geom.x; ++kx) {
+      int off[CONV_TILE];
+      bool ok[CONV_TILE];
+      for (int i = 0; i < CONV_TILE; ++i) {
+        int sy = y0[i] + ky * pad_dil.w, sx = x0[i] + kx * pad_dil.z;
+        ok[i] = sy >= 0 && sy < src_shape.y && sx >= 0 && sx < src_shape.x;
+        off[i] = ok[i] ? sy * src_shape.x + sx : 0;
+      }
+      __global const storage_t* s = sb;
+      for (int si = 0; si < src_slices; ++si) {
+        float4 w0 = vload4(0, w), w1 = vload4(1, w), w2 = vload4(2, w), w3 = vload4(3, w);
+        for (int i = 0; i < CONV_TILE; ++i) {
+          float4 v = ok[i] ? LOAD4(s, off[i]) : (float4)(0.0f);
+          acc[i] = fma((float4)(v.x), w0, fma((float4)(v.y), w1, fma((float4)(v.z), w2, fma((float4)(v.w), w3, acc[i]))));
+        }
+        w += 16;
+        s += splane * 4;
+      }
+    }
+  }
+  for (int i = 0; i < CONV_TILE && p0 + i < plane; ++i) {
+    int o = (b * so + g) * plane + p0 + i;
+    float4 v = epilogue(activate(acc[i], act), epi, alpha, residual, g, o);
+    STORE4(mask_tail(v, g, dst_shape.z), dst, o);
+  }
+}
+
 /* Depthwise with multiplier 1: weights [S][KH][KW] float4, bias [S]. */
 __kernel void depthwise_conv2d(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
                                __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil,
