@@ -239,14 +239,18 @@ int encode_conv2d(Executor* ex, int node) {
   cl_mem wm, bm;
   if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.weights], src->shape[GD_C], bias, block, &wm, &bm))
     return -1;
+  if (narrow) {
+    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
+    cl_kernel k = ex_dispatch(ex, "conv.cl", "conv2d_x4", phwc4_items(tiled), node);
+    return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(tiled)) : -1;
+  }
   size_t tiles = ((size_t)ds[GD_H] * ds[GD_W] + CONV_TILE - 1) / CONV_TILE;
   size_t blocks = ((size_t)(ds[GD_C] + 3) / 4 + block - 1) / block;
   size_t items = tiles * blocks * (size_t)ds[GD_B];
   /* A 1x1 stride-1 unpadded conv is a GEMM over the pixel plane. */
-  int gemm = !narrow && n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
+  int gemm = n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
              n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0;
-  const char* name = gemm ? "conv2d_1x1" : narrow ? "conv2d_tiled_narrow" : "conv2d_tiled";
-  cl_kernel k = ex_dispatch(ex, "conv.cl", name, items, node);
+  cl_kernel k = ex_dispatch(ex, "conv.cl", gemm ? "conv2d_1x1" : "conv2d_tiled", items, node);
   return k ? set_conv_args(ex, k, n, wm, bm, gemm ? ARGS_NO_GEOMETRY : ARGS_GEOMETRY, (int)items) : -1;
 }
 
