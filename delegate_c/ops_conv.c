@@ -224,9 +224,10 @@ int upload_dense_weights(Executor* ex, const GTensor* wt, int src_channels, cons
 
 /* Output slices per work-item of the tiled conv kernels (float16). */
 #define CONV_BLOCK_SLICES 4
-/* Output pixels per work-item: CONV_TILE and DW_TILE in conv.cl. */
+/* Output pixels per work-item: CONV_TILE and DW_TILE_S* in conv.cl. */
 #define CONV_TILE 8
-#define DW_TILE 16
+#define DW_TILE_S1 16
+#define DW_TILE_S2 8
 
 int encode_conv2d(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
@@ -282,12 +283,15 @@ int encode_depthwise(Executor* ex, int node) {
     cl_kernel k = ex_dispatch(ex, "conv.cl", "depthwise_conv2d_multiplier", phwc4_items(ds), node);
     return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(ds)) : -1;
   }
-  /* The two filters MediaPipe uses at stride 1 get their own kernels. */
+  /* The filters and strides MediaPipe uses get their own kernels. */
   int square = kh == kw && (kh == 3 || kh == 5);
-  if (square && n->p.conv.sx == 1 && n->p.conv.sy == 1 && n->p.conv.dx == 1 && n->p.conv.dy == 1) {
-    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + DW_TILE - 1) / DW_TILE, ds[GD_C]};
-    cl_kernel k = ex_dispatch(ex, "conv.cl", kh == 3 ? "depthwise_3x3_s1" : "depthwise_5x5_s1", phwc4_items(tiled),
-                              node);
+  int stride = n->p.conv.sx == n->p.conv.sy && n->p.conv.sx <= 2 ? n->p.conv.sx : 0;
+  if (square && stride && n->p.conv.dx == 1 && n->p.conv.dy == 1) {
+    static const char* names[2][2] = {{"depthwise_3x3_s1", "depthwise_3x3_s2"},
+                                      {"depthwise_5x5_s1", "depthwise_5x5_s2"}};
+    int t = stride == 1 ? DW_TILE_S1 : DW_TILE_S2;
+    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + t - 1) / t, ds[GD_C]};
+    cl_kernel k = ex_dispatch(ex, "conv.cl", names[kh == 5][stride - 1], phwc4_items(tiled), node);
     return k ? set_conv_args(ex, k, n, wm, bm, ARGS_PAD_ONLY, (int)phwc4_items(tiled)) : -1;
   }
   int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};

@@ -290,40 +290,42 @@ __kernel void depthwise_conv2d_x4(__global const storage_t* src, __global storag
   }
 }
 
-/* Depthwise, multiplier 1, stride 1, no dilation, a K x K filter known at
- * compile time (depthwise_3x3_s1 / depthwise_5x5_s1 pass a constant K, and
- * inlining unrolls the taps). A work-item computes DW_TILE horizontally
- * adjacent pixels of one slice as float8 pairs: pixels x and x+1 are
- * adjacent float4s in PHWC4, so one vload8 feeds both and the multiply-adds
- * run 8 lanes wide (2x the base kernel's CPU time on PoCL, measured on the
+/* Depthwise, multiplier 1, no dilation, a K x K filter and stride S known
+ * at compile time (the depthwise_KxK_sS kernels pass constants, and
+ * inlining unrolls the taps). A work-item computes T horizontally adjacent
+ * output pixels of one slice as float8 pairs, so the multiply-adds run 8
+ * lanes wide: at stride 1, pixels x and x+1 read adjacent float4s and one
+ * vload8 feeds both (2x the base kernel's speed on PoCL, measured on the
  * MediaPipe shapes). Rows fully inside the input take unmasked loads; edge
- * tiles gather a zero-padded row first. Work-items run over
- * (ceil(W / DW_TILE), H, S * B) with x-tiles fastest. */
-#define DW_TILE 16
+ * tiles, and stride 2, gather a zero-padded row into registers first.
+ * Work-items run over (ceil(W / T), H, S_slices * B), x-tiles fastest. */
+#define DW_TILE_S1 16
+#define DW_TILE_S2 8
+#define DW_ROW_MAX 20 /* (T - 1) * S + K for the tiles above and K <= 5 */
 #ifdef FP16_STORAGE
 #define LOAD8(p, i) vload_half8((i), (p))
 #else
 #define LOAD8(p, i) vload8((i), (p))
 #endif
 
-inline void depthwise_s1(const int K, __global const storage_t* src, __global storage_t* dst,
-                         __global const float4* weights, __global const float4* bias, int4 src_shape,
-                         int4 dst_shape, int2 pad, int act, __global const float4* alpha,
-                         __global const storage_t* residual, int4 epi, int total) {
+inline void depthwise_tiled(const int K, const int S, const int T, __global const storage_t* src,
+                            __global storage_t* dst, __global const float4* weights, __global const float4* bias,
+                            int4 src_shape, int4 dst_shape, int2 pad, int act, __global const float4* alpha,
+                            __global const storage_t* residual, int4 epi, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
-  int tiles = (dst_shape.x + DW_TILE - 1) / DW_TILE;
+  int tiles = (dst_shape.x + T - 1) / T;
   int xt = gid % tiles, r = gid / tiles;
-  int y = r % dst_shape.y, sb = r / dst_shape.y; /* sb = b * S + s */
+  int y = r % dst_shape.y, sb = r / dst_shape.y; /* sb = b * S_slices + s */
   int s = sb % SLICES(dst_shape);
-  int x = xt * DW_TILE;
+  int x = xt * T;
   float4 b4 = bias[s];
-  float8 acc[DW_TILE / 2];
-  for (int i = 0; i < DW_TILE / 2; ++i) acc[i] = (float8)(b4, b4);
-  int x0 = x - pad.x, y0 = y - pad.y;
+  float8 acc[DW_TILE_S1 / 2];
+  for (int i = 0; i < T / 2; ++i) acc[i] = (float8)(b4, b4);
+  int x0 = x * S - pad.x, y0 = y * S - pad.y;
   __global const float4* w = weights + s * K * K;
   __global const storage_t* plane = src + (size_t)sb * src_shape.x * src_shape.y * 4;
-  bool inner = x0 >= 0 && x0 + DW_TILE + K - 1 <= src_shape.x;
+  bool inner = S == 1 && x0 >= 0 && x0 + T + K - 1 <= src_shape.x;
   for (int ky = 0; ky < K; ++ky) {
     int sy = y0 + ky;
     if (sy < 0 || sy >= src_shape.y) continue;
@@ -332,11 +334,11 @@ inline void depthwise_s1(const int K, __global const storage_t* src, __global st
       for (int kx = 0; kx < K; ++kx) {
         float4 wk = w[ky * K + kx];
         float8 w8 = (float8)(wk, wk);
-        for (int i = 0; i < DW_TILE / 2; ++i) acc[i] = fma(LOAD8(row + 4 * (x0 + 2 * i + kx), 0), w8, acc[i]);
+        for (int i = 0; i < T / 2; ++i) acc[i] = fma(LOAD8(row + 4 * (x0 + 2 * i + kx), 0), w8, acc[i]);
       }
     } else {
-      float4 v[DW_TILE + 4]; /* DW_TILE + K - 1 for K <= 5 */
-      for (int j = 0; j < DW_TILE + K - 1; ++j) {
+      float4 v[DW_ROW_MAX];
+      for (int j = 0; j < (T - 1) * S + K; ++j) {
         int sx = x0 + j;
         bool ok = sx >= 0 && sx < src_shape.x;
         v[j] = ok ? LOAD4(row, ok ? sx : 0) : (float4)(0.0f);
@@ -344,26 +346,26 @@ inline void depthwise_s1(const int K, __global const storage_t* src, __global st
       for (int kx = 0; kx < K; ++kx) {
         float4 wk = w[ky * K + kx];
         float8 w8 = (float8)(wk, wk);
-        for (int i = 0; i < DW_TILE / 2; ++i) acc[i] = fma((float8)(v[2 * i + kx], v[2 * i + kx + 1]), w8, acc[i]);
+        for (int i = 0; i < T / 2; ++i)
+          acc[i] = fma((float8)(v[2 * i * S + kx], v[(2 * i + 1) * S + kx]), w8, acc[i]);
       }
     }
   }
   int o = (sb * dst_shape.y + y) * dst_shape.x + x;
-  for (int i = 0; i < DW_TILE && x + i < dst_shape.x; ++i) {
+  for (int i = 0; i < T && x + i < dst_shape.x; ++i) {
     float4 a = (i & 1) ? acc[i / 2].hi : acc[i / 2].lo;
     a = epilogue(activate(a, act), epi, alpha, residual, s, o + i);
     STORE4(mask_tail(a, s, dst_shape.z), dst, o + i);
   }
 }
 
-__kernel void depthwise_3x3_s1(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
-                               __global const float4* bias, int4 src_shape, int4 dst_shape, int2 pad, int act,
-                               __global const float4* alpha, __global const storage_t* residual, int4 epi, int total) {
-  depthwise_s1(3, src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi, total);
-}
-
-__kernel void depthwise_5x5_s1(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
-                               __global const float4* bias, int4 src_shape, int4 dst_shape, int2 pad, int act,
-                               __global const float4* alpha, __global const storage_t* residual, int4 epi, int total) {
-  depthwise_s1(5, src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi, total);
-}
+#define DEPTHWISE_KERNEL(name, K, S, T)                                                                            \
+  __kernel void name(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,     \
+                     __global const float4* bias, int4 src_shape, int4 dst_shape, int2 pad, int act,             \
+                     __global const float4* alpha, __global const storage_t* residual, int4 epi, int total) {    \
+    depthwise_tiled(K, S, T, src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi, total); \
+  }
+DEPTHWISE_KERNEL(depthwise_3x3_s1, 3, 1, DW_TILE_S1)
+DEPTHWISE_KERNEL(depthwise_5x5_s1, 5, 1, DW_TILE_S1)
+DEPTHWISE_KERNEL(depthwise_3x3_s2, 3, 2, DW_TILE_S2)
+DEPTHWISE_KERNEL(depthwise_5x5_s2, 5, 2, DW_TILE_S2)
