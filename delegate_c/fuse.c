@@ -37,8 +37,33 @@ static int per_channel_const(const Graph* g, int t, int channels) {
   return x->shape[GD_C] == channels || x->shape[GD_C] == 1;
 }
 
+static int is_output(int t, const int* outputs, int num_outputs) {
+  for (int k = 0; k < num_outputs; ++k)
+    if (outputs[k] == t) return 1;
+  return 0;
+}
+
+/* The node that computes t as a zero PAD of trailing channels only, read by
+ * node c alone, or -1. BlazeFace-style blocks add such a PAD of the
+ * shortcut to a conv's output; the conv can read the shortcut itself as a
+ * residual with fewer channels (its missing slices add zero). */
+static int channel_pad_of(const Graph* g, int t, int c, const int* outputs, int num_outputs) {
+  int k = writer(g, t), only = -1;
+  if (k < 0 || is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1 || only != c) return -1;
+  const GNode* pad = &g->nodes[k];
+  if (pad->op != GOP_REMAP || pad->p.remap.mode != REMAP_PAD || pad->p.remap.value != 0.0f || pad->num_inputs != 1)
+    return -1;
+  const int* b = pad->p.remap.begin;
+  const int* in = g->tensors[pad->inputs[0]].shape;
+  const int* out = g->tensors[t].shape;
+  if (b[GD_B] || b[GD_H] || b[GD_W] || b[GD_C] || in[GD_B] != out[GD_B] || in[GD_H] != out[GD_H] ||
+      in[GD_W] != out[GD_W] || in[GD_C] > out[GD_C] || g->tensors[pad->inputs[0]].data)
+    return -1;
+  return k;
+}
+
 /* Can node c (reading t, the output of node p) become an epilogue of p? */
-static int try_fuse(Graph* g, int p, int c, int t) {
+static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* outputs, int num_outputs) {
   GNode* prod = &g->nodes[p];
   GNode* cons = &g->nodes[c];
   if (prod->num_epi == GD_MAX_EPILOGUE || cons->op != GOP_BINARY || cons->num_inputs != 2) return 0;
@@ -57,25 +82,25 @@ static int try_fuse(Graph* g, int p, int c, int t) {
     e.op = EPI_PRELU;
   } else if (cons->p.binary.op == BIN_ADD && !g->tensors[other].data &&
              memcmp(g->tensors[other].shape, out_shape, sizeof(int) * 4) == 0) {
+    int pad = channel_pad_of(g, other, c, outputs, num_outputs);
+    if (pad >= 0) e.tensor = g->nodes[pad].inputs[0];
     /* The residual must exist before the producer runs. */
-    int w = writer(g, other);
+    int w = writer(g, e.tensor);
     if (w >= p) return 0;
     e.op = EPI_ADD;
     e.act = cons->act;
     if (prod->num_inputs >= GD_MAX_NODE_INPUTS) return 0;
-    prod->inputs[prod->num_inputs++] = other; /* keeps it alive in the memory plan */
+    prod->inputs[prod->num_inputs++] = e.tensor; /* keeps it alive in the memory plan */
+    if (pad >= 0) {
+      dead[pad] = 1;
+      g->nodes[pad].num_inputs = 0;
+    }
   } else {
     return 0;
   }
   prod->epi[prod->num_epi++] = e;
   prod->outputs[0] = cons->outputs[0];
   return 1;
-}
-
-static int is_output(int t, const int* outputs, int num_outputs) {
-  for (int k = 0; k < num_outputs; ++k)
-    if (outputs[k] == t) return 1;
-  return 0;
 }
 
 /* A PAD that adds zeros around H and W only (MediaPipe pads before its
@@ -130,7 +155,7 @@ int fuse_graph(Graph* g, const int* outputs, int num_outputs) {
     if (dead[p] || (prod->op != GOP_CONV2D && prod->op != GOP_DEPTHWISE)) continue;
     for (;;) {
       int t = prod->outputs[0], c = -1;
-      if (is_output(t, outputs, num_outputs) || readers(g, t, &c) != 1 || dead[c] || !try_fuse(g, p, c, t)) break;
+      if (is_output(t, outputs, num_outputs) || readers(g, t, &c) != 1 || dead[c] || !try_fuse(g, p, c, t, dead, outputs, num_outputs)) break;
       dead[c] = 1;
       g->nodes[c].num_inputs = 0; /* no longer reads anything */
       ++fused;

@@ -160,10 +160,16 @@ static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weigh
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_mem alpha = bias, residual = bias; /* placeholders when not fused */
   int epi[4] = {EPI_NONE, 0, EPI_NONE, 0};
+  /* A residual may have fewer channels than the output (fuse.c folds a
+   * channel PAD into the ADD); its missing slices add zero. */
+  int res_slices = (dst->shape[GD_C] + 3) / 4;
   for (int e = 0; e < n->num_epi; ++e) {
     epi[2 * e] = n->epi[e].op;
     epi[2 * e + 1] = n->epi[e].act;
-    if (n->epi[e].op == EPI_ADD) residual = ex_tensor_mem(ex, n->epi[e].tensor);
+    if (n->epi[e].op == EPI_ADD) {
+      residual = ex_tensor_mem(ex, n->epi[e].tensor);
+      res_slices = (ex->g.tensors[n->epi[e].tensor].shape[GD_C] + 3) / 4;
+    }
     if (n->epi[e].op == EPI_PRELU && !(alpha = epilogue_alpha(ex, n, dst->shape[GD_C]))) return -1;
   }
   KArgs a = {k, 0, CL_SUCCESS, 0};
@@ -182,6 +188,7 @@ static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weigh
   karg_mem(&a, alpha);
   karg_mem(&a, residual);
   karg_int4(&a, epi[0], epi[1], epi[2], epi[3]);
+  karg_int(&a, res_slices);
   if (n->op == GOP_DEPTHWISE && n->p.conv.multiplier != 1) karg_int(&a, n->p.conv.multiplier);
   karg_int(&a, total);
   return karg_done(ex, &a);

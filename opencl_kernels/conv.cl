@@ -19,9 +19,18 @@
  * prints for AVX2 targets is irrelevant to code that is all inlined. */
 #pragma clang diagnostic ignored "-Wpsabi"
 
+/* Index of the fused residual's float4 for output float4 o (batch b, slice
+ * s, of so slices over a plane of `plane` pixels). A residual whose channel
+ * PAD was folded into the ADD (fuse.c) has res_slices < so: it is read at
+ * its own index, and its missing slices add zero (-1). */
+inline int residual_index(int o, int b, int s, int so, int res_slices, int plane) {
+  return s < res_slices ? o - b * (so - res_slices) * plane : -1;
+}
+
 /* Activation, epilogue, tail mask and store of up to 4 slices of one pixel. */
 inline void conv_store16(float16 acc, __global storage_t* dst, int4 dst_shape, int b, int g, int p, int plane,
-                         int act, __global const float4* alpha, __global const storage_t* residual, int4 epi) {
+                         int act, __global const float4* alpha, __global const storage_t* residual, int4 epi,
+                         int res_slices) {
   int so = SLICES(dst_shape);
   float a[16];
   vstore16(acc, 0, a);
@@ -29,7 +38,8 @@ inline void conv_store16(float16 acc, __global storage_t* dst, int4 dst_shape, i
     int s = g * 4 + j;
     if (s >= so) return;
     int o = (b * so + s) * plane + p;
-    float4 r = epilogue(activate(vload4(j, a), act), epi, alpha, residual, s, o);
+    int rid = residual_index(o, b, s, so, res_slices, plane);
+    float4 r = epilogue(activate(vload4(j, a), act), epi, alpha, residual, s, rid);
     STORE4(mask_tail(r, s, dst_shape.z), dst, o);
   }
 }
@@ -61,7 +71,8 @@ inline void conv_tile_origins(int p0, int plane, int width, int4 geom, int4 pad_
  * weights (C_in x C_out); pixel p reads input pixel p. */
 __kernel void conv2d_1x1(__global const storage_t* src, __global storage_t* dst, __global const float* weights,
                          __global const float* bias, int4 src_shape, int4 dst_shape, int act,
-                         __global const float4* alpha, __global const storage_t* residual, int4 epi, int total) {
+                         __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
+                         int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int plane = dst_shape.x * dst_shape.y;
@@ -90,7 +101,7 @@ __kernel void conv2d_1x1(__global const storage_t* src, __global storage_t* dst,
     s += plane * 4;
   }
   for (int i = 0; i < CONV_TILE && p0 + i < plane; ++i)
-    conv_store16(acc[i], dst, dst_shape, b, g, p0 + i, plane, act, alpha, residual, epi);
+    conv_store16(acc[i], dst, dst_shape, b, g, p0 + i, plane, act, alpha, residual, epi, res_slices);
 }
 
 /* Any filter, stride, dilation and padding: per tap, each pixel's source
@@ -98,7 +109,7 @@ __kernel void conv2d_1x1(__global const storage_t* src, __global storage_t* dst,
 __kernel void conv2d_tiled(__global const storage_t* src, __global storage_t* dst, __global const float* weights,
                            __global const float* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil,
                            int act, __global const float4* alpha, __global const storage_t* residual, int4 epi,
-                           int total) {
+                           int res_slices, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int plane = dst_shape.x * dst_shape.y;
@@ -138,7 +149,7 @@ __kernel void conv2d_tiled(__global const storage_t* src, __global storage_t* ds
     }
   }
   for (int i = 0; i < CONV_TILE && p0 + i < plane; ++i)
-    conv_store16(acc[i], dst, dst_shape, b, g, p0 + i, plane, act, alpha, residual, epi);
+    conv_store16(acc[i], dst, dst_shape, b, g, p0 + i, plane, act, alpha, residual, epi, res_slices);
 }
 
 /* conv2d for outputs of one or two slices (MediaPipe's 1-channel masks and
@@ -150,7 +161,8 @@ __kernel void conv2d_tiled(__global const storage_t* src, __global storage_t* ds
  * (ceil(W/4), H, S_out, B). */
 __kernel void conv2d_x4(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
                         __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
-                        __global const float4* alpha, __global const storage_t* residual, int4 epi, int total) {
+                        __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
+                        int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int4 tiles = (int4)((dst_shape.x + 3) >> 2, dst_shape.y, dst_shape.z, dst_shape.w);
@@ -190,44 +202,19 @@ __kernel void conv2d_x4(__global const storage_t* src, __global storage_t* dst, 
   float4 accs[4] = {acc0, acc1, acc2, acc3};
   for (int i = 0; i < 4 && x + i < dst_shape.x; ++i) {
     int o = idx4(dst_shape, p.w, p.z, p.y, x + i);
-    float4 r = epilogue(activate(accs[i], act), epi, alpha, residual, p.z, o);
+    int rid = residual_index(o, p.w, p.z, SLICES(dst_shape), res_slices, dst_shape.x * dst_shape.y);
+    float4 r = epilogue(activate(accs[i], act), epi, alpha, residual, p.z, rid);
     STORE4(mask_tail(r, p.z, dst_shape.z), dst, o);
   }
 }
 
-/* Depthwise with multiplier 1: weights [S][KH][KW] float4, bias [S]. */
-__kernel void depthwise_conv2d(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
-                               __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil,
-                               int act, __global const float4* alpha, __global const storage_t* residual,
-                               int4 epi, int total) {
-  int gid = get_global_id(0);
-  if (gid >= total) return;
-  int4 p = split_gid(gid, dst_shape);
-  float4 acc = bias[p.z];
-  int x0 = p.x * geom.z - pad_dil.x;
-  int y0 = p.y * geom.w - pad_dil.y;
-  __global const float4* w = weights + p.z * geom.y * geom.x;
-  for (int ky = 0; ky < geom.y; ++ky) {
-    int sy = y0 + ky * pad_dil.w;
-    if (sy < 0 || sy >= src_shape.y) continue;
-    for (int kx = 0; kx < geom.x; ++kx) {
-      int sx = x0 + kx * pad_dil.z;
-      if (sx < 0 || sx >= src_shape.x) continue;
-      acc = fma(LOAD4(src, idx4(src_shape, p.w, p.z, sy, sx)), w[ky * geom.x + kx], acc);
-    }
-  }
-  acc = epilogue(activate(acc, act), epi, alpha, residual, p.z, gid);
-  acc = mask_tail(acc, p.z, dst_shape.z);
-  STORE4(acc, dst, gid);
-}
-
 /* Depthwise with any multiplier m: output channel c reads input channel
- * c / m. Same weight layout as above over output channels. */
+ * c / m. Weights [S][KH][KW] float4 over output channels, bias [S]. */
 __kernel void depthwise_conv2d_multiplier(__global const storage_t* src, __global storage_t* dst,
                                           __global const float4* weights, __global const float4* bias,
                                           int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
                                           __global const float4* alpha, __global const storage_t* residual,
-                                          int4 epi, int multiplier, int total) {
+                                          int4 epi, int res_slices, int multiplier, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
@@ -248,7 +235,8 @@ __kernel void depthwise_conv2d_multiplier(__global const storage_t* src, __globa
       acc = fma(v, w[ky * geom.x + kx], acc);
     }
   }
-  acc = epilogue(activate(acc, act), epi, alpha, residual, p.z, gid);
+  int rid = residual_index(gid, p.w, p.z, SLICES(dst_shape), res_slices, dst_shape.x * dst_shape.y);
+  acc = epilogue(activate(acc, act), epi, alpha, residual, p.z, rid);
   acc = mask_tail(acc, p.z, dst_shape.z);
   STORE4(acc, dst, gid);
 }
@@ -257,7 +245,7 @@ __kernel void depthwise_conv2d_multiplier(__global const storage_t* src, __globa
 __kernel void depthwise_conv2d_x4(__global const storage_t* src, __global storage_t* dst,
                                   __global const float4* weights, __global const float4* bias, int4 src_shape,
                                   int4 dst_shape, int4 geom, int4 pad_dil, int act, __global const float4* alpha,
-                                  __global const storage_t* residual, int4 epi, int total) {
+                                  __global const storage_t* residual, int4 epi, int res_slices, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int4 tiles = (int4)((dst_shape.x + 3) >> 2, dst_shape.y, dst_shape.z, dst_shape.w);
@@ -285,7 +273,8 @@ __kernel void depthwise_conv2d_x4(__global const storage_t* src, __global storag
   float4 accs[4] = {acc0, acc1, acc2, acc3};
   for (int i = 0; i < 4 && x + i < dst_shape.x; ++i) {
     int o = idx4(dst_shape, p.w, p.z, p.y, x + i);
-    float4 r = epilogue(activate(accs[i], act), epi, alpha, residual, p.z, o);
+    int rid = residual_index(o, p.w, p.z, SLICES(dst_shape), res_slices, dst_shape.x * dst_shape.y);
+    float4 r = epilogue(activate(accs[i], act), epi, alpha, residual, p.z, rid);
     STORE4(mask_tail(r, p.z, dst_shape.z), dst, o);
   }
 }
@@ -311,7 +300,7 @@ __kernel void depthwise_conv2d_x4(__global const storage_t* src, __global storag
 inline void depthwise_tiled(const int K, const int S, const int T, __global const storage_t* src,
                             __global storage_t* dst, __global const float4* weights, __global const float4* bias,
                             int4 src_shape, int4 dst_shape, int2 pad, int act, __global const float4* alpha,
-                            __global const storage_t* residual, int4 epi, int total) {
+                            __global const storage_t* residual, int4 epi, int res_slices, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int tiles = (dst_shape.x + T - 1) / T;
@@ -354,7 +343,9 @@ inline void depthwise_tiled(const int K, const int S, const int T, __global cons
   int o = (sb * dst_shape.y + y) * dst_shape.x + x;
   for (int i = 0; i < T && x + i < dst_shape.x; ++i) {
     float4 a = (i & 1) ? acc[i / 2].hi : acc[i / 2].lo;
-    a = epilogue(activate(a, act), epi, alpha, residual, s, o + i);
+    int rid = residual_index(o + i, sb / SLICES(dst_shape), s, SLICES(dst_shape), res_slices,
+                             dst_shape.x * dst_shape.y);
+    a = epilogue(activate(a, act), epi, alpha, residual, s, rid);
     STORE4(mask_tail(a, s, dst_shape.z), dst, o + i);
   }
 }
@@ -362,8 +353,10 @@ inline void depthwise_tiled(const int K, const int S, const int T, __global cons
 #define DEPTHWISE_KERNEL(name, K, S, T)                                                                            \
   __kernel void name(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,     \
                      __global const float4* bias, int4 src_shape, int4 dst_shape, int2 pad, int act,             \
-                     __global const float4* alpha, __global const storage_t* residual, int4 epi, int total) {    \
-    depthwise_tiled(K, S, T, src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi, total); \
+                     __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, \
+                     int total) {                                                                                \
+    depthwise_tiled(K, S, T, src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi,       \
+                    res_slices, total);                                                                          \
   }
 DEPTHWISE_KERNEL(depthwise_3x3_s1, 3, 1, DW_TILE_S1)
 DEPTHWISE_KERNEL(depthwise_5x5_s1, 5, 1, DW_TILE_S1)

@@ -138,3 +138,61 @@ def test_pad_folded_into_convs(readers, pads, stride, dispatches):
     for det, want in zip(it.get_output_details(), expected):
         got = it.get_tensor(det["index"])
         assert_close(got, want, rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
+
+
+@pytest.mark.parametrize("cin,cout,producer,extra_reader,dispatches", [
+    (5, 12, "conv", False, 3),   # x -> conv ; ADD(conv, PAD_c(x)): the PAD becomes a short residual
+    (8, 24, "conv", False, 3),   # two missing slices
+    (3, 17, "dw", False, 5),     # ADD(depthwise(conv(x)), PAD_c(RELU(x)))
+    (5, 12, "conv", True, 6),    # the PAD has a second reader: it stays (and 2 outputs)
+])
+def test_channel_pad_folded_into_residual_add(cin, cout, producer, extra_reader, dispatches):
+    rng = np.random.default_rng(3)
+    mb = ModelBuilder()
+    h, w = 7, 10
+    x = mb.add_input([1, h, w, cin])
+    paddings = mb.add_tensor([4, 2], dtype=np.int32,
+                             data=np.array([[0, 0], [0, 0], [0, 0], [0, cout - cin]], np.int32))
+    short = x
+    if producer == "dw":
+        short = mb.add_tensor([1, h, w, cin])
+        mb.add_op("RELU", [x], [short])
+    p = mb.add_tensor([1, h, w, cout])
+    mb.add_op("PAD", [short, paddings], [p])
+    if producer == "conv":
+        wt = mb.add_tensor([cout, 1, 1, cin], data=rng.standard_normal([cout, 1, 1, cin]).astype(np.float32))
+        src = x
+        opts = dict(padding="SAME", stride_w=1, stride_h=1)
+        op = "CONV_2D"
+    else:  # depthwise over a 1x1 conv of x, so the PAD's only reader is the ADD
+        w1 = mb.add_tensor([cout, 1, 1, cin], data=rng.standard_normal([cout, 1, 1, cin]).astype(np.float32))
+        b1 = mb.add_tensor([cout], data=rng.standard_normal([cout]).astype(np.float32))
+        src = mb.add_tensor([1, h, w, cout])
+        mb.add_op("CONV_2D", [x, w1, b1], [src], dict(padding="SAME", stride_w=1, stride_h=1))
+        wt = mb.add_tensor([1, 3, 3, cout], data=rng.standard_normal([1, 3, 3, cout]).astype(np.float32))
+        opts = dict(padding="SAME", stride_w=1, stride_h=1, depth_multiplier=1)
+        op = "DEPTHWISE_CONV_2D"
+    b = mb.add_tensor([cout], data=rng.standard_normal([cout]).astype(np.float32))
+    y = mb.add_tensor([1, h, w, cout])
+    mb.add_op(op, [src, wt, b], [y], opts)
+    out = mb.add_tensor([1, h, w, cout])
+    mb.add_op("ADD", [y, p], [out], dict(fused_activation="RELU"))
+    mb.mark_output(out)
+    if extra_reader:
+        z = mb.add_tensor([1, h, w, cout])
+        mb.add_op("RELU", [p], [z])
+        mb.mark_output(z)
+    model = mb.build()
+    inputs = [rng.standard_normal([1, h, w, cin]).astype(np.float32)]
+    expected = run_cpu(model, inputs)
+    d = tflite_gpu.load_delegate(log_level="silent")
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+    it.allocate_tensors()
+    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
+    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
+    it.invoke()
+    assert stats["cpu_nodes"] == 0
+    assert stats["dispatches"] == dispatches, stats
+    for det, want in zip(it.get_output_details(), expected):
+        assert_close(it.get_tensor(det["index"]), want, rtol_l2=1e-4,
+                     atol=1e-4 * max(1.0, float(np.abs(want).max())))
