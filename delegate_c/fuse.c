@@ -1,7 +1,8 @@
 /* Fuses elementwise consumers into the convolution that feeds them, so
  * conv -> PRELU -> ADD(residual) is one kernel: each fused node saves a
- * launch and a full write + read of the activation. Zero PADs of H and W
- * that only feed convolutions are folded into the convolutions' padding. */
+ * launch and a full write + read of the activation; a RELU-family node
+ * after them becomes the last step's activation. Zero PADs of H and W that
+ * only feed convolutions are folded into the convolutions' padding. */
 #include "fuse.h"
 
 #include <stdlib.h>
@@ -66,6 +67,19 @@ static int channel_pad_of(const Graph* g, int t, int c, const int* outputs, int 
 static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* outputs, int num_outputs) {
   GNode* prod = &g->nodes[p];
   GNode* cons = &g->nodes[c];
+  if (cons->op == GOP_UNARY) {
+    /* A RELU-family node after the conv, or after its fused ADD, becomes
+     * that step's activation (BlazeFace blocks: ADD then RELU). */
+    int act = cons->p.unary.op == UN_RELU ? kTfLiteActRelu
+              : cons->p.unary.op == UN_RELU6 ? kTfLiteActRelu6
+              : cons->p.unary.op == UN_RELU_N1_TO_1 ? kTfLiteActReluN1To1 : -1;
+    int* slot = prod->num_epi == 0 ? &prod->act
+                : prod->epi[prod->num_epi - 1].op == EPI_ADD ? &prod->epi[prod->num_epi - 1].act : NULL;
+    if (act < 0 || !slot || *slot != kTfLiteActNone) return 0;
+    *slot = act;
+    prod->outputs[0] = cons->outputs[0];
+    return 1;
+  }
   if (prod->num_epi == GD_MAX_EPILOGUE || cons->op != GOP_BINARY || cons->num_inputs != 2) return 0;
   const int* out_shape = g->tensors[cons->outputs[0]].shape;
   if (memcmp(out_shape, g->tensors[t].shape, sizeof(int) * 4) != 0) return 0;

@@ -196,3 +196,43 @@ def test_channel_pad_folded_into_residual_add(cin, cout, producer, extra_reader,
     for det, want in zip(it.get_output_details(), expected):
         assert_close(it.get_tensor(det["index"]), want, rtol_l2=1e-4,
                      atol=1e-4 * max(1.0, float(np.abs(want).max())))
+
+
+@pytest.mark.parametrize("chain,act,dispatches", [
+    (("relu",), "NONE", 3),             # conv -> RELU: the conv's activation
+    (("add", "relu6"), "RELU", 3),      # conv(RELU) -> ADD -> RELU6: the ADD step's activation
+    (("prelu", "relu"), "NONE", 4),     # after a PReLU there is no activation slot: RELU stays
+    (("relu", "relu_n1_to_1"), "NONE", 4),  # the slot is taken by the first one
+])
+def test_relu_after_conv_becomes_its_activation(chain, act, dispatches):
+    rng = np.random.default_rng(9)
+    mb = ModelBuilder()
+    h, w, c = 6, 9, 7
+    x = mb.add_input([1, h, w, c])
+    y = _conv(mb, rng, x, c, c, (h, w), act=act)
+    ops = {"relu": "RELU", "relu6": "RELU6", "relu_n1_to_1": "RELU_N1_TO_1"}
+    for step in chain:
+        out = mb.add_tensor([1, h, w, c])
+        if step == "add":
+            mb.add_op("ADD", [y, x], [out], dict(fused_activation="NONE"))
+        elif step == "prelu":
+            alpha = mb.add_tensor([c], data=rng.uniform(0.05, 0.5, [c]).astype(np.float32))
+            mb.add_op("PRELU", [y, alpha], [out])
+        else:
+            mb.add_op(ops[step], [y], [out])
+        y = out
+    mb.mark_output(y)
+    model = mb.build()
+    inputs = [rng.standard_normal([1, h, w, c]).astype(np.float32) * 3]
+    expected = run_cpu(model, inputs)
+    d = tflite_gpu.load_delegate(log_level="silent")
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+    it.allocate_tensors()
+    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
+    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
+    it.invoke()
+    assert stats["cpu_nodes"] == 0
+    assert stats["dispatches"] == dispatches, stats
+    want = expected[0]
+    assert_close(it.get_tensor(it.get_output_details()[0]["index"]), want, rtol_l2=1e-4,
+                 atol=1e-4 * max(1.0, float(np.abs(want).max())))
