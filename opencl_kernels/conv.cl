@@ -27,8 +27,19 @@ inline int residual_index(int o, int b, int s, int so, int res_slices, int plane
   return s < res_slices ? o - b * (so - res_slices) * plane : -1;
 }
 
-/* activate() over 16 lanes at once (the RELU family, the common case). */
+/* activate() over 16 and 8 lanes at once. */
 inline float16 activate16(float16 v, int act) {
+  switch (act) {
+    case 1: return fmax(v, 0.0f);
+    case 2: return clamp(v, -1.0f, 1.0f);
+    case 3: return clamp(v, 0.0f, 6.0f);
+    case 4: return tanh(v);
+    case 6: return 1.0f / (1.0f + exp(-v));
+    default: return v;
+  }
+}
+
+inline float8 activate8(float8 v, int act) {
   switch (act) {
     case 1: return fmax(v, 0.0f);
     case 2: return clamp(v, -1.0f, 1.0f);
@@ -364,11 +375,16 @@ inline void depthwise_tiled(const int K, const int S, const int T, __global cons
     }
   }
   int o = (sb * dst_shape.y + y) * dst_shape.x + x;
+  for (int i = 0; i < T / 2; ++i) acc[i] = activate8(acc[i], act);
+  if (epi.x == 0 && (s + 1) * 4 <= dst_shape.z) { /* nothing fused, no channel tail */
+    for (int i = 0; i < T && x + i < dst_shape.x; ++i) STORE4((i & 1) ? acc[i / 2].hi : acc[i / 2].lo, dst, o + i);
+    return;
+  }
   for (int i = 0; i < T && x + i < dst_shape.x; ++i) {
     float4 a = (i & 1) ? acc[i / 2].hi : acc[i / 2].lo;
     int rid = residual_index(o + i, sb / SLICES(dst_shape), s, SLICES(dst_shape), res_slices,
                              dst_shape.x * dst_shape.y);
-    a = epilogue(activate(a, act), epi, alpha, residual, s, rid);
+    a = epilogue(a, epi, alpha, residual, s, rid);
     STORE4(mask_tail(a, s, dst_shape.z), dst, o + i);
   }
 }
