@@ -290,15 +290,18 @@ int encode_depthwise(Executor* ex, int node) {
     cl_kernel k = ex_dispatch(ex, "conv.cl", "depthwise_conv2d_multiplier", phwc4_items(ds), node);
     return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(ds)) : -1;
   }
-  /* The filters and strides MediaPipe uses get their own kernels. */
-  int square = kh == kw && (kh == 3 || kh == 5);
+  /* The filters and strides MediaPipe uses get their own kernels (1x1:
+   * per-channel scales in hand_recrop). */
+  static const char* names[3][2] = {{"depthwise_1x1_s1", NULL},
+                                    {"depthwise_3x3_s1", "depthwise_3x3_s2"},
+                                    {"depthwise_5x5_s1", "depthwise_5x5_s2"}};
+  int square = kh == kw && (kh == 1 || kh == 3 || kh == 5);
   int stride = n->p.conv.sx == n->p.conv.sy && n->p.conv.sx <= 2 ? n->p.conv.sx : 0;
-  if (square && stride && n->p.conv.dx == 1 && n->p.conv.dy == 1) {
-    static const char* names[2][2] = {{"depthwise_3x3_s1", "depthwise_3x3_s2"},
-                                      {"depthwise_5x5_s1", "depthwise_5x5_s2"}};
+  const char* name = square && stride && n->p.conv.dx == 1 && n->p.conv.dy == 1 ? names[kh / 2][stride - 1] : NULL;
+  if (name) {
     int t = stride == 1 ? DW_TILE_S1 : DW_TILE_S2;
     int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + t - 1) / t, ds[GD_C]};
-    cl_kernel k = ex_dispatch(ex, "conv.cl", names[kh == 5][stride - 1], phwc4_items(tiled), node);
+    cl_kernel k = ex_dispatch(ex, "conv.cl", name, phwc4_items(tiled), node);
     return k ? set_conv_args(ex, k, n, wm, bm, ARGS_PAD_ONLY, (int)phwc4_items(tiled)) : -1;
   }
   int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};

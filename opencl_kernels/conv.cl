@@ -420,6 +420,7 @@ inline void depthwise_tiled(const int K, const int S, const int T, __global cons
     depthwise_tiled(K, S, T, src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi,       \
                     res_slices, total);                                                                          \
   }
+DEPTHWISE_KERNEL(depthwise_1x1_s1, 1, 1, DW_TILE_S1)
 DEPTHWISE_KERNEL(depthwise_3x3_s1, 3, 1, DW_TILE_S1)
 DEPTHWISE_KERNEL(depthwise_5x5_s1, 5, 1, DW_TILE_S1)
 DEPTHWISE_KERNEL(depthwise_3x3_s2, 3, 2, DW_TILE_S2)

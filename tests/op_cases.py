@@ -206,7 +206,8 @@ def depthwise_cases():
     # stride-1 kernels, with a partial last tile (width 37, 45).
     cases += [_conv_case(n, 6, w, c, 0, k, k, 1, pad, 1, act, depthwise=True)
               for n, w, c, k, pad, act in ((2, 37, 17, 3, "SAME", "RELU"), (1, 45, 8, 5, "SAME", "NONE"),
-                                           (1, 37, 5, 5, "VALID", "RELU6"), (2, 45, 12, 3, "VALID", "NONE"))]
+                                           (1, 37, 5, 5, "VALID", "RELU6"), (2, 45, 12, 3, "VALID", "NONE"),
+                                           (2, 37, 9, 1, "SAME", "RELU"))]
     # ... and of the 8-pixel stride-2 kernels.
     cases += [_conv_case(n, 7, w, c, 0, k, k, 2, pad, 1, act, depthwise=True)
               for n, w, c, k, pad, act in ((2, 37, 17, 3, "SAME", "RELU"), (1, 40, 8, 5, "SAME", "NONE"),
