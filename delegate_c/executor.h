@@ -58,6 +58,9 @@ void executor_free(Executor* ex);
 /* Appends a dispatch of `work_items` work-items of kernel `name` from
  * `file`; returns the kernel to set arguments on, or NULL (error set). */
 cl_kernel ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node);
+/* The same for kernels whose work-items each do much work (convolutions):
+ * a smaller local size on CPU devices, see executor.c. */
+cl_kernel ex_dispatch_heavy(Executor* ex, const char* file, const char* name, size_t work_items, int node);
 /* The device buffer of a graph tensor: planned for activations, uploaded
  * in PHWC4 (storage type) for constants used as operands. */
 cl_mem ex_tensor_mem(Executor* ex, int tensor);

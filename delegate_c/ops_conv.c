@@ -249,7 +249,7 @@ int encode_conv2d(Executor* ex, int node) {
     return -1;
   if (narrow) {
     int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
-    cl_kernel k = ex_dispatch(ex, "conv.cl", "conv2d_x4", phwc4_items(tiled), node);
+    cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", "conv2d_x4", phwc4_items(tiled), node);
     return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(tiled)) : -1;
   }
   size_t tiles = ((size_t)ds[GD_H] * ds[GD_W] + CONV_TILE - 1) / CONV_TILE;
@@ -258,7 +258,7 @@ int encode_conv2d(Executor* ex, int node) {
   /* A 1x1 stride-1 unpadded conv is a GEMM over the pixel plane. */
   int gemm = n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
              n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0;
-  cl_kernel k = ex_dispatch(ex, "conv.cl", gemm ? "conv2d_1x1" : "conv2d_tiled", items, node);
+  cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", gemm ? "conv2d_1x1" : "conv2d_tiled", items, node);
   return k ? set_conv_args(ex, k, n, wm, bm, gemm ? ARGS_NO_GEOMETRY : ARGS_GEOMETRY, (int)items) : -1;
 }
 
@@ -287,7 +287,7 @@ int encode_depthwise(Executor* ex, int node) {
   if (!bm) return -1;
   const int* ds = ex->g.tensors[n->outputs[0]].shape;
   if (n->p.conv.multiplier != 1) {
-    cl_kernel k = ex_dispatch(ex, "conv.cl", "depthwise_conv2d_multiplier", phwc4_items(ds), node);
+    cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", "depthwise_conv2d_multiplier", phwc4_items(ds), node);
     return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(ds)) : -1;
   }
   /* The filters and strides MediaPipe uses get their own kernels (1x1:
@@ -301,10 +301,10 @@ int encode_depthwise(Executor* ex, int node) {
   if (name) {
     int t = stride == 1 ? DW_TILE_S1 : DW_TILE_S2;
     int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + t - 1) / t, ds[GD_C]};
-    cl_kernel k = ex_dispatch(ex, "conv.cl", name, phwc4_items(tiled), node);
+    cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", name, phwc4_items(tiled), node);
     return k ? set_conv_args(ex, k, n, wm, bm, ARGS_PAD_ONLY, (int)phwc4_items(tiled)) : -1;
   }
   int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
-  cl_kernel k = ex_dispatch(ex, "conv.cl", "depthwise_conv2d_x4", phwc4_items(tiled), node);
+  cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", "depthwise_conv2d_x4", phwc4_items(tiled), node);
   return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(tiled)) : -1;
 }
