@@ -8,10 +8,16 @@
 #include "half.h"
 #include "memory_plan.h"
 
-/* PoCL compiles a work-group function per local size and runs local size 1
- * about 20x slower, so every kernel uses this one size (where the device
- * allows it) and bounds-checks a rounded-up global size. */
+/* PoCL compiles a work-group function per (kernel, local size), costing
+ * cold start time, and runs local size 1 about 20x slower, so each kernel
+ * has one local size and bounds-checks a rounded-up global size: 64, or 16
+ * for the heavy conv kernels on CPU devices (a work-item there does
+ * hundreds to thousands of multiply-adds, so small groups cost nothing,
+ * and the late layers of the MediaPipe models - a few hundred work-items -
+ * still split evenly over the cores: 432 work-items make 7 groups of 64,
+ * 4 + 3 per core, but 27 of 16). */
 #define GD_LOCAL_SIZE 64
+#define GD_LOCAL_SIZE_HEAVY_CPU 16
 
 int ex_fail(Executor* ex, const char* fmt, ...) {
   va_list ap;
@@ -98,7 +104,8 @@ cl_mem ex_tensor_mem(Executor* ex, int tensor) {
   return t->mem;
 }
 
-cl_kernel ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node) {
+static cl_kernel dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node,
+                          size_t local) {
   if (ex->num_dispatches == ex->cap_dispatches) {
     int cap = ex->cap_dispatches ? ex->cap_dispatches * 2 : 64;
     Dispatch* d = realloc(ex->dispatches, (size_t)cap * sizeof(*d));
@@ -111,15 +118,22 @@ cl_kernel ex_dispatch(Executor* ex, const char* file, const char* name, size_t w
   }
   cl_kernel k = gpu_device_kernel(ex->dev, file, name, ex->err, ex->errlen);
   if (!k) return NULL;
-  size_t local = GD_LOCAL_SIZE;
+  size_t items = work_items ? work_items : 1;
   size_t max_wg = 0;
   if (cl.clGetKernelWorkGroupInfo(k, ex->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(max_wg), &max_wg, NULL) ==
           CL_SUCCESS &&
       max_wg < local)
     local = max_wg ? max_wg : 1;
-  size_t items = work_items ? work_items : 1;
   ex->dispatches[ex->num_dispatches++] = (Dispatch){k, (items + local - 1) / local * local, local, node, name};
   return k;
+}
+
+cl_kernel ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node) {
+  return dispatch(ex, file, name, work_items, node, GD_LOCAL_SIZE);
+}
+
+cl_kernel ex_dispatch_heavy(Executor* ex, const char* file, const char* name, size_t work_items, int node) {
+  return dispatch(ex, file, name, work_items, node, ex->dev->is_gpu ? GD_LOCAL_SIZE : GD_LOCAL_SIZE_HEAVY_CPU);
 }
 
 void karg(KArgs* a, const void* value, size_t size) {

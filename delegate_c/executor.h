@@ -58,6 +58,9 @@ void executor_free(Executor* ex);
 /* Appends a dispatch of `work_items` work-items of kernel `name` from
  * `file`; returns the kernel to set arguments on, or NULL (error set). */
 cl_kernel ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node);
+/* The same for kernels whose work-items each do much work (convolutions):
+ * a smaller local size on CPU devices, see executor.c. */
+cl_kernel ex_dispatch_heavy(Executor* ex, const char* file, const char* name, size_t work_items, int node);
 /* The device buffer of a graph tensor: planned for activations, uploaded
  * in PHWC4 (storage type) for constants used as operands. */
 cl_mem ex_tensor_mem(Executor* ex, int tensor);
@@ -98,6 +101,11 @@ static inline size_t phwc4_items(const int s[4]) {
  * float4 (zeros when bias is NULL). */
 int upload_dense_weights(Executor* ex, const GTensor* weights, int src_channels, const GTensor* bias, cl_mem* wm,
                          cl_mem* bm);
+/* The same with block_slices output slices per block:
+ * [ceil(S_out / block_slices)][KH][KW][S_in][4 in][4 * block_slices out],
+ * bias [blocks * 4 * block_slices]; block_slices 1 is the layout above. */
+int upload_dense_weights_blocked(Executor* ex, const GTensor* weights, int src_channels, const GTensor* bias,
+                                 int block_slices, cl_mem* wm, cl_mem* bm);
 
 /* Per-op encoders (in the op files). */
 int encode_conv2d(Executor* ex, int node);

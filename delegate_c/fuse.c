@@ -1,6 +1,8 @@
 /* Fuses elementwise consumers into the convolution that feeds them, so
  * conv -> PRELU -> ADD(residual) is one kernel: each fused node saves a
- * launch and a full write + read of the activation. */
+ * launch and a full write + read of the activation; a RELU-family node
+ * after them becomes the last step's activation. Zero PADs of H and W that
+ * only feed convolutions are folded into the convolutions' padding. */
 #include "fuse.h"
 
 #include <stdlib.h>
@@ -36,12 +38,37 @@ static int per_channel_const(const Graph* g, int t, int channels) {
   return x->shape[GD_C] == channels || x->shape[GD_C] == 1;
 }
 
+static int is_output(int t, const int* outputs, int num_outputs) {
+  for (int k = 0; k < num_outputs; ++k)
+    if (outputs[k] == t) return 1;
+  return 0;
+}
+
+/* The node that computes t as a zero PAD of trailing channels only, read by
+ * node c alone, or -1. BlazeFace-style blocks add such a PAD of the
+ * shortcut to a conv's output; the conv can read the shortcut itself as a
+ * residual with fewer channels (its missing slices add zero). */
+static int channel_pad_of(const Graph* g, int t, int c, const int* outputs, int num_outputs) {
+  int k = writer(g, t), only = -1;
+  if (k < 0 || is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1 || only != c) return -1;
+  const GNode* pad = &g->nodes[k];
+  if (pad->op != GOP_REMAP || pad->p.remap.mode != REMAP_PAD || pad->p.remap.value != 0.0f || pad->num_inputs != 1)
+    return -1;
+  const int* b = pad->p.remap.begin;
+  const int* in = g->tensors[pad->inputs[0]].shape;
+  const int* out = g->tensors[t].shape;
+  if (b[GD_B] || b[GD_H] || b[GD_W] || b[GD_C] || in[GD_B] != out[GD_B] || in[GD_H] != out[GD_H] ||
+      in[GD_W] != out[GD_W] || in[GD_C] > out[GD_C] || g->tensors[pad->inputs[0]].data)
+    return -1;
+  return k;
+}
+
 /* Can node c (reading t, the output of node p) become an epilogue of p? */
-static int try_fuse(Graph* g, int p, int c, int t) {
+static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* outputs, int num_outputs) {
   GNode* prod = &g->nodes[p];
   GNode* cons = &g->nodes[c];
-  if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
   if (cons->op == GOP_QUANTIZE) {
+    if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
     /* Its params take the alpha operand: not with a fused PReLU. */
     for (int k = 0; k < prod->num_epi; ++k)
       if (prod->epi[k].op == EPI_PRELU || prod->epi[k].op == EPI_QDQ) return 0;
@@ -50,7 +77,20 @@ static int try_fuse(Graph* g, int p, int c, int t) {
     prod->outputs[0] = cons->outputs[0];
     return 1;
   }
-  if (cons->op != GOP_BINARY || cons->num_inputs != 2) return 0;
+  if (cons->op == GOP_UNARY) {
+    /* A RELU-family node after the conv, or after its fused ADD, becomes
+     * that step's activation (BlazeFace blocks: ADD then RELU). */
+    int act = cons->p.unary.op == UN_RELU ? kTfLiteActRelu
+              : cons->p.unary.op == UN_RELU6 ? kTfLiteActRelu6
+              : cons->p.unary.op == UN_RELU_N1_TO_1 ? kTfLiteActReluN1To1 : -1;
+    int* slot = prod->num_epi == 0 ? &prod->act
+                : prod->epi[prod->num_epi - 1].op == EPI_ADD ? &prod->epi[prod->num_epi - 1].act : NULL;
+    if (act < 0 || !slot || *slot != kTfLiteActNone) return 0;
+    *slot = act;
+    prod->outputs[0] = cons->outputs[0];
+    return 1;
+  }
+  if (prod->num_epi == GD_MAX_EPILOGUE || cons->op != GOP_BINARY || cons->num_inputs != 2) return 0;
   const int* out_shape = g->tensors[cons->outputs[0]].shape;
   if (memcmp(out_shape, g->tensors[t].shape, sizeof(int) * 4) != 0) return 0;
   int other = cons->inputs[0] == t ? cons->inputs[1] : cons->inputs[0];
@@ -66,13 +106,19 @@ static int try_fuse(Graph* g, int p, int c, int t) {
     e.op = EPI_PRELU;
   } else if (cons->p.binary.op == BIN_ADD && !g->tensors[other].data &&
              memcmp(g->tensors[other].shape, out_shape, sizeof(int) * 4) == 0) {
+    int pad = channel_pad_of(g, other, c, outputs, num_outputs);
+    if (pad >= 0) e.tensor = g->nodes[pad].inputs[0];
     /* The residual must exist before the producer runs. */
-    int w = writer(g, other);
+    int w = writer(g, e.tensor);
     if (w >= p) return 0;
     e.op = EPI_ADD;
     e.act = cons->act;
     if (prod->num_inputs >= GD_MAX_NODE_INPUTS) return 0;
-    prod->inputs[prod->num_inputs++] = other; /* keeps it alive in the memory plan */
+    prod->inputs[prod->num_inputs++] = e.tensor; /* keeps it alive in the memory plan */
+    if (pad >= 0) {
+      dead[pad] = 1;
+      g->nodes[pad].num_inputs = 0;
+    }
   } else {
     return 0;
   }
@@ -81,18 +127,59 @@ static int try_fuse(Graph* g, int p, int c, int t) {
   return 1;
 }
 
+/* A PAD that adds zeros around H and W only (MediaPipe pads before its
+ * stride-2 and 5x5 depthwise convs). The conv kernels read out-of-bounds
+ * taps as zero, so a reader that takes the PAD's input with its own
+ * padding grown by the top/left amounts computes the same values; the
+ * bottom/right amounts need nothing. Folded only when every reader is a
+ * conv reading it as its source. */
+static int fold_pad(Graph* g, int k, const int* outputs, int num_outputs) {
+  GNode* pad = &g->nodes[k];
+  if (pad->op != GOP_REMAP || pad->p.remap.mode != REMAP_PAD || pad->p.remap.value != 0.0f || pad->num_inputs != 1)
+    return 0;
+  const int* b = pad->p.remap.begin;
+  const int* in = g->tensors[pad->inputs[0]].shape;
+  const int* out = g->tensors[pad->outputs[0]].shape;
+  if (b[GD_B] != 0 || b[GD_C] != 0 || b[GD_H] > 0 || b[GD_W] > 0 || in[GD_B] != out[GD_B] || in[GD_C] != out[GD_C] ||
+      out[GD_H] < in[GD_H] - b[GD_H] || out[GD_W] < in[GD_W] - b[GD_W])
+    return 0;
+  int t = pad->outputs[0], readers = 0;
+  if (is_output(t, outputs, num_outputs)) return 0;
+  for (int c = 0; c < g->num_nodes; ++c) {
+    const GNode* n = &g->nodes[c];
+    for (int j = 0; j < n->num_inputs; ++j) {
+      if (n->inputs[j] != t) continue;
+      if ((n->op != GOP_CONV2D && n->op != GOP_DEPTHWISE) || j != 0) return 0;
+      ++readers;
+    }
+  }
+  if (readers == 0) return 0;
+  for (int c = 0; c < g->num_nodes; ++c) {
+    GNode* n = &g->nodes[c];
+    if (n->num_inputs == 0 || n->inputs[0] != t) continue;
+    n->inputs[0] = pad->inputs[0];
+    n->p.conv.pad_x -= b[GD_W];
+    n->p.conv.pad_y -= b[GD_H];
+  }
+  pad->num_inputs = 0;
+  return 1;
+}
+
 int fuse_graph(Graph* g, const int* outputs, int num_outputs) {
   char* dead = calloc((size_t)g->num_nodes + 1, 1);
   if (!dead) return -1;
   int fused = 0;
+  for (int k = 0; k < g->num_nodes; ++k)
+    if (fold_pad(g, k, outputs, num_outputs)) {
+      dead[k] = 1;
+      ++fused;
+    }
   for (int p = 0; p < g->num_nodes; ++p) {
     GNode* prod = &g->nodes[p];
     if (dead[p] || (prod->op != GOP_CONV2D && prod->op != GOP_DEPTHWISE)) continue;
     for (;;) {
       int t = prod->outputs[0], c = -1;
-      int is_output = 0;
-      for (int k = 0; k < num_outputs; ++k) is_output |= outputs[k] == t;
-      if (is_output || readers(g, t, &c) != 1 || dead[c] || !try_fuse(g, p, c, t)) break;
+      if (is_output(t, outputs, num_outputs) || readers(g, t, &c) != 1 || dead[c] || !try_fuse(g, p, c, t, dead, outputs, num_outputs)) break;
       dead[c] = 1;
       g->nodes[c].num_inputs = 0; /* no longer reads anything */
       ++fused;

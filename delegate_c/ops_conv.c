@@ -149,15 +149,27 @@ static cl_mem epilogue_alpha(Executor* ex, const GNode* n, int cout) {
   return NULL;
 }
 
-static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weights, cl_mem bias, int total) {
+/* What a conv kernel takes between the shapes and the activation. */
+enum { ARGS_NO_GEOMETRY = 0, ARGS_GEOMETRY = 1, ARGS_PAD_ONLY = 2 };
+
+/* Arguments shared by the conv kernels: conv2d_1x1 takes no filter
+ * geometry, the fixed-filter depthwise kernels only the padding. */
+static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weights, cl_mem bias, int geometry,
+                         int total) {
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_mem alpha = bias, residual = bias; /* placeholders when not fused */
   int epi[4] = {EPI_NONE, 0, EPI_NONE, 0};
+  /* A residual may have fewer channels than the output (fuse.c folds a
+   * channel PAD into the ADD); its missing slices add zero. */
+  int res_slices = (dst->shape[GD_C] + 3) / 4;
   for (int e = 0; e < n->num_epi; ++e) {
     epi[2 * e] = n->epi[e].op;
     epi[2 * e + 1] = n->epi[e].act;
-    if (n->epi[e].op == EPI_ADD) residual = ex_tensor_mem(ex, n->epi[e].tensor);
+    if (n->epi[e].op == EPI_ADD) {
+      residual = ex_tensor_mem(ex, n->epi[e].tensor);
+      res_slices = (ex->g.tensors[n->epi[e].tensor].shape[GD_C] + 3) / 4;
+    }
     if (n->epi[e].op == EPI_PRELU && !(alpha = epilogue_alpha(ex, n, dst->shape[GD_C]))) return -1;
     if (n->epi[e].op == EPI_QDQ) {
       const Epilogue* q = &n->epi[e];
@@ -172,55 +184,87 @@ static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weigh
   karg_mem(&a, bias);
   karg_shape(&a, src->shape);
   karg_shape(&a, dst->shape);
-  karg_int4(&a, n->p.conv.kw, n->p.conv.kh, n->p.conv.sx, n->p.conv.sy);
-  karg_int4(&a, n->p.conv.pad_x, n->p.conv.pad_y, n->p.conv.dx, n->p.conv.dy);
+  if (geometry == ARGS_PAD_ONLY) karg_int2(&a, n->p.conv.pad_x, n->p.conv.pad_y);
+  if (geometry == ARGS_GEOMETRY) {
+    karg_int4(&a, n->p.conv.kw, n->p.conv.kh, n->p.conv.sx, n->p.conv.sy);
+    karg_int4(&a, n->p.conv.pad_x, n->p.conv.pad_y, n->p.conv.dx, n->p.conv.dy);
+  }
   karg_int(&a, n->act);
   karg_mem(&a, alpha);
   karg_mem(&a, residual);
   karg_int4(&a, epi[0], epi[1], epi[2], epi[3]);
+  karg_int(&a, res_slices);
   if (n->op == GOP_DEPTHWISE && n->p.conv.multiplier != 1) karg_int(&a, n->p.conv.multiplier);
   karg_int(&a, total);
   return karg_done(ex, &a);
 }
 
-int upload_dense_weights(Executor* ex, const GTensor* wt, int src_channels, const GTensor* bias, cl_mem* wm,
-                         cl_mem* bm) {
+int upload_dense_weights_blocked(Executor* ex, const GTensor* wt, int src_channels, const GTensor* bias,
+                                 int block_slices, cl_mem* wm, cl_mem* bm) {
   int cout = wt->shape[0], kh = wt->shape[1], kw = wt->shape[2], cin = wt->shape[3];
-  int so = (cout + 3) / 4, si = (src_channels + 3) / 4;
-  /* [S_out][KH][KW][S_in][4 in-lanes][4 out-lanes], zero padded. */
-  size_t count = (size_t)so * kh * kw * si * 16;
+  int si = (src_channels + 3) / 4;
+  int bw = block_slices * 4; /* output channels per block */
+  int blocks = (cout + bw - 1) / bw;
+  /* [G][KH][KW][S_in][4 in-lanes][bw out-lanes], zero padded. */
+  size_t count = (size_t)blocks * kh * kw * si * 4 * bw;
   float* w = calloc(count, sizeof(float));
-  float* b = pack_bias(bias, cout);
+  float* b = calloc((size_t)blocks * bw, sizeof(float));
   if (!w || !b) {
     free(w);
     free(b);
     return ex_fail(ex, "out of memory repacking weights");
   }
+  if (bias) memcpy(b, bias->data, (size_t)cout * sizeof(float));
   for (int o = 0; o < cout; ++o)
     for (int y = 0; y < kh; ++y)
       for (int x = 0; x < kw; ++x)
         for (int i = 0; i < cin; ++i) {
-          size_t dst = ((((size_t)(o / 4) * kh + y) * kw + x) * si + i / 4) * 16 + (size_t)(i % 4) * 4 + o % 4;
+          size_t dst = ((((size_t)(o / bw) * kh + y) * kw + x) * si * 4 + (size_t)i) * bw + o % bw;
           w[dst] = wt->data[(((size_t)o * kh + y) * kw + x) * cin + i];
         }
   *wm = ex_upload(ex, w, count * sizeof(float));
-  *bm = *wm ? ex_upload(ex, b, (size_t)so * 4 * sizeof(float)) : NULL;
+  *bm = *wm ? ex_upload(ex, b, (size_t)blocks * bw * sizeof(float)) : NULL;
   free(w);
   free(b);
   return *bm ? 0 : -1;
 }
 
+int upload_dense_weights(Executor* ex, const GTensor* wt, int src_channels, const GTensor* bias, cl_mem* wm,
+                         cl_mem* bm) {
+  return upload_dense_weights_blocked(ex, wt, src_channels, bias, 1, wm, bm);
+}
+
+/* Output slices per work-item of the tiled conv kernels (float16). */
+#define CONV_BLOCK_SLICES 4
+/* Output pixels per work-item: CONV_TILE and DW_TILE_S* in conv.cl. */
+#define CONV_TILE 8
+#define DW_TILE_S1 16
+#define DW_TILE_S2 8
+
 int encode_conv2d(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* bias = n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL;
-  cl_mem wm, bm;
-  if (upload_dense_weights(ex, &ex->g.tensors[n->p.conv.weights], src->shape[GD_C], bias, &wm, &bm)) return -1;
-  /* Four output pixels per work-item (x-tiles), see conv2d_x4. */
   const int* ds = ex->g.tensors[n->outputs[0]].shape;
-  int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
-  cl_kernel k = ex_dispatch(ex, "conv.cl", "conv2d_x4", phwc4_items(tiled), node);
-  return k ? set_conv_args(ex, k, n, wm, bm, (int)phwc4_items(tiled)) : -1;
+  /* One or two output slices: 16-channel blocks would be mostly padding. */
+  int narrow = ds[GD_C] <= 8;
+  int block = narrow ? 1 : CONV_BLOCK_SLICES;
+  cl_mem wm, bm;
+  if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.weights], src->shape[GD_C], bias, block, &wm, &bm))
+    return -1;
+  if (narrow) {
+    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
+    cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", "conv2d_x4", phwc4_items(tiled), node);
+    return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(tiled)) : -1;
+  }
+  size_t tiles = ((size_t)ds[GD_H] * ds[GD_W] + CONV_TILE - 1) / CONV_TILE;
+  size_t blocks = ((size_t)(ds[GD_C] + 3) / 4 + block - 1) / block;
+  size_t items = tiles * blocks * (size_t)ds[GD_B];
+  /* A 1x1 stride-1 unpadded conv is a GEMM over the pixel plane. */
+  int gemm = n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
+             n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0;
+  cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", gemm ? "conv2d_1x1" : "conv2d_tiled", items, node);
+  return k ? set_conv_args(ex, k, n, wm, bm, gemm ? ARGS_NO_GEOMETRY : ARGS_GEOMETRY, (int)items) : -1;
 }
 
 int encode_depthwise(Executor* ex, int node) {
@@ -248,10 +292,24 @@ int encode_depthwise(Executor* ex, int node) {
   if (!bm) return -1;
   const int* ds = ex->g.tensors[n->outputs[0]].shape;
   if (n->p.conv.multiplier != 1) {
-    cl_kernel k = ex_dispatch(ex, "conv.cl", "depthwise_conv2d_multiplier", phwc4_items(ds), node);
-    return k ? set_conv_args(ex, k, n, wm, bm, (int)phwc4_items(ds)) : -1;
+    cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", "depthwise_conv2d_multiplier", phwc4_items(ds), node);
+    return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(ds)) : -1;
+  }
+  /* The filters and strides MediaPipe uses get their own kernels (1x1:
+   * per-channel scales in hand_recrop). */
+  static const char* names[3][2] = {{"depthwise_1x1_s1", NULL},
+                                    {"depthwise_3x3_s1", "depthwise_3x3_s2"},
+                                    {"depthwise_5x5_s1", "depthwise_5x5_s2"}};
+  int square = kh == kw && (kh == 1 || kh == 3 || kh == 5);
+  int stride = n->p.conv.sx == n->p.conv.sy && n->p.conv.sx <= 2 ? n->p.conv.sx : 0;
+  const char* name = square && stride && n->p.conv.dx == 1 && n->p.conv.dy == 1 ? names[kh / 2][stride - 1] : NULL;
+  if (name) {
+    int t = stride == 1 ? DW_TILE_S1 : DW_TILE_S2;
+    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + t - 1) / t, ds[GD_C]};
+    cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", name, phwc4_items(tiled), node);
+    return k ? set_conv_args(ex, k, n, wm, bm, ARGS_PAD_ONLY, (int)phwc4_items(tiled)) : -1;
   }
   int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
-  cl_kernel k = ex_dispatch(ex, "conv.cl", "depthwise_conv2d_x4", phwc4_items(tiled), node);
-  return k ? set_conv_args(ex, k, n, wm, bm, (int)phwc4_items(tiled)) : -1;
+  cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", "depthwise_conv2d_x4", phwc4_items(tiled), node);
+  return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(tiled)) : -1;
 }

@@ -79,14 +79,15 @@ inline float activate1(float v, int act) {
 }
 
 /* Fused epilogue steps (delegate_c/fuse.c): epi = (op0, act0, op1, act1),
- * op 1 = PReLU with a per-channel alpha (float4 per slice), op 2 = ADD of a
- * same-shape residual at the same float4 index, then act, op 3 = a
- * quantize-dequantize (quantize.cl) with alpha[0] = (scale, zero point,
- * qmin, qmax). */
+ * op 1 = PReLU with a per-channel alpha (float4 per slice), op 2 = ADD of
+ * the residual float4 at index gid (usually the output's own index; a
+ * residual with fewer channels passes its own index, or -1 for a slice it
+ * lacks, which adds zero), then act, op 3 = a quantize-dequantize
+ * (quantize.cl) with alpha[0] = (scale, zero point, qmin, qmax). */
 inline float4 epilogue_step(float4 v, int op, int act, __global const float4* alpha,
                             __global const storage_t* residual, int s, int gid) {
   if (op == 1) return select(v * alpha[s], v, isgreaterequal(v, (float4)(0.0f)));
-  if (op == 2) return activate(v + LOAD4(residual, gid), act);
+  if (op == 2) return activate(v + (gid >= 0 ? LOAD4(residual, gid) : (float4)(0.0f)), act);
   if (op == 3) {
     float4 g = alpha[0];
     return (clamp(round(v / g.x) + g.y, g.z, g.w) - g.y) * g.x;

@@ -177,6 +177,14 @@ def conv_cases():
     cases += [_conv_case(1, 13, 11, 17, 5, k, k, s, "SAME", 1, "RELU6", fp16=True,
                          dequantize_version=v)
               for k, s, v in ((1, 1, 2), (3, 2, 3), (5, 1, 2), (3, 1, 3))]
+    # Register-tiled kernels: several 16-channel output blocks with a partial
+    # last one (20, 33, 70 channels), pixel planes not a multiple of the
+    # 8-pixel tile, batch 2; the 1x1 GEMM path and the general one.
+    cases += [_conv_case(n, h, w, cin, cout, k, k, s, pad, 1, act)
+              for n, h, w, cin, cout, k, s, pad, act in (
+                  (2, 7, 9, 40, 33, 1, 1, "VALID", "RELU"), (1, 5, 3, 70, 20, 1, 1, "SAME", "NONE"),
+                  (1, 13, 11, 20, 70, 1, 2, "SAME", "RELU6"), (2, 13, 11, 33, 40, 3, 2, "SAME", "NONE"),
+                  (1, 9, 10, 17, 36, 5, 1, "VALID", "RELU"), (1, 1, 1, 64, 48, 1, 1, "VALID", "NONE"))]
     return cases
 
 
@@ -194,6 +202,16 @@ def depthwise_cases():
               for s in (1, 2)]
     cases += [_conv_case(1, 13, 11, 17, 0, 3, 3, 1, "SAME", 1, "RELU", fp16=True,
                          dequantize_version=v, depthwise=True) for v in (2, 3)]
+    # Rows wide enough for the unmasked interior path of the 16-pixel
+    # stride-1 kernels, with a partial last tile (width 37, 45).
+    cases += [_conv_case(n, 6, w, c, 0, k, k, 1, pad, 1, act, depthwise=True)
+              for n, w, c, k, pad, act in ((2, 37, 17, 3, "SAME", "RELU"), (1, 45, 8, 5, "SAME", "NONE"),
+                                           (1, 37, 5, 5, "VALID", "RELU6"), (2, 45, 12, 3, "VALID", "NONE"),
+                                           (2, 37, 9, 1, "SAME", "RELU"))]
+    # ... and of the 8-pixel stride-2 kernels.
+    cases += [_conv_case(n, 7, w, c, 0, k, k, 2, pad, 1, act, depthwise=True)
+              for n, w, c, k, pad, act in ((2, 37, 17, 3, "SAME", "RELU"), (1, 40, 8, 5, "SAME", "NONE"),
+                                           (1, 38, 5, 5, "VALID", "RELU6"), (1, 41, 12, 3, "VALID", "NONE"))]
     return cases
 
 

@@ -82,3 +82,157 @@ def test_residual_written_after_the_producer_is_not_fused():
     it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
     it.invoke()
     assert_close(it.get_tensor(it.get_output_details()[0]["index"]), expected[0], rtol_l2=1e-4, atol=1e-3)
+
+
+def _padded_convs(readers, pads, stride):
+    """x -> PAD(H, W) -> one or two convs (or a conv and a RELU)."""
+    rng = np.random.default_rng(7)
+    mb = ModelBuilder()
+    h, w, c = 11, 10, 6
+    x = mb.add_input([1, h, w, c])
+    (top, bottom), (left, right) = pads
+    ph, pw = h + top + bottom, w + left + right
+    paddings = mb.add_tensor([4, 2], dtype=np.int32,
+                             data=np.array([[0, 0], [top, bottom], [left, right], [0, 0]], np.int32))
+    p = mb.add_tensor([1, ph, pw, c])
+    mb.add_op("PAD", [x, paddings], [p])
+    outs = []
+    for kind in readers:
+        if kind == "relu":
+            y = mb.add_tensor([1, ph, pw, c])
+            mb.add_op("RELU", [p], [y])
+        else:
+            depthwise = kind == "dw"
+            cout = c if depthwise else 9
+            k = 5 if depthwise else 3
+            wshape = [1, k, k, cout] if depthwise else [cout, k, k, c]
+            wt = mb.add_tensor(wshape, data=rng.standard_normal(wshape).astype(np.float32))
+            b = mb.add_tensor([cout], data=rng.standard_normal([cout]).astype(np.float32))
+            oh, ow = (ph - k) // stride + 1, (pw - k) // stride + 1
+            y = mb.add_tensor([1, oh, ow, cout])
+            op, opts = ("DEPTHWISE_CONV_2D", dict(depth_multiplier=1)) if depthwise else ("CONV_2D", {})
+            mb.add_op(op, [p, wt, b], [y], dict(opts, padding="VALID", stride_w=stride, stride_h=stride))
+        mb.mark_output(y)
+        outs.append(y)
+    return mb.build(), [rng.standard_normal([1, h, w, c]).astype(np.float32)]
+
+
+@pytest.mark.parametrize("readers,pads,stride,dispatches", [
+    (("dw",), ((1, 2), (2, 1)), 2, 3),         # asymmetric pad before a stride-2 depthwise
+    (("conv",), ((1, 1), (1, 1)), 1, 3),
+    (("dw", "dw"), ((2, 2), (2, 2)), 1, 5),    # one PAD, two readers: folded into both
+    (("dw", "relu"), ((1, 1), (1, 1)), 1, 6),  # a non-conv reader keeps the PAD
+])
+def test_pad_folded_into_convs(readers, pads, stride, dispatches):
+    model, inputs = _padded_convs(readers, pads, stride)
+    expected = run_cpu(model, inputs)
+    d = tflite_gpu.load_delegate(log_level="silent")
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+    it.allocate_tensors()
+    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
+    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
+    it.invoke()
+    assert stats["cpu_nodes"] == 0
+    # one input conversion, the kernels, one output conversion per output
+    assert stats["dispatches"] == dispatches, stats
+    for det, want in zip(it.get_output_details(), expected):
+        got = it.get_tensor(det["index"])
+        assert_close(got, want, rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
+
+
+@pytest.mark.parametrize("cin,cout,producer,extra_reader,dispatches", [
+    (5, 12, "conv", False, 3),   # x -> conv ; ADD(conv, PAD_c(x)): the PAD becomes a short residual
+    (8, 24, "conv", False, 3),   # two missing slices
+    (3, 17, "dw", False, 5),     # ADD(depthwise(conv(x)), PAD_c(RELU(x)))
+    (5, 12, "conv", True, 6),    # the PAD has a second reader: it stays (and 2 outputs)
+])
+def test_channel_pad_folded_into_residual_add(cin, cout, producer, extra_reader, dispatches):
+    rng = np.random.default_rng(3)
+    mb = ModelBuilder()
+    h, w = 7, 10
+    x = mb.add_input([1, h, w, cin])
+    paddings = mb.add_tensor([4, 2], dtype=np.int32,
+                             data=np.array([[0, 0], [0, 0], [0, 0], [0, cout - cin]], np.int32))
+    short = x
+    if producer == "dw":
+        short = mb.add_tensor([1, h, w, cin])
+        mb.add_op("RELU", [x], [short])
+    p = mb.add_tensor([1, h, w, cout])
+    mb.add_op("PAD", [short, paddings], [p])
+    if producer == "conv":
+        wt = mb.add_tensor([cout, 1, 1, cin], data=rng.standard_normal([cout, 1, 1, cin]).astype(np.float32))
+        src = x
+        opts = dict(padding="SAME", stride_w=1, stride_h=1)
+        op = "CONV_2D"
+    else:  # depthwise over a 1x1 conv of x, so the PAD's only reader is the ADD
+        w1 = mb.add_tensor([cout, 1, 1, cin], data=rng.standard_normal([cout, 1, 1, cin]).astype(np.float32))
+        b1 = mb.add_tensor([cout], data=rng.standard_normal([cout]).astype(np.float32))
+        src = mb.add_tensor([1, h, w, cout])
+        mb.add_op("CONV_2D", [x, w1, b1], [src], dict(padding="SAME", stride_w=1, stride_h=1))
+        wt = mb.add_tensor([1, 3, 3, cout], data=rng.standard_normal([1, 3, 3, cout]).astype(np.float32))
+        opts = dict(padding="SAME", stride_w=1, stride_h=1, depth_multiplier=1)
+        op = "DEPTHWISE_CONV_2D"
+    b = mb.add_tensor([cout], data=rng.standard_normal([cout]).astype(np.float32))
+    y = mb.add_tensor([1, h, w, cout])
+    mb.add_op(op, [src, wt, b], [y], opts)
+    out = mb.add_tensor([1, h, w, cout])
+    mb.add_op("ADD", [y, p], [out], dict(fused_activation="RELU"))
+    mb.mark_output(out)
+    if extra_reader:
+        z = mb.add_tensor([1, h, w, cout])
+        mb.add_op("RELU", [p], [z])
+        mb.mark_output(z)
+    model = mb.build()
+    inputs = [rng.standard_normal([1, h, w, cin]).astype(np.float32)]
+    expected = run_cpu(model, inputs)
+    d = tflite_gpu.load_delegate(log_level="silent")
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+    it.allocate_tensors()
+    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
+    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
+    it.invoke()
+    assert stats["cpu_nodes"] == 0
+    assert stats["dispatches"] == dispatches, stats
+    for det, want in zip(it.get_output_details(), expected):
+        assert_close(it.get_tensor(det["index"]), want, rtol_l2=1e-4,
+                     atol=1e-4 * max(1.0, float(np.abs(want).max())))
+
+
+@pytest.mark.parametrize("chain,act,dispatches", [
+    (("relu",), "NONE", 3),             # conv -> RELU: the conv's activation
+    (("add", "relu6"), "RELU", 3),      # conv(RELU) -> ADD -> RELU6: the ADD step's activation
+    (("prelu", "relu"), "NONE", 4),     # after a PReLU there is no activation slot: RELU stays
+    (("relu", "relu_n1_to_1"), "NONE", 4),  # the slot is taken by the first one
+])
+def test_relu_after_conv_becomes_its_activation(chain, act, dispatches):
+    rng = np.random.default_rng(9)
+    mb = ModelBuilder()
+    h, w, c = 6, 9, 7
+    x = mb.add_input([1, h, w, c])
+    y = _conv(mb, rng, x, c, c, (h, w), act=act)
+    ops = {"relu": "RELU", "relu6": "RELU6", "relu_n1_to_1": "RELU_N1_TO_1"}
+    for step in chain:
+        out = mb.add_tensor([1, h, w, c])
+        if step == "add":
+            mb.add_op("ADD", [y, x], [out], dict(fused_activation="NONE"))
+        elif step == "prelu":
+            alpha = mb.add_tensor([c], data=rng.uniform(0.05, 0.5, [c]).astype(np.float32))
+            mb.add_op("PRELU", [y, alpha], [out])
+        else:
+            mb.add_op(ops[step], [y], [out])
+        y = out
+    mb.mark_output(y)
+    model = mb.build()
+    inputs = [rng.standard_normal([1, h, w, c]).astype(np.float32) * 3]
+    expected = run_cpu(model, inputs)
+    d = tflite_gpu.load_delegate(log_level="silent")
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+    it.allocate_tensors()
+    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
+    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
+    it.invoke()
+    assert stats["cpu_nodes"] == 0
+    assert stats["dispatches"] == dispatches, stats
+    want = expected[0]
+    assert_close(it.get_tensor(it.get_output_details()[0]["index"]), want, rtol_l2=1e-4,
+                 atol=1e-4 * max(1.0, float(np.abs(want).max())))
