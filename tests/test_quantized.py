@@ -12,8 +12,6 @@ Each single-op case is built twice from the same seed: first as a float
 model (weights = the dequantized int8 values, inputs = the dequantized
 int8 inputs) whose CPU output sets the output's quantization range, as a
 converter's calibration would, then as the quantized model under test.
-SOFTMAX is not in this branch's op table (another branch adds it), so it
-is not covered here.
 """
 from __future__ import annotations
 
@@ -32,7 +30,7 @@ INT8_VERSION = {  # the op version the converter writes for int8 kernels
     "CONV_2D": 3, "DEPTHWISE_CONV_2D": 3, "FULLY_CONNECTED": 4, "ADD": 2, "MUL": 2, "AVERAGE_POOL_2D": 2,
     "MAX_POOL_2D": 2, "CONCATENATION": 2, "RESHAPE": 1, "LOGISTIC": 2, "RESIZE_BILINEAR": 2, "PAD": 2,
     "MEAN": 2, "QUANTIZE": 2, "DEQUANTIZE": 2, "SUB": 2, "TANH": 2, "RELU6": 2, "MAXIMUM": 2, "HARD_SWISH": 1,
-    "STRIDED_SLICE": 2, "DEPTH_TO_SPACE": 2, "PRELU": 1, "TRANSPOSE_CONV": 3,
+    "STRIDED_SLICE": 2, "DEPTH_TO_SPACE": 2, "PRELU": 1, "TRANSPOSE_CONV": 3, "SOFTMAX": 2, "LOG_SOFTMAX": 2,
 }
 QRANGE = {np.int8: (-128, 127), np.uint8: (0, 255)}
 
@@ -200,6 +198,29 @@ def logistic(T, c):
     _op(T, "LOGISTIC", [x], [y])
 
 
+def _softmax(T, c, beta):
+    # The converter's fixed output grid for softmax (the CPU kernels require it).
+    x = T.input([2, 3, 5, c], scale=0.1)
+    y = T.output([2, 3, 5, c], "y", fixed=(1.0 / 256, -128 if T.dtype == np.int8 else 0))
+    _op(T, "SOFTMAX", [x], [y], dict(beta=beta))
+
+
+def softmax(T, c):
+    _softmax(T, c, 1.0)
+
+
+def softmax_beta(T, c):
+    """The integer kernels fold beta into their input multiplier."""
+    _softmax(T, c, 0.6)
+
+
+def log_softmax(T, c):
+    # The CPU kernels require this output grid: scale 16/256, zero point at qmax.
+    x = T.input([2, 3, 5, c], scale=0.1)
+    y = T.output([2, 3, 5, c], "y", fixed=(16.0 / 256, 127 if T.dtype == np.int8 else 255))
+    _op(T, "LOG_SOFTMAX", [x], [y])
+
+
 def resize_bilinear(T, c):
     x = T.input([1, 5, 7, c])
     size = T.ints([9, 13])
@@ -290,13 +311,15 @@ def transpose_conv(T, c):
 
 
 OPS = [conv, depthwise, fully_connected, add, mul, average_pool, max_pool, concatenation, reshape, logistic,
-       resize_bilinear, pad, mean]
-MORE_OPS = [sub, tanh, relu6, maximum, hard_swish, strided_slice, depth_to_space, prelu, transpose_conv]  # beyond the issue's list
+       resize_bilinear, pad, mean, softmax]
+MORE_OPS = [sub, tanh, relu6, maximum, hard_swish, strided_slice, depth_to_space, prelu, transpose_conv,
+            log_softmax]  # beyond the issue's list
 CASES = [(op, dtype, c) for op in OPS for dtype in (np.int8, np.uint8) for c in (1, 3, 5, 17)
          if dtype == np.int8 or c in (3, 17)]
 CASES += [(op, dtype, c) for op in MORE_OPS for dtype in (np.int8, np.uint8) for c in (3, 17)
           if dtype == np.int8 or c == 3]
 CASES += [(concat_rescale, np.uint8, c) for c in (1, 17)]
+CASES += [(softmax_beta, dtype, c) for dtype in (np.int8, np.uint8) for c in (1, 5, 17)]
 
 
 def _build(build, dtype, c, case_id):
@@ -332,8 +355,9 @@ def test_quantized_op_matches_cpu_integer_kernels(build, dtype, c):
     assert report.cpu_nodes == 0 and report.partitions == 1
     for a, e in zip(actual, expected):
         assert a.dtype == np.dtype(dtype)
-        # The case exercises the grid: outputs are not one saturated value.
-        assert len(np.unique(e)) > 1 or e.size == 1
+        # The case exercises the grid: outputs are not one saturated value
+        # (softmax over one channel is 1 everywhere, which saturates to qmax).
+        assert len(np.unique(e)) > 1 or e.size == 1 or (c == 1 and build in (softmax, softmax_beta))
         assert_within_steps(a, e, case_id)
 
 
