@@ -12,8 +12,8 @@ long cl_hooks_count(int what) { return what >= 0 && what < CLH_NUM ? __atomic_lo
 
 /* ---- fault injection (test builds) ---- */
 
-enum { FAULT_BUILD = 0, FAULT_ALLOC, FAULT_ENQUEUE, FAULT_TRANSFER, FAULT_KINDS };
-static const char* const kFaultNames[FAULT_KINDS] = {"build", "alloc", "enqueue", "transfer"};
+enum { FAULT_CREATE = 0, FAULT_BUILD, FAULT_ALLOC, FAULT_ENQUEUE, FAULT_TRANSFER, FAULT_KINDS };
+static const char* const kFaultNames[FAULT_KINDS] = {"create", "build", "alloc", "enqueue", "transfer"};
 
 #ifdef TFLITE_GPU_FAULT_INJECTION
 static long fault_at[FAULT_KINDS]; /* 1-based call number that fails; 0: none */
@@ -68,6 +68,10 @@ int cl_hooks_set_faults(const char* spec) {
 static cl_context CL_API_CALL w_create_context(const cl_context_properties* p, cl_uint n, const cl_device_id* d,
                                                void(CL_CALLBACK* cb)(const char*, const void*, size_t, void*),
                                                void* u, cl_int* rc) {
+  if (fault(FAULT_CREATE)) {
+    if (rc) *rc = CL_OUT_OF_HOST_MEMORY;
+    return NULL;
+  }
   cl_context c = real.clCreateContext(p, n, d, cb, u, rc);
   if (c) add(CLH_CONTEXT, 1);
   return c;
@@ -79,6 +83,10 @@ static cl_int CL_API_CALL w_release_context(cl_context c) {
 }
 static cl_command_queue CL_API_CALL w_create_queue(cl_context c, cl_device_id d, cl_command_queue_properties p,
                                                    cl_int* rc) {
+  if (fault(FAULT_CREATE)) {
+    if (rc) *rc = CL_OUT_OF_HOST_MEMORY;
+    return NULL;
+  }
   cl_command_queue q = real.clCreateCommandQueue(c, d, p, rc);
   if (q) add(CLH_QUEUE, 1);
   return q;
@@ -130,7 +138,7 @@ static cl_int CL_API_CALL w_build(cl_program p, cl_uint n, const cl_device_id* d
     /* A real compile error (float4 made an unknown type), so the compiler
      * writes a real build log for the error path to report. */
     char opts[512];
-    snprintf(opts, sizeof(opts), "%s -Dfloat4=injected_fault_unknown_type", o ? o : "");
+    snprintf(opts, sizeof(opts), "%s -D__kernel=injected_fault_unknown_type", o ? o : "");
     cl_int rc = real.clBuildProgram(p, n, d, opts, cb, u);
     return rc == CL_SUCCESS ? CL_BUILD_PROGRAM_FAILURE : rc;
   }

@@ -1,7 +1,9 @@
 /* Test hooks in the OpenCL layer: counts of live OpenCL objects (created
  * minus released) and program builds, always on; and, in builds made with
  * -DTFLITE_GPU_FAULT_INJECTION only, failure of the Nth call of a kind
- * (program build, buffer allocation, kernel enqueue, transfer). Both work
+ * (context/queue creation, program build, buffer allocation, kernel
+ * enqueue, transfer; the delegate maps no buffers, transfers are its
+ * only host<->device copies). Both work
  * by wrapping the entry points in `cl` once it is loaded. */
 #ifndef TFLITE_GPU_CL_HOOKS_H
 #define TFLITE_GPU_CL_HOOKS_H
@@ -18,7 +20,7 @@ enum {
 void cl_hooks_install(ClApi* api);
 /* Current value of counter `what` (CLH_*). */
 long cl_hooks_count(int what);
-/* "build=N,alloc=N,enqueue=N,transfer=N": the Nth call of each named kind,
+/* "create=N,build=N,alloc=N,enqueue=N,transfer=N": the Nth call of each named kind,
  * counted from now, fails (0 or absent: never). "" clears. Returns 0, or -1
  * when the spec is malformed or fault injection is not compiled in. Also
  * read from $TFLITE_GPU_FAULT_INJECT when the OpenCL library loads. */

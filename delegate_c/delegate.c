@@ -35,6 +35,7 @@ typedef struct GpuDelegate {
   size_t live_peak_bytes;   /* lower bound: peak of live activation bytes */
   double compile_seconds;   /* OpenCL program builds so far */
   char* partition_report;   /* one line per kernel: "nodes\tkernels\tnode,node,..." */
+  char init_error[GD_ERR_LEN]; /* first kernel init failure of the running Prepare */
 } GpuDelegate;
 
 /* Appends a kernel's line to d->partition_report (best effort). */
@@ -191,7 +192,10 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
              params->nodes_to_replace->size, k->ex.num_dispatches, k->ex.arena_bytes, k->ex.lower_bound_bytes);
     }
   }
-  if (!k->built) gd_log(k->log_level, GD_LOG_WARNING, "TfLiteGpuDelegate Init: %s", k->error);
+  if (!k->built) {
+    gd_log(k->log_level, GD_LOG_WARNING, "TfLiteGpuDelegate Init: %s", k->error);
+    if (!d->init_error[0]) snprintf(d->init_error, sizeof(d->init_error), "%s", k->error);
+  }
   return k;
 }
 
@@ -284,7 +288,7 @@ static TfLiteStatus kernel_prepare(TfLiteContext* context, TfLiteNode* node) {
   }
   /* Prepare runs again after a resize: follow the new input shapes. */
   if (!k->stale && !inputs_changed(k, context)) return kTfLiteOk;
-  char err[GD_ERR_LEN];
+  char err[GD_ERR_LEN] = "";
   if (replan(k, err, sizeof(err))) {
     context->ReportError(context, "TfLiteGpuDelegate Prepare: cannot follow the input resize: %s", err);
     gd_log(k->log_level, GD_LOG_WARNING, "TfLiteGpuDelegate Prepare: cannot follow the input resize: %s", err);
@@ -344,8 +348,16 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
     reg.custom_name = "TfLiteGpuDelegateV2";
     reg.version = 1;
     d->current_view = &mv;
+    d->init_error[0] = '\0';
     status = context->ReplaceNodeSubsetsWithDelegateKernels(context, reg, pr.nodes, delegate);
     d->current_view = NULL;
+    /* A partition that could not be built (a kernel build or an allocation
+     * failed) fails the delegate's application: the runtime restores the
+     * CPU graph and Python raises ValueError when the interpreter is made. */
+    if (status == kTfLiteOk && d->init_error[0]) {
+      context->ReportError(context, "TfLiteGpuDelegate Init: %s", d->init_error);
+      status = kTfLiteDelegateError;
+    }
   }
   pthread_mutex_unlock(&d->prepare_mutex);
   mv_free(&mv);
