@@ -25,8 +25,7 @@ FAULT_LIB = ROOT / "build-fault" / "libgpu_delegate.so"
 def fault_run():
     subprocess.run(["make", "-s", "-C", str(ROOT / "delegate_c"), "FAULT_INJECTION=1",
                     f"BUILD={FAULT_LIB.parent}"], check=True)
-    env = dict(os.environ, TFLITE_GPU_LIBRARY=str(FAULT_LIB),
-               PYTHONPATH=os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, TFLITE_GPU_LIBRARY=str(FAULT_LIB))
     p = subprocess.run([sys.executable, str(ROOT / "tests" / "support" / "fault_child.py"), str(ROOT / "tests")],
                        env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-4000:]

@@ -30,7 +30,8 @@ def test_option_parser_libfuzzer_short_run(tmp_path):
 
 
 def test_graph_check_mutation_fuzz_short_run(tmp_path):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")]))
+    import tflite_gpu
+    env = dict(os.environ, TFLITE_GPU_LIBRARY=tflite_gpu.library_path())
     p = subprocess.run([sys.executable, str(FUZZ / "fuzz_graph.py"), "--seconds", "35", "--seed",
                         os.environ.get("TFLITE_GPU_FUZZ_SEED", "1"), "--out", str(tmp_path)],
                        env=env, capture_output=True, text=True, timeout=600)

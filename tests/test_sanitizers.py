@@ -31,8 +31,10 @@ ASAN_SUITES = ["tests/test_ops.py", "tests/test_models.py", "tests/test_resize.p
 
 
 def _child_env(**extra):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in [str(ROOT / "python"), env.get("PYTHONPATH", "")] if p)
+    """The parent's environment (so the child imports the same tflite_gpu),
+    pinned to the library the parent uses unless extra says otherwise."""
+    import tflite_gpu
+    env = dict(os.environ, TFLITE_GPU_LIBRARY=tflite_gpu.library_path())
     env.update(extra)
     return env
 
