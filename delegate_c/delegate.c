@@ -235,10 +235,19 @@ static int replan(PartitionKernel* k, char* err, size_t errlen) {
     }
     const OpDef* def = op_lookup(ni.reg);
     if (def && !def->check) continue; /* folded constants keep their shapes */
+    int settled = 0;
+    k->mv.inferred = &settled;
     if (op_check_node(&ni)) {
       rc = -1;
       snprintf(err, errlen, "%s (node %d): %s", builtin_name(ni.reg->builtin_code), ni.index, why);
+    } else if (settled < ni.node->outputs->size) {
+      /* An op whose check does not compute its output shape cannot be
+       * trusted with new shapes: refuse rather than plan stale ones. */
+      rc = -1;
+      snprintf(err, errlen, "%s (node %d): its output shape cannot be inferred after a resize",
+               builtin_name(ni.reg->builtin_code), ni.index);
     }
+    k->mv.inferred = NULL;
   }
   k->mv.infer_shapes = 0;
   if (rc) return -1;

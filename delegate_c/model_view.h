@@ -30,6 +30,7 @@ typedef struct ModelView {
   /* Re-planning after a resize: op checks write each computed output shape
    * into the TFLite tensor (context->ResizeTensor) instead of comparing. */
   int infer_shapes;
+  int* inferred;        /* infer mode: outputs whose shape a check settled (counted) */
   /* In a copy (mv_copy): the plan's nodes and registrations, copied while
    * the runtime still allowed GetNodeAndRegistration; indexed by node. */
   TfLiteNode* snap_nodes;

@@ -128,6 +128,7 @@ int check_const_input(const NodeInfo* ni, int k, const char* what, int type) {
 int set_output_dims(const NodeInfo* ni, int tensor, const int* dims, int rank) {
   TfLiteContext* ctx = ni->mv->ctx;
   TfLiteTensor* t = &ctx->tensors[tensor];
+  if (ni->mv->inferred) ++*ni->mv->inferred;
   if (t->dims && t->dims->size == rank && memcmp(t->dims->data, dims, (size_t)rank * sizeof(int)) == 0) return 0;
   for (int d = 0; d < rank; ++d)
     if (dims[d] <= 0) return reason(ni, "the new output shape has a zero-size dimension (dim %d = %d)", d, dims[d]);
@@ -145,6 +146,7 @@ int check_output_shape(const NodeInfo* ni, int tensor, const int e[4]) {
   int s[4];
   int rank = ni_shape(ni, tensor, s);
   if (rank < 0) return reason(ni, "output has no usable shape");
+  if (ni->mv->infer_shapes && ni->mv->inferred && memcmp(s, e, sizeof(s)) == 0) ++*ni->mv->inferred;
   if (ni->mv->infer_shapes && memcmp(s, e, sizeof(s)) != 0) {
     /* Keep the declared rank: BHWC right-aligned, dropped axes must be 1. */
     for (int d = 0; d < 4 - rank; ++d)

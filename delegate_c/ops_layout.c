@@ -134,7 +134,10 @@ static int infer_reshape(const NodeInfo* ni, const int in[4]) {
     rank = p->num_dimensions;
     memcpy(dims, p->shape, (size_t)rank * sizeof(int));
   } else {
-    return 0; /* no known target: the element check below decides */
+    /* No known target: the shape stays, and the element check decides. */
+    int cur[8];
+    int n = mv_dims(ni->mv, ni_output(ni, 0), cur, 8);
+    return n < 0 ? reason(ni, "output has no shape") : set_output_dims(ni, ni_output(ni, 0), cur, n);
   }
   if (rank > 4) return reason(ni, "new shape has rank %d; at most 4 is supported", rank);
   size_t known = 1, total = shape_elements(in);

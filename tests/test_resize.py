@@ -144,3 +144,47 @@ def test_resize_with_fp16_storage():
     for g, e in zip(_run(gpu, x), _run(cpu, x)):
         assert g.shape == e.shape
         assert_close(g, e, rtol_l2=1e-2, atol=5e-2)  # FP16 storage of activations
+
+
+def _layout_model():
+    """MAX_POOL 2x2/2 -> MUL by a per-channel constant -> CONCATENATION on
+    channels -> STRIDED_SLICE (shrinks H; masked ends follow the resize) ->
+    RESHAPE [-1, 8] given only in the options -> LOGISTIC. Declared for
+    1x8x6x4."""
+    rng = np.random.default_rng(9)
+    mb = ModelBuilder()
+    x = mb.add_input([1, 8, 6, 4])
+    pool = mb.add_tensor([1, 4, 3, 4])
+    mb.add_op("MAX_POOL_2D", [x], [pool], dict(padding="VALID", stride_w=2, stride_h=2, filter_w=2, filter_h=2,
+                                                 fused_activation="NONE"))
+    scaled = mb.add_tensor([1, 4, 3, 4])
+    mb.add_op("MUL", [pool, mb.add_tensor([4], data=rng.standard_normal(4, dtype=np.float32))], [scaled],
+              dict(fused_activation="NONE"))
+    cat = mb.add_tensor([1, 4, 3, 8])
+    mb.add_op("CONCATENATION", [pool, scaled], [cat], dict(axis=3, fused_activation="NONE"))
+    begin, end, strides = ([0, 1, 0, 0], [0, 2, 0, 0], [1, 1, 1, 1])
+    params = [mb.add_tensor([4], np.int32, data=np.asarray(v, np.int32)) for v in (begin, end, strides)]
+    row = mb.add_tensor([1, 3, 8])
+    mb.add_op("STRIDED_SLICE", [cat] + params, [row], dict(begin_mask=0, end_mask=0b1101, shrink_axis_mask=0b0010))
+    flat = mb.add_tensor([3, 8])
+    mb.add_op("RESHAPE", [row], [flat], dict(new_shape=[-1, 8]))
+    out = mb.add_tensor([3, 8])
+    mb.add_op("LOGISTIC", [flat], [out])
+    mb.mark_output(out)
+    return mb.build()
+
+
+def test_resize_through_pool_concat_slice_and_reshape():
+    model = _layout_model()
+    delegate = tflite_gpu.load_delegate(log_level="silent")
+    gpu, cpu = _interp(model, delegate), _interp(model)
+    gpu.allocate_tensors()
+    assert _capi.delegate_stats(delegate._get_native_delegate_pointer())["cpu_nodes"] == 0
+    rng = np.random.default_rng(13)
+    for shape in ([1, 8, 6, 4], [2, 12, 10, 4], [3, 6, 6, 4], [1, 8, 6, 4]):
+        _resize(gpu, shape)
+        _resize(cpu, shape)
+        x = rng.uniform(-1, 1, shape).astype(np.float32)
+        (g,), (e,) = _run(gpu, x), _run(cpu, x)
+        assert g.shape == e.shape, (shape, g.shape, e.shape)
+        assert_close(g, e)
