@@ -6,7 +6,8 @@ fails the interpreter's construction (the runtime restores its CPU graph and
 raises RuntimeError with our message); an invoke fails with RuntimeError
 naming the op and kernel; a failed build prints its build log; nothing
 leaks and the process stays healthy (a fresh delegate afterwards matches
-the CPU). Runs in a subprocess (tests/support/fault_child.py)."""
+the CPU). Runs in a subprocess (tests/support/fault_child.py) against a
+build with both FAULT_INJECTION=1 and SANITIZE=1."""
 from __future__ import annotations
 
 import json
@@ -18,14 +19,19 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-FAULT_LIB = ROOT / "build-fault" / "libgpu_delegate.so"
+# Also built with ASan/UBSan, so every error path is checked for memory errors.
+FAULT_LIB = ROOT / "build-asan-fault" / "libgpu_delegate.so"
 
 
 @pytest.fixture(scope="module")
 def fault_run():
-    subprocess.run(["make", "-s", "-C", str(ROOT / "delegate_c"), "FAULT_INJECTION=1",
+    from test_sanitizers import _sanitizer_runtime
+    subprocess.run(["make", "-s", "-C", str(ROOT / "delegate_c"), "FAULT_INJECTION=1", "SANITIZE=1",
                     f"BUILD={FAULT_LIB.parent}"], check=True)
-    env = dict(os.environ, TFLITE_GPU_LIBRARY=str(FAULT_LIB))
+    env = dict(os.environ, TFLITE_GPU_LIBRARY=str(FAULT_LIB),
+               LD_PRELOAD=" ".join(_sanitizer_runtime(n) for n in ("libasan.so", "libubsan.so")),
+               ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
     p = subprocess.run([sys.executable, str(ROOT / "tests" / "support" / "fault_child.py"), str(ROOT / "tests")],
                        env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-4000:]
