@@ -1,5 +1,7 @@
 #include "cl_api.h"
 
+#include "cl_hooks.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -52,7 +54,10 @@ int cl_api_load(char* err, size_t errlen) {
     return -1;
   }
   int rc = resolve_all(g_handle, err, errlen);
-  if (rc == 0) g_loaded = 1;
+  if (rc == 0) {
+    cl_hooks_install(&cl); /* counts live objects; injects faults in test builds */
+    g_loaded = 1;
+  }
   pthread_mutex_unlock(&g_load_mutex);
   return rc;
 }

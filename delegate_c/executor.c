@@ -140,7 +140,14 @@ void karg(KArgs* a, const void* value, size_t size) {
   if (a->rc != CL_SUCCESS) return;
   a->rc = cl.clSetKernelArg(a->k, a->i++, size, value);
 }
-void karg_mem(KArgs* a, cl_mem m) { karg(a, &m, sizeof(m)); }
+/* A NULL buffer means its creation failed (the error is already in
+ * ex->err); OpenCL would accept it as an argument and the kernel would
+ * then dereference NULL, so it fails the dispatch here instead. */
+#define GD_ARG_NULL_BUFFER CL_MEM_OBJECT_ALLOCATION_FAILURE
+void karg_mem(KArgs* a, cl_mem m) {
+  if (!m && a->rc == CL_SUCCESS) a->rc = GD_ARG_NULL_BUFFER, a->i++;
+  karg(a, &m, sizeof(m));
+}
 void karg_int(KArgs* a, int v) {
   cl_int x = v;
   karg(a, &x, sizeof(x));
@@ -175,6 +182,7 @@ int ex_dispatch_src_dst(Executor* ex, int node, const char* file, const char* na
 
 int karg_done(Executor* ex, KArgs* a) {
   if (a->rc == CL_SUCCESS) return 0;
+  if (a->rc == GD_ARG_NULL_BUFFER && ex->err[0]) return -1;
   return ex_fail(ex, "clSetKernelArg(%u): %s", a->i - 1, cl_error_name(a->rc));
 }
 
@@ -319,6 +327,7 @@ int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, i
   memset(g, 0, sizeof(*g));
   ex->err = err;
   ex->errlen = errlen;
+  if (errlen) err[0] = '\0'; /* karg_done tells a failed upload by a set error */
   Graph* gr = &ex->g;
 
   /* Partition inputs: runtime tensors read by a node but written by none. */

@@ -8,6 +8,12 @@
 #include "tflite_builtins.h"
 
 int mv_node(const ModelView* mv, int node_index, TfLiteNode** node, TfLiteRegistration** reg) {
+  if (mv->snap_nodes) {
+    if (node_index < 0 || node_index >= mv->num_snap || !mv->snap_nodes[node_index].outputs) return -1;
+    *node = &mv->snap_nodes[node_index];
+    *reg = &mv->snap_regs[node_index];
+    return 0;
+  }
   return mv->ctx->GetNodeAndRegistration(mv->ctx, node_index, node, reg) == kTfLiteOk ? 0 : -1;
 }
 
@@ -105,7 +111,53 @@ void mv_free(ModelView* mv) {
   free(mv->consumers);
   free(mv->const_kind);
   free(mv->foldable);
+  free(mv->snap_nodes);
+  free(mv->snap_regs);
   memset(mv, 0, sizeof(*mv));
+}
+
+static void* dup_bytes(const void* src, size_t n) {
+  void* p = malloc(n ? n : 1);
+  if (p && n) memcpy(p, src, n);
+  return p;
+}
+
+int mv_copy(ModelView* dst, const ModelView* src) {
+  size_t nt = (size_t)src->num_tensors, nn = (size_t)src->num_nodes;
+  *dst = *src;
+  dst->plan = dup_bytes(src->plan, nn * sizeof(int));
+  dst->producer = dup_bytes(src->producer, nt * sizeof(int));
+  dst->consumers = dup_bytes(src->consumers, nt * sizeof(int));
+  dst->const_kind = dup_bytes(src->const_kind, nt);
+  dst->foldable = dup_bytes(src->foldable, nn);
+  dst->snap_nodes = NULL;
+  dst->snap_regs = NULL;
+  dst->num_snap = 0;
+  if (!dst->plan || !dst->producer || !dst->consumers || !dst->const_kind || !dst->foldable) {
+    mv_free(dst);
+    return -1;
+  }
+  int max_node = -1;
+  for (int i = 0; i < src->num_nodes; ++i)
+    if (src->plan[i] > max_node) max_node = src->plan[i];
+  dst->snap_nodes = calloc((size_t)max_node + 2, sizeof(TfLiteNode));
+  dst->snap_regs = calloc((size_t)max_node + 2, sizeof(TfLiteRegistration));
+  if (!dst->snap_nodes || !dst->snap_regs) {
+    mv_free(dst);
+    return -1;
+  }
+  /* Shallow copies: the runtime keeps the original nodes (and their input,
+   * output and parameter arrays) alive for the interpreter's lifetime. */
+  for (int i = 0; i < src->num_nodes; ++i) {
+    TfLiteNode* node;
+    TfLiteRegistration* reg;
+    if (mv_node(src, src->plan[i], &node, &reg) == 0 && node->outputs) {
+      dst->snap_nodes[src->plan[i]] = *node;
+      dst->snap_regs[src->plan[i]] = *reg;
+    }
+  }
+  dst->num_snap = max_node + 1;
+  return 0;
 }
 
 /* Dequantizes n int8/uint8/int32 values with the tensor's affine params. */

@@ -27,10 +27,23 @@ typedef struct ModelView {
   unsigned char* const_kind;
   unsigned char* foldable; /* per node: a DEQUANTIZE/DENSIFY of a constant */
   int enable_quant;
+  /* Re-planning after a resize: op checks write each computed output shape
+   * into the TFLite tensor (context->ResizeTensor) instead of comparing. */
+  int infer_shapes;
+  int* inferred;        /* infer mode: outputs whose shape a check settled (counted) */
+  /* In a copy (mv_copy): the plan's nodes and registrations, copied while
+   * the runtime still allowed GetNodeAndRegistration; indexed by node. */
+  TfLiteNode* snap_nodes;
+  TfLiteRegistration* snap_regs;
+  int num_snap;
 } ModelView;
 
 int mv_build(ModelView* mv, TfLiteContext* ctx, int enable_quant, char* err, size_t errlen);
 void mv_free(ModelView* mv);
+/* A deep copy that outlives the delegate's Prepare (kept by each partition
+ * kernel to re-plan after a resize, when the runtime no longer answers
+ * GetNodeAndRegistration): call it inside Prepare. 0 or -1. */
+int mv_copy(ModelView* dst, const ModelView* src);
 
 static inline const TfLiteTensor* mv_tensor(const ModelView* mv, int index) { return &mv->ctx->tensors[index]; }
 static inline int mv_is_const(const ModelView* mv, int index) {

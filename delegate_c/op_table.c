@@ -248,9 +248,36 @@ int check_const_input(const NodeInfo* ni, int k, const char* what, int type) {
   return 0;
 }
 
+int set_output_dims(const NodeInfo* ni, int tensor, const int* dims, int rank) {
+  TfLiteContext* ctx = ni->mv->ctx;
+  TfLiteTensor* t = &ctx->tensors[tensor];
+  if (ni->mv->inferred) ++*ni->mv->inferred;
+  if (t->dims && t->dims->size == rank && memcmp(t->dims->data, dims, (size_t)rank * sizeof(int)) == 0) return 0;
+  for (int d = 0; d < rank; ++d)
+    if (dims[d] <= 0) return reason(ni, "the new output shape has a zero-size dimension (dim %d = %d)", d, dims[d]);
+  /* The runtime frees it with TfLiteIntArrayFree (free). */
+  TfLiteIntArray* a = malloc(sizeof(int) * (size_t)(rank + 1));
+  if (!a) return reason(ni, "out of memory");
+  a->size = rank;
+  memcpy(a->data, dims, (size_t)rank * sizeof(int));
+  if (ctx->ResizeTensor(ctx, t, a) != kTfLiteOk)
+    return reason(ni, "the runtime refused to resize output tensor %s", t->name ? t->name : "?");
+  return 0;
+}
+
 int check_output_shape(const NodeInfo* ni, int tensor, const int e[4]) {
   int s[4];
-  if (ni_shape(ni, tensor, s) < 0) return reason(ni, "output has no usable shape");
+  int rank = ni_shape(ni, tensor, s);
+  if (rank < 0) return reason(ni, "output has no usable shape");
+  if (ni->mv->infer_shapes && ni->mv->inferred && memcmp(s, e, sizeof(s)) == 0) ++*ni->mv->inferred;
+  if (ni->mv->infer_shapes && memcmp(s, e, sizeof(s)) != 0) {
+    /* Keep the declared rank: BHWC right-aligned, dropped axes must be 1. */
+    for (int d = 0; d < 4 - rank; ++d)
+      if (e[d] != 1)
+        return reason(ni, "the new output shape [%d,%d,%d,%d] does not fit the output's rank %d", e[0], e[1], e[2],
+                      e[3], rank);
+    return set_output_dims(ni, tensor, e + 4 - rank, rank);
+  }
   if (memcmp(s, e, sizeof(s)) != 0)
     return reason(ni, "declared output shape [%d,%d,%d,%d] differs from the computed [%d,%d,%d,%d]", s[0], s[1],
                   s[2], s[3], e[0], e[1], e[2], e[3]);

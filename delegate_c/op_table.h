@@ -66,8 +66,13 @@ int check_activation(const NodeInfo* ni, int act);
 int check_io(const NodeInfo* ni, int n_in, int n_out);
 /* Input k is present, constant and of the given type; `what` names it. */
 int check_const_input(const NodeInfo* ni, int k, const char* what, int type);
-/* Checks the declared output shape equals the computed one. */
+/* Checks the declared output shape equals the computed one; when the view
+ * infers shapes (re-planning after a resize), resizes the output instead.
+ * A check must settle every output this way (or with set_output_dims) for
+ * its op to follow a resize; otherwise the re-plan fails cleanly. */
 int check_output_shape(const NodeInfo* ni, int tensor, const int expect[4]);
+/* Resizes a TFLite tensor to dims (rank values) through the context. */
+int set_output_dims(const NodeInfo* ni, int tensor, const int* dims, int rank);
 
 /* Graph tensor for a TFLite tensor (runtime or constant, created once). */
 int lower_tensor(Lowering* lw, int tflite_index);

@@ -123,12 +123,46 @@ GNode* lower_remap_node(Lowering* lw, int in, int out, int mode) {
   return n;
 }
 
+/* Re-planning after a resize: the output shape TFLite's RESHAPE would give
+ * (the constant shape input, else the parameters; one -1 resolved). */
+static int infer_reshape(const NodeInfo* ni, const int in[4]) {
+  int dims[8], rank = 0;
+  char err[200];
+  const TfLiteReshapeParams* p = ni->node->builtin_data;
+  if (ni_input(ni, 1) >= 0 && mv_is_const(ni->mv, ni_input(ni, 1))) {
+    if (mv_const_ints(ni->mv, ni_input(ni, 1), dims, 8, &rank, err, sizeof(err)))
+      return reason(ni, "new shape: %s", err);
+  } else if (p && p->num_dimensions > 0 && p->num_dimensions <= 8) {
+    rank = p->num_dimensions;
+    memcpy(dims, p->shape, (size_t)rank * sizeof(int));
+  } else {
+    /* No known target: the shape stays, and the element check decides. */
+    int cur[8];
+    int n = mv_dims(ni->mv, ni_output(ni, 0), cur, 8);
+    return n < 0 ? reason(ni, "output has no shape") : set_output_dims(ni, ni_output(ni, 0), cur, n);
+  }
+  if (rank > 4) return reason(ni, "new shape has rank %d; at most 4 is supported", rank);
+  size_t known = 1, total = shape_elements(in);
+  int unknown = -1;
+  for (int d = 0; d < rank; ++d) {
+    if (dims[d] == -1 && unknown < 0) unknown = d;
+    else if (dims[d] > 0) known *= (size_t)dims[d];
+    else return reason(ni, "new shape has dimension %d = %d", d, dims[d]);
+  }
+  if (unknown >= 0) {
+    if (known == 0 || total % known) return reason(ni, "cannot reshape %zu elements to the new shape", total);
+    dims[unknown] = (int)(total / known);
+  }
+  return set_output_dims(ni, ni_output(ni, 0), dims, rank);
+}
+
 int check_reshape(const NodeInfo* ni) {
   int n = ni_num_inputs(ni);
   if (n < 1 || n > 2 || ni_num_outputs(ni) != 1) return reason(ni, "needs 1-2 inputs and 1 output");
   if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant");
   int in[4], out[4];
   if (ni_shape(ni, ni_input(ni, 0), in) < 0) return reason(ni, "input 0 must have rank <= 4");
+  if (ni->mv->infer_shapes && infer_reshape(ni, in)) return -1;
   if (ni_shape(ni, ni_output(ni, 0), out) < 0) return reason(ni, "output must have rank <= 4");
   if (shape_elements(in) != shape_elements(out))
     return reason(ni, "output holds %zu elements, input %zu", shape_elements(out), shape_elements(in));
@@ -263,6 +297,13 @@ int check_strided_slice(const NodeInfo* ni) {
   if (ni_shape(ni, ni_input(ni, 0), in) < 1) return reason(ni, "input 0 must have rank 1-4");
   int begin[4], stride[4], size[4];
   if (slice_params(ni, ni->mv, begin, stride, size)) return -1;
+  if (ni->mv->infer_shapes && p->shrink_axis_mask) {
+    /* Re-planning after a resize: the sliced axes minus the shrunk ones. */
+    int rank = ni_shape(ni, ni_input(ni, 0), in), dims[4], n = 0;
+    for (int d = 0; d < rank; ++d)
+      if (!((p->shrink_axis_mask >> d) & 1)) dims[n++] = size[4 - rank + d];
+    if (set_output_dims(ni, ni_output(ni, 0), dims, n)) return -1;
+  }
   int out[4];
   if (ni_shape(ni, ni_output(ni, 0), out) < 0) return reason(ni, "output must have rank <= 4");
   if (shape_elements(out) != shape_elements(size))

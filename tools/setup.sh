@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd make gcc g++ binutils cmake pkg-config python3-venv"
+# valgrind and clang (libFuzzer): the robustness tests (tests/test_sanitizers.py, tests/test_fuzz.py).
+PACKAGES="ocl-icd-opencl-dev opencl-headers pocl-opencl-icd make gcc g++ binutils cmake pkg-config python3-venv valgrind clang"
 missing=""
 for p in $PACKAGES; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -45,6 +45,19 @@ size_t tflite_gpu_describe_options(char* buf, size_t size);
 int tflite_gpu_delegate_device(const void* delegate, char* buf, size_t size);
 size_t tflite_gpu_delegate_profile(const void* delegate, char* buf, size_t size);
 size_t tflite_gpu_delegate_nodes(const void* delegate, int what, char* buf, size_t size);
+typedef struct {
+  int64_t live_contexts;
+  int64_t live_queues;
+  int64_t live_buffers;
+  int64_t live_programs;
+  int64_t live_kernels;
+  int64_t live_events;
+  int64_t program_builds;
+  int64_t host_allocations;
+  int32_t fault_injection;
+} TfLiteGpuDebugCounters;
+int tflite_gpu_debug_counters(TfLiteGpuDebugCounters* out);
+int tflite_gpu_fault_inject(const char* spec);
 """
 
 ffi = cffi.FFI()
@@ -175,3 +188,27 @@ def delegate_partitions(delegate_pointer: int) -> list[dict]:
         count, dispatches, nodes = line.split("\t")
         rows.append({"nodes": [int(n) for n in nodes.split(",") if n], "dispatches": int(dispatches)})
     return rows
+
+
+_COUNTERS = ("live_contexts", "live_queues", "live_buffers", "live_programs", "live_kernels", "live_events",
+             "program_builds", "host_allocations", "fault_injection")
+
+
+def debug_counters() -> dict:
+    """Live OpenCL objects (created minus released) per kind, program builds
+    and host allocations made by the library's own code (test hooks)."""
+    out = ffi.new("TfLiteGpuDebugCounters*")
+    lib().tflite_gpu_debug_counters(out)
+    return {name: int(getattr(out, name)) for name in _COUNTERS}
+
+
+def live_cl_objects() -> int:
+    c = debug_counters()
+    return sum(v for k, v in c.items() if k.startswith("live_"))
+
+
+def fault_inject(spec: str) -> None:
+    """Fail the Nth OpenCL call of a kind ("build=1,alloc=3,enqueue=2,transfer=1");
+    only in libraries built with make FAULT_INJECTION=1."""
+    if lib().tflite_gpu_fault_inject(spec.encode()) != 0:
+        raise ValueError(f"fault spec {spec!r} rejected (malformed, or the library lacks FAULT_INJECTION)")
