@@ -187,7 +187,7 @@ def test_concurrent_writers(tmp_path):
     np.save(tmp_path / "x.npy", INPUTS[0])
     script = tmp_path / "writer.py"
     script.write_text(_WRITER)
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), TFLITE_GPU_LIBRARY=str(tflite_gpu.library_path()))
     procs = [subprocess.Popen([sys.executable, str(script), str(ROOT / "python"), str(model), str(tmp_path / "x.npy"),
                                str(d), str(tmp_path / f"out{i}.npy")], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for i in range(4)]
@@ -297,7 +297,7 @@ def test_check_cli_cache_dir(tmp_path):
     d = _cache_dir(tmp_path)
     model = tmp_path / "m.tflite"
     model.write_bytes(MODEL_A)
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), TFLITE_GPU_LIBRARY=str(tflite_gpu.library_path()))
     cmd = [sys.executable, "-m", "tflite_gpu", "check", str(model), "--cache-dir", str(d), "--json"]
     runs = []
     for _ in range(2):
