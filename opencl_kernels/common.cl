@@ -55,28 +55,24 @@ inline float4 mask_tail(float4 v, int s, int C) {
 }
 
 /* TfLiteFusedActivation codes: 0 none, 1 relu, 2 relu_n1_to_1, 3 relu6,
- * 4 tanh, 6 sigmoid (5, sign bit, is rejected at partition time). */
-inline float4 activate(float4 v, int act) {
-  switch (act) {
-    case 1: return fmax(v, 0.0f);
-    case 2: return clamp(v, -1.0f, 1.0f);
-    case 3: return clamp(v, 0.0f, 6.0f);
-    case 4: return tanh(v);
-    case 6: return 1.0f / (1.0f + exp(-v));
-    default: return v;
+ * 4 tanh, 6 sigmoid (5, sign bit, is rejected at partition time). One body
+ * for every vector width: activate1 (float), activate (float4),
+ * activate8 and activate16 (the register-tiled conv kernels). */
+#define DEFINE_ACTIVATE(NAME, T)                     \
+  inline T NAME(T v, int act) {                      \
+    switch (act) {                                   \
+      case 1: return fmax(v, 0.0f);                  \
+      case 2: return clamp(v, -1.0f, 1.0f);          \
+      case 3: return clamp(v, 0.0f, 6.0f);           \
+      case 4: return tanh(v);                        \
+      case 6: return 1.0f / (1.0f + exp(-v));        \
+      default: return v;                             \
+    }                                                \
   }
-}
-
-inline float activate1(float v, int act) {
-  switch (act) {
-    case 1: return fmax(v, 0.0f);
-    case 2: return clamp(v, -1.0f, 1.0f);
-    case 3: return clamp(v, 0.0f, 6.0f);
-    case 4: return tanh(v);
-    case 6: return 1.0f / (1.0f + exp(-v));
-    default: return v;
-  }
-}
+DEFINE_ACTIVATE(activate1, float)
+DEFINE_ACTIVATE(activate, float4)
+DEFINE_ACTIVATE(activate8, float8)
+DEFINE_ACTIVATE(activate16, float16)
 
 /* Fused epilogue steps (delegate_c/fuse.c): epi = (op0, act0, op1, act1),
  * op 1 = PReLU with a per-channel alpha (float4 per slice), op 2 = ADD of

@@ -27,29 +27,6 @@ inline int residual_index(int o, int b, int s, int so, int res_slices, int plane
   return s < res_slices ? o - b * (so - res_slices) * plane : -1;
 }
 
-/* activate() over 16 and 8 lanes at once. */
-inline float16 activate16(float16 v, int act) {
-  switch (act) {
-    case 1: return fmax(v, 0.0f);
-    case 2: return clamp(v, -1.0f, 1.0f);
-    case 3: return clamp(v, 0.0f, 6.0f);
-    case 4: return tanh(v);
-    case 6: return 1.0f / (1.0f + exp(-v));
-    default: return v;
-  }
-}
-
-inline float8 activate8(float8 v, int act) {
-  switch (act) {
-    case 1: return fmax(v, 0.0f);
-    case 2: return clamp(v, -1.0f, 1.0f);
-    case 3: return clamp(v, 0.0f, 6.0f);
-    case 4: return tanh(v);
-    case 6: return 1.0f / (1.0f + exp(-v));
-    default: return v;
-  }
-}
-
 /* Activation, epilogue, tail mask and store of up to 4 slices of one pixel.
  * Without fused steps, a whole block of full slices is one 16-wide
  * activation and four plain stores: the per-float4 epilogue cost as much as
