@@ -21,6 +21,11 @@ from test_resize import C_IN, _chain_model, _interp, _run
 SHAPE = [1, 9, 7, C_IN]
 # 1,000 in CI (about 30 s on an idle 2-core machine); fewer for a quick local run.
 CYCLES = int(os.environ.get("TFLITE_GPU_LIFETIME_CYCLES", "1000"))
+# Under AddressSanitizer freed blocks sit in its quarantine (256 MiB by
+# default) instead of being reused, so resident memory grows by design;
+# there the CL object counts are the leak check, and valgrind's run is the
+# byte-level one.
+UNDER_ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
 MODEL = _chain_model()
 
 
@@ -160,7 +165,8 @@ def test_thousand_create_apply_invoke_destroy_cycles_leak_nothing():
         cycle(i % 100 == 0)
     gc.collect()
     growth = _rss_kib() - rss0
-    assert growth < 5 * 1024, f"resident memory grew {growth} KiB over {CYCLES} cycles"
+    if not UNDER_ASAN:
+        assert growth < 5 * 1024, f"resident memory grew {growth} KiB over {CYCLES} cycles"
     assert _capi.live_cl_objects() == live_before, _capi.debug_counters()
 
 
