@@ -236,10 +236,9 @@ int upload_dense_weights(Executor* ex, const GTensor* wt, int src_channels, cons
 
 /* Output slices per work-item of the tiled conv kernels (float16). */
 #define CONV_BLOCK_SLICES 4
-/* Output pixels per work-item: CONV_TILE and DW_TILE_S* in conv.cl. */
+/* Output pixels per work-item: CONV_TILE and 2 * DW_PAIRS in conv.cl. */
 #define CONV_TILE 8
-#define DW_TILE_S1 16
-#define DW_TILE_S2 8
+#define DW_TILE 16
 
 int encode_conv2d(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
@@ -304,8 +303,7 @@ int encode_depthwise(Executor* ex, int node) {
   int stride = n->p.conv.sx == n->p.conv.sy && n->p.conv.sx <= 2 ? n->p.conv.sx : 0;
   const char* name = square && stride && n->p.conv.dx == 1 && n->p.conv.dy == 1 ? names[kh / 2][stride - 1] : NULL;
   if (name) {
-    int t = stride == 1 ? DW_TILE_S1 : DW_TILE_S2;
-    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + t - 1) / t, ds[GD_C]};
+    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + DW_TILE - 1) / DW_TILE, ds[GD_C]};
     cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", name, phwc4_items(tiled), node);
     return k ? set_conv_args(ex, k, n, wm, bm, ARGS_PAD_ONLY, (int)phwc4_items(tiled)) : -1;
   }

@@ -27,17 +27,40 @@ inline int residual_index(int o, int b, int s, int so, int res_slices, int plane
   return s < res_slices ? o - b * (so - res_slices) * plane : -1;
 }
 
+/* One fused epilogue step (common.cl's epilogue_step) on a whole block of
+ * 4 slices: alpha16 holds the block's PReLU alphas (or the QDQ grid in its
+ * first lanes), r16 the residual's 4 float4s. */
+inline float16 epilogue_step16(float16 v, int op, int act, float16 alpha16, float16 r16) {
+  if (op == 1) return select(v * alpha16, v, isgreaterequal(v, (float16)(0.0f)));
+  if (op == 2) return activate16(v + r16, act);
+  if (op == 3) return (clamp(round(v / alpha16.s0) + alpha16.s1, alpha16.s2, alpha16.s3) - alpha16.s1) * alpha16.s0;
+  return v;
+}
+
 /* Activation, epilogue, tail mask and store of up to 4 slices of one pixel.
- * Without fused steps, a whole block of full slices is one 16-wide
- * activation and four plain stores: the per-float4 epilogue cost as much as
- * the multiply-adds of a 32-channel 1x1 conv. */
+ * A block of 4 full slices (with a residual that has them all, if one is
+ * fused) runs the epilogue 16 lanes wide and stores four plain float4s:
+ * per float4, the epilogue cost as much as the multiply-adds of a
+ * 32-channel 1x1 conv. */
 inline void conv_store16(float16 acc, __global storage_t* dst, int4 dst_shape, int b, int g, int p, int plane,
                          int act, __global const float4* alpha, __global const storage_t* residual, int4 epi,
                          int res_slices) {
   int so = SLICES(dst_shape);
   acc = activate16(acc, act);
   int o = (b * so + g * 4) * plane + p;
-  if (epi.x == 0 && g * 4 + 4 <= so && dst_shape.z >= so * 4) {
+  if (g * 4 + 4 <= so && dst_shape.z >= so * 4 && (epi.x != 2 && epi.z != 2 || g * 4 + 4 <= res_slices)) {
+    if (epi.x != 0) {
+      float16 alpha16 = (float16)(0.0f), r16 = (float16)(0.0f);
+      if (epi.x == 1 || epi.z == 1) alpha16 = vload16(g, (__global const float*)alpha);
+      if (epi.x == 3 || epi.z == 3) alpha16 = (float16)(alpha[0], alpha[0], alpha[0], alpha[0]);
+      if (epi.x == 2 || epi.z == 2) {
+        int ro = o - b * (so - res_slices) * plane;
+        r16 = (float16)(LOAD4(residual, ro), LOAD4(residual, ro + plane), LOAD4(residual, ro + 2 * plane),
+                        LOAD4(residual, ro + 3 * plane));
+      }
+      acc = epilogue_step16(acc, epi.x, epi.y, alpha16, r16);
+      acc = epilogue_step16(acc, epi.z, epi.w, alpha16, r16);
+    }
     STORE4(acc.s0123, dst, o);
     STORE4(acc.s4567, dst, o + plane);
     STORE4(acc.s89ab, dst, o + 2 * plane);
@@ -314,27 +337,40 @@ __kernel void depthwise_conv2d_x4(__global const storage_t* src, __global storag
 }
 
 /* Depthwise, multiplier 1, no dilation, a K x K filter and stride S known
- * at compile time (the depthwise_KxK_sS kernels pass constants, and
- * inlining unrolls the taps). A work-item computes T horizontally adjacent
- * output pixels of one slice as float8 pairs, so the multiply-adds run 8
- * lanes wide: at stride 1, pixels x and x+1 read adjacent float4s and one
- * vload8 feeds both (2x the base kernel's speed on PoCL, measured on the
- * MediaPipe shapes). Rows fully inside the input take unmasked loads; edge
- * tiles, and stride 2, gather a zero-padded row into registers first.
- * Work-items run over (ceil(W / T), H, S_slices * B), x-tiles fastest. */
-#define DW_TILE_S1 16
-#define DW_TILE_S2 8
-#define DW_ROW_MAX 20 /* (T - 1) * S + K for the tiles above and K <= 5 */
+ * at compile time (the depthwise_KxK_sS kernels pass constants). A
+ * work-item computes 2 * DW_PAIRS horizontally adjacent output pixels of one
+ * slice as float8 pairs, so the multiply-adds run 8 lanes wide: at stride
+ * 1, pixels x and x+1 read adjacent float4s and one vload8 feeds both.
+ * The accumulators are named values (a0..a7), not an array: PoCL left an
+ * array in memory, so every multiply-add also loaded and stored its
+ * accumulator (2-4x slower, read from the generated assembly). Tiles whose
+ * taps are all inside the input take unmasked loads; edge tiles check each
+ * load. Work-items run over (ceil(W / T), H, S_slices * B), x-tiles fastest. */
+#define DW_PAIRS 8 /* T = 16 output pixels per work-item */
 #ifdef FP16_STORAGE
 #define LOAD8(p, i) vload_half8((i), (p))
 #else
 #define LOAD8(p, i) vload8((i), (p))
 #endif
+#define DW_EACH_PAIR(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
 
-inline void depthwise_tiled(const int K, const int S, const int T, __global const storage_t* src,
-                            __global storage_t* dst, __global const float4* weights, __global const float4* bias,
-                            int4 src_shape, int4 dst_shape, int2 pad, int act, __global const float4* alpha,
+/* The float8 of output pair i at tap column kx: source columns lo and
+ * lo + S, zero outside [0, width) when `check`. */
+inline float8 dw_pair(__global const storage_t* row, int lo, const int S, int width, bool check) {
+  if (!check || (lo >= 0 && lo + S < width)) {
+    if (S == 1) return LOAD8(row + 4 * lo, 0);
+    return (float8)(LOAD4(row, lo), LOAD4(row, lo + S));
+  }
+  int hi = lo + S;
+  bool ok0 = lo >= 0 && lo < width, ok1 = hi >= 0 && hi < width;
+  return (float8)(ok0 ? LOAD4(row, ok0 ? lo : 0) : (float4)(0.0f), ok1 ? LOAD4(row, ok1 ? hi : 0) : (float4)(0.0f));
+}
+
+inline void depthwise_tiled(const int K, const int S, __global const storage_t* src, __global storage_t* dst,
+                            __global const float4* weights, __global const float4* bias, int4 src_shape,
+                            int4 dst_shape, int2 pad, int act, __global const float4* alpha,
                             __global const storage_t* residual, int4 epi, int res_slices, int total) {
+  const int T = 2 * DW_PAIRS;
   int gid = get_global_id(0);
   if (gid >= total) return;
   int tiles = (dst_shape.x + T - 1) / T;
@@ -343,62 +379,68 @@ inline void depthwise_tiled(const int K, const int S, const int T, __global cons
   int s = sb % SLICES(dst_shape);
   int x = xt * T;
   float4 b4 = bias[s];
-  float8 acc[DW_TILE_S1 / 2];
-  for (int i = 0; i < T / 2; ++i) acc[i] = (float8)(b4, b4);
+#define DW_INIT(i) float8 a##i = (float8)(b4, b4);
+  DW_EACH_PAIR(DW_INIT)
   int x0 = x * S - pad.x, y0 = y * S - pad.y;
   __global const float4* w = weights + s * K * K;
   __global const storage_t* plane = src + (size_t)sb * src_shape.x * src_shape.y * 4;
-  bool inner = S == 1 && x0 >= 0 && x0 + T + K - 1 <= src_shape.x;
-  for (int ky = 0; ky < K; ++ky) {
-    int sy = y0 + ky;
-    if (sy < 0 || sy >= src_shape.y) continue;
-    __global const storage_t* row = plane + sy * src_shape.x * 4;
-    if (inner) {
+  bool edge = x0 < 0 || x0 + (T - 1) * S + K - 1 >= src_shape.x;
+  if (!edge) {
+    /* Loads at constant offsets from one pointer per row. */
+    __global const storage_t* base = plane + (size_t)x0 * 4;
+    for (int ky = 0; ky < K; ++ky) {
+      int sy = y0 + ky;
+      if (sy < 0 || sy >= src_shape.y) continue;
+      __global const storage_t* row = base + sy * src_shape.x * 4;
+#define DW_FMA_IN(i) a##i = fma(dw_pair(row, 2 * (i) * S + kx, S, 0, false), w8, a##i);
+#pragma unroll
       for (int kx = 0; kx < K; ++kx) {
         float4 wk = w[ky * K + kx];
         float8 w8 = (float8)(wk, wk);
-        for (int i = 0; i < T / 2; ++i) acc[i] = fma(LOAD8(row + 4 * (x0 + 2 * i + kx), 0), w8, acc[i]);
+        DW_EACH_PAIR(DW_FMA_IN)
       }
-    } else {
-      float4 v[DW_ROW_MAX];
-      for (int j = 0; j < (T - 1) * S + K; ++j) {
-        int sx = x0 + j;
-        bool ok = sx >= 0 && sx < src_shape.x;
-        v[j] = ok ? LOAD4(row, ok ? sx : 0) : (float4)(0.0f);
-      }
+    }
+  } else {
+    for (int ky = 0; ky < K; ++ky) {
+      int sy = y0 + ky;
+      if (sy < 0 || sy >= src_shape.y) continue;
+      __global const storage_t* row = plane + sy * src_shape.x * 4;
+#define DW_FMA(i) a##i = fma(dw_pair(row, x0 + 2 * (i) * S + kx, S, src_shape.x, true), w8, a##i);
       for (int kx = 0; kx < K; ++kx) {
         float4 wk = w[ky * K + kx];
         float8 w8 = (float8)(wk, wk);
-        for (int i = 0; i < T / 2; ++i)
-          acc[i] = fma((float8)(v[2 * i * S + kx], v[(2 * i + 1) * S + kx]), w8, acc[i]);
+        DW_EACH_PAIR(DW_FMA)
       }
     }
   }
   int o = (sb * dst_shape.y + y) * dst_shape.x + x;
-  for (int i = 0; i < T / 2; ++i) acc[i] = activate8(acc[i], act);
-  if (epi.x == 0 && (s + 1) * 4 <= dst_shape.z) { /* nothing fused, no channel tail */
-    for (int i = 0; i < T && x + i < dst_shape.x; ++i) STORE4((i & 1) ? acc[i / 2].hi : acc[i / 2].lo, dst, o + i);
+#define DW_ACT(i) a##i = activate8(a##i, act);
+  DW_EACH_PAIR(DW_ACT)
+  if (epi.x == 0 && (s + 1) * 4 <= dst_shape.z && x + T <= dst_shape.x) {
+    /* Nothing fused, no channel tail, a whole tile: plain stores. */
+#define DW_STORE(i) STORE4(a##i.lo, dst, o + 2 * (i)); STORE4(a##i.hi, dst, o + 2 * (i) + 1);
+    DW_EACH_PAIR(DW_STORE)
     return;
   }
+  float8 acc[DW_PAIRS] = {a0, a1, a2, a3, a4, a5, a6, a7};
   for (int i = 0; i < T && x + i < dst_shape.x; ++i) {
-    float4 a = (i & 1) ? acc[i / 2].hi : acc[i / 2].lo;
+    float4 v = (i & 1) ? acc[i / 2].hi : acc[i / 2].lo;
     int rid = residual_index(o + i, sb / SLICES(dst_shape), s, SLICES(dst_shape), res_slices,
                              dst_shape.x * dst_shape.y);
-    a = epilogue(a, epi, alpha, residual, s, rid);
-    STORE4(mask_tail(a, s, dst_shape.z), dst, o + i);
+    STORE4(mask_tail(epilogue(v, epi, alpha, residual, s, rid), s, dst_shape.z), dst, o + i);
   }
 }
 
-#define DEPTHWISE_KERNEL(name, K, S, T)                                                                            \
+#define DEPTHWISE_KERNEL(name, K, S)                                                                               \
   __kernel void name(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,     \
                      __global const float4* bias, int4 src_shape, int4 dst_shape, int2 pad, int act,             \
                      __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, \
                      int total) {                                                                                \
-    depthwise_tiled(K, S, T, src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi,       \
+    depthwise_tiled(K, S, src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi,          \
                     res_slices, total);                                                                          \
   }
-DEPTHWISE_KERNEL(depthwise_1x1_s1, 1, 1, DW_TILE_S1)
-DEPTHWISE_KERNEL(depthwise_3x3_s1, 3, 1, DW_TILE_S1)
-DEPTHWISE_KERNEL(depthwise_5x5_s1, 5, 1, DW_TILE_S1)
-DEPTHWISE_KERNEL(depthwise_3x3_s2, 3, 2, DW_TILE_S2)
-DEPTHWISE_KERNEL(depthwise_5x5_s2, 5, 2, DW_TILE_S2)
+DEPTHWISE_KERNEL(depthwise_1x1_s1, 1, 1)
+DEPTHWISE_KERNEL(depthwise_3x3_s1, 3, 1)
+DEPTHWISE_KERNEL(depthwise_5x5_s1, 5, 1)
+DEPTHWISE_KERNEL(depthwise_3x3_s2, 3, 2)
+DEPTHWISE_KERNEL(depthwise_5x5_s2, 5, 2)
