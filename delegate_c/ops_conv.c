@@ -236,8 +236,8 @@ int upload_dense_weights(Executor* ex, const GTensor* wt, int src_channels, cons
 
 /* Output slices per work-item of the tiled conv kernels (float16). */
 #define CONV_BLOCK_SLICES 4
-/* Output pixels per work-item: CONV_TILE and 2 * DW_PAIRS in conv.cl. */
-#define CONV_TILE 8
+/* Output pixels per work-item: GEMM_TILE and 2 * DW_PAIRS in conv.cl. */
+#define GEMM_TILE 6
 #define DW_TILE 16
 
 int encode_conv2d(Executor* ex, int node) {
@@ -256,12 +256,12 @@ int encode_conv2d(Executor* ex, int node) {
     cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", "conv2d_x4", phwc4_items(tiled), node);
     return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(tiled)) : -1;
   }
-  size_t tiles = ((size_t)ds[GD_H] * ds[GD_W] + CONV_TILE - 1) / CONV_TILE;
-  size_t blocks = ((size_t)(ds[GD_C] + 3) / 4 + block - 1) / block;
-  size_t items = tiles * blocks * (size_t)ds[GD_B];
   /* A 1x1 stride-1 unpadded conv is a GEMM over the pixel plane. */
   int gemm = n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
              n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0;
+  size_t tiles = ((size_t)ds[GD_H] * ds[GD_W] + GEMM_TILE - 1) / GEMM_TILE;
+  size_t blocks = ((size_t)(ds[GD_C] + 3) / 4 + block - 1) / block;
+  size_t items = tiles * blocks * (size_t)ds[GD_B];
   cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", gemm ? "conv2d_1x1" : "conv2d_tiled", items, node);
   return k ? set_conv_args(ex, k, n, wm, bm, gemm ? ARGS_NO_GEOMETRY : ARGS_GEOMETRY, (int)items) : -1;
 }

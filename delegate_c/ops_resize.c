@@ -66,8 +66,17 @@ int lower_resize_bilinear(Lowering* lw, const NodeInfo* ni) {
 
 int encode_resize_bilinear(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
-  KArgs a;
-  if (ex_dispatch_src_dst(ex, node, "resize.cl", "resize_bilinear", &a)) return -1;
+  /* RESIZE_TILE output pixels per work-item along W (resize.cl). */
+  const int* d = ex->g.tensors[n->outputs[0]].shape;
+  int tiled[4] = {d[GD_B], d[GD_H], (d[GD_W] + 7) / 8, d[GD_C]};
+  size_t items = phwc4_items(tiled);
+  cl_kernel k = ex_dispatch(ex, "resize.cl", "resize_bilinear", items, node);
+  if (!k) return -1;
+  KArgs a = {k, 0, CL_SUCCESS, (int)items};
+  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+  karg_shape(&a, ex->g.tensors[n->inputs[0]].shape);
+  karg_shape(&a, d);
   karg_float(&a, n->p.resize.scale_x);
   karg_float(&a, n->p.resize.scale_y);
   karg_int(&a, n->p.resize.half_pixel_centers);

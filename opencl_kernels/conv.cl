@@ -1,19 +1,17 @@
 /* CONV_2D and DEPTHWISE_CONV_2D, FP32 accumulation in every precision.
  *
- * Convolution is register tiled: a work-item computes CONV_TILE output
+ * Convolution is register tiled: a work-item computes GEMM_TILE (6) output
  * pixels x 16 output channels (4 slices) in float16 accumulators, so each
- * input float4 it loads meets 64 weights and each weight row serves
- * CONV_TILE pixels. On PoCL (a 2-core AVX2 CPU) that ran 30-55 GFLOP/s on the
- * MediaPipe 1x1 shapes against 5-12 for 4 pixels x 4 channels (float4).
+ * input value it loads meets 16 weights and each weight row serves 6
+ * pixels (see conv2d_1x1 for the register budget).
  *
  * Weights (ops_conv.c, upload_dense_weights_blocked with 4 slices per
  * block): [G][KH][KW][S_in][4 in-lanes][16 out], G = ceil(S_out / 4), zero
- * padded; bias [G * 16]. A work-item covers pixels t*CONV_TILE.. of the
+ * padded; bias [G * 16]. A work-item covers pixels t*GEMM_TILE.. of the
  * output plane (H*W, row-major), one block g, one batch: work-items run over
  * (tiles, G, B) with tiles fastest, so a work-group shares its weights.
  * geom: (kw, kh, stride_x, stride_y); pad_dil: (pad_x, pad_y, dil_x, dil_y).
  * alpha / residual / epi: the fused epilogue (common.cl). */
-#define CONV_TILE 8
 
 /* float16 arguments of inlined helpers and builtins: the ABI note clang
  * prints for AVX2 targets is irrelevant to code that is all inlined. */
@@ -78,31 +76,16 @@ inline void conv_store16(float16 acc, __global storage_t* dst, int4 dst_shape, i
   }
 }
 
-/* Source origins (top-left tap) of the CONV_TILE pixels from p0 of a plane
- * `width` wide: one division per work-item, then a walk along the row; the
- * tail past the plane repeats the last pixel (computed, never stored). */
-inline void conv_tile_origins(int p0, int plane, int width, int4 geom, int4 pad_dil, int* x0, int* y0) {
-  int p = min(p0, plane - 1);
-  int x = p % width, y = p / width;
-  for (int i = 0; i < CONV_TILE; ++i) {
-    x0[i] = x * geom.z - pad_dil.x;
-    y0[i] = y * geom.w - pad_dil.y;
-    if (p0 + i + 1 < plane && ++x == width) {
-      x = 0;
-      ++y;
-    }
-  }
-}
-
-/* Four multiply-adds of one input float4 with the 4 weight rows at w. */
-#define CONV_FMA4(acc, v, w)                                  \
-  acc = fma((float16)((v).x), vload16(0, (w)), acc);         \
-  acc = fma((float16)((v).y), vload16(1, (w)), acc);         \
-  acc = fma((float16)((v).z), vload16(2, (w)), acc);         \
-  acc = fma((float16)((v).w), vload16(3, (w)), acc)
-
 /* 1x1, stride 1, no padding: a GEMM of the pixel plane (P x C_in) by the
- * weights (C_in x C_out); pixel p reads input pixel p. */
+ * weights (C_in x C_out); pixel p reads input pixel p. The micro-kernel is
+ * the classic AVX2 shape: GEMM_TILE = 6 pixels x 16 channels in 12
+ * registers, per input channel one weight row (2 registers) and 6 scalar
+ * loads broadcast to all lanes, so nothing else competes for the 16 ymm
+ * registers. The accumulators are named values: PoCL kept an array of
+ * them in memory. On PoCL this ran 110-135 GFLOP/s on the MediaPipe shapes
+ * against 55-105 for 8 pixels held in an array. */
+#define GEMM_TILE 6
+#define GEMM_EACH(M) M(0) M(1) M(2) M(3) M(4) M(5)
 __kernel void conv2d_1x1(__global const storage_t* src, __global storage_t* dst, __global const float* weights,
                          __global const float* bias, int4 src_shape, int4 dst_shape, int act,
                          __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
@@ -110,36 +93,59 @@ __kernel void conv2d_1x1(__global const storage_t* src, __global storage_t* dst,
   int gid = get_global_id(0);
   if (gid >= total) return;
   int plane = dst_shape.x * dst_shape.y;
-  int tiles = (plane + CONV_TILE - 1) / CONV_TILE;
+  int tiles = (plane + GEMM_TILE - 1) / GEMM_TILE;
   int groups = (SLICES(dst_shape) + 3) >> 2;
   int t = gid % tiles, r = gid / tiles;
   int g = r % groups, b = r / groups;
   int src_slices = SLICES(src_shape);
-  int p0 = t * CONV_TILE;
-  float16 acc[CONV_TILE];
-  int pix[CONV_TILE];
+  int p0 = t * GEMM_TILE;
   float16 bv = vload16(g, bias);
-  for (int i = 0; i < CONV_TILE; ++i) {
-    acc[i] = bv;
-    pix[i] = min(p0 + i, plane - 1); /* the tail recomputes the last pixel and drops it */
-  }
+  /* Scalar offsets of the tile's pixels; the tail recomputes the last
+   * pixel and drops it. */
+#define GEMM_INIT(i) float16 a##i = bv; int q##i = 4 * min(p0 + (i), plane - 1);
+  GEMM_EACH(GEMM_INIT)
   __global const storage_t* s = src + (size_t)b * src_slices * plane * 4;
   __global const float* w = weights + (size_t)g * src_slices * 64;
+#define GEMM_FMA(i) a##i = fma((float16)(LOAD1(s, q##i + j)), wj, a##i);
   for (int si = 0; si < src_slices; ++si) {
-    float4 v[CONV_TILE];
-    for (int i = 0; i < CONV_TILE; ++i) v[i] = LOAD4(s, pix[i]);
-    for (int i = 0; i < CONV_TILE; ++i) {
-      CONV_FMA4(acc[i], v[i], w);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float16 wj = vload16(j, w);
+      GEMM_EACH(GEMM_FMA)
     }
     w += 64;
     s += plane * 4;
   }
-  for (int i = 0; i < CONV_TILE && p0 + i < plane; ++i)
-    conv_store16(acc[i], dst, dst_shape, b, g, p0 + i, plane, act, alpha, residual, epi, res_slices);
+#define GEMM_STORE(i) \
+  if (p0 + (i) < plane) conv_store16(a##i, dst, dst_shape, b, g, p0 + (i), plane, act, alpha, residual, epi, res_slices);
+  GEMM_EACH(GEMM_STORE)
 }
 
-/* Any filter, stride, dilation and padding: per tap, each pixel's source
- * offset and validity are computed once and reused over the input slices. */
+/* Any filter, stride, dilation and padding: the same 6 x 16 micro-kernel
+ * per filter tap. Each pixel's source offset is computed once per tap and
+ * reused over the input slices; tiles whose every tap is inside the input
+ * (most of them) skip the per-pixel bounds checks: with 3 input channels
+ * (the first layers) those cost more than the multiply-adds. */
+#define TILED_ORIGIN(i)                                              \
+  int x##i, y##i;                                                    \
+  {                                                                  \
+    int p = min(p0 + (i), plane - 1);                                \
+    x##i = (p % dst_shape.x) * geom.z - pad_dil.x;                   \
+    y##i = (p / dst_shape.x) * geom.w - pad_dil.y;                   \
+  }                                                                  \
+  float16 a##i = bv;                                                 \
+  inner = inner && x##i >= 0 && x##i + (geom.x - 1) * pad_dil.z < src_shape.x && y##i >= 0 && \
+          y##i + (geom.y - 1) * pad_dil.w < src_shape.y;
+#define TILED_INNER_OFFSET(i) int q##i = 4 * ((y##i + ky * pad_dil.w) * src_shape.x + x##i + kx * pad_dil.z);
+#define TILED_EDGE_OFFSET(i)                                                         \
+  int q##i;                                                                          \
+  bool ok##i;                                                                        \
+  {                                                                                  \
+    int sy = y##i + ky * pad_dil.w, sx = x##i + kx * pad_dil.z;                      \
+    ok##i = sy >= 0 && sy < src_shape.y && sx >= 0 && sx < src_shape.x;             \
+    q##i = ok##i ? 4 * (sy * src_shape.x + sx) : 0;                                  \
+  }
+#define TILED_EDGE_FMA(i) a##i = fma((float16)(ok##i ? LOAD1(s, q##i + j) : 0.0f), wj, a##i);
 __kernel void conv2d_tiled(__global const storage_t* src, __global storage_t* dst, __global const float* weights,
                            __global const float* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil,
                            int act, __global const float4* alpha, __global const storage_t* residual, int4 epi,
@@ -147,66 +153,47 @@ __kernel void conv2d_tiled(__global const storage_t* src, __global storage_t* ds
   int gid = get_global_id(0);
   if (gid >= total) return;
   int plane = dst_shape.x * dst_shape.y;
-  int tiles = (plane + CONV_TILE - 1) / CONV_TILE;
+  int tiles = (plane + GEMM_TILE - 1) / GEMM_TILE;
   int groups = (SLICES(dst_shape) + 3) >> 2;
   int t = gid % tiles, r = gid / tiles;
   int g = r % groups, b = r / groups;
   int src_slices = SLICES(src_shape);
   int splane = src_shape.x * src_shape.y;
-  int p0 = t * CONV_TILE;
-  float16 acc[CONV_TILE];
-  int x0[CONV_TILE], y0[CONV_TILE];
+  int p0 = t * GEMM_TILE;
   float16 bv = vload16(g, bias);
-  conv_tile_origins(p0, plane, dst_shape.x, geom, pad_dil, x0, y0);
-  for (int i = 0; i < CONV_TILE; ++i) acc[i] = bv;
+  bool inner = true;
+  GEMM_EACH(TILED_ORIGIN)
   __global const storage_t* sb = src + (size_t)b * src_slices * splane * 4;
   __global const float* w = weights + (size_t)g * geom.x * geom.y * src_slices * 64;
-  /* Tiles whose every tap is inside the input (most of them) skip the
-   * per-pixel bounds checks: with 3 input channels (the first layers) those
-   * cost more than the multiply-adds. */
-  bool inner = true;
-  int base[CONV_TILE];
-  for (int i = 0; i < CONV_TILE; ++i) {
-    inner = inner && x0[i] >= 0 && x0[i] + (geom.x - 1) * pad_dil.z < src_shape.x && y0[i] >= 0 &&
-            y0[i] + (geom.y - 1) * pad_dil.w < src_shape.y;
-    base[i] = y0[i] * src_shape.x + x0[i];
-  }
   for (int ky = 0; ky < geom.y; ++ky) {
     for (int kx = 0; kx < geom.x; ++kx) {
       __global const storage_t* s = sb;
       if (inner) {
-        __global const storage_t* st = sb + 4 * (ky * pad_dil.w * src_shape.x + kx * pad_dil.z);
+        GEMM_EACH(TILED_INNER_OFFSET)
         for (int si = 0; si < src_slices; ++si) {
-          float4 v[CONV_TILE];
-          for (int i = 0; i < CONV_TILE; ++i) v[i] = LOAD4(st, base[i]);
-          for (int i = 0; i < CONV_TILE; ++i) {
-            CONV_FMA4(acc[i], v[i], w);
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            float16 wj = vload16(j, w);
+            GEMM_EACH(GEMM_FMA)
           }
           w += 64;
-          st += splane * 4;
+          s += splane * 4;
         }
         continue;
       }
-      int off[CONV_TILE];
-      bool ok[CONV_TILE];
-      for (int i = 0; i < CONV_TILE; ++i) {
-        int sy = y0[i] + ky * pad_dil.w, sx = x0[i] + kx * pad_dil.z;
-        ok[i] = sy >= 0 && sy < src_shape.y && sx >= 0 && sx < src_shape.x;
-        off[i] = ok[i] ? sy * src_shape.x + sx : 0;
-      }
+      GEMM_EACH(TILED_EDGE_OFFSET)
       for (int si = 0; si < src_slices; ++si) {
-        float4 v[CONV_TILE];
-        for (int i = 0; i < CONV_TILE; ++i) v[i] = ok[i] ? LOAD4(s, off[i]) : (float4)(0.0f);
-        for (int i = 0; i < CONV_TILE; ++i) {
-          CONV_FMA4(acc[i], v[i], w);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          float16 wj = vload16(j, w);
+          GEMM_EACH(TILED_EDGE_FMA)
         }
         w += 64;
         s += splane * 4;
       }
     }
   }
-  for (int i = 0; i < CONV_TILE && p0 + i < plane; ++i)
-    conv_store16(acc[i], dst, dst_shape, b, g, p0 + i, plane, act, alpha, residual, epi, res_slices);
+  GEMM_EACH(GEMM_STORE)
 }
 
 /* conv2d for outputs of one or two slices (MediaPipe's 1-channel masks and

@@ -10,27 +10,39 @@ inline float resize_coord(int o, float scale, int half_pixel) {
   return half_pixel ? ((float)o + 0.5f) * scale - 0.5f : (float)o * scale;
 }
 
+/* A work-item computes RESIZE_TILE output pixels along a row of one slice:
+ * the row arithmetic and index split happen once per tile instead of per
+ * float4 (PoCL spent ~9 ns per float4 on them). Work-items run over
+ * (ceil(W / RESIZE_TILE), H, slices, B). */
+#define RESIZE_TILE 8
 __kernel void resize_bilinear(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
                               float scale_x, float scale_y, int half_pixel, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
-  int4 p = split_gid(gid, dst_shape);
+  int4 tiles = (int4)((dst_shape.x + RESIZE_TILE - 1) / RESIZE_TILE, dst_shape.y, dst_shape.z, dst_shape.w);
+  int4 p = split_gid(gid, tiles);
   float fy = resize_coord(p.y, scale_y, half_pixel);
-  float fx = resize_coord(p.x, scale_x, half_pixel);
   /* The lower index also stays inside the source, which TFLite's
    * arithmetic guarantees and rounding must not break. */
   int y0 = min(max((int)floor(fy), 0), src_shape.y - 1);
-  int x0 = min(max((int)floor(fx), 0), src_shape.x - 1);
   int y1 = min((int)ceil(fy), src_shape.y - 1);
-  int x1 = min((int)ceil(fx), src_shape.x - 1);
   float dy = fy - (float)y0;
-  float dx = fx - (float)x0;
-  float4 v00 = LOAD4(src, idx4(src_shape, p.w, p.z, y0, x0));
-  float4 v10 = LOAD4(src, idx4(src_shape, p.w, p.z, y1, x0));
-  float4 v01 = LOAD4(src, idx4(src_shape, p.w, p.z, y0, x1));
-  float4 v11 = LOAD4(src, idx4(src_shape, p.w, p.z, y1, x1));
-  float4 r = v00 * (1.0f - dy) * (1.0f - dx) + v10 * dy * (1.0f - dx) + v01 * (1.0f - dy) * dx + v11 * dy * dx;
-  STORE4(mask_tail(r, p.z, dst_shape.z), dst, gid);
+  int row0 = idx4(src_shape, p.w, p.z, y0, 0), row1 = idx4(src_shape, p.w, p.z, y1, 0);
+  int x = p.x * RESIZE_TILE;
+  int o = idx4(dst_shape, p.w, p.z, p.y, x);
+  int n = min(RESIZE_TILE, dst_shape.x - x);
+  for (int i = 0; i < n; ++i) {
+    float fx = resize_coord(x + i, scale_x, half_pixel);
+    int x0 = min(max((int)floor(fx), 0), src_shape.x - 1);
+    int x1 = min((int)ceil(fx), src_shape.x - 1);
+    float dx = fx - (float)x0;
+    float4 v00 = LOAD4(src, row0 + x0);
+    float4 v10 = LOAD4(src, row1 + x0);
+    float4 v01 = LOAD4(src, row0 + x1);
+    float4 v11 = LOAD4(src, row1 + x1);
+    float4 r = v00 * (1.0f - dy) * (1.0f - dx) + v10 * dy * (1.0f - dx) + v01 * (1.0f - dy) * dx + v11 * dy * dx;
+    STORE4(mask_tail(r, p.z, dst_shape.z), dst, o + i);
+  }
 }
 
 /* RESIZE_NEAREST_NEIGHBOR, as TFLite's reference kernel: source index

@@ -735,7 +735,7 @@ def _bmm_case(a_shape, b_shape, adj_x=False, adj_y=False, b_const=False):
     def t(shape, adj):  # the operand's shape as multiplied
         return list(shape[:-2]) + ([shape[-1], shape[-2]] if adj else [shape[-2], shape[-1]])
 
-    out_shape = list(np.matmul(np.empty(t(a_shape, adj_x)), np.empty(t(b_shape, adj_y))).shape)
+    out_shape = list(np.matmul(np.zeros(t(a_shape, adj_x)), np.zeros(t(b_shape, adj_y))).shape)
 
     def build(mb, rng, cpu):
         inputs = []
