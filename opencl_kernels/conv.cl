@@ -196,11 +196,10 @@ __kernel void conv2d_tiled(__global const storage_t* src, __global storage_t* ds
   GEMM_EACH(GEMM_STORE)
 }
 
-/* conv2d for outputs of one or two slices (MediaPipe's 1-channel masks and
- * 8-channel stems), where 16-channel blocks would be mostly padding: 4
- * horizontally adjacent pixels x 4 channels per work-item, each weight
- * float4 loaded once serving four pixels. On PoCL it ran these layers 2x
- * faster than an 8-pixel float4 variant of conv2d_tiled. Weights in 1-slice
+/* conv2d for outputs of one slice (MediaPipe's 1-channel masks), where a
+ * 16-channel block would be mostly padding: 4 horizontally adjacent pixels
+ * x 4 channels per work-item, each weight float4 loaded once serving four
+ * pixels. Weights in 1-slice
  * blocks [S_out][KH][KW][S_in][4 in][4 out]; `total` counts work-items over
  * (ceil(W/4), H, S_out, B). */
 __kernel void conv2d_x4(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
