@@ -268,7 +268,11 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   const char* name = quant   ? (to_device ? "bhwc_q_to_phwc4" : "phwc4_to_bhwc_q")
                      : typed ? (to_device ? "typed_to_phwc4" : "phwc4_to_typed")
                            : (to_device ? "bhwc_to_phwc4" : "phwc4_to_bhwc");
-  cl_kernel k = ex_dispatch(ex, "layout.cl", name, phwc4_items(t->shape), -1);
+  /* The float conversions move LAYOUT_TILE (8) pixels per work-item. */
+  int plain = !quant && !typed;
+  int tiled[4] = {t->shape[GD_B], t->shape[GD_H], (t->shape[GD_W] + 7) / 8, t->shape[GD_C]};
+  size_t items = phwc4_items(plain ? tiled : t->shape);
+  cl_kernel k = ex_dispatch(ex, "layout.cl", name, items, -1);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, to_device ? b->staging : t->mem);
@@ -280,7 +284,7 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
     karg_int(&a, t->qzero);
     karg_int(&a, t->qtype == GD_QINT8);
   }
-  karg_int(&a, (int)phwc4_items(t->shape));
+  karg_int(&a, (int)items);
   return karg_done(ex, &a);
 }
 
