@@ -139,6 +139,28 @@ int encode_binary(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   if (n->p.binary.op == BIN_SELECT) return encode_select(ex, node);
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
+  const int* sa = ex->g.tensors[n->inputs[0]].shape;
+  const int* sb = ex->g.tensors[n->inputs[1]].shape;
+  int same_a = memcmp(sa, dst->shape, sizeof(int) * 4) == 0;
+  int same_b = memcmp(sb, dst->shape, sizeof(int) * 4) == 0;
+  int per_channel_b = sb[GD_B] == 1 && sb[GD_H] == 1 && sb[GD_W] == 1 && sb[GD_C] == dst->shape[GD_C];
+  if (same_a && (same_b || per_channel_b)) {
+    /* 8 pixels of one slice per work-item (elementwise.cl). */
+    int slices = (dst->shape[GD_C] + 3) / 4;
+    size_t items = ((size_t)dst->shape[GD_H] * dst->shape[GD_W] + 7) / 8 * (size_t)slices * dst->shape[GD_B];
+    cl_kernel k = ex_dispatch(ex, "elementwise.cl", "binary_op_rows", items, node);
+    if (!k) return -1;
+    KArgs a = {k, 0, CL_SUCCESS, 0};
+    karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
+    karg_mem(&a, ex_tensor_mem(ex, n->inputs[1]));
+    karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+    karg_shape(&a, dst->shape);
+    karg_int(&a, !same_b);
+    karg_int(&a, n->p.binary.op);
+    karg_int(&a, n->act);
+    karg_int(&a, (int)items);
+    return karg_done(ex, &a);
+  }
   cl_kernel k = ex_dispatch(ex, "elementwise.cl", "binary_op", phwc4_items(dst->shape), node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
