@@ -28,7 +28,7 @@ inline int residual_index(int o, int b, int s, int so, int res_slices, int plane
 /* One fused epilogue step (common.cl's epilogue_step) on a whole block of
  * 4 slices: alpha16 holds the block's PReLU alphas (or the QDQ grid in its
  * first lanes), r16 the residual's 4 float4s. */
-inline float16 epilogue_step16(float16 v, int op, int act, float16 alpha16, float16 r16) {
+ALWAYS_INLINE float16 epilogue_step16(float16 v, int op, int act, float16 alpha16, float16 r16) {
   if (op == 1) return select(v * alpha16, v, isgreaterequal(v, (float16)(0.0f)));
   if (op == 2) return activate16(v + r16, act);
   if (op == 3) return (clamp(round(v / alpha16.s0) + alpha16.s1, alpha16.s2, alpha16.s3) - alpha16.s1) * alpha16.s0;
@@ -40,9 +40,9 @@ inline float16 epilogue_step16(float16 v, int op, int act, float16 alpha16, floa
  * fused) runs the epilogue 16 lanes wide and stores four plain float4s:
  * per float4, the epilogue cost as much as the multiply-adds of a
  * 32-channel 1x1 conv. */
-inline void conv_store16(float16 acc, __global storage_t* dst, int4 dst_shape, int b, int g, int p, int plane,
-                         int act, __global const float4* alpha, __global const storage_t* residual, int4 epi,
-                         int res_slices) {
+ALWAYS_INLINE void conv_store16(float16 acc, __global storage_t* dst, int4 dst_shape, int b, int g, int p,
+                                int plane, int act, __global const float4* alpha, __global const storage_t* residual,
+                                int4 epi, int res_slices) {
   int so = SLICES(dst_shape);
   acc = activate16(acc, act);
   int o = (b * so + g * 4) * plane + p;
