@@ -234,8 +234,6 @@ int upload_dense_weights(Executor* ex, const GTensor* wt, int src_channels, cons
   return upload_dense_weights_blocked(ex, wt, src_channels, bias, 1, wm, bm);
 }
 
-/* Output slices per work-item of the tiled conv kernels (float16). */
-#define CONV_BLOCK_SLICES 4
 /* Output pixels per work-item: GEMM_TILE and 2 * DW_PAIRS in conv.cl. */
 #define GEMM_TILE 6
 #define DW_TILE 16
@@ -245,11 +243,11 @@ int encode_conv2d(Executor* ex, int node) {
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* bias = n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL;
   const int* ds = ex->g.tensors[n->outputs[0]].shape;
-  /* One output slice: a 16-channel block would be mostly padding. (Two
-   * slices run faster in half-used 16-channel blocks: hand_recrop's 8-channel
-   * layers took 0.97 ms in conv2d_x4 and 0.39 ms in the 6 x 16 kernels.) */
+  /* Output slices per work-item (conv.cl): one slice goes to conv2d_x4,
+   * where a register-tiled block would be mostly padding; 5-8 channels to
+   * the 8-channel kernels (_b8), the rest to 16-channel blocks. */
   int narrow = ds[GD_C] <= 4;
-  int block = narrow ? 1 : CONV_BLOCK_SLICES;
+  int block = narrow ? 1 : ds[GD_C] <= 8 ? 2 : 4;
   cl_mem wm, bm;
   if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.weights], src->shape[GD_C], bias, block, &wm, &bm))
     return -1;
@@ -258,13 +256,17 @@ int encode_conv2d(Executor* ex, int node) {
     cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", "conv2d_x4", phwc4_items(tiled), node);
     return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(tiled)) : -1;
   }
-  /* A 1x1 stride-1 unpadded conv is a GEMM over the pixel plane. */
+  /* A 1x1 stride-1 unpadded conv is a GEMM over the pixel plane. A
+   * 3-channel source (the first layers) skips the zero fourth lane (_c3). */
   int gemm = n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
              n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0;
+  static const char* names[2][2][2] = {{{"conv2d_tiled", "conv2d_tiled_c3"}, {"conv2d_tiled_b8", "conv2d_tiled_b8_c3"}},
+                                       {{"conv2d_1x1", "conv2d_1x1"}, {"conv2d_1x1_b8", "conv2d_1x1_b8"}}};
+  const char* name = names[gemm][block == 2][src->shape[GD_C] == 3];
   size_t tiles = ((size_t)ds[GD_H] * ds[GD_W] + GEMM_TILE - 1) / GEMM_TILE;
   size_t blocks = ((size_t)(ds[GD_C] + 3) / 4 + block - 1) / block;
   size_t items = tiles * blocks * (size_t)ds[GD_B];
-  cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", gemm ? "conv2d_1x1" : "conv2d_tiled", items, node);
+  cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", name, items, node);
   return k ? set_conv_args(ex, k, n, wm, bm, gemm ? ARGS_NO_GEOMETRY : ARGS_GEOMETRY, (int)items) : -1;
 }
 

@@ -25,115 +25,143 @@ inline int residual_index(int o, int b, int s, int so, int res_slices, int plane
   return s < res_slices ? o - b * (so - res_slices) * plane : -1;
 }
 
-/* One fused epilogue step (common.cl's epilogue_step) on a whole block of
- * 4 slices: alpha16 holds the block's PReLU alphas (or the QDQ grid in its
- * first lanes), r16 the residual's 4 float4s. */
-ALWAYS_INLINE float16 epilogue_step16(float16 v, int op, int act, float16 alpha16, float16 r16) {
-  if (op == 1) return select(v * alpha16, v, isgreaterequal(v, (float16)(0.0f)));
-  if (op == 2) return activate16(v + r16, act);
-  if (op == 3) return (clamp(round(v / alpha16.s0) + alpha16.s1, alpha16.s2, alpha16.s3) - alpha16.s1) * alpha16.s0;
-  return v;
-}
+/* The register-tiled convolutions come in two block widths: 16 channels
+ * (4 slices, float16 accumulators) and 8 channels (2 slices, float8) for
+ * outputs of 5-8 channels, where a 16-channel block would be half padding
+ * (hand_recrop). Each helper and kernel below is defined once per width by
+ * a macro; W is the width (16 or 8), BS its slices (4 or 2). */
+#define PARTS_16(M) M(0, s0123) M(1, s4567) M(2, s89ab) M(3, scdef)
+#define PARTS_8(M) M(0, s0123) M(1, s4567)
+#define RESIDUAL_PART(j, lanes) r.lanes = LOAD4(residual, ro + (j) * plane);
+#define STORE_PART(j, lanes) STORE4(acc.lanes, dst, o + (j) * plane);
 
-/* Activation, epilogue, tail mask and store of up to 4 slices of one pixel.
- * A block of 4 full slices (with a residual that has them all, if one is
- * fused) runs the epilogue 16 lanes wide and stores four plain float4s:
- * per float4, the epilogue cost as much as the multiply-adds of a
- * 32-channel 1x1 conv. */
-ALWAYS_INLINE void conv_store16(float16 acc, __global storage_t* dst, int4 dst_shape, int b, int g, int p,
-                                int plane, int act, __global const float4* alpha, __global const storage_t* residual,
-                                int4 epi, int res_slices) {
-  int so = SLICES(dst_shape);
-  acc = activate16(acc, act);
-  int o = (b * so + g * 4) * plane + p;
-  if (g * 4 + 4 <= so && dst_shape.z >= so * 4 && (epi.x != 2 && epi.z != 2 || g * 4 + 4 <= res_slices)) {
-    if (epi.x != 0) {
-      float16 alpha16 = (float16)(0.0f), r16 = (float16)(0.0f);
-      if (epi.x == 1 || epi.z == 1) alpha16 = vload16(g, (__global const float*)alpha);
-      if (epi.x == 3 || epi.z == 3) alpha16 = (float16)(alpha[0], alpha[0], alpha[0], alpha[0]);
-      if (epi.x == 2 || epi.z == 2) {
-        int ro = o - b * (so - res_slices) * plane;
-        r16 = (float16)(LOAD4(residual, ro), LOAD4(residual, ro + plane), LOAD4(residual, ro + 2 * plane),
-                        LOAD4(residual, ro + 3 * plane));
-      }
-      acc = epilogue_step16(acc, epi.x, epi.y, alpha16, r16);
-      acc = epilogue_step16(acc, epi.z, epi.w, alpha16, r16);
-    }
-    STORE4(acc.s0123, dst, o);
-    STORE4(acc.s4567, dst, o + plane);
-    STORE4(acc.s89ab, dst, o + 2 * plane);
-    STORE4(acc.scdef, dst, o + 3 * plane);
-    return;
+/* One fused epilogue step (common.cl's epilogue_step) on a whole block:
+ * alpha_v holds the block's PReLU alphas (or the QDQ grid in its first
+ * lanes), r the residual's float4s.
+ *
+ * conv_storeW: activation, epilogue, tail mask and store of one pixel's
+ * block. A block of full slices (with a residual that has them all, if one
+ * is fused) runs the epilogue W lanes wide and stores plain float4s: per
+ * float4, the epilogue cost as much as the multiply-adds of a 32-channel
+ * 1x1 conv. */
+#define DEFINE_CONV_STORE(W, BS)                                                                                  \
+  ALWAYS_INLINE float##W epilogue_step##W(float##W v, int op, int act, float##W alpha_v, float##W r) {          \
+    if (op == 1) return select(v * alpha_v, v, isgreaterequal(v, (float##W)(0.0f)));                          \
+    if (op == 2) return activate##W(v + r, act);                                                                \
+    if (op == 3) return (clamp(round(v / alpha_v.s0) + alpha_v.s1, alpha_v.s2, alpha_v.s3) - alpha_v.s1) * alpha_v.s0; \
+    return v;                                                                                                   \
+  }                                                                                                             \
+  ALWAYS_INLINE void conv_store##W(float##W acc, __global storage_t* dst, int4 dst_shape, int b, int g, int p,   \
+                                   int plane, int act, __global const float4* alpha,                            \
+                                   __global const storage_t* residual, int4 epi, int res_slices) {              \
+    int so = SLICES(dst_shape);                                                                                 \
+    acc = activate##W(acc, act);                                                                                \
+    int o = (b * so + g * BS) * plane + p;                                                                      \
+    if (g * BS + BS <= so && dst_shape.z >= so * 4 && (epi.x != 2 && epi.z != 2 || g * BS + BS <= res_slices)) { \
+      if (epi.x != 0) {                                                                                         \
+        float##W alpha_v = (float##W)(0.0f), r = (float##W)(0.0f);                                              \
+        if (epi.x == 1 || epi.z == 1) alpha_v = vload##W(g, (__global const float*)alpha);                     \
+        if (epi.x == 3 || epi.z == 3) alpha_v.s0123 = alpha[0];                                                 \
+        if (epi.x == 2 || epi.z == 2) {                                                                         \
+          int ro = o - b * (so - res_slices) * plane;                                                           \
+          PARTS_##W(RESIDUAL_PART)                                                                              \
+        }                                                                                                       \
+        acc = epilogue_step##W(acc, epi.x, epi.y, alpha_v, r);                                                  \
+        acc = epilogue_step##W(acc, epi.z, epi.w, alpha_v, r);                                                  \
+      }                                                                                                         \
+      PARTS_##W(STORE_PART)                                                                                     \
+      return;                                                                                                   \
+    }                                                                                                           \
+    float a[W];                                                                                                 \
+    vstore##W(acc, 0, a);                                                                                       \
+    for (int j = 0; j < BS; ++j, o += plane) {                                                                  \
+      int s = g * BS + j;                                                                                       \
+      if (s >= so) return;                                                                                      \
+      int rid = residual_index(o, b, s, so, res_slices, plane);                                                 \
+      float4 v = epilogue(vload4(j, a), epi, alpha, residual, s, rid);                                          \
+      STORE4(mask_tail(v, s, dst_shape.z), dst, o);                                                             \
+    }                                                                                                           \
   }
-  float a[16];
-  vstore16(acc, 0, a);
-  for (int j = 0; j < 4; ++j, o += plane) {
-    int s = g * 4 + j;
-    if (s >= so) return;
-    int rid = residual_index(o, b, s, so, res_slices, plane);
-    float4 r = epilogue(vload4(j, a), epi, alpha, residual, s, rid);
-    STORE4(mask_tail(r, s, dst_shape.z), dst, o);
-  }
-}
+DEFINE_CONV_STORE(16, 4)
+DEFINE_CONV_STORE(8, 2)
 
-/* 1x1, stride 1, no padding: a GEMM of the pixel plane (P x C_in) by the
- * weights (C_in x C_out); pixel p reads input pixel p. The micro-kernel is
- * the classic AVX2 shape: GEMM_TILE = 6 pixels x 16 channels in 12
- * registers, per input channel one weight row (2 registers) and 6 scalar
- * loads broadcast to all lanes, so nothing else competes for the 16 ymm
- * registers. The accumulators are named values: PoCL kept an array of
- * them in memory. On PoCL this ran 110-135 GFLOP/s on the MediaPipe shapes
- * against 55-105 for 8 pixels held in an array. */
+/* The micro-kernel is the classic AVX2 shape: GEMM_TILE = 6 pixels x 16
+ * channels in 12 registers, per input channel one weight row (2 registers)
+ * and 6 scalar loads broadcast to all lanes, so nothing else competes for
+ * the 16 ymm registers. The accumulators are named values: PoCL kept an
+ * array of them in memory. On PoCL this ran 110-135 GFLOP/s on the
+ * MediaPipe 1x1 shapes against 55-105 for 8 pixels held in an array.
+ * LANES input channels of each slice are read: 4, or 3 for a 3-channel
+ * source (the first layers), which skips the zero lane's multiply-adds. */
 #define GEMM_TILE 6
 #define GEMM_EACH(M) M(0) M(1) M(2) M(3) M(4) M(5)
-__kernel void conv2d_1x1(__global const storage_t* src, __global storage_t* dst, __global const float* weights,
-                         __global const float* bias, int4 src_shape, int4 dst_shape, int act,
-                         __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
-                         int total) {
-  int gid = get_global_id(0);
-  if (gid >= total) return;
-  int plane = dst_shape.x * dst_shape.y;
-  int tiles = (plane + GEMM_TILE - 1) / GEMM_TILE;
-  int groups = (SLICES(dst_shape) + 3) >> 2;
-  int t = gid % tiles, r = gid / tiles;
-  int g = r % groups, b = r / groups;
-  int src_slices = SLICES(src_shape);
-  int p0 = t * GEMM_TILE;
-  float16 bv = vload16(g, bias);
-  /* Scalar offsets of the tile's pixels; the tail recomputes the last
-   * pixel and drops it. */
-#define GEMM_INIT(i) float16 a##i = bv; int q##i = 4 * min(p0 + (i), plane - 1);
-  GEMM_EACH(GEMM_INIT)
-  __global const storage_t* s = src + (size_t)b * src_slices * plane * 4;
-  __global const float* w = weights + (size_t)g * src_slices * 64;
-#define GEMM_FMA(i) a##i = fma((float16)(LOAD1(s, q##i + j)), wj, a##i);
-  for (int si = 0; si < src_slices; ++si) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      float16 wj = vload16(j, w);
-      GEMM_EACH(GEMM_FMA)
-    }
-    w += 64;
-    s += plane * 4;
-  }
 #define GEMM_STORE(i) \
-  if (p0 + (i) < plane) conv_store16(a##i, dst, dst_shape, b, g, p0 + (i), plane, act, alpha, residual, epi, res_slices);
-  GEMM_EACH(GEMM_STORE)
-}
+  if (p0 + (i) < plane) STORE_FN(a##i, dst, dst_shape, b, g, p0 + (i), plane, act, alpha, residual, epi, res_slices);
 
-/* Any filter, stride, dilation and padding: the same 6 x 16 micro-kernel
- * per filter tap. Each pixel's source offset is computed once per tap and
+/* Work-item layout shared by both kernels: pixels p0.. of the output plane
+ * (H*W, row-major), one block g, one batch; work-items run over (tiles, G,
+ * B) with tiles fastest, so a work-group shares its weights. */
+#define GEMM_PROLOGUE(W, BS)                                  \
+  int gid = get_global_id(0);                                 \
+  if (gid >= total) return;                                   \
+  int plane = dst_shape.x * dst_shape.y;                      \
+  int tiles = (plane + GEMM_TILE - 1) / GEMM_TILE;            \
+  int groups = (SLICES(dst_shape) + BS - 1) / BS;             \
+  int t = gid % tiles, r = gid / tiles;                       \
+  int g = r % groups, b = r / groups;                         \
+  int src_slices = SLICES(src_shape);                         \
+  int p0 = t * GEMM_TILE;                                     \
+  float##W bv = vload##W(g, bias);
+
+/* One source slice: for each of its LANES channels, a weight row and a
+ * multiply-add per pixel (FMA_STEP reads the pixel's value). */
+#define GEMM_SLICE(W, LANES, FMA_STEP)      \
+  _Pragma("unroll") for (int j = 0; j < LANES; ++j) { \
+    float##W wj = vload##W(j, w);           \
+    GEMM_EACH(FMA_STEP)                     \
+  }                                         \
+  w += 4 * W;
+
+/* 1x1, stride 1, no padding: a GEMM of the pixel plane (P x C_in) by the
+ * weights (C_in x C_out); pixel p reads input pixel p. */
+#define DEFINE_CONV_1X1(NAME, W, BS)                                                                              \
+  __kernel void NAME(__global const storage_t* src, __global storage_t* dst, __global const float* weights,     \
+                     __global const float* bias, int4 src_shape, int4 dst_shape, int act,                       \
+                     __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, \
+                     int total) {                                                                               \
+    GEMM_PROLOGUE(W, BS)                                                                                        \
+    /* Scalar offsets of the tile's pixels; the tail recomputes the last pixel and drops it. */                 \
+    GEMM_EACH(GEMM_INIT_##W)                                                                                    \
+    __global const storage_t* s = src + (size_t)b * src_slices * plane * 4;                                     \
+    __global const float* w = weights + (size_t)g * src_slices * 4 * W;                                         \
+    for (int si = 0; si < src_slices; ++si) {                                                                   \
+      GEMM_SLICE(W, 4, GEMM_FMA_##W)                                                                            \
+      s += plane * 4;                                                                                           \
+    }                                                                                                           \
+    GEMM_EACH(GEMM_STORE)                                                                                       \
+  }
+#define GEMM_INIT_16(i) float16 a##i = bv; int q##i = 4 * min(p0 + (i), plane - 1);
+#define GEMM_INIT_8(i) float8 a##i = bv; int q##i = 4 * min(p0 + (i), plane - 1);
+#define GEMM_FMA_16(i) a##i = fma((float16)(LOAD1(s, q##i + j)), wj, a##i);
+#define GEMM_FMA_8(i) a##i = fma((float8)(LOAD1(s, q##i + j)), wj, a##i);
+#define STORE_FN conv_store16
+DEFINE_CONV_1X1(conv2d_1x1, 16, 4)
+#undef STORE_FN
+#define STORE_FN conv_store8
+DEFINE_CONV_1X1(conv2d_1x1_b8, 8, 2)
+#undef STORE_FN
+
+/* Any filter, stride, dilation and padding: the same micro-kernel per
+ * filter tap. Each pixel's source offset is computed once per tap and
  * reused over the input slices; tiles whose every tap is inside the input
- * (most of them) skip the per-pixel bounds checks: with 3 input channels
- * (the first layers) those cost more than the multiply-adds. */
-#define TILED_ORIGIN(i)                                              \
-  int x##i, y##i;                                                    \
-  {                                                                  \
-    int p = min(p0 + (i), plane - 1);                                \
-    x##i = (p % dst_shape.x) * geom.z - pad_dil.x;                   \
-    y##i = (p / dst_shape.x) * geom.w - pad_dil.y;                   \
-  }                                                                  \
-  float16 a##i = bv;                                                 \
+ * (most of them) skip the per-pixel bounds checks. */
+#define TILED_ORIGIN(i)                                                                       \
+  int x##i, y##i;                                                                             \
+  {                                                                                           \
+    int p = min(p0 + (i), plane - 1);                                                         \
+    x##i = (p % dst_shape.x) * geom.z - pad_dil.x;                                            \
+    y##i = (p / dst_shape.x) * geom.w - pad_dil.y;                                            \
+  }                                                                                           \
   inner = inner && x##i >= 0 && x##i + (geom.x - 1) * pad_dil.z < src_shape.x && y##i >= 0 && \
           y##i + (geom.y - 1) * pad_dil.w < src_shape.y;
 #define TILED_INNER_OFFSET(i) int q##i = 4 * ((y##i + ky * pad_dil.w) * src_shape.x + x##i + kx * pad_dil.z);
@@ -145,56 +173,50 @@ __kernel void conv2d_1x1(__global const storage_t* src, __global storage_t* dst,
     ok##i = sy >= 0 && sy < src_shape.y && sx >= 0 && sx < src_shape.x;             \
     q##i = ok##i ? 4 * (sy * src_shape.x + sx) : 0;                                  \
   }
-#define TILED_EDGE_FMA(i) a##i = fma((float16)(ok##i ? LOAD1(s, q##i + j) : 0.0f), wj, a##i);
-__kernel void conv2d_tiled(__global const storage_t* src, __global storage_t* dst, __global const float* weights,
-                           __global const float* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil,
-                           int act, __global const float4* alpha, __global const storage_t* residual, int4 epi,
-                           int res_slices, int total) {
-  int gid = get_global_id(0);
-  if (gid >= total) return;
-  int plane = dst_shape.x * dst_shape.y;
-  int tiles = (plane + GEMM_TILE - 1) / GEMM_TILE;
-  int groups = (SLICES(dst_shape) + 3) >> 2;
-  int t = gid % tiles, r = gid / tiles;
-  int g = r % groups, b = r / groups;
-  int src_slices = SLICES(src_shape);
-  int splane = src_shape.x * src_shape.y;
-  int p0 = t * GEMM_TILE;
-  float16 bv = vload16(g, bias);
-  bool inner = true;
-  GEMM_EACH(TILED_ORIGIN)
-  __global const storage_t* sb = src + (size_t)b * src_slices * splane * 4;
-  __global const float* w = weights + (size_t)g * geom.x * geom.y * src_slices * 64;
-  for (int ky = 0; ky < geom.y; ++ky) {
-    for (int kx = 0; kx < geom.x; ++kx) {
-      __global const storage_t* s = sb;
-      if (inner) {
-        GEMM_EACH(TILED_INNER_OFFSET)
-        for (int si = 0; si < src_slices; ++si) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            float16 wj = vload16(j, w);
-            GEMM_EACH(GEMM_FMA)
-          }
-          w += 64;
-          s += splane * 4;
-        }
-        continue;
-      }
-      GEMM_EACH(TILED_EDGE_OFFSET)
-      for (int si = 0; si < src_slices; ++si) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          float16 wj = vload16(j, w);
-          GEMM_EACH(TILED_EDGE_FMA)
-        }
-        w += 64;
-        s += splane * 4;
-      }
-    }
+#define TILED_ACC_16(i) float16 a##i = bv;
+#define TILED_ACC_8(i) float8 a##i = bv;
+#define TILED_EDGE_FMA_16(i) a##i = fma((float16)(ok##i ? LOAD1(s, q##i + j) : 0.0f), wj, a##i);
+#define TILED_EDGE_FMA_8(i) a##i = fma((float8)(ok##i ? LOAD1(s, q##i + j) : 0.0f), wj, a##i);
+#define DEFINE_CONV_TILED(NAME, W, BS, LANES)                                                                   \
+  __kernel void NAME(__global const storage_t* src, __global storage_t* dst, __global const float* weights,     \
+                     __global const float* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil,      \
+                     int act, __global const float4* alpha, __global const storage_t* residual, int4 epi,      \
+                     int res_slices, int total) {                                                               \
+    GEMM_PROLOGUE(W, BS)                                                                                        \
+    int splane = src_shape.x * src_shape.y;                                                                     \
+    bool inner = true;                                                                                          \
+    GEMM_EACH(TILED_ORIGIN)                                                                                     \
+    GEMM_EACH(TILED_ACC_##W)                                                                                    \
+    __global const storage_t* sb = src + (size_t)b * src_slices * splane * 4;                                   \
+    __global const float* w = weights + (size_t)g * geom.x * geom.y * src_slices * 4 * W;                       \
+    for (int ky = 0; ky < geom.y; ++ky) {                                                                       \
+      for (int kx = 0; kx < geom.x; ++kx) {                                                                     \
+        __global const storage_t* s = sb;                                                                       \
+        if (inner) {                                                                                            \
+          GEMM_EACH(TILED_INNER_OFFSET)                                                                         \
+          for (int si = 0; si < src_slices; ++si) {                                                             \
+            GEMM_SLICE(W, LANES, GEMM_FMA_##W)                                                                  \
+            s += splane * 4;                                                                                    \
+          }                                                                                                     \
+          continue;                                                                                             \
+        }                                                                                                       \
+        GEMM_EACH(TILED_EDGE_OFFSET)                                                                            \
+        for (int si = 0; si < src_slices; ++si) {                                                               \
+          GEMM_SLICE(W, LANES, TILED_EDGE_FMA_##W)                                                              \
+          s += splane * 4;                                                                                      \
+        }                                                                                                       \
+      }                                                                                                         \
+    }                                                                                                           \
+    GEMM_EACH(GEMM_STORE)                                                                                       \
   }
-  GEMM_EACH(GEMM_STORE)
-}
+#define STORE_FN conv_store16
+DEFINE_CONV_TILED(conv2d_tiled, 16, 4, 4)
+DEFINE_CONV_TILED(conv2d_tiled_c3, 16, 4, 3)
+#undef STORE_FN
+#define STORE_FN conv_store8
+DEFINE_CONV_TILED(conv2d_tiled_b8, 8, 2, 4)
+DEFINE_CONV_TILED(conv2d_tiled_b8_c3, 8, 2, 3)
+#undef STORE_FN
 
 /* conv2d for outputs of one slice (MediaPipe's 1-channel masks), where a
  * 16-channel block would be mostly padding: 4 horizontally adjacent pixels

@@ -179,12 +179,17 @@ def conv_cases():
               for k, s, v in ((1, 1, 2), (3, 2, 3), (5, 1, 2), (3, 1, 3))]
     # Register-tiled kernels: several 16-channel output blocks with a partial
     # last one (20, 33, 70 channels), pixel planes not a multiple of the
-    # 8-pixel tile, batch 2; the 1x1 GEMM path and the general one.
+    # 6-pixel tile, batch 2; the 1x1 GEMM path and the general one.
     cases += [_conv_case(n, h, w, cin, cout, k, k, s, pad, 1, act)
               for n, h, w, cin, cout, k, s, pad, act in (
                   (2, 7, 9, 40, 33, 1, 1, "VALID", "RELU"), (1, 5, 3, 70, 20, 1, 1, "SAME", "NONE"),
                   (1, 13, 11, 20, 70, 1, 2, "SAME", "RELU6"), (2, 13, 11, 33, 40, 3, 2, "SAME", "NONE"),
-                  (1, 9, 10, 17, 36, 5, 1, "VALID", "RELU"), (1, 1, 1, 64, 48, 1, 1, "VALID", "NONE"))]
+                  (1, 9, 10, 17, 36, 5, 1, "VALID", "RELU"), (1, 1, 1, 64, 48, 1, 1, "VALID", "NONE"),
+                  # 8-channel blocks (5-8 outputs), 1x1 and general; 3-channel sources (the
+                  # kernels that skip the zero fourth lane) into 8- and 16-channel blocks.
+                  (2, 7, 9, 12, 8, 1, 1, "VALID", "RELU"), (1, 5, 7, 33, 6, 1, 1, "VALID", "NONE"),
+                  (2, 11, 13, 3, 7, 3, 2, "SAME", "NONE"), (1, 9, 10, 3, 24, 5, 2, "SAME", "RELU6"),
+                  (1, 8, 11, 3, 40, 3, 1, "VALID", "RELU"), (2, 6, 9, 9, 8, 2, 2, "VALID", "NONE"))]
     return cases
 
 

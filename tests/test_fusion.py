@@ -236,3 +236,40 @@ def test_relu_after_conv_becomes_its_activation(chain, act, dispatches):
     want = expected[0]
     assert_close(it.get_tensor(it.get_output_details()[0]["index"]), want, rtol_l2=1e-4,
                  atol=1e-4 * max(1.0, float(np.abs(want).max())))
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("c", [5, 8, 17, 20])
+@pytest.mark.parametrize("order", [("prelu", "add"), ("add", "prelu")])
+def test_epilogue_fused_into_register_tiled_conv(order, c, k):
+    """conv (k x k, c -> c) -> PRELU / ADD(x): the epilogue runs inside the
+    conv's 8- or 16-channel blocks, full (8, 20 = 16 + 4) and partial (5, 17)."""
+    rng = np.random.default_rng(17 + c + k)
+    mb = ModelBuilder()
+    h, w = 7, 9
+    x = mb.add_input([2, h, w, c])
+    wt = mb.add_tensor([c, k, k, c], data=rng.standard_normal([c, k, k, c]).astype(np.float32))
+    b = mb.add_tensor([c], data=rng.standard_normal([c]).astype(np.float32))
+    y = mb.add_tensor([2, h, w, c])
+    mb.add_op("CONV_2D", [x, wt, b], [y], dict(padding="SAME", stride_w=1, stride_h=1, fused_activation="NONE"))
+    for step in order:
+        out = mb.add_tensor([2, h, w, c])
+        if step == "prelu":
+            alpha = mb.add_tensor([c], data=rng.uniform(0.05, 0.5, [c]).astype(np.float32))
+            mb.add_op("PRELU", [y, alpha], [out])
+        else:
+            mb.add_op("ADD", [y, x], [out], dict(fused_activation="RELU6"))
+        y = out
+    mb.mark_output(y)
+    model = mb.build()
+    inputs = [rng.standard_normal([2, h, w, c]).astype(np.float32)]
+    expected = run_cpu(model, inputs)
+    d = tflite_gpu.load_delegate(log_level="silent")
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+    it.allocate_tensors()
+    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
+    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
+    it.invoke()
+    got = it.get_tensor(it.get_output_details()[0]["index"])
+    assert stats["dispatches"] == 3, stats  # conv with both steps fused, and the two conversions
+    assert_close(got, expected[0], rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(expected[0]).max())))
