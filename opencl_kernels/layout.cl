@@ -1,6 +1,6 @@
 /* Conversions between the runtime's BHWC tensors and PHWC4, at the
  * partition boundary (the float ones 8 pixels per work-item, the typed and
- * quantized ones one float4).
+ * quantized ones one float4). */
 
 /* The float boundary conversions move LAYOUT_TILE pixels of one slice per
  * work-item: the index split once per row piece instead of per float4
