@@ -58,23 +58,29 @@ inline float4 mask_tail(float4 v, int s, int C) {
  * 4 tanh, 6 sigmoid (5, sign bit, is rejected at partition time). One body
  * for every vector width: activate1 (float), activate (float4),
  * activate8 and activate16 (the register-tiled conv kernels).
- * ALWAYS_INLINE: PoCL's clang left some of these helpers as calls, and a
- * float8/float16 argument then travels through memory; forcing the inline
- * made the conv stores 1.3-1.5x faster. */
+ * The common cases are forced inline: PoCL's clang left these helpers as
+ * calls, and a float16 argument then travels through memory (forcing the
+ * inline made the conv stores 1.3-1.5x faster). tanh and sigmoid stay in
+ * one out-of-line copy: inlined into every store they made LLVM's compile
+ * of a conv kernel 2-4x slower. */
 #define ALWAYS_INLINE __attribute__((always_inline)) inline
 /* float16 arguments of inlined helpers and builtins: the ABI note clang
  * prints for AVX2 targets is irrelevant to code that is all inlined. */
 #pragma clang diagnostic ignored "-Wpsabi"
-#define DEFINE_ACTIVATE(NAME, T)          \
-  ALWAYS_INLINE T NAME(T v, int act) {    \
-    switch (act) {                        \
-      case 1: return fmax(v, 0.0f);       \
-      case 2: return clamp(v, -1.0f, 1.0f); \
-      case 3: return clamp(v, 0.0f, 6.0f); \
-      case 4: return tanh(v);             \
-      case 6: return 1.0f / (1.0f + exp(-v)); \
-      default: return v;                  \
-    }                                     \
+#define DEFINE_ACTIVATE(NAME, T)                                   \
+  __attribute__((noinline)) T NAME##_rare(T v, int act) {         \
+    switch (act) {                                                 \
+      case 2: return clamp(v, -1.0f, 1.0f);                        \
+      case 4: return tanh(v);                                      \
+      case 6: return 1.0f / (1.0f + exp(-v));                      \
+      default: return v;                                           \
+    }                                                              \
+  }                                                                \
+  ALWAYS_INLINE T NAME(T v, int act) {                             \
+    if (act == 0) return v;                                        \
+    if (act == 1) return fmax(v, 0.0f);                            \
+    if (act == 3) return clamp(v, 0.0f, 6.0f);                     \
+    return NAME##_rare(v, act);                                    \
   }
 DEFINE_ACTIVATE(activate1, float)
 DEFINE_ACTIVATE(activate, float4)

@@ -92,8 +92,13 @@ DEFINE_CONV_STORE(8, 2)
  * source (the first layers), which skips the zero lane's multiply-adds. */
 #define GEMM_TILE 6
 #define GEMM_EACH(M) M(0) M(1) M(2) M(3) M(4) M(5)
-#define GEMM_STORE(i) \
-  if (p0 + (i) < plane) STORE_FN(a##i, dst, dst_shape, b, g, p0 + (i), plane, act, alpha, residual, epi, res_slices);
+/* The stores run in a loop that is kept rolled: the store helper, with its
+ * inlined activations (tanh and sigmoid 16 lanes wide) and epilogue, is
+ * large, and six unrolled copies made LLVM's compile of one kernel 1-2 s. */
+#define GEMM_STORES(W)                                                                                       \
+  float##W acc[GEMM_TILE] = {a0, a1, a2, a3, a4, a5};                                                        \
+  _Pragma("unroll 1") for (int i = 0; i < GEMM_TILE && p0 + i < plane; ++i)                                  \
+      STORE_FN(acc[i], dst, dst_shape, b, g, p0 + i, plane, act, alpha, residual, epi, res_slices);
 
 /* Work-item layout shared by both kernels: pixels p0.. of the output plane
  * (H*W, row-major), one block g, one batch; work-items run over (tiles, G,
@@ -169,7 +174,7 @@ DEFINE_CONV_STORE(8, 2)
       GEMM_SLICE(W, 4, GEMM_PIXEL, GEMM_VALUE)                                                                        \
       s += plane * 4;                                                                                           \
     }                                                                                                           \
-    GEMM_EACH(GEMM_STORE)                                                                                       \
+    GEMM_STORES(W)                                                                                              \
   }
 #define GEMM_INIT_16(i) float16 a##i = bv; int q##i = 4 * min(p0 + (i), plane - 1);
 #define GEMM_INIT_8(i) float8 a##i = bv; int q##i = 4 * min(p0 + (i), plane - 1);
@@ -234,7 +239,7 @@ DEFINE_CONV_1X1(conv2d_1x1_b8, 8, 2)
         }                                                                                                       \
       }                                                                                                         \
     }                                                                                                           \
-    GEMM_EACH(GEMM_STORE)                                                                                       \
+    GEMM_STORES(W)                                                                                              \
   }
 #define STORE_FN conv_store16
 DEFINE_CONV_TILED(conv2d_tiled, 16, 4, 4)
@@ -452,15 +457,19 @@ ALWAYS_INLINE void depthwise_tiled(const int K, const int S, __global const stor
     }
   }
   int o = (sb * dst_shape.y + y) * dst_shape.x + x;
-#define DW_ACT(i) a##i = activate8(a##i, act);
-  DW_EACH_PAIR(DW_ACT)
+  /* One rolled loop applies the activation: unrolled, its eight inlined
+   * copies doubled the kernel's compile time. */
+  float8 acc[DW_PAIRS] = {a0, a1, a2, a3, a4, a5, a6, a7};
+#pragma unroll 1
+  for (int i = 0; i < DW_PAIRS; ++i) acc[i] = activate8(acc[i], act);
   if (epi.x == 0 && (s + 1) * 4 <= dst_shape.z && x + T <= dst_shape.x) {
     /* Nothing fused, no channel tail, a whole tile: plain stores. */
-#define DW_STORE(i) STORE4(a##i.lo, dst, o + 2 * (i)); STORE4(a##i.hi, dst, o + 2 * (i) + 1);
-    DW_EACH_PAIR(DW_STORE)
+    for (int i = 0; i < DW_PAIRS; ++i) {
+      STORE4(acc[i].lo, dst, o + 2 * i);
+      STORE4(acc[i].hi, dst, o + 2 * i + 1);
+    }
     return;
   }
-  float8 acc[DW_PAIRS] = {a0, a1, a2, a3, a4, a5, a6, a7};
   for (int i = 0; i < T && x + i < dst_shape.x; ++i) {
     float4 v = (i & 1) ? acc[i / 2].hi : acc[i / 2].lo;
     int rid = residual_index(o + i, sb / SLICES(dst_shape), s, SLICES(dst_shape), res_slices,
