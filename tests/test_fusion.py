@@ -23,6 +23,18 @@ def _conv(mb, rng, x, cin, cout, shape_hw, depthwise=False, act="NONE"):
     return y
 
 
+def _run_delegate(model, inputs):
+    """One invoke through the delegate: the outputs, and the delegate's
+    stats (CPU nodes, dispatches) once the graph is planned."""
+    d = tflite_gpu.load_delegate(log_level="silent")
+    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+    it.allocate_tensors()
+    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
+    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
+    it.invoke()
+    return [it.get_tensor(det["index"]) for det in it.get_output_details()], stats
+
+
 def _model(order, c, alpha_shape):
     """x -> conv -> dw -> [PRELU, ADD(residual = conv output)] in `order`."""
     rng = np.random.default_rng(11)
@@ -48,13 +60,8 @@ def _model(order, c, alpha_shape):
 def test_fused_epilogue_matches_cpu(order, c, alpha_shape):
     model, inputs = _model(order, c, alpha_shape)
     expected = run_cpu(model, inputs)
-    d = tflite_gpu.load_delegate(log_level="silent")
-    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
-    it.allocate_tensors()
-    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
-    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
-    it.invoke()
-    got = it.get_tensor(it.get_output_details()[0]["index"])
+    outputs, stats = _run_delegate(model, inputs)
+    got = outputs[0]
     assert stats["cpu_nodes"] == 0
     # conv, depthwise (+ its epilogue) and the two boundary conversions.
     assert stats["dispatches"] == 4, stats
@@ -76,12 +83,8 @@ def test_residual_written_after_the_producer_is_not_fused():
     model = mb.build()
     inputs = [rng.standard_normal([1, 6, 5, 4]).astype(np.float32)]
     expected = run_cpu(model, inputs)
-    d = tflite_gpu.load_delegate(log_level="silent")
-    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
-    it.allocate_tensors()
-    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
-    it.invoke()
-    assert_close(it.get_tensor(it.get_output_details()[0]["index"]), expected[0], rtol_l2=1e-4, atol=1e-3)
+    outputs, _ = _run_delegate(model, inputs)
+    assert_close(outputs[0], expected[0], rtol_l2=1e-4, atol=1e-3)
 
 
 def _padded_convs(readers, pads, stride):
@@ -126,17 +129,11 @@ def _padded_convs(readers, pads, stride):
 def test_pad_folded_into_convs(readers, pads, stride, dispatches):
     model, inputs = _padded_convs(readers, pads, stride)
     expected = run_cpu(model, inputs)
-    d = tflite_gpu.load_delegate(log_level="silent")
-    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
-    it.allocate_tensors()
-    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
-    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
-    it.invoke()
+    outputs, stats = _run_delegate(model, inputs)
     assert stats["cpu_nodes"] == 0
     # one input conversion, the kernels, one output conversion per output
     assert stats["dispatches"] == dispatches, stats
-    for det, want in zip(it.get_output_details(), expected):
-        got = it.get_tensor(det["index"])
+    for got, want in zip(outputs, expected):
         assert_close(got, want, rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
 
 
@@ -185,16 +182,11 @@ def test_channel_pad_folded_into_residual_add(cin, cout, producer, extra_reader,
     model = mb.build()
     inputs = [rng.standard_normal([1, h, w, cin]).astype(np.float32)]
     expected = run_cpu(model, inputs)
-    d = tflite_gpu.load_delegate(log_level="silent")
-    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
-    it.allocate_tensors()
-    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
-    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
-    it.invoke()
+    outputs, stats = _run_delegate(model, inputs)
     assert stats["cpu_nodes"] == 0
     assert stats["dispatches"] == dispatches, stats
-    for det, want in zip(it.get_output_details(), expected):
-        assert_close(it.get_tensor(det["index"]), want, rtol_l2=1e-4,
+    for got, want in zip(outputs, expected):
+        assert_close(got, want, rtol_l2=1e-4,
                      atol=1e-4 * max(1.0, float(np.abs(want).max())))
 
 
@@ -225,16 +217,11 @@ def test_relu_after_conv_becomes_its_activation(chain, act, dispatches):
     model = mb.build()
     inputs = [rng.standard_normal([1, h, w, c]).astype(np.float32) * 3]
     expected = run_cpu(model, inputs)
-    d = tflite_gpu.load_delegate(log_level="silent")
-    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
-    it.allocate_tensors()
-    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
-    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
-    it.invoke()
+    outputs, stats = _run_delegate(model, inputs)
     assert stats["cpu_nodes"] == 0
     assert stats["dispatches"] == dispatches, stats
     want = expected[0]
-    assert_close(it.get_tensor(it.get_output_details()[0]["index"]), want, rtol_l2=1e-4,
+    assert_close(outputs[0], want, rtol_l2=1e-4,
                  atol=1e-4 * max(1.0, float(np.abs(want).max())))
 
 
@@ -264,12 +251,7 @@ def test_epilogue_fused_into_register_tiled_conv(order, c, k):
     model = mb.build()
     inputs = [rng.standard_normal([2, h, w, c]).astype(np.float32)]
     expected = run_cpu(model, inputs)
-    d = tflite_gpu.load_delegate(log_level="silent")
-    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
-    it.allocate_tensors()
-    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
-    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
-    it.invoke()
-    got = it.get_tensor(it.get_output_details()[0]["index"])
+    outputs, stats = _run_delegate(model, inputs)
+    got = outputs[0]
     assert stats["dispatches"] == 3, stats  # conv with both steps fused, and the two conversions
     assert_close(got, expected[0], rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(expected[0]).max())))

@@ -7,17 +7,8 @@
 #include <string.h>
 
 #include "flexbuffer.h"
+#include "check.h"
 
-static int g_failures = 0;
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      g_failures++;                                        \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fprintf(stderr, "\n");                               \
-    }                                                      \
-  } while (0)
 
 /* flexbuffers.Dumps({'a': 1, 'b': [1, 2, 300], 'c': 1.5, 'mode': 'bilinear',
  *                    'neg': -7, 'big': 300000, 'v': [1, 'x', 2.5]}) */

@@ -15,20 +15,8 @@
 #include <unistd.h>
 
 #include "kernel_cache.h"
+#include "check.h"
 
-static int g_failures = 0;
-static int g_checks = 0;
-
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    g_checks++;                                            \
-    if (!(cond)) {                                         \
-      g_failures++;                                        \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fprintf(stderr, "\n");                               \
-    }                                                      \
-  } while (0)
 
 static const char* kKey = "tflite-gpu test key\nplatform X\n";
 

@@ -11,18 +11,8 @@
 #include <stdlib.h>
 
 #include "memory_plan.h"
+#include "check.h"
 
-static int g_failures = 0;
-
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      g_failures++;                                        \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fprintf(stderr, "\n");                               \
-    }                                                      \
-  } while (0)
 
 static unsigned g_seed = 12345;
 static unsigned next_rand(void) {

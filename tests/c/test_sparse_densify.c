@@ -10,20 +10,8 @@
 #include <string.h>
 
 #include "sparse_densify.h"
+#include "check.h"
 
-static int g_failures = 0;
-static int g_checks = 0;
-
-#define CHECK(cond, ...)                                 \
-  do {                                                   \
-    g_checks++;                                          \
-    if (!(cond)) {                                       \
-      g_failures++;                                      \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                      \
-      fprintf(stderr, "\n");                             \
-    }                                                    \
-  } while (0)
 
 /* ---- helpers to build ABI structs on the heap (so ASan sees exact sizes) ---- */
 
