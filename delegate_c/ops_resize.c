@@ -45,22 +45,34 @@ static float resize_scale(int in, int out, int align_corners) {
   return (float)in / (float)out;
 }
 
-int lower_resize_bilinear(Lowering* lw, const NodeInfo* ni) {
-  const TfLiteResizeBilinearParams* p = ni->node->builtin_data;
+/* The node both resize ops lower to: one input, one output, and the scale
+ * (source pixels per output pixel) of each axis in *scale_x / *scale_y. */
+static GNode* lower_resize_node(Lowering* lw, const NodeInfo* ni, GOp op, int align_corners, float* scale_x,
+                                float* scale_y) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
-  if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, GOP_RESIZE_BILINEAR);
-  if (!n) return lower_error(lw, "out of memory");
+  if (out < 0) return NULL;
+  GNode* n = graph_add_node(lw->g, op);
+  if (!n) return lower_error(lw, "out of memory"), NULL;
   const int* s = lw->g->tensors[in].shape;
   const int* d = lw->g->tensors[out].shape;
   n->inputs[0] = in;
   n->num_inputs = 1;
   n->outputs[0] = out;
   n->num_outputs = 1;
+  *scale_y = resize_scale(s[GD_H], d[GD_H], align_corners);
+  *scale_x = resize_scale(s[GD_W], d[GD_W], align_corners);
+  return n;
+}
+
+int lower_resize_bilinear(Lowering* lw, const NodeInfo* ni) {
+  const TfLiteResizeBilinearParams* p = ni->node->builtin_data;
+  float sx, sy;
+  GNode* n = lower_resize_node(lw, ni, GOP_RESIZE_BILINEAR, p->align_corners, &sx, &sy);
+  if (!n) return -1;
   n->p.resize.half_pixel_centers = p->half_pixel_centers;
-  n->p.resize.scale_y = resize_scale(s[GD_H], d[GD_H], p->align_corners);
-  n->p.resize.scale_x = resize_scale(s[GD_W], d[GD_W], p->align_corners);
+  n->p.resize.scale_x = sx;
+  n->p.resize.scale_y = sy;
   return 0;
 }
 
@@ -86,21 +98,13 @@ int encode_resize_bilinear(Executor* ex, int node) {
 
 int lower_resize_nearest(Lowering* lw, const NodeInfo* ni) {
   const TfLiteResizeNearestNeighborParams* p = ni->node->builtin_data;
-  int in = lower_tensor(lw, ni_input(ni, 0));
-  int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
-  if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, GOP_RESIZE_NEAREST);
-  if (!n) return lower_error(lw, "out of memory");
-  const int* s = lw->g->tensors[in].shape;
-  const int* d = lw->g->tensors[out].shape;
-  n->inputs[0] = in;
-  n->num_inputs = 1;
-  n->outputs[0] = out;
-  n->num_outputs = 1;
+  float sx, sy;
+  GNode* n = lower_resize_node(lw, ni, GOP_RESIZE_NEAREST, p->align_corners, &sx, &sy);
+  if (!n) return -1;
   n->p.nearest.align_corners = p->align_corners;
   n->p.nearest.half_pixel_centers = p->half_pixel_centers;
-  n->p.nearest.scale_y = resize_scale(s[GD_H], d[GD_H], p->align_corners);
-  n->p.nearest.scale_x = resize_scale(s[GD_W], d[GD_W], p->align_corners);
+  n->p.nearest.scale_x = sx;
+  n->p.nearest.scale_y = sy;
   return 0;
 }
 
