@@ -94,7 +94,8 @@ static int pick(const DeviceEntry* list, int n, const char* selector, char* err,
   return -1;
 }
 
-int gpu_device_create(const char* selector, int fp16, GpuDevice** out, char* err, size_t errlen) {
+int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuDevice** out, char* err,
+                      size_t errlen) {
   DeviceEntry list[GD_MAX_DEVICES];
   int n = enumerate(list, GD_MAX_DEVICES, err, errlen);
   if (n < 0) return -1;
@@ -110,22 +111,14 @@ int gpu_device_create(const char* selector, int fp16, GpuDevice** out, char* err
   dev->platform = list[i].platform;
   dev->device = list[i].device;
   dev->fp16 = fp16;
-  info_string(dev->device, CL_DEVICE_NAME, dev->name, sizeof(dev->name));
-  info_string(dev->device, CL_DEVICE_VERSION, dev->version, sizeof(dev->version));
-  info_string(dev->device, CL_DRIVER_VERSION, dev->driver, sizeof(dev->driver));
-  platform_string(dev->platform, CL_PLATFORM_NAME, dev->platform_name, sizeof(dev->platform_name));
-  cl_device_type t = 0;
-  cl.clGetDeviceInfo(dev->device, CL_DEVICE_TYPE, sizeof(t), &t, NULL);
-  dev->is_gpu = (t & CL_DEVICE_TYPE_GPU) != 0;
-  cl_uint align_bits = 1024;
-  cl.clGetDeviceInfo(dev->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(align_bits), &align_bits, NULL);
-  dev->mem_base_align = align_bits / 8 < 64 ? 64 : align_bits / 8;
+  gpu_caps_query(dev->platform, dev->device, &dev->caps);
+  dev->kernel_set = kernel_set_resolve(kernel_set, &dev->caps);
 
   cl_int rc;
   cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
   dev->context = cl.clCreateContext(props, 1, &dev->device, NULL, NULL, &rc);
   if (!dev->context) {
-    snprintf(err, errlen, "clCreateContext failed on %s: %s", dev->name, cl_error_name(rc));
+    snprintf(err, errlen, "clCreateContext failed on %s: %s", dev->caps.name, cl_error_name(rc));
     gpu_device_release(dev);
     return -1;
   }
@@ -134,7 +127,7 @@ int gpu_device_create(const char* selector, int fp16, GpuDevice** out, char* err
   cl_command_queue_properties qp = dev->profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
   dev->queue = cl.clCreateCommandQueue(dev->context, dev->device, qp, &rc);
   if (!dev->queue) {
-    snprintf(err, errlen, "clCreateCommandQueue failed on %s: %s", dev->name, cl_error_name(rc));
+    snprintf(err, errlen, "clCreateCommandQueue failed on %s: %s", dev->caps.name, cl_error_name(rc));
     gpu_device_release(dev);
     return -1;
   }
@@ -153,21 +146,28 @@ void gpu_device_release(GpuDevice* dev) {
   free(dev);
 }
 
-static cl_program build_program(GpuDevice* dev, const char* file, char* err, size_t errlen) {
+/* The options of one (file, defines) program. */
+static void program_options(const GpuDevice* dev, const char* defines, char* out, size_t size) {
+  snprintf(out, size, "%s%s%s", gpu_device_build_options(dev), *defines ? " " : "", defines);
+}
+
+static cl_program build_program(GpuDevice* dev, const char* file, const char* defines, char* err, size_t errlen) {
+  const char* abi = embedded_kernel_source("kernel_abi.h");
   const char* common = embedded_kernel_source("common.cl");
   const char* body = embedded_kernel_source(file);
-  if (!common || !body) {
+  if (!abi || !common || !body) {
     snprintf(err, errlen, "kernel file %s is not embedded in the library", file);
     return NULL;
   }
-  const char* sources[2] = {common, body};
+  const char* sources[3] = {abi, common, body};
   cl_int rc;
-  cl_program prog = cl.clCreateProgramWithSource(dev->context, 2, sources, NULL, &rc);
+  cl_program prog = cl.clCreateProgramWithSource(dev->context, 3, sources, NULL, &rc);
   if (!prog) {
     snprintf(err, errlen, "clCreateProgramWithSource(%s): %s", file, cl_error_name(rc));
     return NULL;
   }
-  const char* opts = gpu_device_build_options(dev);
+  char opts[256];
+  program_options(dev, defines, opts, sizeof(opts));
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   rc = cl.clBuildProgram(prog, 1, &dev->device, opts, NULL, NULL);
@@ -177,7 +177,8 @@ static cl_program build_program(GpuDevice* dev, const char* file, char* err, siz
     char log[4096] = "";
     cl.clGetProgramBuildInfo(prog, dev->device, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log, NULL);
     log[sizeof(log) - 1] = '\0';
-    snprintf(err, errlen, "building %s failed (%s); build log:\n%s", file, cl_error_name(rc), log);
+    snprintf(err, errlen, "building %s%s%s failed (%s); build log:\n%s", file, *defines ? " " : "", defines,
+             cl_error_name(rc), log);
     cl.clReleaseProgram(prog);
     return NULL;
   }
@@ -185,19 +186,23 @@ static cl_program build_program(GpuDevice* dev, const char* file, char* err, siz
   return prog;
 }
 
-static GpuProgram* find_program(GpuDevice* dev, const char* file) {
+static GpuProgram* find_program(GpuDevice* dev, const char* file, const char* defines) {
   for (int i = 0; i < dev->num_programs; ++i)
-    if (strcmp(dev->programs[i].file, file) == 0) return &dev->programs[i];
+    if (strcmp(dev->programs[i].file, file) == 0 && strcmp(dev->programs[i].defines, defines) == 0)
+      return &dev->programs[i];
   return NULL;
 }
 
-static int add_program(GpuDevice* dev, const char* file, cl_program prog, int from_binary, char* err, size_t errlen) {
-  if (dev->num_programs == GD_MAX_PROGRAMS || strlen(file) >= sizeof(dev->programs[0].file)) {
-    snprintf(err, errlen, "too many kernel programs");
+static int add_program(GpuDevice* dev, const char* file, const char* defines, cl_program prog, int from_binary,
+                       char* err, size_t errlen) {
+  if (dev->num_programs == GD_MAX_PROGRAMS || strlen(file) >= sizeof(dev->programs[0].file) ||
+      strlen(defines) >= sizeof(dev->programs[0].defines)) {
+    snprintf(err, errlen, "too many kernel programs, or a name too long (%s %s)", file, defines);
     return -1;
   }
   GpuProgram* p = &dev->programs[dev->num_programs++];
   snprintf(p->file, sizeof(p->file), "%s", file);
+  snprintf(p->defines, sizeof(p->defines), "%s", defines);
   p->program = prog;
   p->from_binary = from_binary;
   return 0;
@@ -207,19 +212,22 @@ const char* gpu_device_build_options(const GpuDevice* dev) {
   return dev->fp16 ? "-cl-std=CL1.2 -DFP16_STORAGE=1" : "-cl-std=CL1.2";
 }
 
-unsigned long long gpu_device_source_hash(const GpuDevice* dev, const char* file) {
+unsigned long long gpu_device_source_hash(const GpuDevice* dev, const char* file, const char* defines) {
+  const char* abi = embedded_kernel_source("kernel_abi.h");
   const char* common = embedded_kernel_source("common.cl");
   const char* body = embedded_kernel_source(file);
-  if (!common || !body) return 0;
-  const char* opts = gpu_device_build_options(dev);
-  uint64_t h = kc_hash(common, strlen(common), 1);
+  if (!abi || !common || !body) return 0;
+  char opts[256];
+  program_options(dev, defines, opts, sizeof(opts));
+  uint64_t h = kc_hash(abi, strlen(abi), 1);
+  h = kc_hash(common, strlen(common), h);
   h = kc_hash(body, strlen(body), h);
   return kc_hash(opts, strlen(opts), h);
 }
 
-int gpu_device_add_binary(GpuDevice* dev, const char* file, const unsigned char* binary, size_t size, char* err,
-                          size_t errlen) {
-  if (find_program(dev, file)) return 1;
+int gpu_device_add_binary(GpuDevice* dev, const char* file, const char* defines, const unsigned char* binary,
+                          size_t size, char* err, size_t errlen) {
+  if (find_program(dev, file, defines)) return 1;
   cl_int status = CL_SUCCESS, rc;
   cl_program prog = cl.clCreateProgramWithBinary(dev->context, 1, &dev->device, &size, &binary, &status, &rc);
   if (!prog || rc != CL_SUCCESS || status != CL_SUCCESS) {
@@ -229,7 +237,9 @@ int gpu_device_add_binary(GpuDevice* dev, const char* file, const unsigned char*
   }
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  rc = cl.clBuildProgram(prog, 1, &dev->device, gpu_device_build_options(dev), NULL, NULL);
+  char opts[256];
+  program_options(dev, defines, opts, sizeof(opts));
+  rc = cl.clBuildProgram(prog, 1, &dev->device, opts, NULL, NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   dev->compile_seconds += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   if (rc != CL_SUCCESS) {
@@ -237,7 +247,7 @@ int gpu_device_add_binary(GpuDevice* dev, const char* file, const unsigned char*
     cl.clReleaseProgram(prog);
     return -1;
   }
-  if (add_program(dev, file, prog, 1, err, errlen)) {
+  if (add_program(dev, file, defines, prog, 1, err, errlen)) {
     cl.clReleaseProgram(prog);
     return -1;
   }
@@ -261,32 +271,35 @@ unsigned char* gpu_device_program_binary(GpuDevice* dev, cl_program program, siz
   return bin;
 }
 
-const char* gpu_device_kernel_file(GpuDevice* dev, cl_kernel kernel) {
+const GpuProgram* gpu_device_kernel_program(GpuDevice* dev, cl_kernel kernel) {
   cl_program prog = NULL;
   if (cl.clGetKernelInfo(kernel, CL_KERNEL_PROGRAM, sizeof(prog), &prog, NULL) != CL_SUCCESS) return NULL;
   for (int i = 0; i < dev->num_programs; ++i)
-    if (dev->programs[i].program == prog) return dev->programs[i].file;
+    if (dev->programs[i].program == prog) return &dev->programs[i];
   return NULL;
 }
 
-cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* kernel, char* err, size_t errlen) {
-  GpuProgram* found = find_program(dev, file);
+cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* defines, const char* kernel, char* err,
+                            size_t errlen) {
+  if (!defines) defines = "";
+  GpuProgram* found = find_program(dev, file, defines);
   cl_program prog = found ? found->program : NULL;
   if (!prog) {
     if (dev->num_programs == GD_MAX_PROGRAMS) {
       snprintf(err, errlen, "too many kernel programs");
       return NULL;
     }
-    prog = build_program(dev, file, err, errlen);
+    prog = build_program(dev, file, defines, err, errlen);
     if (!prog) return NULL;
-    if (add_program(dev, file, prog, 0, err, errlen)) {
+    if (add_program(dev, file, defines, prog, 0, err, errlen)) {
       cl.clReleaseProgram(prog);
       return NULL;
     }
   }
   cl_int rc;
   cl_kernel k = cl.clCreateKernel(prog, kernel, &rc);
-  if (!k) snprintf(err, errlen, "clCreateKernel(%s in %s): %s", kernel, file, cl_error_name(rc));
+  if (!k) snprintf(err, errlen, "clCreateKernel(%s in %s%s%s): %s", kernel, file, *defines ? " " : "", defines,
+                   cl_error_name(rc));
   return k;
 }
 
@@ -325,4 +338,20 @@ int gpu_device_list(char* buf, size_t size, char* err, size_t errlen) {
     if (w > 0) used += (size_t)w;
   }
   return (int)used;
+}
+
+int gpu_device_describe(int index, char* buf, size_t size, char* err, size_t errlen) {
+  DeviceEntry list[GD_MAX_DEVICES];
+  int n = enumerate(list, GD_MAX_DEVICES, err, errlen);
+  if (n < 0) return -1;
+  if (index < 0 || index >= n) {
+    snprintf(err, errlen, "device %d is out of range; %d OpenCL device(s) exist", index, n);
+    return -1;
+  }
+  GpuCaps caps;
+  gpu_caps_query(list[index].platform, list[index].device, &caps);
+  size_t used = gpu_caps_format(&caps, buf, size);
+  int w = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "kernel_set_auto\t%s\n",
+                   kernel_set_name(kernel_set_resolve(GD_KSET_AUTO, &caps)));
+  return (int)(used + (w > 0 ? (size_t)w : 0));
 }

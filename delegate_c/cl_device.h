@@ -10,12 +10,17 @@
 #include <stddef.h>
 
 #include "cl_api.h"
+#include "device_caps.h"
+#include "target.h"
 
-#define GD_MAX_PROGRAMS 32
+#define GD_MAX_PROGRAMS 96
 #define GD_MAX_PROFILE 64
 
+/* A built program is keyed by (file, defines) on its device: one file
+ * specialised by -D defines gives several programs. */
 typedef struct GpuProgram {
   char file[64]; /* embedded kernel file name, e.g. "conv.cl" */
+  char defines[GD_MAX_DEFINES];
   cl_program program;
   int from_binary; /* loaded from the kernel cache, not compiled here */
 } GpuProgram;
@@ -28,12 +33,8 @@ typedef struct GpuDevice {
   cl_context context;
   cl_command_queue queue;
   int fp16;    /* activations stored as half */
-  int is_gpu;
-  cl_uint mem_base_align; /* bytes; sub-buffer offsets must be multiples */
-  char name[256];
-  char platform_name[256];
-  char version[256];
-  char driver[256];
+  KernelSet kernel_set; /* resolved: GD_KSET_CPU or GD_KSET_GPU */
+  GpuCaps caps;
   GpuProgram programs[GD_MAX_PROGRAMS];
   int num_programs;
   double compile_seconds; /* total program build time, for reports */
@@ -53,35 +54,43 @@ typedef struct GpuDevice {
 } GpuDevice;
 
 /* selector: NULL (first GPU, else first device), an index into the list of
- * all devices, or a case-insensitive substring of "platform device". */
-int gpu_device_create(const char* selector, int fp16, GpuDevice** out, char* err, size_t errlen);
+ * all devices, or a case-insensitive substring of "platform device".
+ * kernel_set: GD_KSET_AUTO resolves from the device's caps. */
+int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuDevice** out, char* err,
+                      size_t errlen);
 void gpu_device_retain(GpuDevice* dev);
 void gpu_device_release(GpuDevice* dev);
 
-/* A kernel from an embedded .cl file, building its program on first use.
- * Call with dev->mutex held. On a build failure err holds the build log. */
-cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* kernel, char* err, size_t errlen);
+/* A kernel from an embedded .cl file built with extra `defines` ("" for
+ * none), building its program on first use. Call with dev->mutex held. On
+ * a build failure err holds the build log. */
+cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* defines, const char* kernel, char* err,
+                            size_t errlen);
 
 /* The options every program is built with (they depend on fp16). */
 const char* gpu_device_build_options(const GpuDevice* dev);
-/* hash(common.cl + file's source + build options): names a cached binary,
- * so an edited kernel source never loads an old binary. 0 if not embedded. */
-unsigned long long gpu_device_source_hash(const GpuDevice* dev, const char* file);
-/* Adds file's program from a binary (CL_PROGRAM_BINARIES of an earlier
- * run). 1: the program exists already; 0: loaded; -1: rejected (err set).
- * Call with dev->mutex held. */
-int gpu_device_add_binary(GpuDevice* dev, const char* file, const unsigned char* binary, size_t size, char* err,
-                          size_t errlen);
+/* hash(kernel_abi.h + common.cl + file's source + build options + defines):
+ * names a cached binary, so an edited kernel source never loads an old
+ * binary. 0 if not embedded. */
+unsigned long long gpu_device_source_hash(const GpuDevice* dev, const char* file, const char* defines);
+/* Adds the (file, defines) program from a binary (CL_PROGRAM_BINARIES of
+ * an earlier run). 1: the program exists already; 0: loaded; -1: rejected
+ * (err set). Call with dev->mutex held. */
+int gpu_device_add_binary(GpuDevice* dev, const char* file, const char* defines, const unsigned char* binary,
+                          size_t size, char* err, size_t errlen);
 /* The device binary of a built program (malloc'd), or NULL. On PoCL it
  * includes the work-group functions compiled by the enqueues so far. */
 unsigned char* gpu_device_program_binary(GpuDevice* dev, cl_program program, size_t* size);
-/* The file a kernel's program was built from, or NULL. */
-const char* gpu_device_kernel_file(GpuDevice* dev, cl_kernel kernel);
+/* The program a kernel belongs to, or NULL. */
+const GpuProgram* gpu_device_kernel_program(GpuDevice* dev, cl_kernel kernel);
 
 /* Adds one measured launch of `kernel` (a string literal) to the profile. */
 void gpu_device_profile_add(GpuDevice* dev, const char* kernel, double ns);
 
 /* One line per device: "index\tplatform\tdevice\ttype\tversion\tdriver\tglobal_mem_bytes\tfp16". */
 int gpu_device_list(char* buf, size_t size, char* err, size_t errlen);
+/* Device `index`'s capabilities as gpu_caps_format lines, plus the kernel
+ * set `auto` picks there. Returns the length, or -1 (err set). */
+int gpu_device_describe(int index, char* buf, size_t size, char* err, size_t errlen);
 
 #endif

@@ -401,7 +401,7 @@ static GpuDelegate* delegate_create(GpuConfig* cfg, char* err, size_t errlen) {
     return NULL;
   }
   d->cfg = *cfg;
-  if (gpu_device_create(d->cfg.device, d->cfg.fp16, &d->dev, err, errlen)) {
+  if (gpu_device_create(d->cfg.device, d->cfg.fp16, (KernelSet)d->cfg.kernel_set, &d->dev, err, errlen)) {
     gpu_config_free(&d->cfg);
     free(d);
     return NULL;
@@ -423,8 +423,9 @@ static GpuDelegate* delegate_create(GpuConfig* cfg, char* err, size_t errlen) {
    * prepare, at the cost of handling repeated kernel prepares ourselves. */
   d->base.flags = kTfLiteDelegateFlagsAllowDynamicTensors;
   d->base.opaque_delegate_builder = NULL;
-  gd_log(d->cfg.log_level, GD_LOG_INFO, "OpenCL device: %s (%s, %s), %s", d->dev->name, d->dev->platform_name,
-         d->dev->version, d->cfg.fp16 ? "FP16 storage" : "FP32");
+  gd_log(d->cfg.log_level, GD_LOG_INFO, "OpenCL device: %s (%s, %s), %s, %s kernels", d->dev->caps.name,
+         d->dev->caps.platform, d->dev->caps.version, d->cfg.fp16 ? "FP16 storage" : "FP32",
+         kernel_set_name(d->dev->kernel_set));
   return d;
 }
 
@@ -553,6 +554,10 @@ TFLITE_GPU_EXPORT int tflite_gpu_list_devices(char* buf, size_t size, char* err,
   return gpu_device_list(buf, size, err, errlen);
 }
 
+TFLITE_GPU_EXPORT int tflite_gpu_describe_device(int index, char* buf, size_t size, char* err, size_t errlen) {
+  return gpu_device_describe(index, buf, size, err, errlen);
+}
+
 TFLITE_GPU_EXPORT size_t tflite_gpu_describe_ops(char* buf, size_t size) { return op_table_describe(buf, size); }
 
 TFLITE_GPU_EXPORT size_t tflite_gpu_describe_options(char* buf, size_t size) {
@@ -562,6 +567,6 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_describe_options(char* buf, size_t size) {
 TFLITE_GPU_EXPORT int tflite_gpu_delegate_device(const TfLiteDelegate* delegate, char* buf, size_t size) {
   const GpuDelegate* d = (const GpuDelegate*)delegate;
   if (!d) return -1;
-  return snprintf(buf, size, "%s\t%s\t%s\t%s", d->dev->platform_name, d->dev->name, d->dev->version,
-                  d->cfg.fp16 ? "fp16" : "fp32");
+  return snprintf(buf, size, "%s\t%s\t%s\t%s\t%s", d->dev->caps.platform, d->dev->caps.name, d->dev->caps.version,
+                  d->cfg.fp16 ? "fp16" : "fp32", kernel_set_name(d->dev->kernel_set));
 }

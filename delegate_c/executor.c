@@ -7,6 +7,7 @@
 
 #include "half.h"
 #include "memory_plan.h"
+#include "selectors.h"
 
 /* PoCL compiles a work-group function per (kernel, local size), costing
  * cold start time, and runs local size 1 about 20x slower, so each kernel
@@ -104,8 +105,7 @@ cl_mem ex_tensor_mem(Executor* ex, int tensor) {
   return t->mem;
 }
 
-static cl_kernel dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node,
-                          size_t local) {
+cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
   if (ex->num_dispatches == ex->cap_dispatches) {
     int cap = ex->cap_dispatches ? ex->cap_dispatches * 2 : 64;
     Dispatch* d = realloc(ex->dispatches, (size_t)cap * sizeof(*d));
@@ -116,24 +116,47 @@ static cl_kernel dispatch(Executor* ex, const char* file, const char* name, size
     ex->dispatches = d;
     ex->cap_dispatches = cap;
   }
-  cl_kernel k = gpu_device_kernel(ex->dev, file, name, ex->err, ex->errlen);
+  if (v->dims < 1 || v->dims > 3) {
+    ex_fail(ex, "kernel %s: %d launch dimensions", v->kernel, v->dims);
+    return NULL;
+  }
+  cl_kernel k = gpu_device_kernel(ex->dev, v->file, v->defines, v->kernel, ex->err, ex->errlen);
   if (!k) return NULL;
-  size_t items = work_items ? work_items : 1;
+  Dispatch d = {k, (cl_uint)v->dims, {1, 1, 1}, {1, 1, 1}, node, v->kernel};
   size_t max_wg = 0;
-  if (cl.clGetKernelWorkGroupInfo(k, ex->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(max_wg), &max_wg, NULL) ==
-          CL_SUCCESS &&
-      max_wg < local)
-    local = max_wg ? max_wg : 1;
-  ex->dispatches[ex->num_dispatches++] = (Dispatch){k, (items + local - 1) / local * local, local, node, name};
+  cl.clGetKernelWorkGroupInfo(k, ex->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(max_wg), &max_wg, NULL);
+  if (v->dims == 1 && v->local[0] == 0) {
+    size_t local = v->heavy && !ex->dev->caps.is_gpu ? GD_LOCAL_SIZE_HEAVY_CPU : GD_LOCAL_SIZE;
+    /* A kernel the device can only run in smaller groups (registers). */
+    if (max_wg && max_wg < local) local = max_wg;
+    d.local[0] = local;
+  } else {
+    size_t group = 1;
+    for (int i = 0; i < v->dims; ++i) group *= d.local[i] = v->local[i] ? v->local[i] : 1;
+    /* The selector fixed this size (local memory tiles depend on it). */
+    if (max_wg && group > max_wg) {
+      cl.clReleaseKernel(k);
+      ex_fail(ex, "kernel %s needs work-groups of %zu; the device allows %zu for it", v->kernel, group, max_wg);
+      return NULL;
+    }
+  }
+  for (int i = 0; i < v->dims; ++i) {
+    size_t items = v->global[i] ? v->global[i] : 1;
+    d.global[i] = (items + d.local[i] - 1) / d.local[i] * d.local[i];
+  }
+  ex->dispatches[ex->num_dispatches++] = d;
   return k;
 }
 
 cl_kernel ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node) {
-  return dispatch(ex, file, name, work_items, node, GD_LOCAL_SIZE);
+  KernelVariant v = variant_1d(file, name, work_items);
+  return ex_dispatch_variant(ex, &v, node);
 }
 
 cl_kernel ex_dispatch_heavy(Executor* ex, const char* file, const char* name, size_t work_items, int node) {
-  return dispatch(ex, file, name, work_items, node, ex->dev->is_gpu ? GD_LOCAL_SIZE : GD_LOCAL_SIZE_HEAVY_CPU);
+  KernelVariant v = variant_1d(file, name, work_items);
+  v.heavy = 1;
+  return ex_dispatch_variant(ex, &v, node);
 }
 
 void karg(KArgs* a, const void* value, size_t size) {
@@ -225,7 +248,7 @@ static int plan_memory(Executor* ex) {
     ids[n] = i;
     req[n++] = (MemoryRequest){t->bytes, t->first_use, t->last_use};
   }
-  int rc = memory_plan(req, n, ex->dev->mem_base_align, offsets, &ex->arena_bytes, &ex->lower_bound_bytes);
+  int rc = memory_plan(req, n, ex->dev->caps.mem_base_align, offsets, &ex->arena_bytes, &ex->lower_bound_bytes);
   if (rc == 0) {
     cl_int err;
     ex->arena = cl.clCreateBuffer(ex->dev->context, CL_MEM_READ_WRITE, ex->arena_bytes ? ex->arena_bytes : 16, NULL,
@@ -234,13 +257,22 @@ static int plan_memory(Executor* ex) {
   } else {
     ex_fail(ex, "out of memory");
   }
+  /* TFLITE_GPU_SEPARATE_BUFFERS=1 (a test setting): each activation in a
+   * buffer of its own, so checking tools such as Oclgrind see an overrun
+   * that a sub-buffer would hide inside the arena. */
+  const char* sep = getenv("TFLITE_GPU_SEPARATE_BUFFERS");
+  int separate = sep && *sep == '1';
   for (int k = 0; rc == 0 && k < n; ++k) {
     GTensor* t = &g->tensors[ids[k]];
     cl_buffer_region region = {offsets[k], t->bytes ? t->bytes : 16};
     cl_int err;
     t->offset = offsets[k];
-    t->mem = cl.clCreateSubBuffer(ex->arena, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
-    if (!t->mem) rc = ex_fail(ex, "clCreateSubBuffer at %zu: %s", offsets[k], cl_error_name(err));
+    if (separate)
+      t->mem = cl.clCreateBuffer(ex->dev->context, CL_MEM_READ_WRITE, region.size, NULL, &err);
+    else
+      t->mem = cl.clCreateSubBuffer(ex->arena, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    if (!t->mem) rc = ex_fail(ex, "creating the buffer of tensor %d (%zu bytes): %s", ids[k], region.size,
+                              cl_error_name(err));
     else if (own(ex, t->mem)) rc = -1;
   }
   free(ids);
@@ -268,11 +300,12 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   const char* name = quant   ? (to_device ? "bhwc_q_to_phwc4" : "phwc4_to_bhwc_q")
                      : typed ? (to_device ? "typed_to_phwc4" : "phwc4_to_typed")
                            : (to_device ? "bhwc_to_phwc4" : "phwc4_to_bhwc");
-  /* The float conversions move LAYOUT_TILE (8) pixels per work-item. */
-  int plain = !quant && !typed;
-  int tiled[4] = {t->shape[GD_B], t->shape[GD_H], (t->shape[GD_W] + 7) / 8, t->shape[GD_C]};
-  size_t items = phwc4_items(plain ? tiled : t->shape);
-  cl_kernel k = ex_dispatch(ex, "layout.cl", name, items, -1);
+  /* The float conversions are a selector's choice (pixels per work-item
+   * by kernel set); the typed and quantized ones move one float4. */
+  KernelVariant v = variant_1d("layout.cl", name, phwc4_items(t->shape));
+  if (!quant && !typed) select_boundary(ex->dev, t->shape, to_device, &v);
+  size_t items = v.total;
+  cl_kernel k = ex_dispatch_variant(ex, &v, -1);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, to_device ? b->staging : t->mem);
@@ -415,7 +448,7 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
   for (int i = 0; i < ex->num_dispatches; ++i) {
     const Dispatch* d = &ex->dispatches[i];
     cl_event* ev = ex->events ? &ex->events[i] : NULL;
-    cl_int rc = cl.clEnqueueNDRangeKernel(q, d->kernel, 1, NULL, &d->global, &d->local, 0, NULL, ev);
+    cl_int rc = cl.clEnqueueNDRangeKernel(q, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, ev);
     if (rc != CL_SUCCESS) {
       const GNode* n = d->node >= 0 ? &ex->g.nodes[d->node] : NULL;
       return ex_fail(ex, "enqueueing kernel %s for %s (node %d): %s", d->name, n && n->name ? n->name : "boundary",

@@ -12,8 +12,9 @@
 
 typedef struct Dispatch {
   cl_kernel kernel;
-  size_t global;       /* work-items, rounded up to the local size */
-  size_t local;
+  cl_uint dims;        /* 1-3 */
+  size_t global[3];    /* work-items, rounded up to the local size */
+  size_t local[3];
   int node;            /* graph node position, -1 for boundary conversions */
   const char* name;    /* kernel name, for errors and profiles */
 } Dispatch;
@@ -55,8 +56,11 @@ void executor_free(Executor* ex);
 
 /* ---- for the encode functions of the op files ---- */
 
+/* Appends a dispatch of the variant a selector chose (target.h); returns
+ * the kernel to set arguments on, or NULL (error set). */
+cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node);
 /* Appends a dispatch of `work_items` work-items of kernel `name` from
- * `file`; returns the kernel to set arguments on, or NULL (error set). */
+ * `file` (a 1-D variant with the default local size). */
 cl_kernel ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node);
 /* The same for kernels whose work-items each do much work (convolutions):
  * a smaller local size on CPU devices, see executor.c. */
@@ -90,10 +94,6 @@ int karg_done(Executor* ex, KArgs* a);
  * shape). The caller adds its own and ends with karg_int(a, a->total). */
 int ex_dispatch_src_dst(Executor* ex, int node, const char* file, const char* name, KArgs* a);
 
-/* Work-items of a PHWC4 tensor: one per float4. */
-static inline size_t phwc4_items(const int s[4]) {
-  return (size_t)s[0] * (size_t)((s[3] + 3) / 4) * (size_t)s[1] * (size_t)s[2];
-}
 
 /* Uploads OHWI weights (row-major [O][KH][KW][I]; a FULLY_CONNECTED [O][K]
  * is the 1x1 case) in the layout conv2d and fully_connected read:

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "cl_api.h"
+#include "kernel_abi.h"
 
 #define GD_MAX_NODE_INPUTS 16
 #define GD_MAX_NODE_OUTPUTS 4
@@ -70,33 +71,10 @@ typedef enum GOp {
   GOP_QUANTIZE,            /* quantize-dequantize onto an int8/uint8 grid: p.quant */
 } GOp;
 
-/* Binary op codes shared with elementwise.cl (comparisons and LOGICAL_AND
- * give 1.0 / 0.0). BIN_SELECT takes 3 inputs (cond, x, y). */
-enum {
-  BIN_ADD = 0, BIN_MUL, BIN_SUB, BIN_DIV, BIN_MAX, BIN_MIN, BIN_PRELU, BIN_SQDIFF, BIN_POW, BIN_FLOOR_DIV,
-  BIN_FLOOR_MOD, BIN_EQUAL, BIN_NOT_EQUAL, BIN_LESS, BIN_LESS_EQUAL, BIN_GREATER, BIN_GREATER_EQUAL,
-  BIN_LOGICAL_AND, BIN_SELECT
-};
-/* Unary op codes shared with elementwise.cl. UN_TRUNC, UN_NOT_ZERO and
- * UN_IDENTITY are CAST to int32, to bool, and between equal float values. */
-enum {
-  UN_RELU = 0, UN_RELU6, UN_RELU_N1_TO_1, UN_TANH, UN_LOGISTIC, UN_HARD_SWISH, UN_LEAKY_RELU, UN_ABS, UN_EXP,
-  UN_NEG, UN_SQRT, UN_RSQRT, UN_SQUARE, UN_LOG, UN_SIN, UN_COS, UN_FLOOR, UN_ELU, UN_SIGN, UN_GELU,
-  UN_GELU_TANH, UN_TRUNC, UN_NOT_ZERO, UN_IDENTITY
-};
-enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };
-/* What a remap reads for a source coordinate outside [0, size); codes
- * shared with layout.cl. */
-enum { BORDER_CONST = 0, BORDER_REFLECT = 1, BORDER_SYMMETRIC = 2, BORDER_WRAP = 3 };
-/* Reduction op codes shared with reduce.cl. */
-enum { REDUCE_MEAN = 0, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD };
-
-/* Elementwise steps fused into a producer's output (fuse.c): PReLU with a
- * per-channel constant alpha, ADD of a same-shape runtime tensor followed
- * by an activation, or a quantize-dequantize (GOP_QUANTIZE; its params
- * travel in the alpha operand, so it excludes PReLU). Applied in order
- * after the fused activation. */
-enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2, EPI_QDQ = 3 };
+/* Binary, unary, remap, border, reduce and epilogue codes, shared with
+ * the kernels: opencl_kernels/kernel_abi.h. Epilogue steps are fused into
+ * a producer's output (fuse.c) and applied in order after its activation;
+ * EPI_QDQ's params travel in the alpha operand, so it excludes PReLU. */
 #define GD_MAX_EPILOGUE 2
 typedef struct Epilogue {
   int op;
@@ -225,6 +203,11 @@ static inline size_t shape_elements(const int s[4]) {
 /* Elements of the PHWC4 form: C rounded up to 4. */
 static inline size_t shape_elements_phwc4(const int s[4]) {
   return (size_t)s[0] * (size_t)s[1] * (size_t)s[2] * (size_t)((s[3] + 3) / 4 * 4);
+}
+
+/* Work-items of a PHWC4 tensor: one per float4. */
+static inline size_t phwc4_items(const int s[4]) {
+  return (size_t)s[0] * (size_t)((s[3] + 3) / 4) * (size_t)s[1] * (size_t)s[2];
 }
 
 /* Right-aligns TFLite dims (rank <= 4) into BHWC. Returns -1 for rank > 4. */

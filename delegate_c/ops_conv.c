@@ -5,6 +5,7 @@
 
 #include "executor.h"
 #include "op_table.h"
+#include "selectors.h"
 #include "tflite_builtins.h"
 
 /* Shared checks of the input / weights / bias / output of both convs. */
@@ -149,11 +150,9 @@ static cl_mem epilogue_alpha(Executor* ex, const GNode* n, int cout) {
   return NULL;
 }
 
-/* What a conv kernel takes between the shapes and the activation. */
-enum { ARGS_NO_GEOMETRY = 0, ARGS_GEOMETRY = 1, ARGS_PAD_ONLY = 2 };
-
-/* Arguments shared by the conv kernels: conv2d_1x1 takes no filter
- * geometry, the fixed-filter depthwise kernels only the padding. */
+/* Arguments shared by the conv kernels of every set; the variant's form
+ * says which geometry they take (conv2d_1x1 none, the fixed-filter
+ * depthwise kernels only the padding). */
 static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weights, cl_mem bias, int geometry,
                          int total) {
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
@@ -184,8 +183,8 @@ static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weigh
   karg_mem(&a, bias);
   karg_shape(&a, src->shape);
   karg_shape(&a, dst->shape);
-  if (geometry == ARGS_PAD_ONLY) karg_int2(&a, n->p.conv.pad_x, n->p.conv.pad_y);
-  if (geometry == ARGS_GEOMETRY) {
+  if (geometry == CONV_ARGS_PAD_ONLY) karg_int2(&a, n->p.conv.pad_x, n->p.conv.pad_y);
+  if (geometry == CONV_ARGS_GEOMETRY) {
     karg_int4(&a, n->p.conv.kw, n->p.conv.kh, n->p.conv.sx, n->p.conv.sy);
     karg_int4(&a, n->p.conv.pad_x, n->p.conv.pad_y, n->p.conv.dx, n->p.conv.dy);
   }
@@ -234,40 +233,18 @@ int upload_dense_weights(Executor* ex, const GTensor* wt, int src_channels, cons
   return upload_dense_weights_blocked(ex, wt, src_channels, bias, 1, wm, bm);
 }
 
-/* Output pixels per work-item: GEMM_TILE and 2 * DW_PAIRS in conv.cl. */
-#define GEMM_TILE 6
-#define DW_TILE 16
-
 int encode_conv2d(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* bias = n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL;
-  const int* ds = ex->g.tensors[n->outputs[0]].shape;
-  /* Output slices per work-item (conv.cl): one slice goes to conv2d_x4,
-   * where a register-tiled block would be mostly padding; 5-8 channels to
-   * the 8-channel kernels (_b8), the rest to 16-channel blocks. */
-  int narrow = ds[GD_C] <= 4;
-  int block = narrow ? 1 : ds[GD_C] <= 8 ? 2 : 4;
+  KernelVariant v;
+  select_conv2d(ex->dev, &ex->g, n, &v);
   cl_mem wm, bm;
-  if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.weights], src->shape[GD_C], bias, block, &wm, &bm))
+  if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.weights], src->shape[GD_C], bias, v.weight_block,
+                                   &wm, &bm))
     return -1;
-  if (narrow) {
-    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
-    cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", "conv2d_x4", phwc4_items(tiled), node);
-    return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(tiled)) : -1;
-  }
-  /* A 1x1 stride-1 unpadded conv is a GEMM over the pixel plane. A
-   * 3-channel source (the first layers) skips the zero fourth lane (_c3). */
-  int gemm = n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
-             n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0;
-  static const char* names[2][2][2] = {{{"conv2d_tiled", "conv2d_tiled_c3"}, {"conv2d_tiled_b8", "conv2d_tiled_b8_c3"}},
-                                       {{"conv2d_1x1", "conv2d_1x1"}, {"conv2d_1x1_b8", "conv2d_1x1_b8"}}};
-  const char* name = names[gemm][block == 2][src->shape[GD_C] == 3];
-  size_t tiles = ((size_t)ds[GD_H] * ds[GD_W] + GEMM_TILE - 1) / GEMM_TILE;
-  size_t blocks = ((size_t)(ds[GD_C] + 3) / 4 + block - 1) / block;
-  size_t items = tiles * blocks * (size_t)ds[GD_B];
-  cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", name, items, node);
-  return k ? set_conv_args(ex, k, n, wm, bm, gemm ? ARGS_NO_GEOMETRY : ARGS_GEOMETRY, (int)items) : -1;
+  cl_kernel k = ex_dispatch_variant(ex, &v, node);
+  return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total) : -1;
 }
 
 int encode_depthwise(Executor* ex, int node) {
@@ -293,25 +270,8 @@ int encode_depthwise(Executor* ex, int node) {
   free(w);
   free(b);
   if (!bm) return -1;
-  const int* ds = ex->g.tensors[n->outputs[0]].shape;
-  if (n->p.conv.multiplier != 1) {
-    cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", "depthwise_conv2d_multiplier", phwc4_items(ds), node);
-    return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(ds)) : -1;
-  }
-  /* The filters and strides MediaPipe uses get their own kernels (1x1:
-   * per-channel scales in hand_recrop). */
-  static const char* names[3][2] = {{"depthwise_1x1_s1", NULL},
-                                    {"depthwise_3x3_s1", "depthwise_3x3_s2"},
-                                    {"depthwise_5x5_s1", "depthwise_5x5_s2"}};
-  int square = kh == kw && (kh == 1 || kh == 3 || kh == 5);
-  int stride = n->p.conv.sx == n->p.conv.sy && n->p.conv.sx <= 2 ? n->p.conv.sx : 0;
-  const char* name = square && stride && n->p.conv.dx == 1 && n->p.conv.dy == 1 ? names[kh / 2][stride - 1] : NULL;
-  if (name) {
-    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + DW_TILE - 1) / DW_TILE, ds[GD_C]};
-    cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", name, phwc4_items(tiled), node);
-    return k ? set_conv_args(ex, k, n, wm, bm, ARGS_PAD_ONLY, (int)phwc4_items(tiled)) : -1;
-  }
-  int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
-  cl_kernel k = ex_dispatch_heavy(ex, "conv.cl", "depthwise_conv2d_x4", phwc4_items(tiled), node);
-  return k ? set_conv_args(ex, k, n, wm, bm, ARGS_GEOMETRY, (int)phwc4_items(tiled)) : -1;
+  KernelVariant v;
+  select_depthwise(ex->dev, &ex->g, n, &v);
+  cl_kernel k = ex_dispatch_variant(ex, &v, node);
+  return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total) : -1;
 }

@@ -6,6 +6,7 @@
 
 #include "executor.h"
 #include "op_table.h"
+#include "selectors.h"
 #include "tflite_builtins.h"
 
 static int binary_code(int builtin) {
@@ -145,10 +146,10 @@ int encode_binary(Executor* ex, int node) {
   int same_b = memcmp(sb, dst->shape, sizeof(int) * 4) == 0;
   int per_channel_b = sb[GD_B] == 1 && sb[GD_H] == 1 && sb[GD_W] == 1 && sb[GD_C] == dst->shape[GD_C];
   if (same_a && (same_b || per_channel_b)) {
-    /* 8 pixels of one slice per work-item (elementwise.cl). */
-    int slices = (dst->shape[GD_C] + 3) / 4;
-    size_t items = ((size_t)dst->shape[GD_H] * dst->shape[GD_W] + 7) / 8 * (size_t)slices * dst->shape[GD_B];
-    cl_kernel k = ex_dispatch(ex, "elementwise.cl", "binary_op_rows", items, node);
+    KernelVariant v;
+    select_binary_rows(ex->dev, dst->shape, &v);
+    size_t items = v.total;
+    cl_kernel k = ex_dispatch_variant(ex, &v, node);
     if (!k) return -1;
     KArgs a = {k, 0, CL_SUCCESS, 0};
     karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "log.h"
+#include "target.h"
 
 TfLiteGpuDelegateOptionsV2 TfLiteGpuDelegateOptionsV2Default(void) {
   TfLiteGpuDelegateOptionsV2 o;
@@ -178,6 +179,12 @@ static int set_device(GpuConfig* c, const char* v) {
   if (!*v) return -1;
   return dup_string(&c->device, v);
 }
+static int set_kernel_set(GpuConfig* c, const char* v) {
+  int k = kernel_set_parse(v);
+  if (k < 0) return -1;
+  c->kernel_set = k;
+  return 0;
+}
 static int set_log_level(GpuConfig* c, const char* v) {
   int e;
   if (parse_enum(v, kLogNames, 4, "", &e)) return -1;
@@ -226,6 +233,10 @@ static const OptionSpec kOptions[] = {
      set_model_token},
     {"device", "gpu_device", "an OpenCL device index (0, 1, ...) or a name substring", "first GPU, else first device",
      "which OpenCL device to use", set_device},
+    {"kernel_set", "", "auto, cpu or gpu", "auto",
+     "which kernel family runs the ops: gpu (work-group tiles in local memory), cpu (register tiles for SIMD "
+     "cores), or auto (gpu on GPU devices, cpu elsewhere)",
+     set_kernel_set},
     {"log_level", "", "silent, warning, info, verbose or 0-3", "warning", "what the delegate prints to stderr",
      set_log_level},
 };

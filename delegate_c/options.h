@@ -15,6 +15,7 @@ typedef struct GpuConfig {
   char* model_token;              /* owned, may be NULL */
   char* device;                   /* owned: an OpenCL device index or name substring; NULL = default */
   int log_level;                  /* GD_LOG_* */
+  int kernel_set;                 /* KernelSet (target.h): GD_KSET_AUTO unless the option says */
   int fp16;                       /* resolved precision: 1 = FP16 storage, 0 = FP32 */
 } GpuConfig;
 

@@ -59,37 +59,42 @@ static uint64_t partition_fingerprint(const ModelView* mv, const TfLiteDelegateP
 static char* make_key(const GpuDevice* dev, const char* token, uint64_t fingerprint) {
   const char* fmt =
       "tflite-gpu %s, cache format %u\nplatform %s\ndevice %s\ndevice version %s\ndriver %s\n"
-      "build options %s\ntoken %016llx\npartition %016llx\n";
+      "build options %s\nkernel set %s\ntoken %016llx\npartition %016llx\n";
   unsigned long long tok = (unsigned long long)kc_hash(token, strlen(token), 0x746f6b656eull);
-  int n = snprintf(NULL, 0, fmt, TfLiteGpuDelegateVersion(), KC_FORMAT_VERSION, dev->platform_name, dev->name,
-                   dev->version, dev->driver, gpu_device_build_options(dev), tok, (unsigned long long)fingerprint);
+  const GpuCaps* c = &dev->caps;
+  const char* set = kernel_set_name(dev->kernel_set);
+  int n = snprintf(NULL, 0, fmt, TfLiteGpuDelegateVersion(), KC_FORMAT_VERSION, c->platform, c->name, c->version,
+                   c->driver, gpu_device_build_options(dev), set, tok, (unsigned long long)fingerprint);
   char* key = n > 0 ? malloc((size_t)n + 1) : NULL;
   if (key)
-    snprintf(key, (size_t)n + 1, fmt, TfLiteGpuDelegateVersion(), KC_FORMAT_VERSION, dev->platform_name, dev->name,
-             dev->version, dev->driver, gpu_device_build_options(dev), tok, (unsigned long long)fingerprint);
+    snprintf(key, (size_t)n + 1, fmt, TfLiteGpuDelegateVersion(), KC_FORMAT_VERSION, c->platform, c->name, c->version,
+             c->driver, gpu_device_build_options(dev), set, tok, (unsigned long long)fingerprint);
   return key;
 }
 
-/* An entry is named "<file>@<hash of its source and options>". */
-static void entry_name(const GpuDevice* dev, const char* file, char* out, size_t size) {
-  snprintf(out, size, "%s@%016llx", file, gpu_device_source_hash(dev, file));
+/* An entry is named "<file>|<defines>@<hash of its source and options>". */
+static void entry_name(const GpuDevice* dev, const char* file, const char* defines, char* out, size_t size) {
+  /* GpuProgram bounds file and defines to 64 each, so this fits KC_MAX_NAME. */
+  snprintf(out, size, "%.64s|%.64s@%016llx", file, defines, gpu_device_source_hash(dev, file, defines));
 }
 
 /* ---- load ---- */
 
 static void load_entries(PartitionCache* pc, GpuDevice* dev, const KcEntry* entries, int count, int log_level) {
   for (int i = 0; i < count; ++i) {
-    char name[KC_MAX_NAME + 1], file[KC_MAX_NAME + 1], want[KC_MAX_NAME + 32];
+    char name[KC_MAX_NAME + 1], file[KC_MAX_NAME + 1], defines[KC_MAX_NAME + 1], want[2 * KC_MAX_NAME + 32];
     memcpy(name, entries[i].name, entries[i].name_size);
     name[entries[i].name_size] = '\0';
     const char* at = strrchr(name, '@');
-    if (!at || memchr(name, '\0', entries[i].name_size)) continue;
-    snprintf(file, sizeof(file), "%.*s", (int)(at - name), name);
-    if (gpu_device_source_hash(dev, file) == 0) continue; /* not one of our kernel files */
-    entry_name(dev, file, want, sizeof(want));
+    const char* bar = strchr(name, '|');
+    if (!at || !bar || bar > at || memchr(name, '\0', entries[i].name_size)) continue;
+    snprintf(file, sizeof(file), "%.*s", (int)(bar - name), name);
+    snprintf(defines, sizeof(defines), "%.*s", (int)(at - bar - 1), bar + 1);
+    if (gpu_device_source_hash(dev, file, defines) == 0) continue; /* not one of our kernel files */
+    entry_name(dev, file, defines, want, sizeof(want));
     if (strcmp(want, name) != 0) continue; /* kernel source changed: compile it */
     char err[1024];
-    if (gpu_device_add_binary(dev, file, entries[i].data, entries[i].data_size, err, sizeof(err)) < 0)
+    if (gpu_device_add_binary(dev, file, defines, entries[i].data, entries[i].data_size, err, sizeof(err)) < 0)
       gd_log(log_level, GD_LOG_WARNING, "kernel cache %s: %s; compiling it", pc->path, err);
   }
 }
@@ -100,11 +105,17 @@ void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token,
   pc->source_builds_before = dev->source_builds;
   uint64_t fp = partition_fingerprint(mv, params);
   pc->key = make_key(dev, token, fp);
-  /* One file per (token, partition position, precision): a different
+  /* One file per (token, partition position, precision, kernel set,
+   * device): devices sharing a directory keep their own files; a different
    * model or option under the same token overwrites it. */
-  char tag[64], path[4200];
+  char tag[96], path[4200];
   int first = params->nodes_to_replace->size ? params->nodes_to_replace->data[0] : 0;
-  snprintf(tag, sizeof(tag), "n%d_%s", first, dev->fp16 ? "fp16" : "fp32");
+  const GpuCaps* c = &dev->caps;
+  uint64_t device_hash = kc_hash(c->platform, strlen(c->platform), 0x646576ull);
+  device_hash = kc_hash(c->name, strlen(c->name), device_hash);
+  device_hash = kc_hash(c->driver, strlen(c->driver), device_hash);
+  snprintf(tag, sizeof(tag), "n%d_%s_%s_%08llx", first, dev->fp16 ? "fp16" : "fp32", kernel_set_name(dev->kernel_set),
+           (unsigned long long)(device_hash & 0xffffffffull));
   if (!pc->key || kc_file_path(path, sizeof(path), dir, token, tag) || !(pc->path = strdup(path))) {
     gd_log(log_level, GD_LOG_WARNING, "kernel cache: out of memory or path too long; running without it");
     ser_partition_free(pc);
@@ -155,28 +166,25 @@ void ser_partition_built(PartitionCache* pc, GpuDevice* dev, int log_level) {
 void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, int log_level) {
   if (pc->state != SER_MISS) return;
   pc->state = SER_SAVED; /* one attempt, whatever happens */
-  const char* files[KC_MAX_ENTRIES];
-  int nfiles = 0;
+  const GpuProgram* progs[KC_MAX_ENTRIES];
+  int nprogs = 0;
   for (int i = 0; i < ex->num_dispatches; ++i) {
-    const char* f = gpu_device_kernel_file(dev, ex->dispatches[i].kernel);
-    int seen = !f;
-    for (int j = 0; j < nfiles && !seen; ++j) seen = strcmp(files[j], f) == 0;
-    if (!seen && nfiles < KC_MAX_ENTRIES) files[nfiles++] = f;
+    const GpuProgram* p = gpu_device_kernel_program(dev, ex->dispatches[i].kernel);
+    int seen = !p;
+    for (int j = 0; j < nprogs && !seen; ++j) seen = progs[j] == p;
+    if (!seen && nprogs < KC_MAX_ENTRIES) progs[nprogs++] = p;
   }
   KcEntry entries[KC_MAX_ENTRIES];
   char names[KC_MAX_ENTRIES][KC_MAX_NAME];
   int count = 0, ok = 1;
-  for (int i = 0; i < nfiles && ok; ++i) {
-    cl_program prog = NULL;
-    for (int j = 0; j < dev->num_programs; ++j)
-      if (strcmp(dev->programs[j].file, files[i]) == 0) prog = dev->programs[j].program;
+  for (int i = 0; i < nprogs && ok; ++i) {
     size_t size = 0;
-    unsigned char* bin = prog ? gpu_device_program_binary(dev, prog, &size) : NULL;
+    unsigned char* bin = gpu_device_program_binary(dev, progs[i]->program, &size);
     if (!bin) {
       ok = 0;
       break;
     }
-    entry_name(dev, files[i], names[count], sizeof(names[count]));
+    entry_name(dev, progs[i]->file, progs[i]->defines, names[count], sizeof(names[count]));
     entries[count] = (KcEntry){names[count], strlen(names[count]), bin, size};
     count++;
   }

@@ -1,4 +1,5 @@
-/* Prepended to every program. Activations live in PHWC4 layout: channels
+/* Prepended to every program, after kernel_abi.h (the codes and tiles
+ * shared with the C library). Activations live in PHWC4 layout: channels
  * grouped in slices of 4, memory order [B][S][H][W][4] with S = ceil(C/4).
  * One float4 load feeds four multiply-adds on GPUs (vector registers) and
  * on CPU OpenCL (SIMD lanes), and the padded lanes of the last slice are
@@ -54,8 +55,7 @@ inline float4 mask_tail(float4 v, int s, int C) {
                   base + 3 < C ? v.w : 0.0f);
 }
 
-/* TfLiteFusedActivation codes: 0 none, 1 relu, 2 relu_n1_to_1, 3 relu6,
- * 4 tanh, 6 sigmoid (5, sign bit, is rejected at partition time). One body
+/* Fused activations (ACT_* in kernel_abi.h). One body
  * for every vector width: activate1 (float), activate (float4),
  * activate8 and activate16 (the register-tiled conv kernels).
  * The common cases are forced inline: PoCL's clang left these helpers as
@@ -70,16 +70,16 @@ inline float4 mask_tail(float4 v, int s, int C) {
 #define DEFINE_ACTIVATE(NAME, T)                                   \
   __attribute__((noinline)) T NAME##_rare(T v, int act) {         \
     switch (act) {                                                 \
-      case 2: return clamp(v, -1.0f, 1.0f);                        \
-      case 4: return tanh(v);                                      \
-      case 6: return 1.0f / (1.0f + exp(-v));                      \
+      case ACT_RELU_N1_TO_1: return clamp(v, -1.0f, 1.0f);         \
+      case ACT_TANH: return tanh(v);                               \
+      case ACT_SIGMOID: return 1.0f / (1.0f + exp(-v));            \
       default: return v;                                           \
     }                                                              \
   }                                                                \
   ALWAYS_INLINE T NAME(T v, int act) {                             \
-    if (act == 0) return v;                                        \
-    if (act == 1) return fmax(v, 0.0f);                            \
-    if (act == 3) return clamp(v, 0.0f, 6.0f);                     \
+    if (act == ACT_NONE) return v;                                 \
+    if (act == ACT_RELU) return fmax(v, 0.0f);                     \
+    if (act == ACT_RELU6) return clamp(v, 0.0f, 6.0f);             \
     return NAME##_rare(v, act);                                    \
   }
 DEFINE_ACTIVATE(activate1, float)
@@ -95,9 +95,9 @@ DEFINE_ACTIVATE(activate16, float16)
  * (quantize.cl) with alpha[0] = (scale, zero point, qmin, qmax). */
 inline float4 epilogue_step(float4 v, int op, int act, __global const float4* alpha,
                             __global const storage_t* residual, int s, int gid) {
-  if (op == 1) return select(v * alpha[s], v, isgreaterequal(v, (float4)(0.0f)));
-  if (op == 2) return activate(v + (gid >= 0 ? LOAD4(residual, gid) : (float4)(0.0f)), act);
-  if (op == 3) {
+  if (op == EPI_PRELU) return select(v * alpha[s], v, isgreaterequal(v, (float4)(0.0f)));
+  if (op == EPI_ADD) return activate(v + (gid >= 0 ? LOAD4(residual, gid) : (float4)(0.0f)), act);
+  if (op == EPI_QDQ) {
     float4 g = alpha[0];
     return (clamp(round(v / g.x) + g.y, g.z, g.w) - g.y) * g.x;
   }

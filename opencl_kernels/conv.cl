@@ -43,9 +43,9 @@ inline int residual_index(int o, int b, int s, int so, int res_slices, int plane
  * 1x1 conv. */
 #define DEFINE_CONV_STORE(W, BS)                                                                                  \
   ALWAYS_INLINE float##W epilogue_step##W(float##W v, int op, int act, float##W alpha_v, float##W r) {          \
-    if (op == 1) return select(v * alpha_v, v, isgreaterequal(v, (float##W)(0.0f)));                          \
-    if (op == 2) return activate##W(v + r, act);                                                                \
-    if (op == 3) return (clamp(round(v / alpha_v.s0) + alpha_v.s1, alpha_v.s2, alpha_v.s3) - alpha_v.s1) * alpha_v.s0; \
+    if (op == EPI_PRELU) return select(v * alpha_v, v, isgreaterequal(v, (float##W)(0.0f)));                  \
+    if (op == EPI_ADD) return activate##W(v + r, act);                                                          \
+    if (op == EPI_QDQ) return (clamp(round(v / alpha_v.s0) + alpha_v.s1, alpha_v.s2, alpha_v.s3) - alpha_v.s1) * alpha_v.s0; \
     return v;                                                                                                   \
   }                                                                                                             \
   ALWAYS_INLINE void conv_store##W(float##W acc, __global storage_t* dst, int4 dst_shape, int b, int g, int p,   \
@@ -54,12 +54,13 @@ inline int residual_index(int o, int b, int s, int so, int res_slices, int plane
     int so = SLICES(dst_shape);                                                                                 \
     acc = activate##W(acc, act);                                                                                \
     int o = (b * so + g * BS) * plane + p;                                                                      \
-    if (g * BS + BS <= so && dst_shape.z >= so * 4 && (epi.x != 2 && epi.z != 2 || g * BS + BS <= res_slices)) { \
-      if (epi.x != 0) {                                                                                         \
+    if (g * BS + BS <= so && dst_shape.z >= so * 4 &&                                                           \
+        (epi.x != EPI_ADD && epi.z != EPI_ADD || g * BS + BS <= res_slices)) {                                  \
+      if (epi.x != EPI_NONE) {                                                                                  \
         float##W alpha_v = (float##W)(0.0f), r = (float##W)(0.0f);                                              \
-        if (epi.x == 1 || epi.z == 1) alpha_v = vload##W(g, (__global const float*)alpha);                     \
-        if (epi.x == 3 || epi.z == 3) alpha_v.s0123 = alpha[0];                                                 \
-        if (epi.x == 2 || epi.z == 2) {                                                                         \
+        if (epi.x == EPI_PRELU || epi.z == EPI_PRELU) alpha_v = vload##W(g, (__global const float*)alpha);     \
+        if (epi.x == EPI_QDQ || epi.z == EPI_QDQ) alpha_v.s0123 = alpha[0];                                     \
+        if (epi.x == EPI_ADD || epi.z == EPI_ADD) {                                                             \
           int ro = o - b * (so - res_slices) * plane;                                                           \
           PARTS_##W(RESIDUAL_PART)                                                                              \
         }                                                                                                       \
@@ -90,7 +91,6 @@ DEFINE_CONV_STORE(8, 2)
  * MediaPipe 1x1 shapes against 55-105 for 8 pixels held in an array.
  * LANES input channels of each slice are read: 4, or 3 for a 3-channel
  * source (the first layers), which skips the zero lane's multiply-adds. */
-#define GEMM_TILE 6
 #define GEMM_EACH(M) M(0) M(1) M(2) M(3) M(4) M(5)
 /* The stores run in a loop that is kept rolled: the store helper, with its
  * inlined activations (tanh and sigmoid 16 lanes wide) and epilogue, is
@@ -386,7 +386,7 @@ __kernel void depthwise_conv2d_x4(__global const storage_t* src, __global storag
  * accumulator (2-4x slower, read from the generated assembly). Tiles whose
  * taps are all inside the input take unmasked loads; edge tiles check each
  * load. Work-items run over (ceil(W / T), H, S_slices * B), x-tiles fastest. */
-#define DW_PAIRS 8 /* T = 16 output pixels per work-item */
+#define DW_PAIRS (DW_TILE / 2) /* 8 pairs: DW_TILE = 16 output pixels per work-item */
 /* The unroll pragma below is a hint that clang cannot honour in the 1x1
  * kernel's one-iteration loop; its note would reach every build log. */
 #pragma clang diagnostic ignored "-Wpass-failed"
@@ -413,7 +413,7 @@ ALWAYS_INLINE void depthwise_tiled(const int K, const int S, __global const stor
                                    __global const float4* weights, __global const float4* bias, int4 src_shape,
                                    int4 dst_shape, int2 pad, int act, __global const float4* alpha,
                                    __global const storage_t* residual, int4 epi, int res_slices, int total) {
-  const int T = 2 * DW_PAIRS;
+  const int T = DW_TILE;
   int gid = get_global_id(0);
   if (gid >= total) return;
   int tiles = (dst_shape.x + T - 1) / T;
@@ -462,7 +462,7 @@ ALWAYS_INLINE void depthwise_tiled(const int K, const int S, __global const stor
   float8 acc[DW_PAIRS] = {a0, a1, a2, a3, a4, a5, a6, a7};
 #pragma unroll 1
   for (int i = 0; i < DW_PAIRS; ++i) acc[i] = activate8(acc[i], act);
-  if (epi.x == 0 && (s + 1) * 4 <= dst_shape.z && x + T <= dst_shape.x) {
+  if (epi.x == EPI_NONE && (s + 1) * 4 <= dst_shape.z && x + T <= dst_shape.x) {
     /* Nothing fused, no channel tail, a whole tile: plain stores. */
     for (int i = 0; i < DW_PAIRS; ++i) {
       STORE4(acc[i].lo, dst, o + 2 * i);

@@ -25,30 +25,28 @@ inline float4 floor_mod(float4 a, float4 b) {
   return select(m, m + b, isnotequal(m, ZERO4) & (isless(b, ZERO4) ^ isless(m, ZERO4)));
 }
 
-/* op: 0 add, 1 mul, 2 sub, 3 div, 4 maximum, 5 minimum, 6 prelu (a >= 0 ?
- * a : a * b), 7 squared difference, 8 pow, 9 floor_div, 10 floor_mod,
- * 11 equal, 12 not_equal, 13 less, 14 less_equal, 15 greater,
- * 16 greater_equal, 17 logical_and (graph.h BIN_*). */
+/* op: BIN_* (kernel_abi.h); PReLU is a >= 0 ? a : a * b, comparisons
+ * and logical_and give 1.0 / 0.0. */
 inline float4 binary(float4 a, float4 b, int op) {
   switch (op) {
-    case 0: return a + b;
-    case 1: return a * b;
-    case 2: return a - b;
-    case 3: return a / b;
-    case 4: return fmax(a, b);
-    case 5: return fmin(a, b);
-    case 6: return select(a * b, a, a >= 0.0f);
-    case 7: return (a - b) * (a - b);
-    case 8: return pow(a, b);
-    case 9: return floor_div(a, b);
-    case 10: return floor_mod(a, b);
-    case 11: return as_bool4(isequal(a, b));
-    case 12: return as_bool4(isnotequal(a, b));
-    case 13: return as_bool4(isless(a, b));
-    case 14: return as_bool4(islessequal(a, b));
-    case 15: return as_bool4(isgreater(a, b));
-    case 16: return as_bool4(isgreaterequal(a, b));
-    case 17: return as_bool4(isnotequal(a, ZERO4) & isnotequal(b, ZERO4));
+    case BIN_ADD: return a + b;
+    case BIN_MUL: return a * b;
+    case BIN_SUB: return a - b;
+    case BIN_DIV: return a / b;
+    case BIN_MAX: return fmax(a, b);
+    case BIN_MIN: return fmin(a, b);
+    case BIN_PRELU: return select(a * b, a, a >= 0.0f);
+    case BIN_SQDIFF: return (a - b) * (a - b);
+    case BIN_POW: return pow(a, b);
+    case BIN_FLOOR_DIV: return floor_div(a, b);
+    case BIN_FLOOR_MOD: return floor_mod(a, b);
+    case BIN_EQUAL: return as_bool4(isequal(a, b));
+    case BIN_NOT_EQUAL: return as_bool4(isnotequal(a, b));
+    case BIN_LESS: return as_bool4(isless(a, b));
+    case BIN_LESS_EQUAL: return as_bool4(islessequal(a, b));
+    case BIN_GREATER: return as_bool4(isgreater(a, b));
+    case BIN_GREATER_EQUAL: return as_bool4(isgreaterequal(a, b));
+    case BIN_LOGICAL_AND: return as_bool4(isnotequal(a, ZERO4) & isnotequal(b, ZERO4));
     default: return a;
   }
 }
@@ -74,19 +72,24 @@ __kernel void binary_op(__global const storage_t* a, __global const storage_t* b
 
 /* The common case of binary_op: a has the output's shape, b the same
  * shape or one value per channel (PReLU's alpha, a bias). A work-item
- * handles 8 consecutive pixels of one slice: no per-float4 index split or
- * broadcast arithmetic (binary_op spent ~9 ns per float4 on them). Work-items
- * run over (ceil(H * W / 8), slices, B). */
+ * handles ROW_PIXELS consecutive pixels of one slice: no per-float4 index
+ * split or broadcast arithmetic (binary_op spent ~9 ns per float4 on them
+ * on PoCL). The CPU set takes ROW_TILE pixels; the GPU set builds with
+ * -DROW_PIXELS=1, so neighbouring work-items read neighbouring float4s.
+ * Work-items run over (ceil(H * W / ROW_PIXELS), slices, B). */
+#ifndef ROW_PIXELS
+#define ROW_PIXELS ROW_TILE
+#endif
 __kernel void binary_op_rows(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
                              int4 dst_shape, int b_per_channel, int op, int act, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int plane = dst_shape.x * dst_shape.y;
-  int tiles = (plane + 7) >> 3;
+  int tiles = (plane + ROW_PIXELS - 1) / ROW_PIXELS;
   int t = gid % tiles, sb = gid / tiles;
   int s = sb % SLICES(dst_shape);
-  int o = sb * plane + t * 8;
-  int n = min(8, plane - t * 8);
+  int o = sb * plane + t * ROW_PIXELS;
+  int n = min(ROW_PIXELS, plane - t * ROW_PIXELS);
   float4 vc = b_per_channel ? LOAD4(b, s) : (float4)(0.0f);
   for (int i = 0; i < n; ++i) {
     float4 vb = b_per_channel ? vc : LOAD4(b, o + i);
@@ -107,11 +110,9 @@ __kernel void select_op(__global const storage_t* cond, __global const storage_t
   STORE4(mask_tail(select(vy, vx, isnotequal(vc, ZERO4)), p.z, dst_shape.z), dst, gid);
 }
 
-/* op: 0 relu, 1 relu6, 2 relu_n1_to_1, 3 tanh, 4 logistic, 5 hard_swish,
- * 6 leaky relu (alpha), 7 abs, 8 exp, 9 neg, 10 sqrt, 11 rsqrt, 12 square,
- * 13 log, 14 sin, 15 cos, 16 floor, 17 elu, 18 sign, 19 gelu (erf),
- * 20 gelu (tanh approximation), 21 trunc (CAST to int32), 22 != 0 (CAST
- * to bool), 23 identity (graph.h UN_*). */
+/* op: UN_* (kernel_abi.h); leaky relu takes alpha, UN_GELU uses erf and
+ * UN_GELU_TANH the tanh approximation, UN_TRUNC / UN_NOT_ZERO are CAST to
+ * int32 / bool, anything else is the identity. */
 __kernel void unary_op(__global const storage_t* src, __global storage_t* dst, int4 shape, int op, float alpha,
                        int total) {
   int gid = get_global_id(0);
@@ -119,29 +120,29 @@ __kernel void unary_op(__global const storage_t* src, __global storage_t* dst, i
   float4 v = LOAD4(src, gid);
   float4 r;
   switch (op) {
-    case 0: r = fmax(v, 0.0f); break;
-    case 1: r = clamp(v, 0.0f, 6.0f); break;
-    case 2: r = clamp(v, -1.0f, 1.0f); break;
-    case 3: r = tanh(v); break;
-    case 4: r = 1.0f / (1.0f + exp(-v)); break;
-    case 5: r = v * clamp(v + 3.0f, 0.0f, 6.0f) * (1.0f / 6.0f); break;
-    case 6: r = select(v * alpha, v, v >= 0.0f); break;
-    case 7: r = fabs(v); break;
-    case 8: r = exp(v); break;
-    case 9: r = -v; break;
-    case 10: r = sqrt(v); break;
-    case 11: r = rsqrt(v); break;
-    case 12: r = v * v; break;
-    case 13: r = log(v); break;
-    case 14: r = sin(v); break;
-    case 15: r = cos(v); break;
-    case 16: r = floor(v); break;
-    case 17: r = select(expm1(v), v, v >= 0.0f); break;
-    case 18: r = sign(v); break;
-    case 19: r = 0.5f * v * (1.0f + erf(v * 0.70710678118654752f)); break;
-    case 20: r = 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))); break;
-    case 21: r = trunc(v); break;
-    case 22: r = as_bool4(isnotequal(v, ZERO4)); break;
+    case UN_RELU: r = fmax(v, 0.0f); break;
+    case UN_RELU6: r = clamp(v, 0.0f, 6.0f); break;
+    case UN_RELU_N1_TO_1: r = clamp(v, -1.0f, 1.0f); break;
+    case UN_TANH: r = tanh(v); break;
+    case UN_LOGISTIC: r = 1.0f / (1.0f + exp(-v)); break;
+    case UN_HARD_SWISH: r = v * clamp(v + 3.0f, 0.0f, 6.0f) * (1.0f / 6.0f); break;
+    case UN_LEAKY_RELU: r = select(v * alpha, v, v >= 0.0f); break;
+    case UN_ABS: r = fabs(v); break;
+    case UN_EXP: r = exp(v); break;
+    case UN_NEG: r = -v; break;
+    case UN_SQRT: r = sqrt(v); break;
+    case UN_RSQRT: r = rsqrt(v); break;
+    case UN_SQUARE: r = v * v; break;
+    case UN_LOG: r = log(v); break;
+    case UN_SIN: r = sin(v); break;
+    case UN_COS: r = cos(v); break;
+    case UN_FLOOR: r = floor(v); break;
+    case UN_ELU: r = select(expm1(v), v, v >= 0.0f); break;
+    case UN_SIGN: r = sign(v); break;
+    case UN_GELU: r = 0.5f * v * (1.0f + erf(v * 0.70710678118654752f)); break;
+    case UN_GELU_TANH: r = 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))); break;
+    case UN_TRUNC: r = trunc(v); break;
+    case UN_NOT_ZERO: r = as_bool4(isnotequal(v, ZERO4)); break;
     default: r = v;
   }
   int s = (gid / (shape.x * shape.y)) % SLICES(shape);

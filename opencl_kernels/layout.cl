@@ -2,17 +2,21 @@
  * partition boundary (the float ones 8 pixels per work-item, the typed and
  * quantized ones one float4). */
 
-/* The float boundary conversions move LAYOUT_TILE pixels of one slice per
- * work-item: the index split once per row piece instead of per float4
- * (hand_recrop's 256x256x3 input took 0.46 ms per float4). Work-items run
- * over (ceil(W / LAYOUT_TILE), H, slices, B). */
-#define LAYOUT_TILE 8
+/* The float boundary conversions move LAYOUT_PIXELS pixels of one slice
+ * per work-item: LAYOUT_TILE in the CPU set, where the index split once per
+ * row piece instead of per float4 paid (hand_recrop's 256x256x3 input took
+ * 0.46 ms per float4); 1 in the GPU set, so neighbouring work-items touch
+ * neighbouring memory. Work-items run over (ceil(W / LAYOUT_PIXELS), H,
+ * slices, B). */
+#ifndef LAYOUT_PIXELS
+#define LAYOUT_PIXELS LAYOUT_TILE
+#endif
 __kernel void bhwc_to_phwc4(__global const float* src, __global storage_t* dst, int4 shape, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
-  int4 p = split_gid(gid, (int4)((shape.x + LAYOUT_TILE - 1) / LAYOUT_TILE, shape.y, shape.z, shape.w));
-  int C = shape.z, c0 = p.z * 4, x = p.x * LAYOUT_TILE;
-  int n = min(LAYOUT_TILE, shape.x - x);
+  int4 p = split_gid(gid, (int4)((shape.x + LAYOUT_PIXELS - 1) / LAYOUT_PIXELS, shape.y, shape.z, shape.w));
+  int C = shape.z, c0 = p.z * 4, x = p.x * LAYOUT_PIXELS;
+  int n = min(LAYOUT_PIXELS, shape.x - x);
   __global const float* s = src + ((p.w * shape.y + p.y) * shape.x + x) * C + c0;
   int o = idx4(shape, p.w, p.z, p.y, x);
   if (c0 + 4 <= C) {
@@ -28,9 +32,9 @@ __kernel void bhwc_to_phwc4(__global const float* src, __global storage_t* dst, 
 __kernel void phwc4_to_bhwc(__global const storage_t* src, __global float* dst, int4 shape, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
-  int4 p = split_gid(gid, (int4)((shape.x + LAYOUT_TILE - 1) / LAYOUT_TILE, shape.y, shape.z, shape.w));
-  int C = shape.z, c0 = p.z * 4, x = p.x * LAYOUT_TILE;
-  int n = min(LAYOUT_TILE, shape.x - x);
+  int4 p = split_gid(gid, (int4)((shape.x + LAYOUT_PIXELS - 1) / LAYOUT_PIXELS, shape.y, shape.z, shape.w));
+  int C = shape.z, c0 = p.z * 4, x = p.x * LAYOUT_PIXELS;
+  int n = min(LAYOUT_PIXELS, shape.x - x);
   __global float* d = dst + ((p.w * shape.y + p.y) * shape.x + x) * C + c0;
   int o = idx4(shape, p.w, p.z, p.y, x);
   if (c0 + 4 <= C) {
@@ -46,20 +50,20 @@ __kernel void phwc4_to_bhwc(__global const storage_t* src, __global float* dst, 
 }
 
 /* Source coordinates s on axes of sizes n folded back inside, without
- * branches (the border is the same for every work-item): 1 reflect (edge
- * not repeated), 2 symmetric (edge repeated), both once, which the op
- * checks guarantee is enough; 3 wrap (TILE); 0: a component < 0 means
+ * branches (the border is the same for every work-item): reflect (edge
+ * not repeated), symmetric (edge repeated), both once, which the op
+ * checks guarantee is enough; wrap (TILE); const: a component < 0 means
  * outside (constant fill). */
 inline int4 fold4(int4 s, int4 n, int border) {
-  if (border == 1) {
+  if (border == BORDER_REFLECT) {
     int4 t = max(s, -s);
     return min(t, 2 * n - 2 - t);
   }
-  if (border == 2) {
+  if (border == BORDER_SYMMETRIC) {
     int4 t = max(s, -s - 1);
     return min(t, 2 * n - 1 - t);
   }
-  if (border == 3) {
+  if (border == BORDER_WRAP) {
     int4 t = s % n;
     return select(t, t + n, t < 0);
   }
@@ -132,7 +136,7 @@ __kernel void remap(__global const storage_t* src, __global storage_t* dst, int4
     float v = 0.0f;
     if (c < dst_shape.z) {
       int sx, sy, sc, sb;
-      if (mode == 0) {
+      if (mode == REMAP_RESHAPE) {
         int lin = ((p.w * dst_shape.y + p.y) * dst_shape.x + p.x) * dst_shape.z + c;
         sc = lin % src_shape.z;
         lin /= src_shape.z;

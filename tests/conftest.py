@@ -47,8 +47,22 @@ def run_cpu(model_bytes, inputs):
     return _run(_interpreter(model_bytes), inputs)
 
 
-def run_delegate(model_bytes, inputs, **options):
+def test_options(**options):
+    """The options every test's delegate gets: silent, and the kernel set
+    named by $TFLITE_GPU_TEST_KERNEL_SET (auto, cpu, gpu) so the portability
+    matrix runs the same tests with each family of kernels."""
     options.setdefault("log_level", "silent")
+    kernel_set = os.environ.get("TFLITE_GPU_TEST_KERNEL_SET")
+    if kernel_set:
+        options.setdefault("kernel_set", kernel_set)
+    return options
+
+
+test_options.__test__ = False  # a helper, not a test
+
+
+def run_delegate(model_bytes, inputs, **options):
+    options = test_options(**options)
     delegate = tflite_gpu.load_delegate(**options)
     it = _interpreter(model_bytes, [delegate])
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())

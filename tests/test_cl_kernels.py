@@ -29,6 +29,12 @@ KERNELS = pathlib.Path(__file__).resolve().parent.parent / "opencl_kernels"
 FILES = sorted(p.name for p in KERNELS.glob("*.cl") if p.name != "common.cl")
 
 
+def program_source(name):
+    """A program's source as the library builds it (cl_device.c): the codes
+    shared with C, then common.cl, then the file."""
+    return "".join((KERNELS / f).read_text() for f in ("kernel_abi.h", "common.cl", name))
+
+
 @pytest.fixture(scope="module")
 def ctx():
     try:
@@ -44,7 +50,7 @@ _programs = {}
 def _build(context, name, fp16=False):
     key = (name, fp16)
     if key not in _programs:
-        src = (KERNELS / "common.cl").read_text() + (KERNELS / name).read_text()
+        src = program_source(name)
         opts = "-cl-std=CL1.2" + (" -DFP16_STORAGE=1" if fp16 else "") + NONCE
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the log is checked below, not as a Python warning

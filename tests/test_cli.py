@@ -92,6 +92,11 @@ def test_devices_json(capsys):
         assert d["global_mem_bytes"] > 0 and d["max_alloc_bytes"] > 0
         assert isinstance(d["extensions"], list) and d["extensions"]
         assert d["fp16"] == ("cl_khr_fp16" in d["extensions"])
+        # The capability struct the kernel selectors read (device_caps.h).
+        assert d["compute_units"] >= 1 and d["max_work_group_size"] >= 1
+        assert len(d["max_work_item_sizes"]) == 3 and min(d["max_work_item_sizes"]) >= 1
+        assert d["type"] in ("CPU", "GPU", "OTHER") and d["vendor_id"]
+        assert d["kernel_set_auto"] == ("gpu" if d["type"] == "GPU" else "cpu")
 
 
 def test_devices_text(capsys):

@@ -31,7 +31,8 @@ def test_every_option_key_is_accepted():
               "inference_priority1": "MIN_LATENCY", "inference_priority2": "MAX_PRECISION",
               "inference_priority3": "MIN_MEMORY_USAGE", "experimental_flags": "ENABLE_QUANT|CL_ONLY",
               "gpu_experimental_enable_quant": "true", "gpu_backend": "cl", "max_delegated_partitions": "2",
-              "serialization_dir": "/tmp", "model_token": "tok", "device": "0", "log_level": "silent"}
+              "serialization_dir": "/tmp", "model_token": "tok", "device": "0", "log_level": "silent",
+              "kernel_set": "gpu"}
     schema = {o["key"] for o in _capi.options_schema()}
     assert schema == set(values), "test and option table disagree"
     tflite_gpu.load_delegate(**values)  # all together (the priorities must form a valid set)
@@ -50,6 +51,7 @@ def test_every_option_key_is_accepted():
     ("device", "no-such-device-name"),
     ("device", "99"),
     ("log_level", "loud"),
+    ("kernel_set", "fpga"),
     ("experimental_flags", "GL_ONLY"),
 ])
 def test_bad_option_raises_value_error_naming_it(key, value):
@@ -178,3 +180,13 @@ def test_ops_listing_matches_readme():
     assert start in readme and end in readme
     table = readme.split(start, 1)[1].split(end, 1)[0].strip()
     assert table == ops_markdown().strip(), "README op table is stale: run python tools/gen_docs.py"
+
+
+@pytest.mark.parametrize("requested", ["auto", "cpu", "gpu"])
+def test_kernel_set_is_resolved_and_reported(requested):
+    """kernel_set picks the kernel family on any device; `auto` follows the
+    device type (device_caps.h), and the delegate reports what it resolved."""
+    d = tflite_gpu.load_delegate(kernel_set=requested, log_level="silent")
+    info = _capi.delegate_device(d._get_native_delegate_pointer())
+    auto = _capi.devices()[0]["kernel_set_auto"]
+    assert info["kernel_set"] == (auto if requested == "auto" else requested)

@@ -308,7 +308,8 @@ def test_check_cli_cache_dir(tmp_path):
     assert runs[1]["kernel_cache"]["hits"] == 1 and runs[1]["kernel_cache"]["writes"] == 0
     assert all(r["passed"] for r in runs)
     (name,) = _files(d)
-    assert re.fullmatch(r"tflite_gpu_[0-9a-f]{16}_n0_fp32\.bin", name), name
+    # One file per (token, partition, precision, kernel set, device).
+    assert re.fullmatch(r"tflite_gpu_[0-9a-f]{16}_n0_fp32_cpu_[0-9a-f]{8}\.bin", name), name
 
 
 class _CDelegate:

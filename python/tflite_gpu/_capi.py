@@ -40,6 +40,7 @@ typedef struct {
 } TfLiteGpuDelegateReport;
 int tflite_gpu_delegate_report(const void* delegate, TfLiteGpuDelegateReport* out);
 int tflite_gpu_list_devices(char* buf, size_t size, char* err, size_t errlen);
+int tflite_gpu_describe_device(int index, char* buf, size_t size, char* err, size_t errlen);
 size_t tflite_gpu_describe_ops(char* buf, size_t size);
 size_t tflite_gpu_describe_options(char* buf, size_t size);
 int tflite_gpu_delegate_device(const void* delegate, char* buf, size_t size);
@@ -120,11 +121,43 @@ def devices() -> list[dict]:
     buf = ffi.new("char[]", size + 1)
     lib().tflite_gpu_list_devices(buf, size + 1, err, 1024)
     out = []
-    for line in ffi.string(buf).decode().splitlines():
+    for line in ffi.string(buf).decode(errors="replace").splitlines():
         i, plat, name, kind, ver, drv, mem, fp16 = line.split("\t")
-        out.append({"index": int(i), "platform": plat, "name": name, "type": kind, "version": ver,
-                    "driver": drv, "global_mem_bytes": int(mem), "fp16": fp16 == "1"})
+        dev = {"index": int(i), "platform": plat, "name": name, "type": kind, "version": ver,
+               "driver": drv, "global_mem_bytes": int(mem), "fp16": fp16 == "1"}
+        dev.update(device_caps(int(i)))
+        out.append(dev)
     return out
+
+
+_CAPS_INTS = {"compute_units", "max_work_group_size", "local_mem_bytes", "global_mem_bytes", "max_alloc_bytes",
+              "mem_base_align", "preferred_vector_float", "preferred_vector_half"}
+_CAPS_FLAGS = {"fp16", "subgroups", "images", "command_buffer", "local_mem_dedicated"}
+
+
+def device_caps(index: int) -> dict:
+    """The capability struct the library's kernel selectors decide from
+    (device_caps.h), read once per device, and the kernel set `auto` picks."""
+    err = ffi.new("char[]", 1024)
+    size = lib().tflite_gpu_describe_device(index, ffi.NULL, 0, err, 1024)
+    if size < 0:
+        raise RuntimeError(ffi.string(err).decode(errors="replace"))
+    buf = ffi.new("char[]", size + 1)
+    lib().tflite_gpu_describe_device(index, buf, size + 1, err, 1024)
+    caps = {}
+    for line in ffi.string(buf).decode(errors="replace").splitlines():
+        key, _, value = line.partition("\t")
+        if key in _CAPS_INTS:
+            caps[key] = int(value)
+        elif key in _CAPS_FLAGS:
+            caps[key] = value == "1"
+        elif key == "max_work_item_sizes":
+            caps[key] = [int(v) for v in value.split(",")]
+        elif key == "extensions":
+            caps[key] = sorted(value.split())
+        else:
+            caps[key] = value
+    return caps
 
 
 def delegate_stats(delegate_pointer: int) -> dict:
@@ -145,8 +178,8 @@ def delegate_stats(delegate_pointer: int) -> dict:
 def delegate_device(delegate_pointer: int) -> dict:
     buf = ffi.new("char[]", 1024)
     lib().tflite_gpu_delegate_device(ffi.cast("void*", delegate_pointer), buf, 1024)
-    plat, name, ver, precision = ffi.string(buf).decode().split("\t")
-    return {"platform": plat, "name": name, "version": ver, "precision": precision}
+    plat, name, ver, precision, kernel_set = ffi.string(buf).decode(errors="replace").split("\t")
+    return {"platform": plat, "name": name, "version": ver, "precision": precision, "kernel_set": kernel_set}
 
 
 def delegate_profile(delegate_pointer: int) -> list[dict]:

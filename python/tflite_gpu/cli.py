@@ -118,18 +118,8 @@ def cmd_models(args) -> int:
 
 
 def devices_info() -> list:
-    """The library's device list, with details read from OpenCL itself."""
-    from . import _opencl_info
-
-    devs = _capi.devices()
-    details = _opencl_info.device_details()
-    for d in devs:
-        extra = details[d["index"]] if d["index"] < len(details) else {}
-        if extra.get("name", d["name"]) != d["name"]:
-            extra = {}  # a different enumeration order: show only what the library said
-        d.update({k: v for k, v in extra.items() if k != "name"})
-        d.setdefault("extensions", [])
-    return devs
+    """The library's devices with the capabilities its selectors use."""
+    return _capi.devices()
 
 
 def _mib(n):
@@ -146,17 +136,19 @@ def cmd_devices(args) -> int:
         return 0
     for d in devs:
         fp16 = "yes (cl_khr_fp16)" if d["fp16"] else "no: FP16 mode stores half, computes in float"
-        print(f"[{d['index']}] {d['name']} ({d['type']})")
-        print(f"    platform     {d['platform']}" + (f" ({d['platform_version']})" if d.get("platform_version") else ""))
-        print(f"    version      {d['version']}; driver {d['driver']}"
-              + (f"; {d['opencl_c_version']}" if d.get("opencl_c_version") else ""))
+        print(f"[{d['index']}] {d['name']} ({d['type']}, vendor {d['vendor_id']}: {d['vendor']})")
+        print(f"    platform     {d['platform']}")
+        print(f"    version      {d['version']}; driver {d['driver']}")
         print(f"    memory       {d['global_mem_bytes'] / 2**30:.1f} GiB global, largest buffer "
               f"{_mib(d.get('max_alloc_bytes'))}, local "
-              + ("?" if d.get("local_mem_bytes") is None else f"{d['local_mem_bytes'] / 1024:.0f} KiB"))
-        if d.get("compute_units") is not None:
-            print(f"    compute      {d['compute_units']} units at {d.get('max_clock_mhz')} MHz, "
-                  f"work-groups up to {d.get('max_work_group_size')}")
+              + f"{d['local_mem_bytes'] / 1024:.0f} KiB" + ("" if d["local_mem_dedicated"] else " (in global memory)"))
+        print(f"    compute      {d['compute_units']} units, work-groups up to {d['max_work_group_size']} "
+              f"({' x '.join(map(str, d['max_work_item_sizes']))}), preferred float vector "
+              f"{d['preferred_vector_float']}")
         print(f"    fp16         {fp16}")
+        print(f"    features     subgroups {'yes' if d['subgroups'] else 'no'}, images {'yes' if d['images'] else 'no'}, "
+              f"command buffers {'yes' if d['command_buffer'] else 'no'}")
+        print(f"    kernel set   {d['kernel_set_auto']} (what kernel_set=auto picks here)")
         print(f"    extensions   {' '.join(d['extensions']) or '(none reported)'}")
     return 0
 

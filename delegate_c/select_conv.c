@@ -1,0 +1,76 @@
+/* Kernel selection for CONV_2D and DEPTHWISE_CONV_2D (kernels: conv.cl for
+ * the CPU set, conv_gpu.cl for the GPU set). */
+#include <stdio.h>
+
+#include "selectors.h"
+
+/* CPU set: register tiles of GEMM_TILE pixels x 16 (or 8) channels. */
+static void cpu_conv2d(const Graph* g, const GNode* n, KernelVariant* v) {
+  const int* ss = g->tensors[n->inputs[0]].shape;
+  const int* ds = g->tensors[n->outputs[0]].shape;
+  /* Output slices per work-item: one slice goes to conv2d_x4, where a
+   * register-tiled block would be mostly padding; 5-8 channels to the
+   * 8-channel kernels (_b8), the rest to 16-channel blocks. */
+  int narrow = ds[GD_C] <= 4;
+  int block = narrow ? 1 : ds[GD_C] <= 8 ? 2 : 4;
+  if (narrow) {
+    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
+    *v = variant_1d("conv.cl", "conv2d_x4", phwc4_items(tiled));
+    v->heavy = 1;
+    v->weight_block = 1;
+    v->form = CONV_ARGS_GEOMETRY;
+    return;
+  }
+  /* A 1x1 stride-1 unpadded conv is a GEMM over the pixel plane. A
+   * 3-channel source (the first layers) skips the zero fourth lane (_c3). */
+  int gemm = n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
+             n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0;
+  static const char* names[2][2][2] = {{{"conv2d_tiled", "conv2d_tiled_c3"}, {"conv2d_tiled_b8", "conv2d_tiled_b8_c3"}},
+                                       {{"conv2d_1x1", "conv2d_1x1"}, {"conv2d_1x1_b8", "conv2d_1x1_b8"}}};
+  size_t tiles = div_up((size_t)ds[GD_H] * ds[GD_W], GEMM_TILE);
+  size_t blocks = div_up((size_t)(ds[GD_C] + 3) / 4, (size_t)block);
+  *v = variant_1d("conv.cl", names[gemm][block == 2][ss[GD_C] == 3], tiles * blocks * (size_t)ds[GD_B]);
+  v->heavy = 1;
+  v->weight_block = block;
+  v->form = gemm ? CONV_ARGS_NO_GEOMETRY : CONV_ARGS_GEOMETRY;
+}
+
+static void cpu_depthwise(const Graph* g, const GNode* n, KernelVariant* v) {
+  const GTensor* wt = &g->tensors[n->p.conv.weights];
+  int kh = wt->shape[1], kw = wt->shape[2];
+  const int* ds = g->tensors[n->outputs[0]].shape;
+  if (n->p.conv.multiplier != 1) {
+    *v = variant_1d("conv.cl", "depthwise_conv2d_multiplier", phwc4_items(ds));
+    v->heavy = 1;
+    v->form = CONV_ARGS_GEOMETRY;
+    return;
+  }
+  /* The filters and strides MediaPipe uses get their own kernels (1x1:
+   * per-channel scales in hand_recrop), DW_TILE pixels per work-item. */
+  static const char* names[3][2] = {{"depthwise_1x1_s1", NULL},
+                                    {"depthwise_3x3_s1", "depthwise_3x3_s2"},
+                                    {"depthwise_5x5_s1", "depthwise_5x5_s2"}};
+  int square = kh == kw && (kh == 1 || kh == 3 || kh == 5);
+  int stride = n->p.conv.sx == n->p.conv.sy && n->p.conv.sx <= 2 ? n->p.conv.sx : 0;
+  const char* name = square && stride && n->p.conv.dx == 1 && n->p.conv.dy == 1 ? names[kh / 2][stride - 1] : NULL;
+  if (name) {
+    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + DW_TILE - 1) / DW_TILE, ds[GD_C]};
+    *v = variant_1d("conv.cl", name, phwc4_items(tiled));
+    v->form = CONV_ARGS_PAD_ONLY;
+  } else {
+    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
+    *v = variant_1d("conv.cl", "depthwise_conv2d_x4", phwc4_items(tiled));
+    v->form = CONV_ARGS_GEOMETRY;
+  }
+  v->heavy = 1;
+}
+
+void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+  (void)dev;
+  cpu_conv2d(g, n, v);
+}
+
+void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+  (void)dev;
+  cpu_depthwise(g, n, v);
+}

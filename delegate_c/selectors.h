@@ -1,0 +1,28 @@
+/* The kernel selectors, one per op family (select_*.c): from the device
+ * (caps and resolved kernel set, target.h) and the node, the variant to run.
+ * The CPU set holds the kernels shaped for SIMD CPU cores (PoCL, Intel's
+ * CPU runtime): register tiles, no local memory, 1-D launches. The GPU set
+ * holds work-group kernels: local-memory tiles, barriers, N-D launches with
+ * neighbouring work-items on neighbouring memory. */
+#ifndef TFLITE_GPU_SELECTORS_H
+#define TFLITE_GPU_SELECTORS_H
+
+#include "cl_device.h"
+#include "graph.h"
+#include "target.h"
+
+/* Argument forms of the conv family (ops_conv.c binds them). */
+enum { CONV_ARGS_NO_GEOMETRY = 0, CONV_ARGS_GEOMETRY = 1, CONV_ARGS_PAD_ONLY = 2 };
+
+void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
+/* Depth multiplier 1 or more. */
+void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
+
+/* Binary ops whose first operand has the output's shape and whose second
+ * has it too or one value per channel (elementwise.cl binary_op_rows). */
+void select_binary_rows(const GpuDevice* dev, const int dst_shape[4], KernelVariant* v);
+
+/* A float boundary conversion (layout.cl) of a BHWC tensor of this shape. */
+void select_boundary(const GpuDevice* dev, const int shape[4], int to_device, KernelVariant* v);
+
+#endif

@@ -1,0 +1,47 @@
+/* Codes and tile sizes shared by the C library and the OpenCL kernels: the
+ * library includes this header, and every program is built with it
+ * prepended (before common.cl), so both sides use these names instead of
+ * bare numbers. Plain C and OpenCL C: enums and #defines only. */
+#ifndef TFLITE_GPU_KERNEL_ABI_H
+#define TFLITE_GPU_KERNEL_ABI_H
+
+/* Fused activations: TfLiteFusedActivation's values (5, sign bit, is
+ * refused at partition time). */
+enum { ACT_NONE = 0, ACT_RELU = 1, ACT_RELU_N1_TO_1 = 2, ACT_RELU6 = 3, ACT_TANH = 4, ACT_SIGMOID = 6 };
+
+/* Binary ops (elementwise.cl): comparisons and LOGICAL_AND give 1.0 / 0.0;
+ * BIN_SELECT takes 3 inputs (cond, x, y). */
+enum {
+  BIN_ADD = 0, BIN_MUL, BIN_SUB, BIN_DIV, BIN_MAX, BIN_MIN, BIN_PRELU, BIN_SQDIFF, BIN_POW, BIN_FLOOR_DIV,
+  BIN_FLOOR_MOD, BIN_EQUAL, BIN_NOT_EQUAL, BIN_LESS, BIN_LESS_EQUAL, BIN_GREATER, BIN_GREATER_EQUAL,
+  BIN_LOGICAL_AND, BIN_SELECT
+};
+/* Unary ops (elementwise.cl). UN_TRUNC, UN_NOT_ZERO and UN_IDENTITY are
+ * CAST to int32, to bool, and between equal float values. */
+enum {
+  UN_RELU = 0, UN_RELU6, UN_RELU_N1_TO_1, UN_TANH, UN_LOGISTIC, UN_HARD_SWISH, UN_LEAKY_RELU, UN_ABS, UN_EXP,
+  UN_NEG, UN_SQRT, UN_RSQRT, UN_SQUARE, UN_LOG, UN_SIN, UN_COS, UN_FLOOR, UN_ELU, UN_SIGN, UN_GELU,
+  UN_GELU_TANH, UN_TRUNC, UN_NOT_ZERO, UN_IDENTITY
+};
+/* Remaps (layout.cl) and what they read outside [0, size). */
+enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };
+enum { BORDER_CONST = 0, BORDER_REFLECT = 1, BORDER_SYMMETRIC = 2, BORDER_WRAP = 3 };
+/* Reductions (reduce.cl). */
+enum { REDUCE_MEAN = 0, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD };
+
+/* Elementwise steps fused into a producer's output (fuse.c, common.cl's
+ * epilogue): PReLU with a per-channel alpha, ADD of a residual then an
+ * activation, or a quantize-dequantize onto an int8/uint8 grid. */
+enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2, EPI_QDQ = 3 };
+
+/* CPU kernel set tiles: output pixels per work-item of the register-tiled
+ * convolutions (conv.cl), of the fixed-filter depthwise kernels, of the
+ * float boundary conversions (layout.cl) and of the row-wise binary ops
+ * (elementwise.cl). The GPU set builds the last two with 1 pixel per
+ * work-item (-DLAYOUT_PIXELS=1, -DROW_PIXELS=1). */
+#define GEMM_TILE 6
+#define DW_TILE 16
+#define LAYOUT_TILE 8
+#define ROW_TILE 8
+
+#endif
