@@ -8,6 +8,7 @@
  * work-item reuses every load 4 times. */
 #include "executor.h"
 #include "op_table.h"
+#include "selectors.h"
 #include "tflite_builtins.h"
 
 int check_batch_matmul(const NodeInfo* ni) {
@@ -68,13 +69,9 @@ int encode_batch_matmul(Executor* ex, int node) {
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   const int* d = dst->shape;
   int adj_x = n->p.matmul.adj_x, adj_y = n->p.matmul.adj_y;
-  /* Every case but adj_x with adj_y makes 4 rows per work-item; its grid
-   * is the output with the rows (W) divided by 4. */
-  int rows4 = !(adj_x && adj_y);
-  const char* kernel = !rows4 ? "batch_matmul" : adj_x ? "batch_matmul_adjx" : "batch_matmul_rows4";
-  int grid[4] = {d[GD_B], d[GD_H], rows4 ? (d[GD_W] + 3) / 4 : d[GD_W], d[GD_C]};
-  size_t items = phwc4_items(grid);
-  cl_kernel k = ex_dispatch(ex, "fully_connected.cl", kernel, items, node);
+  KernelVariant v;
+  select_batch_matmul(ex->dev, &ex->g, n, &v);
+  cl_kernel k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
@@ -83,12 +80,14 @@ int encode_batch_matmul(Executor* ex, int node) {
   karg_shape(&a, ex->g.tensors[n->inputs[0]].shape);
   karg_shape(&a, ex->g.tensors[n->inputs[1]].shape);
   karg_shape(&a, d);
-  if (!rows4) {
+  if (v.form == MATMUL_ARGS_GENERAL) {
     karg_int2(&a, adj_x, adj_y);
   } else {
+    /* The 4-row kernels' grid: the output with the rows (W) divided by 4. */
+    int grid[4] = {d[GD_B], d[GD_H], (d[GD_W] + 3) / 4, d[GD_C]};
     karg_shape(&a, grid);
-    if (!adj_x) karg_int(&a, adj_y);
+    if (v.form == MATMUL_ARGS_ROWS4_ADJ_Y) karg_int(&a, adj_y);
   }
-  karg_int(&a, (int)items);
+  karg_int(&a, (int)v.total);
   return karg_done(ex, &a);
 }

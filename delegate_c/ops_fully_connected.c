@@ -11,6 +11,7 @@
 
 #include "executor.h"
 #include "op_table.h"
+#include "selectors.h"
 #include "tflite_builtins.h"
 
 int check_fully_connected(const NodeInfo* ni) {
@@ -116,7 +117,9 @@ int encode_fully_connected(Executor* ex, int node) {
   if (upload_dense_weights(ex, &as_ohwi, wt->shape[GD_C], bias, &wm, &bm)) return -1;
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
-  cl_kernel k = ex_dispatch(ex, "fully_connected.cl", "fully_connected", phwc4_items(dst->shape), node);
+  KernelVariant v;
+  select_fully_connected(ex->dev, &ex->g, n, &v);
+  cl_kernel k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
@@ -126,6 +129,6 @@ int encode_fully_connected(Executor* ex, int node) {
   karg_shape(&a, src->shape);
   karg_shape(&a, dst->shape);
   karg_int(&a, n->act);
-  karg_int(&a, (int)phwc4_items(dst->shape));
+  karg_int(&a, (int)v.total);
   return karg_done(ex, &a);
 }

@@ -7,6 +7,7 @@
 
 #include "executor.h"
 #include "op_table.h"
+#include "selectors.h"
 #include "tflite_builtins.h"
 
 static int reduce_code(int builtin) {
@@ -95,8 +96,15 @@ int lower_reduce(Lowering* lw, const NodeInfo* ni) {
 int encode_reduce(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* r = n->p.reduce.axes;
-  KArgs a;
-  if (ex_dispatch_src_dst(ex, node, "reduce.cl", "reduce", &a)) return -1;
+  KernelVariant v;
+  select_reduce(ex->dev, &ex->g, n, &v);
+  cl_kernel k = ex_dispatch_variant(ex, &v, node);
+  if (!k) return -1;
+  KArgs a = {k, 0, CL_SUCCESS, (int)v.total};
+  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+  karg_shape(&a, ex->g.tensors[n->inputs[0]].shape);
+  karg_shape(&a, ex->g.tensors[n->outputs[0]].shape);
   karg_int4(&a, r[GD_W], r[GD_H], r[GD_C], r[GD_B]);
   karg_int(&a, n->p.reduce.op);
   karg_int(&a, a.total);

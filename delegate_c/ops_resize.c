@@ -5,6 +5,7 @@
  * own sides, with the weights taken from the unclamped coordinate. */
 #include "executor.h"
 #include "op_table.h"
+#include "selectors.h"
 #include "tflite_builtins.h"
 
 /* Both resize ops: a rank-4 runtime input and a constant int32 size. */
@@ -78,11 +79,11 @@ int lower_resize_bilinear(Lowering* lw, const NodeInfo* ni) {
 
 int encode_resize_bilinear(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
-  /* RESIZE_TILE output pixels per work-item along W (resize.cl). */
   const int* d = ex->g.tensors[n->outputs[0]].shape;
-  int tiled[4] = {d[GD_B], d[GD_H], (d[GD_W] + 7) / 8, d[GD_C]};
-  size_t items = phwc4_items(tiled);
-  cl_kernel k = ex_dispatch(ex, "resize.cl", "resize_bilinear", items, node);
+  KernelVariant v;
+  select_resize_bilinear(ex->dev, d, &v);
+  size_t items = v.total;
+  cl_kernel k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, (int)items};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

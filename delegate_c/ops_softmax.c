@@ -6,6 +6,7 @@
 
 #include "executor.h"
 #include "op_table.h"
+#include "selectors.h"
 #include "tflite_builtins.h"
 
 int check_softmax(const NodeInfo* ni) {
@@ -41,8 +42,9 @@ int lower_softmax(Lowering* lw, const NodeInfo* ni) {
 int encode_softmax(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* s = ex->g.tensors[n->inputs[0]].shape;
-  size_t pixels = (size_t)s[GD_B] * (size_t)s[GD_H] * (size_t)s[GD_W];
-  cl_kernel k = ex_dispatch(ex, "reduce.cl", "softmax", pixels, node);
+  KernelVariant v;
+  select_softmax(ex->dev, &ex->g, n, &v);
+  cl_kernel k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
@@ -50,6 +52,6 @@ int encode_softmax(Executor* ex, int node) {
   karg_shape(&a, s);
   karg_float(&a, n->p.softmax.beta);
   karg_int(&a, n->p.softmax.log);
-  karg_int(&a, (int)pixels);
+  karg_int(&a, (int)v.total);
   return karg_done(ex, &a);
 }

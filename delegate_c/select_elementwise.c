@@ -1,25 +1,36 @@
-/* Kernel selection for the row-wise binary ops (elementwise.cl) and the
- * float boundary conversions (layout.cl): the same kernels in both sets,
- * built with several pixels per work-item for CPU cores (the index
- * arithmetic is paid once per row piece) and one on GPUs (neighbouring
- * work-items on neighbouring memory, so loads coalesce). */
+/* Kernel selection for the memory-bound row kernels: the row-wise binary
+ * ops (elementwise.cl), the float boundary conversions (layout.cl) and
+ * bilinear resize (resize.cl). Each set runs the same kernel source: the
+ * CPU set with several pixels per work-item (the index arithmetic is paid
+ * once per row piece), the GPU set with one, so neighbouring work-items
+ * touch neighbouring memory and loads coalesce. */
 #include <stdio.h>
 
 #include "selectors.h"
 
-void select_binary_rows(const GpuDevice* dev, const int ds[4], KernelVariant* v) {
+/* A kernel over `run` pixels of each of `rows` (slices x rows x batches),
+ * cpu_tile pixels per work-item in the CPU set, 1 (via -D<define>=1) in
+ * the GPU set. */
+static void row_variant(const GpuDevice* dev, const char* file, const char* kernel, size_t run, size_t rows,
+                        size_t cpu_tile, const char* define, KernelVariant* v) {
   int gpu = dev->kernel_set == GD_KSET_GPU;
-  size_t pixels = gpu ? 1 : ROW_TILE;
-  size_t slices = (size_t)(ds[GD_C] + 3) / 4;
-  *v = variant_1d("elementwise.cl", "binary_op_rows",
-                  div_up((size_t)ds[GD_H] * ds[GD_W], pixels) * slices * (size_t)ds[GD_B]);
-  if (gpu) snprintf(v->defines, sizeof(v->defines), "-DROW_PIXELS=1");
+  *v = variant_1d(file, kernel, div_up(run, gpu ? 1 : cpu_tile) * rows);
+  if (gpu) snprintf(v->defines, sizeof(v->defines), "-D%s=1", define);
 }
 
-void select_boundary(const GpuDevice* dev, const int shape[4], int to_device, KernelVariant* v) {
-  int gpu = dev->kernel_set == GD_KSET_GPU;
-  int pixels = gpu ? 1 : LAYOUT_TILE;
-  int tiled[4] = {shape[GD_B], shape[GD_H], (shape[GD_W] + pixels - 1) / pixels, shape[GD_C]};
-  *v = variant_1d("layout.cl", to_device ? "bhwc_to_phwc4" : "phwc4_to_bhwc", phwc4_items(tiled));
-  if (gpu) snprintf(v->defines, sizeof(v->defines), "-DLAYOUT_PIXELS=1");
+static size_t slices(const int s[4]) { return (size_t)(s[GD_C] + 3) / 4; }
+
+void select_binary_rows(const GpuDevice* dev, const int ds[4], KernelVariant* v) {
+  row_variant(dev, "elementwise.cl", "binary_op_rows", (size_t)ds[GD_H] * ds[GD_W], slices(ds) * (size_t)ds[GD_B],
+              ROW_TILE, "ROW_PIXELS", v);
+}
+
+void select_boundary(const GpuDevice* dev, const int s[4], int to_device, KernelVariant* v) {
+  row_variant(dev, "layout.cl", to_device ? "bhwc_to_phwc4" : "phwc4_to_bhwc", (size_t)s[GD_W],
+              (size_t)s[GD_H] * slices(s) * (size_t)s[GD_B], LAYOUT_TILE, "LAYOUT_PIXELS", v);
+}
+
+void select_resize_bilinear(const GpuDevice* dev, const int ds[4], KernelVariant* v) {
+  row_variant(dev, "resize.cl", "resize_bilinear", (size_t)ds[GD_W], (size_t)ds[GD_H] * slices(ds) * (size_t)ds[GD_B],
+              RESIZE_TILE, "RESIZE_PIXELS", v);
 }

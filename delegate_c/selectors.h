@@ -18,11 +18,22 @@ void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelV
 /* Depth multiplier 1 or more. */
 void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 
+/* Argument forms of BATCH_MATMUL kernels (ops_batch_matmul.c binds them):
+ * (adj) for the general ones, the row grid (and adj_y) for the 4-row ones. */
+enum { MATMUL_ARGS_GENERAL = 0, MATMUL_ARGS_ROWS4 = 1, MATMUL_ARGS_ROWS4_ADJ_Y = 2 };
+
+void select_fully_connected(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
+void select_batch_matmul(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
+void select_reduce(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
+void select_softmax(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
+
 /* Binary ops whose first operand has the output's shape and whose second
  * has it too or one value per channel (elementwise.cl binary_op_rows). */
 void select_binary_rows(const GpuDevice* dev, const int dst_shape[4], KernelVariant* v);
 
 /* A float boundary conversion (layout.cl) of a BHWC tensor of this shape. */
 void select_boundary(const GpuDevice* dev, const int shape[4], int to_device, KernelVariant* v);
+/* RESIZE_BILINEAR to this output shape (resize.cl). */
+void select_resize_bilinear(const GpuDevice* dev, const int dst_shape[4], KernelVariant* v);
 
 #endif

@@ -36,12 +36,14 @@ enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2, EPI_QDQ = 3 };
 
 /* CPU kernel set tiles: output pixels per work-item of the register-tiled
  * convolutions (conv.cl), of the fixed-filter depthwise kernels, of the
- * float boundary conversions (layout.cl) and of the row-wise binary ops
- * (elementwise.cl). The GPU set builds the last two with 1 pixel per
- * work-item (-DLAYOUT_PIXELS=1, -DROW_PIXELS=1). */
+ * float boundary conversions (layout.cl), of the row-wise binary ops
+ * (elementwise.cl) and of bilinear resize (resize.cl). The GPU set builds
+ * the last three with 1 pixel per work-item (-DLAYOUT_PIXELS=1,
+ * -DROW_PIXELS=1, -DRESIZE_PIXELS=1; select_elementwise.c). */
 #define GEMM_TILE 6
 #define DW_TILE 16
 #define LAYOUT_TILE 8
 #define ROW_TILE 8
+#define RESIZE_TILE 8
 
 #endif

@@ -10,16 +10,19 @@ inline float resize_coord(int o, float scale, int half_pixel) {
   return half_pixel ? ((float)o + 0.5f) * scale - 0.5f : (float)o * scale;
 }
 
-/* A work-item computes RESIZE_TILE output pixels along a row of one slice:
- * the row arithmetic and index split happen once per tile instead of per
- * float4 (PoCL spent ~9 ns per float4 on them). Work-items run over
- * (ceil(W / RESIZE_TILE), H, slices, B). */
-#define RESIZE_TILE 8
+/* A work-item computes RESIZE_PIXELS output pixels along a row of one
+ * slice: RESIZE_TILE in the CPU set, where the row arithmetic and index
+ * split happen once per tile instead of per float4 (PoCL spent ~9 ns per
+ * float4 on them), 1 in the GPU set. Work-items run over
+ * (ceil(W / RESIZE_PIXELS), H, slices, B). */
+#ifndef RESIZE_PIXELS
+#define RESIZE_PIXELS RESIZE_TILE
+#endif
 __kernel void resize_bilinear(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
                               float scale_x, float scale_y, int half_pixel, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
-  int4 tiles = (int4)((dst_shape.x + RESIZE_TILE - 1) / RESIZE_TILE, dst_shape.y, dst_shape.z, dst_shape.w);
+  int4 tiles = (int4)((dst_shape.x + RESIZE_PIXELS - 1) / RESIZE_PIXELS, dst_shape.y, dst_shape.z, dst_shape.w);
   int4 p = split_gid(gid, tiles);
   float fy = resize_coord(p.y, scale_y, half_pixel);
   /* The lower index also stays inside the source, which TFLite's
@@ -28,9 +31,9 @@ __kernel void resize_bilinear(__global const storage_t* src, __global storage_t*
   int y1 = min((int)ceil(fy), src_shape.y - 1);
   float dy = fy - (float)y0;
   int row0 = idx4(src_shape, p.w, p.z, y0, 0), row1 = idx4(src_shape, p.w, p.z, y1, 0);
-  int x = p.x * RESIZE_TILE;
+  int x = p.x * RESIZE_PIXELS;
   int o = idx4(dst_shape, p.w, p.z, p.y, x);
-  int n = min(RESIZE_TILE, dst_shape.x - x);
+  int n = min(RESIZE_PIXELS, dst_shape.x - x);
   for (int i = 0; i < n; ++i) {
     float fx = resize_coord(x + i, scale_x, half_pixel);
     int x0 = min(max((int)floor(fx), 0), src_shape.x - 1);

@@ -1,0 +1,84 @@
+/* Kernel selection for the ops that reduce along one dimension:
+ * FULLY_CONNECTED and BATCH_MATMUL (fully_connected.cl / fc_gpu.cl), the
+ * reductions and SOFTMAX (reduce.cl / reduce_gpu.cl). The CPU set gives a
+ * work-item a whole dot product or window; the GPU set, when the
+ * reduction is long, gives it a work-group whose work-items split the
+ * reduction and combine partials in a __local tree (the launch contracts
+ * are in the .cl files' headers). Short reductions keep the one-work-item
+ * kernels in both sets: their work-items already touch neighbouring
+ * memory, and a group would idle. */
+#include <stdio.h>
+
+#include "selectors.h"
+
+/* Reductions shorter than this many float4s stay one per work-item. */
+#define WG_MIN_REDUCTION 32
+
+/* The work-group size for a reduction of n float4s: 64, or 256 for long
+ * ones (two programs at most per file); 0 when the device cannot. */
+static size_t group_for(const GpuDevice* dev, size_t n) {
+  if (dev->kernel_set != GD_KSET_GPU || n < WG_MIN_REDUCTION) return 0;
+  size_t wg = n >= 1024 ? 256 : 64;
+  while (wg > dev->caps.max_work_group) wg /= 2;
+  return wg >= 16 ? wg : 0;
+}
+
+/* One work-group of wg work-items per output item. */
+static void group_variant(const char* file, const char* kernel, size_t wg, size_t items, KernelVariant* v) {
+  *v = variant_1d(file, kernel, items);
+  v->global[0] = wg * items;
+  v->local[0] = wg;
+  snprintf(v->defines, sizeof(v->defines), "-DWG=%zu", wg);
+}
+
+void select_fully_connected(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+  size_t items = phwc4_items(g->tensors[n->outputs[0]].shape);
+  size_t wg = group_for(dev, (size_t)(g->tensors[n->inputs[0]].shape[GD_C] + 3) / 4);
+  if (wg)
+    group_variant("fc_gpu.cl", "fully_connected_gpu", wg, items, v);
+  else
+    *v = variant_1d("fully_connected.cl", "fully_connected", items);
+}
+
+void select_batch_matmul(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+  const int* a = g->tensors[n->inputs[0]].shape;
+  const int* d = g->tensors[n->outputs[0]].shape;
+  int adj_x = n->p.matmul.adj_x, adj_y = n->p.matmul.adj_y;
+  size_t depth = (size_t)(adj_x ? a[GD_W] : a[GD_C]);
+  size_t wg = group_for(dev, (depth + 3) / 4);
+  if (wg) {
+    group_variant("fc_gpu.cl", "batch_matmul_gpu", wg, phwc4_items(d), v);
+    v->form = MATMUL_ARGS_GENERAL;
+    return;
+  }
+  /* Every case but adj_x with adj_y makes 4 rows per work-item; its grid
+   * is the output with the rows (W) divided by 4. */
+  int rows4 = !(adj_x && adj_y);
+  int grid[4] = {d[GD_B], d[GD_H], rows4 ? (d[GD_W] + 3) / 4 : d[GD_W], d[GD_C]};
+  *v = variant_1d("fully_connected.cl", !rows4 ? "batch_matmul" : adj_x ? "batch_matmul_adjx" : "batch_matmul_rows4",
+                  phwc4_items(grid));
+  v->form = !rows4 ? MATMUL_ARGS_GENERAL : adj_x ? MATMUL_ARGS_ROWS4 : MATMUL_ARGS_ROWS4_ADJ_Y;
+}
+
+void select_reduce(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+  const int* s = g->tensors[n->inputs[0]].shape;
+  const int* r = n->p.reduce.axes;
+  size_t window = (r[GD_B] ? (size_t)s[GD_B] : 1) * (r[GD_H] ? (size_t)s[GD_H] : 1) *
+                  (r[GD_W] ? (size_t)s[GD_W] : 1) * (r[GD_C] ? (size_t)(s[GD_C] + 3) / 4 : 1);
+  size_t items = phwc4_items(g->tensors[n->outputs[0]].shape);
+  size_t wg = group_for(dev, window);
+  if (wg)
+    group_variant("reduce_gpu.cl", "reduce_gpu", wg, items, v);
+  else
+    *v = variant_1d("reduce.cl", "reduce", items);
+}
+
+void select_softmax(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+  const int* s = g->tensors[n->inputs[0]].shape;
+  size_t pixels = (size_t)s[GD_B] * (size_t)s[GD_H] * (size_t)s[GD_W];
+  size_t wg = group_for(dev, (size_t)(s[GD_C] + 3) / 4);
+  if (wg)
+    group_variant("reduce_gpu.cl", "softmax_gpu", wg, pixels, v);
+  else
+    *v = variant_1d("reduce.cl", "softmax", pixels);
+}
