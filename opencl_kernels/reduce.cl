@@ -1,42 +1,8 @@
 /* Reductions and scans along axes: MEAN/SUM/REDUCE_MAX/MIN/PROD (reduce),
  * SOFTMAX/LOG_SOFTMAX over channels (softmax) and CUMSUM (cumsum). One
  * program for all of them: PoCL compiles each program once, ~0.5 s. All
- * arithmetic is float, whatever the storage type. */
-
-/* REDUCE_* in graph.h. */
-#define R_MEAN 0
-#define R_SUM 1
-#define R_MAX 2
-#define R_MIN 3
-#define R_PROD 4
-
-inline float4 reduce_identity(int op) {
-  return (float4)(op == R_MAX ? -INFINITY : op == R_MIN ? INFINITY : op == R_PROD ? 1.0f : 0.0f);
-}
-
-inline float4 reduce_step(float4 acc, float4 v, int op) {
-  switch (op) {
-    case R_MAX: return fmax(acc, v);
-    case R_MIN: return fmin(acc, v);
-    case R_PROD: return acc * v;
-    default: return acc + v;
-  }
-}
-
-inline float reduce_step1(float acc, float v, int op) {
-  switch (op) {
-    case R_MAX: return fmax(acc, v);
-    case R_MIN: return fmin(acc, v);
-    case R_PROD: return acc * v;
-    default: return acc + v;
-  }
-}
-
-/* Lanes of slice s at or beyond C replaced by `fill`. */
-inline float4 fill_tail(float4 v, int s, int C, float4 fill) {
-  int4 lane = (int4)(0, 1, 2, 3) + s * 4;
-  return select(fill, v, lane < (int4)(C));
-}
+ * arithmetic is float, whatever the storage type. The R_* op codes,
+ * reduce_identity, reduce_step(1) and fill_tail live in common.cl. */
 
 /* Any set of axes; dst has the keep_dims shape (size 1 on every reduced
  * axis). axes: (x, y, c, b), nonzero where reduced. One work-item per

@@ -1,0 +1,132 @@
+/* FULLY_CONNECTED and BATCH_MATMUL shaped for GPUs: one work-group per
+ * output float4, whose work-items split the reduction (K) between them and
+ * then add their partial float4s in a __local tree. A GPU has far more
+ * lanes than a layer has outputs when rows are few (FC at batch 1), so
+ * the long dot products are what must be spread. Same arguments and
+ * results as fully_connected / batch_matmul in fully_connected.cl.
+ *
+ * Launch contract, both kernels:
+ *   defines:  -DWG=<n>, work-group size, a power of two in 1..256
+ *             (default 64); the kernels require local size == WG.
+ *   work dim: 1
+ *   local:    (WG)
+ *   global:   (WG * dst_shape.w * ceil(dst_shape.z / 4) * dst_shape.y * dst_shape.x),
+ *             i.e. WG times the output's float4 count (phwc4_items(dst),
+ *             the `total` argument): work-group g makes output float4 g.
+ *   Work-groups past the output's float4 count store nothing, so a
+ *   rounded-up global size is harmless. WG near ceil(K / 4) (FC) or
+ *   ceil(depth / 4) (matmul), capped at 256, leaves no work-item idle. */
+
+#ifndef WG
+#define WG 64
+#endif
+#if WG < 1 || WG > 256 || (WG & (WG - 1)) != 0
+#error "WG must be a power of two in 1..256"
+#endif
+
+/* Sum of v over the work-group, returned to work-item 0 (others get their
+ * own v back). Every work-item must call it: it holds barriers. */
+inline float4 wg_sum4(__local float4* buf, float4 v, int lid) {
+  buf[lid] = v;
+  for (int off = WG / 2; off > 0; off >>= 1) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < off) buf[lid] += buf[lid + off];
+  }
+  /* Work-item 0 wrote buf[0] last itself: no barrier needed to read it. */
+  if (lid == 0) v = buf[0];
+  return v;
+}
+
+/* Output float4 count of a PHWC4 shape. A macro: as an inline function
+ * it made Oclgrind 21.10's uninitialized-value check segfault. */
+#define ITEMS4(shape) ((shape).w * SLICES(shape) * (shape).y * (shape).x)
+
+/* Weights: float4 blocks [S_out][S_in][4 in-lanes], 4 output channels for
+ * one input channel; bias: [S_out] float4 (as fully_connected). Row r is
+ * the r-th pixel (B, H, W order) of the output and of the source. Work-item
+ * lid takes input slices lid, lid + WG, ...: neighbours read neighbouring
+ * 64-byte weight blocks, and neighbouring source float4s when the rows are
+ * one pixel apart in a 1x1 plane. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void fully_connected_gpu(
+    __global const storage_t* src, __global storage_t* dst, __global const float4* weights,
+    __global const float4* bias, int4 src_shape, int4 dst_shape, int act, int total) {
+  __local float4 part[WG];
+  int lid = get_local_id(0);
+  int gid = get_group_id(0);
+  /* A surplus group still runs the barriers, with an empty loop. */
+  int valid = gid < ITEMS4(dst_shape);
+  int4 p = split_gid(valid ? gid : 0, dst_shape);
+  int row = (p.w * dst_shape.y + p.y) * dst_shape.x + p.x;
+  int sx = row % src_shape.x;
+  int t = row / src_shape.x;
+  int sy = t % src_shape.y;
+  int sb = t / src_shape.y;
+  int src_slices = valid ? SLICES(src_shape) : 0;
+  int slice_stride = src_shape.y * src_shape.x;
+  int sidx = idx4(src_shape, sb, 0, sy, sx);
+  __global const float4* w = weights + p.z * SLICES(src_shape) * 4;
+  float4 acc0 = (float4)(0.0f), acc1 = (float4)(0.0f);
+  for (int si = lid; si < src_slices; si += WG) {
+    float4 v = LOAD4(src, sidx + si * slice_stride);
+    __global const float4* ws = w + si * 4;
+    acc0 = fma((float4)(v.x), ws[0], acc0);
+    acc1 = fma((float4)(v.y), ws[1], acc1);
+    acc0 = fma((float4)(v.z), ws[2], acc0);
+    acc1 = fma((float4)(v.w), ws[3], acc1);
+  }
+  float4 sum = wg_sum4(part, acc0 + acc1, lid);
+  if (lid == 0 && valid) STORE4(mask_tail(activate(sum + bias[p.z], act), p.z, dst_shape.z), dst, gid);
+}
+
+/* BATCH_MATMUL, every adj combination: dst[b, h, m, n] = sum_k A[m, k] *
+ * B[k, n] per batch (b, h), a size-1 batch dim of A or B broadcast; rows
+ * are W and columns C in every operand, adj.x / adj.y mean A / B are
+ * stored transposed (as batch_matmul). Work-item lid takes k = 4 * lid,
+ * 4 * (lid + WG), ..., four k's at a time: a float4 of A's row m where k
+ * runs along channels (no adj_x), and of B's rows n0..n0+3 where k does
+ * (adj_y); the padded lanes there are zero, and the other loads are
+ * guarded by k < depth or n < N. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void batch_matmul_gpu(
+    __global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 a_shape, int4 b_shape,
+    int4 dst_shape, int2 adj, int total) {
+  __local float4 part[WG];
+  int lid = get_local_id(0);
+  int gid = get_group_id(0);
+  int valid = gid < ITEMS4(dst_shape);
+  int4 p = split_gid(valid ? gid : 0, dst_shape);
+  int m = p.x, n0 = p.z * 4, N = dst_shape.z;
+  int ab = a_shape.w == 1 ? 0 : p.w, ah = a_shape.y == 1 ? 0 : p.y;
+  int bb = b_shape.w == 1 ? 0 : p.w, bh = b_shape.y == 1 ? 0 : p.y;
+  int depth = valid ? (adj.x ? a_shape.x : a_shape.z) : 0;
+  float4 acc = (float4)(0.0f);
+  for (int k = lid * 4; k < depth; k += WG * 4) {
+    float4 av; /* A[m, k..k+3], zero past depth */
+    if (!adj.x) {
+      av = LOAD4(a, idx4(a_shape, ab, k >> 2, ah, m));
+    } else {
+      av.x = LOAD1(a, idx1(a_shape, ab, ah, k, m));
+      av.y = k + 1 < depth ? LOAD1(a, idx1(a_shape, ab, ah, k + 1, m)) : 0.0f;
+      av.z = k + 2 < depth ? LOAD1(a, idx1(a_shape, ab, ah, k + 2, m)) : 0.0f;
+      av.w = k + 3 < depth ? LOAD1(a, idx1(a_shape, ab, ah, k + 3, m)) : 0.0f;
+    }
+    if (!adj.y) {
+      /* B is [K, N]: row k is the float4 of columns n0..n0+3. */
+      int base = idx4(b_shape, bb, p.z, bh, 0) + k;
+      float4 b0 = LOAD4(b, base);
+      float4 b1 = k + 1 < depth ? LOAD4(b, base + 1) : (float4)(0.0f);
+      float4 b2 = k + 2 < depth ? LOAD4(b, base + 2) : (float4)(0.0f);
+      float4 b3 = k + 3 < depth ? LOAD4(b, base + 3) : (float4)(0.0f);
+      acc = fma((float4)(av.x), b0, fma((float4)(av.y), b1, fma((float4)(av.z), b2, fma((float4)(av.w), b3, acc))));
+    } else {
+      /* B is [N, K]: row n holds B[n, k..k+3] in one float4. */
+      int base = idx4(b_shape, bb, k >> 2, bh, 0) + n0;
+      float4 t0 = LOAD4(b, base);
+      float4 t1 = n0 + 1 < N ? LOAD4(b, base + 1) : (float4)(0.0f);
+      float4 t2 = n0 + 2 < N ? LOAD4(b, base + 2) : (float4)(0.0f);
+      float4 t3 = n0 + 3 < N ? LOAD4(b, base + 3) : (float4)(0.0f);
+      acc += (float4)(dot(av, t0), dot(av, t1), dot(av, t2), dot(av, t3));
+    }
+  }
+  float4 sum = wg_sum4(part, acc, lid);
+  if (lid == 0 && valid) STORE4(mask_tail(sum, p.z, N), dst, gid);
+}

@@ -1,0 +1,140 @@
+/* MEAN/SUM/REDUCE_MAX/MIN/PROD (reduce_gpu) and SOFTMAX/LOG_SOFTMAX
+ * (softmax_gpu) shaped for GPUs: one work-group per output float4 (reduce)
+ * or per pixel (softmax), whose work-items stride over the window and then
+ * combine their partials in a __local tree. Same arguments and results as
+ * reduce / softmax in reduce.cl; the R_* codes, reduce_identity,
+ * reduce_step(1) and fill_tail are in common.cl. All arithmetic is float.
+ *
+ * Launch contract:
+ *   defines:  -DWG=<n>, work-group size, a power of two in 1..256
+ *             (default 64); the kernels require local size == WG.
+ *   work dim: 1, local: (WG), for both kernels.
+ *   reduce_gpu:  global = (WG * dst_shape.w * ceil(dst_shape.z / 4) * dst_shape.y * dst_shape.x),
+ *                WG times the output's float4 count (phwc4_items(dst), the
+ *                `total` argument): work-group g makes output float4 g.
+ *   softmax_gpu: global = (WG * shape.w * shape.y * shape.x),
+ *                WG times the pixel count (the `total` argument):
+ *                work-group g makes every slice of pixel g.
+ *   Work-groups past those counts store nothing, so a rounded-up global
+ *   size is harmless. */
+
+#ifndef WG
+#define WG 64
+#endif
+#if WG < 1 || WG > 256 || (WG & (WG - 1)) != 0
+#error "WG must be a power of two in 1..256"
+#endif
+
+/* op over the work-group's v, returned to work-item 0 (others get their
+ * own v back). Every work-item must call these: they hold barriers. */
+inline float4 wg_reduce4(__local float4* buf, float4 v, int op, int lid) {
+  buf[lid] = v;
+  for (int off = WG / 2; off > 0; off >>= 1) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < off) buf[lid] = reduce_step(buf[lid], buf[lid + off], op);
+  }
+  /* Work-item 0 wrote buf[0] last itself: no barrier needed to read it. */
+  if (lid == 0) v = buf[0];
+  return v;
+}
+
+/* op over the work-group's v, returned to every work-item; buf is free
+ * for reuse on return. */
+inline float wg_all1(__local float* buf, float v, int op, int lid) {
+  buf[lid] = v;
+  for (int off = WG / 2; off > 0; off >>= 1) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < off) buf[lid] = reduce_step1(buf[lid], buf[lid + off], op);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float r = buf[0];
+  barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read buf[0] before it is overwritten */
+  return r;
+}
+
+/* Any set of axes; dst has the keep_dims shape; axes (x, y, c, b) nonzero
+ * where reduced (as reduce). The window of output float4 g, nb x ns x ny x
+ * nx float4s, is numbered x fastest, and work-item lid takes numbers lid,
+ * lid + WG, ...: neighbours read neighbouring float4s along W. Over
+ * channels the padded lanes of the last slice are the op's identity and
+ * the four lanes fold into lane 0 of the single output slice at the end. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void reduce_gpu(__global const storage_t* src,
+                                                                         __global storage_t* dst, int4 src_shape,
+                                                                         int4 dst_shape, int4 axes, int op,
+                                                                         int total) {
+  __local float4 part[WG];
+  int lid = get_local_id(0);
+  int gid = get_group_id(0);
+  int valid = gid < dst_shape.w * SLICES(dst_shape) * dst_shape.y * dst_shape.x;
+  int4 p = split_gid(valid ? gid : 0, dst_shape);
+  int b0 = axes.w ? 0 : p.w, nb = axes.w ? src_shape.w : 1;
+  int s0 = axes.z ? 0 : p.z, ns = axes.z ? SLICES(src_shape) : 1;
+  int y0 = axes.y ? 0 : p.y, ny = axes.y ? src_shape.y : 1;
+  int x0 = axes.x ? 0 : p.x, nx = axes.x ? src_shape.x : 1;
+  int count = valid ? nb * ns * ny * nx : 0; /* a surplus group only runs the barriers */
+  int last = SLICES(src_shape) - 1;
+  float4 id = reduce_identity(op);
+  float4 acc = id;
+  for (int i = lid; i < count; i += WG) {
+    int x = i % nx;
+    int t = i / nx;
+    int y = t % ny;
+    t /= ny;
+    int s = s0 + t % ns;
+    int b = b0 + t / ns;
+    float4 v = LOAD4(src, idx4(src_shape, b, s, y0 + y, x0 + x));
+    if (axes.z && s == last) v = fill_tail(v, s, src_shape.z, id);
+    acc = reduce_step(acc, v, op);
+  }
+  acc = wg_reduce4(part, acc, op, lid);
+  if (lid == 0 && valid) {
+    float4 r;
+    if (axes.z) {
+      float f = reduce_step1(reduce_step1(acc.x, acc.y, op), reduce_step1(acc.z, acc.w, op), op);
+      if (op == R_MEAN) f /= (float)(nb * ny * nx * src_shape.z);
+      r = (float4)(f, 0.0f, 0.0f, 0.0f);
+    } else {
+      if (op == R_MEAN) acc /= (float)(nb * ny * nx);
+      r = mask_tail(acc, p.z, dst_shape.z);
+    }
+    STORE4(r, dst, gid);
+  }
+}
+
+/* SOFTMAX (log_mode 0) or LOG_SOFTMAX (1) of beta * x over the channels of
+ * pixel g (as softmax): the work-items stride over its slices for the max
+ * of beta * x (padded lanes -inf), then for the sum of exp(beta * x - max)
+ * (padded lanes 0; no exp overflows, whatever the magnitudes or beta's
+ * sign), each combined in the group, then for the outputs (padded lanes
+ * written as 0). */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void softmax_gpu(__global const storage_t* src,
+                                                                          __global storage_t* dst, int4 shape,
+                                                                          float beta, int log_mode, int total) {
+  __local float part[WG];
+  int lid = get_local_id(0);
+  int gid = get_group_id(0);
+  int valid = gid < shape.w * shape.y * shape.x;
+  int pix = valid ? gid : 0;
+  int x = pix % shape.x;
+  int t = pix / shape.x;
+  int y = t % shape.y;
+  int b = t / shape.y;
+  int slices = valid ? SLICES(shape) : 0; /* a surplus group only runs the barriers */
+  int stride = shape.y * shape.x;
+  int base = idx4(shape, b, 0, y, x);
+  float4 m4 = (float4)(-INFINITY);
+  for (int s = lid; s < slices; s += WG)
+    m4 = fmax(m4, fill_tail(beta * LOAD4(src, base + s * stride), s, shape.z, (float4)(-INFINITY)));
+  float m = wg_all1(part, fmax(fmax(m4.x, m4.y), fmax(m4.z, m4.w)), R_MAX, lid);
+  float4 sum4 = (float4)(0.0f);
+  for (int s = lid; s < slices; s += WG)
+    sum4 += fill_tail(exp(beta * LOAD4(src, base + s * stride) - m), s, shape.z, (float4)(0.0f));
+  float sum = wg_all1(part, (sum4.x + sum4.y) + (sum4.z + sum4.w), R_SUM, lid);
+  float log_sum = log(sum);
+  float inv = 1.0f / sum;
+  for (int s = lid; s < slices; s += WG) {
+    float4 z = beta * LOAD4(src, base + s * stride) - m;
+    float4 r = log_mode ? z - log_sum : exp(z) * inv;
+    STORE4(mask_tail(r, s, shape.z), dst, base + s * stride);
+  }
+}
