@@ -1,0 +1,318 @@
+/* CONV_2D and DEPTHWISE_CONV_2D shaped for GPUs: 2-D/3-D NDRanges, work-
+ * groups that share tiles through __local memory, and a small register
+ * block per work-item. The siblings in conv.cl are shaped for CPU OpenCL;
+ * each kernel here takes exactly its sibling's arguments, so ops_conv.c's
+ * set_conv_args sets them unchanged. FP32 accumulation in every precision.
+ *
+ * ============================ LAUNCH CONTRACT ============================
+ * Notation: output shape (W, H, C, B) = dst_shape, P = W * H, S_out =
+ * ceil(C / 4), ceil(a / b) = (a + b - 1) / b, round_up(a, b) = ceil(a, b) * b.
+ * Every kernel has a fixed work-group size, declared with
+ * reqd_work_group_size: launch with exactly the local size below. `total`
+ * is ignored (pass anything, e.g. the number of output float4s); bounds come
+ * from the shapes.
+ *
+ * conv2d_1x1_gpu  (args as conv2d_1x1; only for 1x1, stride 1, no padding)
+ * conv2d_gpu      (args as conv2d_tiled; any filter/stride/dilation/padding)
+ *   Defines (defaults; both kernels of one build share them):
+ *     CONVG_TP = 4   output pixels per work-item
+ *     CONVG_BS = 2   output slices per work-item = weight block_slices
+ *     CONVG_LX = 16  work-group size along pixels
+ *     CONVG_LY = 4   work-group size along output blocks
+ *     CONVG_KT = 4   reduction slices per __local tile (K step)
+ *     CONVG_LX * CONVG_LY <= 256; CONVG_BS in {1, 2, 4}.
+ *   Weights: upload_dense_weights_blocked(block_slices = CONVG_BS), i.e.
+ *     BS = 2 by default: blocks of Wb = 8 output channels, G = ceil(S_out /
+ *     CONVG_BS) blocks; bias [G * Wb] floats.
+ *   work_dim 3:
+ *     global = (round_up(ceil(P, CONVG_TP), CONVG_LX),
+ *               round_up(ceil(S_out, CONVG_BS), CONVG_LY),
+ *               B)
+ *     local  = (CONVG_LX, CONVG_LY, 1)
+ *   __local memory: CONVG_KT * (CONVG_LX * CONVG_TP + 4 * CONVG_LY *
+ *     CONVG_BS) float4s (4 KiB + 2 KiB with the defaults).
+ *
+ * depthwise_gpu   (args as depthwise_conv2d_x4; depth multiplier 1)
+ *   Defines (defaults):
+ *     DWG_TX = 2   output pixels per work-item along x
+ *     DWG_LX = 8   work-group size along x
+ *     DWG_LY = 8   work-group size along y
+ *     DWG_LX * DWG_LY <= 256.
+ *   Weights: as encode_depthwise packs them, [S][KH][KW] float4, bias [S]
+ *     float4.
+ *   work_dim 3:
+ *     global = (round_up(ceil(W, DWG_TX), DWG_LX), round_up(H, DWG_LY),
+ *               S_out * B)
+ *     local  = (DWG_LX, DWG_LY, 1)
+ *   No __local memory.
+ * ========================================================================
+ *
+ * Epilogue of every kernel (as conv.cl): bias, sum, activate(act), then
+ * common.cl's epilogue with the residual read at its own index (a residual
+ * of fewer slices adds zero to the slices it lacks), tail lanes zeroed. */
+
+#ifndef CONVG_TP
+#define CONVG_TP 4
+#endif
+#ifndef CONVG_BS
+#define CONVG_BS 2
+#endif
+#ifndef CONVG_LX
+#define CONVG_LX 16
+#endif
+#ifndef CONVG_LY
+#define CONVG_LY 4
+#endif
+#ifndef CONVG_KT
+#define CONVG_KT 4
+#endif
+#ifndef DWG_TX
+#define DWG_TX 2
+#endif
+#ifndef DWG_LX
+#define DWG_LX 8
+#endif
+#ifndef DWG_LY
+#define DWG_LY 8
+#endif
+
+#if CONVG_BS != 1 && CONVG_BS != 2 && CONVG_BS != 4
+#error "CONVG_BS must be 1, 2 or 4 (the weight block_slices)"
+#endif
+#if CONVG_LX * CONVG_LY > 256 || DWG_LX * DWG_LY > 256
+#error "work-groups are limited to 256 work-items"
+#endif
+#if CONVG_TP < 1 || CONVG_KT < 1 || DWG_TX < 1
+#error "tile sizes must be positive"
+#endif
+
+#define CONVG_WG (CONVG_LX * CONVG_LY)
+/* Pixels of one work-group's tile; pixel i of a work-item is lx + i * LX, so
+ * neighbouring work-items touch neighbouring float4s in every access. */
+#define CONVG_TILE_P (CONVG_LX * CONVG_TP)
+/* float4s in the input tile [KT][TILE_P] and the weight tile
+ * [KT][4 lanes][LY][BS], and how many of each a work-item loads. */
+#define CONVG_IN_N (CONVG_KT * CONVG_TILE_P)
+#define CONVG_W_N (CONVG_KT * 4 * CONVG_LY * CONVG_BS)
+#define CONVG_IN_LOADS ((CONVG_IN_N + CONVG_WG - 1) / CONVG_WG)
+#define CONVG_W_LOADS ((CONVG_W_N + CONVG_WG - 1) / CONVG_WG)
+#define CONVG_ACC (CONVG_TP * CONVG_BS)
+
+/* Index of the residual's float4 for output float4 o (conv.cl's
+ * residual_index): a residual of res_slices < so slices is read at its own
+ * index, and -1 (adds zero) for the slices it lacks. */
+inline int convg_residual_index(int o, int b, int s, int so, int res_slices, int plane) {
+  return s < res_slices ? o - b * (so - res_slices) * plane : -1;
+}
+
+/* Activation, fused epilogue, tail mask and store of output float4 (b, s, p). */
+inline void convg_store(float4 v, __global storage_t* dst, int4 dst_shape, int b, int s, int p, int act,
+                        __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices) {
+  int so = SLICES(dst_shape), plane = dst_shape.x * dst_shape.y;
+  int o = (b * so + s) * plane + p;
+  v = activate(v, act);
+  v = epilogue(v, epi, alpha, residual, s, convg_residual_index(o, b, s, so, res_slices, plane));
+  STORE4(mask_tail(v, s, dst_shape.z), dst, o);
+}
+
+/* The weight tile: K-slices k0 .. k0+KT-1 of blocks g0 .. g0+LY-1 into
+ * w_l[KT][4][LY][BS]. Block g's reduction rows are contiguous (k_slices of
+ * them, 4 lanes x BS float4 each), so consecutive work-items read
+ * consecutive float4s. Rows past k_slices and blocks past `groups` read 0. */
+inline void convg_load_weights(__local float4* w_l, __global const float* weights, int lid, int g0, int groups,
+                               int k_slices, int k0) {
+  const int per_block = CONVG_KT * 4 * CONVG_BS;
+#pragma unroll
+  for (int r = 0; r < CONVG_W_LOADS; ++r) {
+    int e = lid + r * CONVG_WG;
+    if (CONVG_W_N % CONVG_WG == 0 || e < CONVG_W_N) {
+      int ly = e / per_block, q = e - ly * per_block; /* q = (k * 4 + lane) * BS + j */
+      int g = g0 + ly, k4 = q / CONVG_BS;
+      float4 v = (float4)(0.0f);
+      if (g < groups && k0 + k4 / 4 < k_slices) v = vload4((g * k_slices + k0) * 4 * CONVG_BS + q, weights);
+      w_l[(k4 * CONVG_LY + ly) * CONVG_BS + (q - k4 * CONVG_BS)] = v;
+    }
+  }
+}
+
+/* One K step of the register block: for each of the KT slices, TP pixel
+ * float4s and 4 x BS weight float4s from local memory feed 16 * TP * BS
+ * multiply-adds. acc[i * BS + j] = pixel i, output slice j of the block. */
+#define CONVG_LANE(L, COMP)                                                     \
+  {                                                                             \
+    _Pragma("unroll") for (int j = 0; j < CONVG_BS; ++j) {                      \
+      float4 wv = w_l[((k * 4 + (L)) * CONVG_LY + ly) * CONVG_BS + j];          \
+      _Pragma("unroll") for (int i = 0; i < CONVG_TP; ++i) acc[i * CONVG_BS + j] = \
+          fma((float4)(x[i].COMP), wv, acc[i * CONVG_BS + j]);                 \
+    }                                                                           \
+  }
+#define CONVG_TILE_FMA()                                                            \
+  _Pragma("unroll") for (int k = 0; k < CONVG_KT; ++k) {                            \
+    float4 x[CONVG_TP];                                                             \
+    _Pragma("unroll") for (int i = 0; i < CONVG_TP; ++i) x[i] = in_l[k * CONVG_TILE_P + lx + i * CONVG_LX]; \
+    CONVG_LANE(0, x) CONVG_LANE(1, y) CONVG_LANE(2, z) CONVG_LANE(3, w)             \
+  }
+
+/* Shared start of both conv kernels: the work-item's place, and the
+ * accumulators initialised with the bias (zero for blocks past the end). */
+#define CONVG_PROLOGUE                                                                 \
+  __local float4 in_l[CONVG_IN_N];                                                     \
+  __local float4 w_l[CONVG_W_N];                                                       \
+  int lx = get_local_id(0), ly = get_local_id(1), lid = ly * CONVG_LX + lx;            \
+  int p0 = get_group_id(0) * CONVG_TILE_P, g0 = get_group_id(1) * CONVG_LY;            \
+  int b = get_global_id(2), g = g0 + ly;                                               \
+  int so = SLICES(dst_shape), groups = (so + CONVG_BS - 1) / CONVG_BS;                 \
+  int plane = dst_shape.x * dst_shape.y, src_slices = SLICES(src_shape);               \
+  float4 acc[CONVG_ACC];                                                               \
+  _Pragma("unroll") for (int j = 0; j < CONVG_BS; ++j) {                               \
+    float4 bv = g < groups ? vload4(g * CONVG_BS + j, bias) : (float4)(0.0f);          \
+    _Pragma("unroll") for (int i = 0; i < CONVG_TP; ++i) acc[i * CONVG_BS + j] = bv;   \
+  }
+
+/* Stores of the register block: pixels past the plane and slices past
+ * S_out (in the last, partial block) are dropped. */
+#define CONVG_EPILOGUE                                                                          \
+  _Pragma("unroll") for (int i = 0; i < CONVG_TP; ++i) {                                        \
+    int p = p0 + lx + i * CONVG_LX;                                                             \
+    _Pragma("unroll") for (int j = 0; j < CONVG_BS; ++j) {                                      \
+      int s = g * CONVG_BS + j;                                                                 \
+      if (p < plane && s < so)                                                                  \
+        convg_store(acc[i * CONVG_BS + j], dst, dst_shape, b, s, p, act, alpha, residual, epi, res_slices); \
+    }                                                                                           \
+  }
+
+/* 1x1, stride 1, no padding: a GEMM per batch of the pixel plane (P x
+ * C_in) by the weights (C_in x C_out). A work-group computes LX * TP pixels
+ * x LY * BS output slices, stepping over the input slices KT at a time:
+ * each input float4 it loads serves LY * BS output slices, each weight
+ * float4 LX * TP pixels. */
+__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_gpu(
+    __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
+    int4 src_shape, int4 dst_shape, int act, __global const float4* alpha, __global const storage_t* residual,
+    int4 epi, int res_slices, int total) {
+  CONVG_PROLOGUE
+  for (int k0 = 0; k0 < src_slices; k0 += CONVG_KT) {
+    /* Input tile in_l[KT][TILE_P]; its element e is (slice e / TILE_P,
+     * pixel e % TILE_P), so consecutive work-items read consecutive pixels. */
+#pragma unroll
+    for (int r = 0; r < CONVG_IN_LOADS; ++r) {
+      int e = lid + r * CONVG_WG;
+      if (CONVG_IN_N % CONVG_WG == 0 || e < CONVG_IN_N) {
+        int k = e / CONVG_TILE_P, p = p0 + e - k * CONVG_TILE_P;
+        int si = k0 + k;
+        in_l[e] = si < src_slices && p < plane ? LOAD4(src, (b * src_slices + si) * plane + p) : (float4)(0.0f);
+      }
+    }
+    convg_load_weights(w_l, weights, lid, g0, groups, src_slices, k0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    CONVG_TILE_FMA()
+    /* The next step overwrites the tiles. */
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  CONVG_EPILOGUE
+}
+
+/* Any filter, stride, dilation and padding, as an implicit GEMM whose
+ * reduction runs over K = KH * KW * S_in slices in the weights' order
+ * (tap-major, then input slice), so the weight tiles are those of the 1x1
+ * kernel and a K step may span taps (a 3-channel source, S_in = 1, fills
+ * a tile with 4 taps instead of wasting 3/4 of it). Each input element a
+ * work-item loads serves the same output pixel at every K step; its tap
+ * (ky, kx, si) advances by KT per step without divisions. Taps outside the
+ * input read zero. */
+__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_gpu(
+    __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
+    int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act, __global const float4* alpha,
+    __global const storage_t* residual, int4 epi, int res_slices, int total) {
+  CONVG_PROLOGUE
+  int k_slices = geom.x * geom.y * src_slices;
+  /* Per load r: the source origin of its pixel (sy0 = INT_MIN/2 when the
+   * pixel is past the plane) and the tap of its reduction row. */
+  int sx0[CONVG_IN_LOADS], sy0[CONVG_IN_LOADS], ci[CONVG_IN_LOADS], cx[CONVG_IN_LOADS], cy[CONVG_IN_LOADS];
+#pragma unroll
+  for (int r = 0; r < CONVG_IN_LOADS; ++r) {
+    int e = min(lid + r * CONVG_WG, CONVG_IN_N - 1);
+    int k = e / CONVG_TILE_P, p = p0 + e - k * CONVG_TILE_P;
+    int oy = p / dst_shape.x;
+    sx0[r] = (p - oy * dst_shape.x) * geom.z - pad_dil.x;
+    sy0[r] = p < plane ? oy * geom.w - pad_dil.y : -(1 << 30);
+    int t = k / src_slices;
+    ci[r] = k - t * src_slices;
+    cy[r] = t / geom.x;
+    cx[r] = t - cy[r] * geom.x;
+  }
+  for (int k0 = 0; k0 < k_slices; k0 += CONVG_KT) {
+#pragma unroll
+    for (int r = 0; r < CONVG_IN_LOADS; ++r) {
+      int e = lid + r * CONVG_WG;
+      if (CONVG_IN_N % CONVG_WG == 0 || e < CONVG_IN_N) {
+        int sy = sy0[r] + cy[r] * pad_dil.w, sx = sx0[r] + cx[r] * pad_dil.z;
+        /* cy past KH: the row is past k_slices. */
+        bool ok = cy[r] < geom.y && sy >= 0 && sy < src_shape.y && sx >= 0 && sx < src_shape.x;
+        in_l[e] = ok ? LOAD4(src, ((b * src_slices + ci[r]) * src_shape.y + sy) * src_shape.x + sx) : (float4)(0.0f);
+        /* Advance the row by KT: slice, then tap column, then tap row. */
+        ci[r] += CONVG_KT;
+        while (ci[r] >= src_slices) {
+          ci[r] -= src_slices;
+          if (++cx[r] == geom.x) {
+            cx[r] = 0;
+            ++cy[r];
+          }
+        }
+      }
+    }
+    convg_load_weights(w_l, weights, lid, g0, groups, k_slices, k0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    CONVG_TILE_FMA()
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  CONVG_EPILOGUE
+}
+
+/* Depthwise, multiplier 1: a work-item computes DWG_TX pixels of one row of
+ * one slice, at x = tile + lx + i * DWG_LX, so neighbouring work-items read
+ * neighbouring float4s; a work-group shares (slice, batch), so its weight
+ * and bias loads are uniform (one cached read serves them all). Each input
+ * float4 is reused across taps from the cache, not from local memory: a
+ * KxK depthwise has too little arithmetic per value for a staged tile to
+ * pay for its barrier. No barriers, so out-of-range work-items return. */
+__kernel __attribute__((reqd_work_group_size(DWG_LX, DWG_LY, 1))) void depthwise_gpu(
+    __global const storage_t* src, __global storage_t* dst, __global const float4* weights,
+    __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
+    __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total) {
+  int so = SLICES(dst_shape);
+  int y = get_global_id(1), z = get_global_id(2);
+  int b = z / so, s = z - b * so;
+  int x0 = get_group_id(0) * (DWG_LX * DWG_TX) + get_local_id(0);
+  if (y >= dst_shape.y || x0 >= dst_shape.x) return;
+  float4 acc[DWG_TX];
+  float4 bv = bias[s];
+#pragma unroll
+  for (int i = 0; i < DWG_TX; ++i) acc[i] = bv;
+  int sy0 = y * geom.w - pad_dil.y;
+  int sx0 = x0 * geom.z - pad_dil.x, step = DWG_LX * geom.z; /* source x of pixel i: sx0 + i * step */
+  __global const float4* w = weights + s * geom.y * geom.x;
+  int chan = (b * SLICES(src_shape) + s) * src_shape.y;
+  for (int ky = 0; ky < geom.y; ++ky) {
+    int sy = sy0 + ky * pad_dil.w;
+    if (sy < 0 || sy >= src_shape.y) continue;
+    int row = (chan + sy) * src_shape.x;
+    for (int kx = 0; kx < geom.x; ++kx) {
+      float4 wk = w[ky * geom.x + kx];
+      int sx = sx0 + kx * pad_dil.z;
+#pragma unroll
+      for (int i = 0; i < DWG_TX; ++i) {
+        int xi = sx + i * step;
+        /* Pixels past the output row may read inside the input; they are
+         * not stored. */
+        if (xi >= 0 && xi < src_shape.x) acc[i] = fma(LOAD4(src, row + xi), wk, acc[i]);
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < DWG_TX; ++i) {
+    int x = x0 + i * DWG_LX;
+    if (x < dst_shape.x) convg_store(acc[i], dst, dst_shape, b, s, y * dst_shape.x + x, act, alpha, residual, epi,
+                                     res_slices);
+  }
+}
