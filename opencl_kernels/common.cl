@@ -110,32 +110,26 @@ inline float4 epilogue(float4 v, int4 epi, __global const float4* alpha, __globa
   return epilogue_step(v, epi.z, epi.w, alpha, residual, s, gid);
 }
 
-/* Reduction helpers shared by reduce.cl and reduce_gpu.cl; the R_* codes
- * are REDUCE_* in graph.h. */
-#define R_MEAN 0
-#define R_SUM 1
-#define R_MAX 2
-#define R_MIN 3
-#define R_PROD 4
-
+/* Reduction helpers shared by reduce.cl and reduce_gpu.cl (op: REDUCE_*,
+ * kernel_abi.h). */
 inline float4 reduce_identity(int op) {
-  return (float4)(op == R_MAX ? -INFINITY : op == R_MIN ? INFINITY : op == R_PROD ? 1.0f : 0.0f);
+  return (float4)(op == REDUCE_MAX ? -INFINITY : op == REDUCE_MIN ? INFINITY : op == REDUCE_PROD ? 1.0f : 0.0f);
 }
 
 inline float4 reduce_step(float4 acc, float4 v, int op) {
   switch (op) {
-    case R_MAX: return fmax(acc, v);
-    case R_MIN: return fmin(acc, v);
-    case R_PROD: return acc * v;
+    case REDUCE_MAX: return fmax(acc, v);
+    case REDUCE_MIN: return fmin(acc, v);
+    case REDUCE_PROD: return acc * v;
     default: return acc + v;
   }
 }
 
 inline float reduce_step1(float acc, float v, int op) {
   switch (op) {
-    case R_MAX: return fmax(acc, v);
-    case R_MIN: return fmin(acc, v);
-    case R_PROD: return acc * v;
+    case REDUCE_MAX: return fmax(acc, v);
+    case REDUCE_MIN: return fmin(acc, v);
+    case REDUCE_PROD: return acc * v;
     default: return acc + v;
   }
 }

@@ -1,7 +1,7 @@
 /* Reductions and scans along axes: MEAN/SUM/REDUCE_MAX/MIN/PROD (reduce),
  * SOFTMAX/LOG_SOFTMAX over channels (softmax) and CUMSUM (cumsum). One
  * program for all of them: PoCL compiles each program once, ~0.5 s. All
- * arithmetic is float, whatever the storage type. The R_* op codes,
+ * arithmetic is float, whatever the storage type. The REDUCE_* op codes,
  * reduce_identity, reduce_step(1) and fill_tail live in common.cl. */
 
 /* Any set of axes; dst has the keep_dims shape (size 1 on every reduced
@@ -36,10 +36,10 @@ __kernel void reduce(__global const storage_t* src, __global storage_t* dst, int
   float4 r;
   if (axes.z) {
     float f = reduce_step1(reduce_step1(acc.x, acc.y, op), reduce_step1(acc.z, acc.w, op), op);
-    if (op == R_MEAN) f /= (float)((b1 - b0) * (y1 - y0) * (x1 - x0) * src_shape.z);
+    if (op == REDUCE_MEAN) f /= (float)((b1 - b0) * (y1 - y0) * (x1 - x0) * src_shape.z);
     r = (float4)(f, 0.0f, 0.0f, 0.0f);
   } else {
-    if (op == R_MEAN) acc /= (float)((b1 - b0) * (y1 - y0) * (x1 - x0));
+    if (op == REDUCE_MEAN) acc /= (float)((b1 - b0) * (y1 - y0) * (x1 - x0));
     r = mask_tail(acc, p.z, dst_shape.z);
   }
   STORE4(r, dst, gid);

@@ -2,7 +2,7 @@
  * (softmax_gpu) shaped for GPUs: one work-group per output float4 (reduce)
  * or per pixel (softmax), whose work-items stride over the window and then
  * combine their partials in a __local tree. Same arguments and results as
- * reduce / softmax in reduce.cl; the R_* codes, reduce_identity,
+ * reduce / softmax in reduce.cl; the REDUCE_* codes (kernel_abi.h), reduce_identity,
  * reduce_step(1) and fill_tail are in common.cl. All arithmetic is float.
  *
  * Launch contract:
@@ -91,10 +91,10 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void reduce_gpu(__globa
     float4 r;
     if (axes.z) {
       float f = reduce_step1(reduce_step1(acc.x, acc.y, op), reduce_step1(acc.z, acc.w, op), op);
-      if (op == R_MEAN) f /= (float)(nb * ny * nx * src_shape.z);
+      if (op == REDUCE_MEAN) f /= (float)(nb * ny * nx * src_shape.z);
       r = (float4)(f, 0.0f, 0.0f, 0.0f);
     } else {
-      if (op == R_MEAN) acc /= (float)(nb * ny * nx);
+      if (op == REDUCE_MEAN) acc /= (float)(nb * ny * nx);
       r = mask_tail(acc, p.z, dst_shape.z);
     }
     STORE4(r, dst, gid);
@@ -125,11 +125,11 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void softmax_gpu(__glob
   float4 m4 = (float4)(-INFINITY);
   for (int s = lid; s < slices; s += WG)
     m4 = fmax(m4, fill_tail(beta * LOAD4(src, base + s * stride), s, shape.z, (float4)(-INFINITY)));
-  float m = wg_all1(part, fmax(fmax(m4.x, m4.y), fmax(m4.z, m4.w)), R_MAX, lid);
+  float m = wg_all1(part, fmax(fmax(m4.x, m4.y), fmax(m4.z, m4.w)), REDUCE_MAX, lid);
   float4 sum4 = (float4)(0.0f);
   for (int s = lid; s < slices; s += WG)
     sum4 += fill_tail(exp(beta * LOAD4(src, base + s * stride) - m), s, shape.z, (float4)(0.0f));
-  float sum = wg_all1(part, (sum4.x + sum4.y) + (sum4.z + sum4.w), R_SUM, lid);
+  float sum = wg_all1(part, (sum4.x + sum4.y) + (sum4.z + sum4.w), REDUCE_SUM, lid);
   float log_sum = log(sum);
   float inv = 1.0f / sum;
   for (int s = lid; s < slices; s += WG) {

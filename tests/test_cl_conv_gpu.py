@@ -37,7 +37,7 @@ cl = pytest.importorskip("pyopencl")
 # run makes the checked logs fresh (as in test_cl_kernels.py).
 NONCE = f" -DTFLITE_GPU_TEST_NONCE={os.getpid()}{int.from_bytes(os.urandom(4), 'little')}"
 
-KERNELS = pathlib.Path(__file__).resolve().parent.parent / "opencl_kernels"
+from cl_source import KERNELS, program_source  # noqa: E402
 SMALL = os.environ.get("TFLITE_GPU_CL_SMALL") == "1"
 
 # The defaults of conv_gpu.cl's #ifndef defines (a build with no -D gets these).
@@ -109,7 +109,7 @@ _programs = {}
 def _build(context, fp16=False, defines=None):
     key = (fp16, tuple(sorted((defines or {}).items())))
     if key not in _programs:
-        src = (KERNELS / "common.cl").read_text() + (KERNELS / "conv_gpu.cl").read_text()
+        src = program_source("conv_gpu.cl")
         opts = "-cl-std=CL1.2" + (" -DFP16_STORAGE=1" if fp16 else "")
         opts += "".join(f" -D{k}={v}" for k, v in sorted((defines or {}).items())) + NONCE
         with warnings.catch_warnings():

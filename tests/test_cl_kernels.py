@@ -13,7 +13,6 @@ spacing 2^-11) and the input too, so 4e-3.
 from __future__ import annotations
 
 import os
-import pathlib
 import warnings
 
 import numpy as np
@@ -25,14 +24,9 @@ cl = pytest.importorskip("pyopencl")
 # comments; a define unique to this run makes the checked logs fresh.
 NONCE = f" -DTFLITE_GPU_TEST_NONCE={os.getpid()}{int.from_bytes(os.urandom(4), 'little')}"
 
-KERNELS = pathlib.Path(__file__).resolve().parent.parent / "opencl_kernels"
+from cl_source import KERNELS, program_source
+
 FILES = sorted(p.name for p in KERNELS.glob("*.cl") if p.name != "common.cl")
-
-
-def program_source(name):
-    """A program's source as the library builds it (cl_device.c): the codes
-    shared with C, then common.cl, then the file."""
-    return "".join((KERNELS / f).read_text() for f in ("kernel_abi.h", "common.cl", name))
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,6 @@ Oclgrind prints what it finds to stderr; every test here fails on it.
 from __future__ import annotations
 
 import os
-import pathlib
 import re
 import sys
 import warnings
@@ -41,7 +40,7 @@ cl = pytest.importorskip("pyopencl")
 # PoCL's kernel cache returns a cached build's log; a define unique to this
 # run makes the checked logs fresh.
 NONCE = f" -DTFLITE_GPU_TEST_NONCE={os.getpid()}{int.from_bytes(os.urandom(4), 'little')}"
-KERNELS = pathlib.Path(__file__).resolve().parent.parent / "opencl_kernels"
+from cl_source import KERNELS, program_source  # noqa: E402
 SMALL = os.environ.get("TFLITE_GPU_CL_SMALL") == "1"
 
 R_MEAN, R_SUM, R_MAX, R_MIN, R_PROD = range(5)
@@ -97,7 +96,7 @@ def _build(context, name, fp16, wg=None):
     """Program common.cl + name; its build log must be free of warnings."""
     key = (name, fp16, wg)
     if key not in _programs:
-        src = (KERNELS / "common.cl").read_text() + (KERNELS / name).read_text()
+        src = program_source(name)
         opts = "-cl-std=CL1.2" + (" -DFP16_STORAGE=1" if fp16 else "") + (f" -DWG={wg}" if wg else "") + NONCE
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the log is checked below
@@ -394,7 +393,7 @@ def test_default_wg_builds_without_warnings(ctx, name, fp16):
 
 def test_bad_wg_is_a_build_error(ctx, capfd):
     c, _ = ctx
-    src = (KERNELS / "common.cl").read_text() + (KERNELS / "fc_gpu.cl").read_text()
+    src = program_source("fc_gpu.cl")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(cl.RuntimeError, match="WG must be a power of two"):
