@@ -366,7 +366,7 @@ def test_builds_without_warnings(ctx, fp16, defines):
     (2, 13, 11, 17, 3),   # 5 input slices: a partial K tile; one block, a channel tail
     (2, 1, 1, 3, 5),      # one pixel
     (2, 7, 9, 1, 1),
-    (1, 9, 7, 40, 72),    # 10 -> 18 slices: several K steps, several blocks
+    (1, 11, 9, 40, 72),   # 10 -> 18 slices: several K steps, blocks and pixel tiles
 ], [(2, 7, 9, 5, 17), (1, 3, 5, 17, 3)]))
 def test_conv2d_1x1_gpu(ctx, b, h, w, cin, cout, fp16):
     got, want = _conv_case(ctx, "conv2d_1x1_gpu", b, h, w, cin, cout, 1, 1, 1, 1, 1, 1, "valid", fp16, act=1)
@@ -377,6 +377,8 @@ def test_conv2d_1x1_gpu(ctx, b, h, w, cin, cout, fp16):
 @pytest.mark.parametrize("b,h,w,cin,cout,kh,kw,sy,sx,dy,dx,padding", _pick([
     (2, 7, 9, 3, 17, 3, 3, 1, 1, 1, 1, "same"),      # 3-channel source: K tiles span taps
     (2, 13, 11, 5, 5, 3, 3, 2, 2, 1, 1, "same"),     # stride 2, odd sizes
+    (2, 13, 11, 5, 17, 3, 3, 1, 1, 1, 1, "same"),    # 143 pixels: three pixel tiles per batch
+    (2, 17, 15, 3, 17, 3, 3, 2, 2, 1, 1, "same"),    # a first layer: 3 channels, stride 2, 72 pixels
     (2, 9, 7, 17, 3, 5, 5, 1, 1, 1, 1, "valid"),
     (2, 9, 7, 5, 17, 3, 3, 1, 1, 2, 2, "same"),      # dilation 2
     (2, 7, 9, 17, 5, 1, 1, 2, 2, 1, 1, "valid"),     # strided 1x1
