@@ -356,3 +356,48 @@ def test_c_api_flag(tmp_path, flags, cached):
     else:
         assert all(c["cache_writes"] == 0 and c["cache_hits"] == 0 for c in counters)
         assert _files(d) == []
+
+
+def _reduction_model():
+    """MEAN over a long row then FULLY_CONNECTED with K = 300: in the GPU set
+    both run work-group kernels built with -DWG=..., so cached programs are
+    keyed by (file, defines)."""
+    rng = np.random.default_rng(7)
+    mb = ModelBuilder()
+    x = mb.add_input([2, 1, 300, 5])
+    axis = mb.add_tensor([1], dtype=np.int32, data=np.array([2], np.int32))
+    m = mb.add_tensor([2, 1, 5])
+    mb.add_op("MEAN", [x, axis], [m], dict(keep_dims=False))
+    r = mb.add_tensor([2, 5])
+    mb.add_op("RESHAPE", [m], [r], dict(new_shape=[2, 5]))
+    w = mb.add_tensor([300, 5], data=rng.standard_normal([300, 5]).astype(np.float32))
+    y = mb.add_tensor([2, 300])
+    mb.add_op("FULLY_CONNECTED", [r, w, -1], [y], dict(fused_activation="NONE"))
+    mb.mark_output(y)
+    return mb.build()
+
+
+@pytest.mark.parametrize("kernel_set", ["cpu", "gpu"])
+def test_kernel_sets_keep_their_own_files(tmp_path, kernel_set):
+    """Each kernel set writes its own file; a second start of each hits and
+    gives the same outputs, whatever the other set wrote in the directory."""
+    model = _reduction_model()
+    x = np.random.default_rng(3).standard_normal([2, 1, 300, 5]).astype(np.float32)
+    d = _cache_dir(tmp_path)
+    other = "gpu" if kernel_set == "cpu" else "cpu"
+    outs = []
+    for ks in (kernel_set, other, kernel_set):
+        dl = tflite_gpu.load_delegate(serialization_dir=str(d), model_token="t", kernel_set=ks, log_level="warning")
+        it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[dl])
+        it.allocate_tensors()
+        it.set_tensor(it.get_input_details()[0]["index"], x)
+        it.invoke()
+        outs.append(it.get_tensor(it.get_output_details()[0]["index"]).copy())
+        st = _capi.delegate_stats(dl._get_native_delegate_pointer())
+        assert st["cpu_nodes"] == 0
+        del it, dl
+    assert st["cache_hits"] == 1, st  # the third start found the first one's file intact
+    assert len(_files(d)) == 2 and any("_gpu_" in f for f in _files(d)), _files(d)
+    expected = run_cpu(model, [x])[0]
+    for out in outs:
+        assert_close(out, expected, rtol_l2=1e-5, atol=1e-4)

@@ -1,0 +1,99 @@
+"""A/B latency of two builds of libgpu_delegate.so (or two option sets) on
+the same models, interleaved in one process, with XNNPACK as the yardstick.
+
+Usage: python tools/bench_ab.py --a OLD.so --b NEW.so [--opt-a k=v] [--opt-b k=v]
+                                [--rounds 7] [--iterations 10] [MODEL ...]
+
+Each round times every configuration of every model once (XNNPACK, A, B in
+turn), so drift on a noisy machine hits all three alike; per configuration
+the minimum over rounds of the median invoke is kept. Prints per model the
+latencies, A / XNNPACK, B / XNNPACK and B / A, and the geomeans.
+"""
+import argparse
+import math
+import pathlib
+import statistics
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+import tflite_gpu  # noqa: E402
+from tflite_gpu import models  # noqa: E402
+
+
+def _options(pairs):
+    out = {"log_level": "silent"}
+    for p in pairs:
+        k, _, v = p.partition("=")
+        out[k] = v
+    return out
+
+
+def _interpreter(path, library=None, options=None, threads=2):
+    mod = tflite_gpu.runtime()
+    kw = {"model_path": str(path), "num_threads": threads}
+    if library:
+        kw["experimental_delegates"] = [mod.load_delegate(library, options)]
+    it = mod.Interpreter(**kw)
+    it.allocate_tensors()
+    rng = np.random.default_rng(0)
+    for det in it.get_input_details():
+        it.set_tensor(det["index"], rng.uniform(-1, 1, det["shape"]).astype(det["dtype"]))
+    return it
+
+
+def _median_ms(it, n):
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        it.invoke()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="*")
+    ap.add_argument("--a", required=True, help="library A (the baseline)")
+    ap.add_argument("--b", required=True, help="library B")
+    ap.add_argument("--opt-a", action="append", default=[])
+    ap.add_argument("--opt-b", action="append", default=[])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args(argv)
+    # Default: the 11 models the CPU interpreter can run (no MediaPipe custom ops).
+    custom = ("face_landmark_with_attention", "selfie_segmentation", "selfie_segmentation_landscape")
+    names = args.models or [n for n in models.MODELS if n not in custom]
+    paths = models.fetch_models(names, progress=False)
+    rows = []
+    for name in names:
+        its = {"xnnpack": _interpreter(paths[name], threads=args.threads),
+               "A": _interpreter(paths[name], args.a, _options(args.opt_a)),
+               "B": _interpreter(paths[name], args.b, _options(args.opt_b))}
+        for it in its.values():  # warm-up: first launches compile work-group functions
+            for _ in range(3):
+                it.invoke()
+        best = {k: math.inf for k in its}
+        for _ in range(args.rounds):
+            for k, it in its.items():
+                best[k] = min(best[k], _median_ms(it, args.iterations))
+        rows.append((name, best))
+        print(f"{name:36s} xnnpack {best['xnnpack']:7.2f} ms  A {best['A']:7.2f} ms  B {best['B']:7.2f} ms  "
+              f"A/xnn {best['A'] / best['xnnpack']:5.2f}  B/xnn {best['B'] / best['xnnpack']:5.2f}  "
+              f"B/A {best['B'] / best['A']:5.2f}", flush=True)
+        del its
+
+    def geo(key):
+        return math.exp(statistics.fmean(math.log(r[1][key] / r[1]["xnnpack"]) for r in rows))
+    ga, gb = geo("A"), geo("B")
+    print(f"geomean over {len(rows)} models: A/xnnpack {ga:.3f}  B/xnnpack {gb:.3f}  B/A {gb / ga:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
