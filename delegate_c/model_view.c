@@ -48,8 +48,24 @@ static int node_is_foldable(const ModelView* mv, const TfLiteNode* node, const T
     if ((t->type == kTfLiteInt8 || t->type == kTfLiteUInt8) && mv->enable_quant && t->sparsity == NULL) return 1;
     return 0;
   }
-  if (reg->builtin_code == kBuiltinDensify) return t->sparsity != NULL || mv->const_kind[in] == CONST_FOLDED;
+  if (reg->builtin_code == kBuiltinDensify) {
+    /* Folded only when densifying cannot fail: a malformed sparse constant
+     * must stay on the CPU (decided here), not fail the partition's build. */
+    if (t->sparsity) return mv_sparse_check(mv, in, NULL, 0) == 0;
+    return mv->const_kind[in] == CONST_FOLDED;
+  }
   return 0;
+}
+
+int mv_sparse_check(const ModelView* mv, int index, char* err, size_t errlen) {
+  const TfLiteTensor* t = mv_tensor(mv, index);
+  int dims[8];
+  int rank = mv_dims(mv, index, dims, 8);
+  if (rank < 0) {
+    if (err && errlen) snprintf(err, errlen, "densify: no shape, or rank above 8");
+    return -1;
+  }
+  return tflite_gpu_densify_check(t, dims, rank, err, errlen);
 }
 
 int mv_build(ModelView* mv, TfLiteContext* ctx, int enable_quant, char* err, size_t errlen) {

@@ -378,7 +378,7 @@ int op_check_node(const NodeInfo* ni) {
   if (!d || !d->check) {
     if (ni->reg->builtin_code == kBuiltinCustom)
       return reason(ni, "custom op %s is not supported", ni->reg->custom_name ? ni->reg->custom_name : "?");
-    if (ni->reg->builtin_code == kBuiltinDensify) return reason(ni, "only DENSIFY of a constant sparse tensor");
+    if (ni->reg->builtin_code == kBuiltinDensify) return check_densify(ni);
     return reason(ni, "Operation is not supported.");
   }
   if (ni->reg->version > d->max_version)
@@ -391,6 +391,13 @@ int op_check_node(const NodeInfo* ni) {
         !(mv_tensor(ni->mv, t)->type == kTfLiteBool && type_allowed(ni, 0, k, kTfLiteBool)))
       return reason(ni, "constant input %d has type %s, which cannot be converted to float", k,
                     type_name(mv_tensor(ni->mv, t)->type));
+    /* A sparse constant read directly (FULLY_CONNECTED takes sparse weights)
+     * is densified when lowered: that must not be able to fail. */
+    char why[256];
+    if (t >= 0 && ni->mv->const_kind[t] == CONST_MODEL && mv_tensor(ni->mv, t)->sparsity &&
+        mv_sparse_check(ni->mv, t, why, sizeof(why)))
+      return reason(ni, "constant input %d (%s) has malformed sparsity metadata: %s", k,
+                    mv_tensor(ni->mv, t)->name ? mv_tensor(ni->mv, t)->name : "?", why);
   }
   return d->check(ni);
 }

@@ -168,6 +168,9 @@ int lower_gather(Lowering* lw, const NodeInfo* ni);
 int check_one_hot(const NodeInfo* ni);
 int lower_one_hot(Lowering* lw, const NodeInfo* ni);
 
+/* DENSIFY is folded or stays on the CPU: this gives the reason. */
+int check_densify(const NodeInfo* ni);
+
 int check_quantize(const NodeInfo* ni);
 int lower_quantize(Lowering* lw, const NodeInfo* ni);
 int check_dequantize(const NodeInfo* ni);
