@@ -217,6 +217,7 @@ def test_mutated_mediapipe_sparse_weights(seed, sparse_model, tmp_path):
     what = f"seed {seed}: tensor {a['tensor']} {a['kind']}"
     rc_c, _, want, err_c = _run("cpu", model, tmp_path, f"m{seed}")
     rc_d, rep, got, err_d = _run("gpu", model, tmp_path, f"m{seed}")
+    assert "AddressSanitizer" not in err_d and "runtime error:" not in err_d, f"{what}:\n{err_d}"
     if rc_c != 0:
         # The stock DENSIFY kernel crashed on its own: the delegated run may
         # crash in that same kernel, but the delegate must not have taken it.
