@@ -32,14 +32,22 @@ int cl_api_load(char* err, size_t errlen) {
     return 0;
   }
   const char* env = getenv("TFLITE_GPU_OPENCL_LIBRARY");
-  const char* candidates[3];
-  int n = 0;
-  if (env && *env) candidates[n++] = env;
-  candidates[n++] = "libOpenCL.so.1";
-  candidates[n++] = "libOpenCL.so";
+  if (env && *env) {
+    /* An explicit choice is the only candidate: falling back to the system
+     * loader would silently run something other than what was asked for. */
+    if (!g_handle) g_handle = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+    if (!g_handle) {
+      const char* why = dlerror();
+      snprintf(err, errlen, "TFLITE_GPU_OPENCL_LIBRARY=%.300s could not be loaded: %.300s (unset it to use the "
+               "system's libOpenCL.so.1)", env, why ? why : "dlopen failed");
+      pthread_mutex_unlock(&g_load_mutex);
+      return -1;
+    }
+  }
+  const char* candidates[2] = {"libOpenCL.so.1", "libOpenCL.so"};
   char tried[512] = "";
   size_t used = 0;
-  for (int i = 0; i < n && !g_handle; ++i) {
+  for (int i = 0; i < 2 && !g_handle; ++i) {
     g_handle = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
     if (!g_handle && used < sizeof(tried)) {
       used += (size_t)snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? ", " : "", candidates[i]);
@@ -54,6 +62,16 @@ int cl_api_load(char* err, size_t errlen) {
     return -1;
   }
   int rc = resolve_all(g_handle, err, errlen);
+  if (rc != 0 && env && *env) {
+    /* Name the library the user chose in the reason. */
+    char why[256];
+    snprintf(why, sizeof(why), "%s", err);
+    snprintf(err, errlen, "TFLITE_GPU_OPENCL_LIBRARY=%.300s: %s", env, why);
+  }
+  if (rc != 0) {
+    dlclose(g_handle); /* not an OpenCL loader: the next call starts afresh */
+    g_handle = NULL;
+  }
   if (rc == 0) {
     cl_hooks_install(&cl); /* counts live objects; injects faults in test builds */
     g_loaded = 1;

@@ -59,9 +59,9 @@ typedef struct ClApi {
 /* Filled by cl_api_load(); valid for the life of the process once loaded. */
 extern ClApi cl;
 
-/* Loads the OpenCL ICD loader once per process (thread-safe). Tries
- * $TFLITE_GPU_OPENCL_LIBRARY, then libOpenCL.so.1, then libOpenCL.so.
- * Returns 0, or -1 with a reason in err. */
+/* Loads the OpenCL ICD loader once per process (thread-safe): only
+ * $TFLITE_GPU_OPENCL_LIBRARY when it is set (a failure names it), else
+ * libOpenCL.so.1, then libOpenCL.so. Returns 0, or -1 with a reason in err. */
 int cl_api_load(char* err, size_t errlen);
 
 /* "CL_OUT_OF_RESOURCES" etc. for an error code. */

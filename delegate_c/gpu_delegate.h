@@ -2,7 +2,8 @@
  *
  * Source compatible with upstream's tensorflow/lite/delegates/gpu/delegate.h
  * and delegate_options.h (TF 2.14): same option struct (field order, types,
- * defaults), enums and flag values. Use with a TfLite C++ build:
+ * defaults), enums and flag values; plain C (C99 and later) or C++. Use
+ * with a TfLite build:
  *
  *   TfLiteGpuDelegateOptionsV2 o = TfLiteGpuDelegateOptionsV2Default();
  *   TfLiteDelegate* d = TfLiteGpuDelegateV2Create(&o);
@@ -60,6 +61,15 @@ typedef struct {
 } TfLiteGpuDelegateOptionsV2;
 
 struct TfLiteDelegate;
+/* TfLiteDelegate as a type name in C as well, as upstream's common.h makes
+ * it (C++ has it from the struct declaration). Not repeated when that header
+ * (TF 2.x tensorflow/lite/c/common.h or core/c/common.h) was included first:
+ * C99 refuses a second typedef. Included after this one, its typedef is a
+ * permitted repeat in C11 and C++. */
+#if !defined(__cplusplus) && !defined(TENSORFLOW_LITE_CORE_C_COMMON_H_) && !defined(TENSORFLOW_LITE_C_COMMON_H_) && \
+    !defined(TFLITE_GPU_TFLITE_ABI_H)
+typedef struct TfLiteDelegate TfLiteDelegate;
+#endif
 
 TFLITE_GPU_EXPORT TfLiteGpuDelegateOptionsV2 TfLiteGpuDelegateOptionsV2Default(void);
 

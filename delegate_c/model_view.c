@@ -28,7 +28,11 @@ size_t mv_elements(const ModelView* mv, int index) {
   const TfLiteTensor* t = mv_tensor(mv, index);
   if (!t->dims) return 0;
   size_t n = 1;
-  for (int i = 0; i < t->dims->size; ++i) n *= (size_t)(t->dims->data[i] < 0 ? 0 : t->dims->data[i]);
+  for (int i = 0; i < t->dims->size; ++i) {
+    size_t d = (size_t)(t->dims->data[i] < 0 ? 0 : t->dims->data[i]);
+    if (d && n > SIZE_MAX / d) return SIZE_MAX; /* saturates: no shape the checks accept */
+    n *= d;
+  }
   return n;
 }
 
@@ -48,8 +52,24 @@ static int node_is_foldable(const ModelView* mv, const TfLiteNode* node, const T
     if ((t->type == kTfLiteInt8 || t->type == kTfLiteUInt8) && mv->enable_quant && t->sparsity == NULL) return 1;
     return 0;
   }
-  if (reg->builtin_code == kBuiltinDensify) return t->sparsity != NULL || mv->const_kind[in] == CONST_FOLDED;
+  if (reg->builtin_code == kBuiltinDensify) {
+    /* Folded only when densifying cannot fail: a malformed sparse constant
+     * must stay on the CPU (decided here), not fail the partition's build. */
+    if (t->sparsity) return mv_sparse_check(mv, in, NULL, 0) == 0;
+    return mv->const_kind[in] == CONST_FOLDED;
+  }
   return 0;
+}
+
+int mv_sparse_check(const ModelView* mv, int index, char* err, size_t errlen) {
+  const TfLiteTensor* t = mv_tensor(mv, index);
+  int dims[8];
+  int rank = mv_dims(mv, index, dims, 8);
+  if (rank < 0) {
+    if (err && errlen) snprintf(err, errlen, "densify: no shape, or rank above 8");
+    return -1;
+  }
+  return tflite_gpu_densify_check(t, dims, rank, err, errlen);
 }
 
 int mv_build(ModelView* mv, TfLiteContext* ctx, int enable_quant, char* err, size_t errlen) {
@@ -281,11 +301,18 @@ int mv_const_ints(const ModelView* mv, int index, int* out, int max, int* count,
   }
   const TfLiteTensor* t = mv_tensor(mv, index);
   size_t n = mv_elements(mv, index);
-  if ((int)n > max || (t->type != kTfLiteInt32 && t->type != kTfLiteInt64) || t->bytes < n * type_size(t->type)) {
+  if (n > (size_t)(max < 0 ? 0 : max) || (t->type != kTfLiteInt32 && t->type != kTfLiteInt64) || t->bytes < n * type_size(t->type)) {
     snprintf(err, errlen, "constant %s must hold at most %d int32/int64 values", t->name ? t->name : "?", max);
     return -1;
   }
-  for (size_t i = 0; i < n; ++i) out[i] = t->type == kTfLiteInt32 ? t->data.i32[i] : (int)t->data.i64[i];
+  for (size_t i = 0; i < n; ++i) {
+    if (t->type == kTfLiteInt64 && (t->data.i64[i] < INT32_MIN || t->data.i64[i] > INT32_MAX)) {
+      snprintf(err, errlen, "constant %s holds %lld, outside the int32 range", t->name ? t->name : "?",
+               (long long)t->data.i64[i]);
+      return -1;
+    }
+    out[i] = t->type == kTfLiteInt32 ? t->data.i32[i] : (int)t->data.i64[i];
+  }
   *count = (int)n;
   return 0;
 }

@@ -60,6 +60,9 @@ size_t mv_elements(const ModelView* mv, int index);
  * float16, int8/uint8/int32 with affine quantization (per-tensor or
  * per-channel) and bool (0/1), through folded DEQUANTIZE / DENSIFY chains. */
 int mv_const_float(const ModelView* mv, int index, float** out, char* err, size_t errlen);
+/* A constant model tensor with sparsity metadata: 0 when it densifies into
+ * its declared shape, else -1 with the reason (err may be NULL). */
+int mv_sparse_check(const ModelView* mv, int index, char* err, size_t errlen);
 /* An int32/int64 constant into out (at most max values). */
 int mv_const_ints(const ModelView* mv, int index, int* out, int max, int* count, char* err, size_t errlen);
 

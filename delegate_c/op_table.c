@@ -1,5 +1,7 @@
 #include "op_table.h"
 
+#include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,7 +267,47 @@ int set_output_dims(const NodeInfo* ni, int tensor, const int* dims, int rank) {
   return 0;
 }
 
+int64_t size_mul(int64_t a, int64_t b) {
+  if (a <= 0 || b <= 0) return 0;
+  return a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
+int64_t storage_elements(const int64_t s[4]) {
+  int64_t c4 = s[GD_C] > INT64_MAX - 3 ? INT64_MAX : (s[GD_C] + 3) / 4 * 4;
+  return size_mul(size_mul(size_mul(s[GD_B], s[GD_H]), s[GD_W]), c4);
+}
+
+/* The element-count limit, for a shape already known to fit int dims. */
+static int check_storage(const NodeInfo* ni, const char* what, const int64_t e[4]) {
+  int64_t n = storage_elements(e);
+  if (n > GD_MAX_ELEMENTS)
+    return reason(ni, "%s [%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "] needs %" PRId64
+                  " elements (channels padded to 4); at most %" PRId64 " are supported",
+                  what, e[0], e[1], e[2], e[3], n, GD_MAX_ELEMENTS);
+  return 0;
+}
+
+int check_output_shape64(const NodeInfo* ni, int tensor, const int64_t e[4]) {
+  static const char* const kAxis[4] = {"batch", "height", "width", "channels"};
+  for (int d = 0; d < 4; ++d)
+    if (e[d] < 1 || e[d] > INT32_MAX)
+      return reason(ni, "the computed output %s is %" PRId64 ", outside 1..%d", kAxis[d], e[d], INT32_MAX);
+  if (check_storage(ni, "the computed output", e)) return -1;
+  int o[4] = {(int)e[0], (int)e[1], (int)e[2], (int)e[3]};
+  return check_output_shape(ni, tensor, o);
+}
+
+int check_window(const NodeInfo* ni, const char* axis, int size, int k, int stride, int dilation) {
+  int64_t extent = ((int64_t)k - 1) * dilation + 1; /* < 2^62: no overflow */
+  if (extent > INT32_MAX || (int64_t)size + extent + stride > INT32_MAX)
+    return reason(ni, "%s window overflows: size %d, filter %d, dilation %d (extent %" PRId64 "), stride %d; "
+                  "size + extent + stride must stay below 2^31", axis, size, k, dilation, extent, stride);
+  return 0;
+}
+
 int check_output_shape(const NodeInfo* ni, int tensor, const int e[4]) {
+  const int64_t e64[4] = {e[0], e[1], e[2], e[3]};
+  if (check_storage(ni, "the computed output", e64)) return -1;
   int s[4];
   int rank = ni_shape(ni, tensor, s);
   if (rank < 0) return reason(ni, "output has no usable shape");
@@ -350,6 +392,12 @@ static int check_tensors(const NodeInfo* ni) {
         if (x->dims->data[d] <= 0)
           return reason(ni, "%s %d has a zero-size or unknown dimension (dim %d = %d)", what, k, d, x->dims->data[d]);
       }
+      int s[4];
+      shape_from_dims(x->dims->data, x->dims->size, s);
+      const int64_t s64[4] = {s[0], s[1], s[2], s[3]};
+      char which[160];
+      snprintf(which, sizeof(which), "%s %d (%s)", what, k, x->name ? x->name : "?");
+      if (check_storage(ni, which, s64)) return -1;
       if (pass == 0 && mv_is_const(mv, t)) continue;
       if (pass == 0 && x->type == kTfLiteInt32 && runtime_indices_input(ni, k)) continue;
       if (x->type == kTfLiteInt8 || x->type == kTfLiteUInt8) {
@@ -378,7 +426,7 @@ int op_check_node(const NodeInfo* ni) {
   if (!d || !d->check) {
     if (ni->reg->builtin_code == kBuiltinCustom)
       return reason(ni, "custom op %s is not supported", ni->reg->custom_name ? ni->reg->custom_name : "?");
-    if (ni->reg->builtin_code == kBuiltinDensify) return reason(ni, "only DENSIFY of a constant sparse tensor");
+    if (ni->reg->builtin_code == kBuiltinDensify) return check_densify(ni);
     return reason(ni, "Operation is not supported.");
   }
   if (ni->reg->version > d->max_version)
@@ -391,6 +439,13 @@ int op_check_node(const NodeInfo* ni) {
         !(mv_tensor(ni->mv, t)->type == kTfLiteBool && type_allowed(ni, 0, k, kTfLiteBool)))
       return reason(ni, "constant input %d has type %s, which cannot be converted to float", k,
                     type_name(mv_tensor(ni->mv, t)->type));
+    /* A sparse constant read directly (FULLY_CONNECTED takes sparse weights)
+     * is densified when lowered: that must not be able to fail. */
+    char why[256];
+    if (t >= 0 && ni->mv->const_kind[t] == CONST_MODEL && mv_tensor(ni->mv, t)->sparsity &&
+        mv_sparse_check(ni->mv, t, why, sizeof(why)))
+      return reason(ni, "constant input %d (%s) has malformed sparsity metadata: %s", k,
+                    mv_tensor(ni->mv, t)->name ? mv_tensor(ni->mv, t)->name : "?", why);
   }
   return d->check(ni);
 }
@@ -426,17 +481,21 @@ int lower_reshape_node(Lowering* lw, int in, int out) {
   return lower_remap_node(lw, in, out, REMAP_RESHAPE) ? 0 : -1;
 }
 
+/* In 64 bits, so no parameter can overflow them; the results fit an int
+ * whenever check_window passed (and stride >= 1). */
 int conv_out_size(int padding, int in, int k, int stride, int dilation) {
-  int eff = (k - 1) * dilation + 1;
-  if (padding == kTfLitePaddingSame) return (in + stride - 1) / stride;
-  return in >= eff ? (in - eff + stride) / stride : 0;
+  if (stride < 1) return 0;
+  int64_t eff = ((int64_t)k - 1) * dilation + 1;
+  if (padding == kTfLitePaddingSame) return (int)(((int64_t)in + stride - 1) / stride);
+  return in >= eff ? (int)(((int64_t)in - eff + stride) / stride) : 0;
 }
 
 int conv_pad_before(int padding, int in, int k, int stride, int dilation) {
   if (padding != kTfLitePaddingSame) return 0;
-  int out = conv_out_size(padding, in, k, stride, dilation);
-  int total = (out - 1) * stride + (k - 1) * dilation + 1 - in;
-  return total > 0 ? total / 2 : 0;
+  int64_t out = conv_out_size(padding, in, k, stride, dilation);
+  int64_t total = (out - 1) * stride + ((int64_t)k - 1) * dilation + 1 - in;
+  if (total > 2 * (int64_t)INT32_MAX) total = 2 * (int64_t)INT32_MAX;
+  return total > 0 ? (int)(total / 2) : 0;
 }
 
 size_t op_table_describe(char* buf, size_t size) {

@@ -6,6 +6,7 @@
 #define TFLITE_GPU_OP_TABLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "graph.h"
 #include "model_view.h"
@@ -71,6 +72,24 @@ int check_const_input(const NodeInfo* ni, int k, const char* what, int type);
  * A check must settle every output this way (or with set_output_dims) for
  * its op to follow a resize; otherwise the re-plan fails cleanly. */
 int check_output_shape(const NodeInfo* ni, int tensor, const int expect[4]);
+/* ---- checked sizes ----
+ * Every size a check derives from shapes and parameters (output dims from
+ * stride, filter, dilation and padding; sums and products of dims) is
+ * computed in 64 bits and bounded here before anything uses it. The kernels
+ * index a tensor's PHWC4 storage (channels padded to 4) with int, hence the
+ * limit on its element count. */
+#define GD_MAX_ELEMENTS ((int64_t)INT32_MAX)
+/* a * b for a, b >= 0, saturating at INT64_MAX (never overflows). */
+int64_t size_mul(int64_t a, int64_t b);
+/* B * H * W * round_up(C, 4) of a BHWC shape, saturating. */
+int64_t storage_elements(const int64_t s[4]);
+/* The computed output shape e (64-bit): every dim in 1..INT32_MAX and the
+ * storage within GD_MAX_ELEMENTS, then check_output_shape. */
+int check_output_shape64(const NodeInfo* ni, int tensor, const int64_t e[4]);
+/* One spatial axis of a conv/pool/transpose-conv window: the dilated filter
+ * extent (k - 1) * dilation + 1 and the kernels' coordinate arithmetic
+ * (size + extent + stride) must fit an int. k, stride, dilation >= 1. */
+int check_window(const NodeInfo* ni, const char* axis, int size, int k, int stride, int dilation);
 /* Resizes a TFLite tensor to dims (rank values) through the context. */
 int set_output_dims(const NodeInfo* ni, int tensor, const int* dims, int rank);
 
@@ -167,6 +186,9 @@ int check_gather(const NodeInfo* ni);
 int lower_gather(Lowering* lw, const NodeInfo* ni);
 int check_one_hot(const NodeInfo* ni);
 int lower_one_hot(Lowering* lw, const NodeInfo* ni);
+
+/* DENSIFY is folded or stays on the CPU: this gives the reason. */
+int check_densify(const NodeInfo* ni);
 
 int check_quantize(const NodeInfo* ni);
 int lower_quantize(Lowering* lw, const NodeInfo* ni);

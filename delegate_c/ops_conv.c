@@ -24,6 +24,19 @@ static int check_conv_common(const NodeInfo* ni, int padding, int sw, int sh, in
   return check_activation(ni, act);
 }
 
+/* Both window axes fit the kernels' int arithmetic, and the repacked weights
+ * ([round4(O)][KH][KW][round4(I)] floats) fit their int indexing. */
+static int check_conv_sizes(const NodeInfo* ni, const int in[4], const int w[4], int sh, int sw, int dh, int dw,
+                            int cout, int cin) {
+  if (check_window(ni, "height", in[GD_H], w[1], sh, dh) || check_window(ni, "width", in[GD_W], w[2], sw, dw))
+    return -1;
+  int64_t packed = size_mul(size_mul(size_mul(((int64_t)cout + 3) / 4 * 4, w[1]), w[2]), ((int64_t)cin + 3) / 4 * 4);
+  if (packed > GD_MAX_ELEMENTS)
+    return reason(ni, "the repacked weights need %lld floats; at most %lld are supported", (long long)packed,
+                  (long long)GD_MAX_ELEMENTS);
+  return 0;
+}
+
 /* Output shape of a conv over `in` with filter kh x kw and `cout` channels. */
 static void conv_output(const int in[4], int padding, int kh, int kw, int sh, int sw, int dh, int dw, int cout,
                         int out[4]) {
@@ -47,6 +60,9 @@ int check_conv2d(const NodeInfo* ni) {
   int b = ni_input(ni, 2);
   if (b >= 0 && mv_elements(ni->mv, b) != (size_t)w[0])
     return reason(ni, "bias has %zu elements, expected %d", mv_elements(ni->mv, b), w[0]);
+  if (check_conv_sizes(ni, in, w, p->stride_height, p->stride_width, p->dilation_height_factor,
+                       p->dilation_width_factor, w[0], w[3]))
+    return -1;
   int out[4];
   conv_output(in, p->padding, w[1], w[2], p->stride_height, p->stride_width, p->dilation_height_factor,
               p->dilation_width_factor, w[0], out);
@@ -73,6 +89,9 @@ int check_depthwise(const NodeInfo* ni) {
   int b = ni_input(ni, 2);
   if (b >= 0 && mv_elements(ni->mv, b) != (size_t)w[3])
     return reason(ni, "bias has %zu elements, expected %d", mv_elements(ni->mv, b), w[3]);
+  if (check_conv_sizes(ni, in, w, p->stride_height, p->stride_width, p->dilation_height_factor,
+                       p->dilation_width_factor, w[3], 1))
+    return -1;
   int out[4];
   conv_output(in, p->padding, w[1], w[2], p->stride_height, p->stride_width, p->dilation_height_factor,
               p->dilation_width_factor, w[3], out);

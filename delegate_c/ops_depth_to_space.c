@@ -46,10 +46,11 @@ static int encode_block_op(Executor* ex, int node, const char* kernel) {
 int check_depth_to_space(const NodeInfo* ni) {
   int bs, in[4];
   if (check_block_op(ni, &bs, in)) return -1;
-  if (in[GD_C] % (bs * bs) != 0)
-    return reason(ni, "input channels %d are not a multiple of block_size^2 = %d", in[GD_C], bs * bs);
-  int out[4] = {in[GD_B], in[GD_H] * bs, in[GD_W] * bs, in[GD_C] / (bs * bs)};
-  return check_output_shape(ni, ni_output(ni, 0), out);
+  const int64_t bs2 = (int64_t)bs * bs;
+  if (in[GD_C] % bs2 != 0)
+    return reason(ni, "input channels %d are not a multiple of block_size^2 = %lld", in[GD_C], (long long)bs2);
+  const int64_t out[4] = {in[GD_B], (int64_t)in[GD_H] * bs, (int64_t)in[GD_W] * bs, in[GD_C] / bs2};
+  return check_output_shape64(ni, ni_output(ni, 0), out);
 }
 
 int check_space_to_depth(const NodeInfo* ni) {
@@ -57,8 +58,8 @@ int check_space_to_depth(const NodeInfo* ni) {
   if (check_block_op(ni, &bs, in)) return -1;
   if (in[GD_H] % bs || in[GD_W] % bs)
     return reason(ni, "input %dx%d is not a multiple of block_size %d", in[GD_H], in[GD_W], bs);
-  int out[4] = {in[GD_B], in[GD_H] / bs, in[GD_W] / bs, in[GD_C] * bs * bs};
-  return check_output_shape(ni, ni_output(ni, 0), out);
+  const int64_t out[4] = {in[GD_B], in[GD_H] / bs, in[GD_W] / bs, size_mul(size_mul(in[GD_C], bs), bs)};
+  return check_output_shape64(ni, ni_output(ni, 0), out);
 }
 
 int lower_depth_to_space(Lowering* lw, const NodeInfo* ni) { return lower_block_op(lw, ni, GOP_DEPTH_TO_SPACE); }

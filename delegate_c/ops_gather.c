@@ -67,6 +67,9 @@ static int check_indices(const NodeInfo* ni, int k, int limit) {
   if (mv_const_ints(ni->mv, t, v, (int)n, &count, err, sizeof(err))) rc = reason(ni, "indices: %s", err);
   for (int i = 0; rc == 0 && i < count; ++i)
     if (v[i] < 0 || v[i] >= limit) rc = reason(ni, "index %d is outside [0, %d)", v[i], limit);
+  /* Constant indices travel as floats (lower_indices): exact below 2^24. */
+  for (int i = 0; rc == 0 && i < count; ++i)
+    if (v[i] >= (1 << 24)) rc = reason(ni, "constant index %d is not exact as a float (>= 2^24)", v[i]);
   free(v);
   return rc;
 }

@@ -34,22 +34,22 @@ int check_concat(const NodeInfo* ni) {
   int rank = mv_tensor(ni->mv, ni_input(ni, 0))->dims->size;
   if (p->axis < -rank || p->axis >= (rank ? rank : 1)) return reason(ni, "axis %d is out of range for rank %d", p->axis, rank);
   int axis = axis_to_bhwc(p->axis, rank);
-  int out[4];
+  int64_t out[4];
   for (int k = 0; k < n; ++k) {
     int s[4];
     int t = ni_input(ni, k);
     if (t < 0) return reason(ni, "input %d is missing", k);
     if (ni_shape(ni, t, s) != rank) return reason(ni, "input %d has a different rank", k);
     if (k == 0) {
-      memcpy(out, s, sizeof(out));
+      for (int d = 0; d < 4; ++d) out[d] = s[d];
       continue;
     }
     for (int d = 0; d < 4; ++d) {
       if (d != axis && s[d] != out[d]) return reason(ni, "input %d differs from input 0 off the concat axis", k);
     }
-    out[axis] += s[axis];
+    out[axis] += s[axis]; /* at most 16 ints: no overflow in 64 bits */
   }
-  return check_output_shape(ni, ni_output(ni, 0), out);
+  return check_output_shape64(ni, ni_output(ni, 0), out);
 }
 
 int lower_concat(Lowering* lw, const NodeInfo* ni) {
@@ -142,15 +142,15 @@ static int infer_reshape(const NodeInfo* ni, const int in[4]) {
     return n < 0 ? reason(ni, "output has no shape") : set_output_dims(ni, ni_output(ni, 0), cur, n);
   }
   if (rank > 4) return reason(ni, "new shape has rank %d; at most 4 is supported", rank);
-  size_t known = 1, total = shape_elements(in);
+  int64_t known = 1, total = (int64_t)shape_elements(in);
   int unknown = -1;
   for (int d = 0; d < rank; ++d) {
     if (dims[d] == -1 && unknown < 0) unknown = d;
-    else if (dims[d] > 0) known *= (size_t)dims[d];
+    else if (dims[d] > 0) known = size_mul(known, dims[d]);
     else return reason(ni, "new shape has dimension %d = %d", d, dims[d]);
   }
   if (unknown >= 0) {
-    if (known == 0 || total % known) return reason(ni, "cannot reshape %zu elements to the new shape", total);
+    if (known == 0 || total % known) return reason(ni, "cannot reshape %lld elements to the new shape", (long long)total);
     dims[unknown] = (int)(total / known);
   }
   return set_output_dims(ni, ni_output(ni, 0), dims, rank);
@@ -200,14 +200,15 @@ int check_pad(const NodeInfo* ni) {
     if (mv_elements(ni->mv, ni_input(ni, 2)) != 1) return reason(ni, "constant_values (input 2) must hold 1 value");
   }
   if (!mv_is_const(ni->mv, ni_input(ni, 1))) return reason(ni, "paddings (input 1) must be constant");
-  int pads[8], count, in[4], out[4];
+  int pads[8], count, in[4];
+  int64_t out[4];
   int rank = ni_shape(ni, ni_input(ni, 0), in);
   if (rank < 1) return reason(ni, "input 0 must have rank 1-4");
   char err[200];
   if (mv_const_ints(ni->mv, ni_input(ni, 1), pads, 8, &count, err, sizeof(err)))
     return reason(ni, "paddings (input 1): %s", err);
   if (count != rank * 2) return reason(ni, "paddings hold %d values; %d expected", count, rank * 2);
-  memcpy(out, in, sizeof(out));
+  for (int d = 0; d < 4; ++d) out[d] = in[d];
   for (int d = 0; d < rank; ++d) {
     int dim = in[4 - rank + d];
     if (pads[2 * d] < 0 || pads[2 * d + 1] < 0) return reason(ni, "negative padding on axis %d", d);
@@ -216,9 +217,10 @@ int check_pad(const NodeInfo* ni) {
     if (border != BORDER_CONST && (pads[2 * d] > limit || pads[2 * d + 1] > limit))
       return reason(ni, "%s padding %d/%d on axis %d exceeds %d for a size-%d axis",
                     border == BORDER_REFLECT ? "REFLECT" : "SYMMETRIC", pads[2 * d], pads[2 * d + 1], d, limit, dim);
-    out[4 - rank + d] += pads[2 * d] + pads[2 * d + 1];
+    out[4 - rank + d] += (int64_t)pads[2 * d] + pads[2 * d + 1];
   }
-  return check_output_shape(ni, ni_output(ni, 0), out);
+  /* Also bounds the kernel's source coordinate (output - leading pad). */
+  return check_output_shape64(ni, ni_output(ni, 0), out);
 }
 
 int lower_pad(Lowering* lw, const NodeInfo* ni) {
@@ -244,23 +246,24 @@ int lower_pad(Lowering* lw, const NodeInfo* ni) {
 }
 
 /* TFLite's strided-slice bounds for one axis (positive stride). */
+/* In 64 bits: begin, end and stride are arbitrary model ints. */
 static void slice_axis(int dim, int b, int e, int s, int begin_masked, int end_masked, int shrink, int offset,
                        int* start, int* size) {
-  int lo = begin_masked ? 0 : (b < 0 ? b + dim : b);
+  int64_t lo = begin_masked ? 0 : (b < 0 ? (int64_t)b + dim : b);
   if (lo < 0) lo = 0;
   if (lo > dim) lo = dim;
-  int hi;
+  int64_t hi;
   if (shrink) {
     hi = lo + 1;
   } else if (end_masked) {
     hi = dim;
   } else {
-    hi = offset ? lo + e : (e < 0 ? e + dim : e);
+    hi = offset ? lo + e : (e < 0 ? (int64_t)e + dim : e);
     if (hi < 0) hi = 0;
     if (hi > dim) hi = dim;
   }
-  *start = lo;
-  *size = hi > lo ? (hi - lo + s - 1) / s : 0;
+  *start = (int)lo;
+  *size = hi > lo ? (int)((hi - lo + s - 1) / s) : 0;
 }
 
 /* Computes begin/stride/size per BHWC axis; returns -1 with reason. */

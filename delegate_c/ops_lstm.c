@@ -53,6 +53,9 @@ int check_lstm(const NodeInfo* ni) {
       dims2(ni, ni_input(ni, LSTM_WEIGHTS), w) || dims2(ni, ni_input(ni, LSTM_PREV_STATE), state))
     return reason(ni, "input, previous activation, weights and previous state must have rank 2");
   int batch = in[0], units = act[1];
+  /* 4 * units and depth + units must be ints (the weights' shape). */
+  if ((int64_t)units * 4 > INT32_MAX || (int64_t)in[1] + units > INT32_MAX)
+    return reason(ni, "%d units with input depth %d overflow the weights' shape", units, in[1]);
   if (act[0] != batch || state[0] != batch || state[1] != units)
     return reason(ni, "previous activation [%d,%d] and state [%d,%d] must be [%d, units]", act[0], act[1], state[0],
                   state[1], batch);

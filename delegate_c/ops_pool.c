@@ -14,6 +14,9 @@ int check_pool(const NodeInfo* ni) {
   if (check_activation(ni, p->activation)) return -1;
   int in[4];
   if (ni_shape(ni, ni_input(ni, 0), in) != 4) return reason(ni, "input 0 must have rank 4");
+  if (check_window(ni, "height", in[GD_H], p->filter_height, p->stride_height, 1) ||
+      check_window(ni, "width", in[GD_W], p->filter_width, p->stride_width, 1))
+    return -1;
   int out[4] = {in[GD_B], conv_out_size(p->padding, in[GD_H], p->filter_height, p->stride_height, 1),
                 conv_out_size(p->padding, in[GD_W], p->filter_width, p->stride_width, 1), in[GD_C]};
   if (out[GD_H] < 1 || out[GD_W] < 1) return reason(ni, "the filter is larger than the input");

@@ -30,9 +30,10 @@ static int raw_pool_params(const NodeInfo* ni, TfLitePoolParams* p) {
   return 0;
 }
 
+/* 64-bit: check_unpool bounded (in - 1) * stride + k to an int. */
 static int unpool_pad(int in, int out, int k, int stride) {
-  int total = (in - 1) * stride + k - out;
-  return total > 0 ? total / 2 : 0;
+  int64_t total = ((int64_t)in - 1) * stride + k - out;
+  return total > 0 ? (int)(total / 2) : 0;
 }
 
 int check_pool_argmax(const NodeInfo* ni) {
@@ -43,6 +44,9 @@ int check_pool_argmax(const NodeInfo* ni) {
   if (check_activation(ni, p.activation)) return -1;
   int in[4];
   if (ni_shape(ni, ni_input(ni, 0), in) != 4) return reason(ni, "input 0 must have rank 4");
+  if (check_window(ni, "height", in[GD_H], p.filter_height, p.stride_height, 1) ||
+      check_window(ni, "width", in[GD_W], p.filter_width, p.stride_width, 1))
+    return -1;
   int out[4] = {in[GD_B], conv_out_size(p.padding, in[GD_H], p.filter_height, p.stride_height, 1),
                 conv_out_size(p.padding, in[GD_W], p.filter_width, p.stride_width, 1), in[GD_C]};
   if (out[GD_H] < 1 || out[GD_W] < 1) return reason(ni, "the filter is larger than the input");
@@ -57,8 +61,14 @@ int check_unpool(const NodeInfo* ni) {
   if (ni_shape(ni, ni_input(ni, 0), in) != 4) return reason(ni, "input 0 must have rank 4");
   if (ni_shape(ni, ni_input(ni, 1), idx) != 4 || memcmp(in, idx, sizeof(in)) != 0)
     return reason(ni, "input 1 (indices) must have the shape of input 0");
-  int out[4] = {in[GD_B], in[GD_H] * p.filter_height, in[GD_W] * p.filter_width, in[GD_C]};
-  return check_output_shape(ni, ni_output(ni, 0), out);
+  const int64_t out[4] = {in[GD_B], (int64_t)in[GD_H] * p.filter_height, (int64_t)in[GD_W] * p.filter_width,
+                          in[GD_C]};
+  /* The leading pad's (in - 1) * stride + k must fit an int too. */
+  if (((int64_t)in[GD_H] - 1) * p.stride_height + p.filter_height > INT32_MAX ||
+      ((int64_t)in[GD_W] - 1) * p.stride_width + p.filter_width > INT32_MAX)
+    return reason(ni, "stride %dx%d over a %dx%d input overflows the window arithmetic", p.stride_width,
+                  p.stride_height, in[GD_W], in[GD_H]);
+  return check_output_shape64(ni, ni_output(ni, 0), out);
 }
 
 static int lower_common(Lowering* lw, const NodeInfo* ni, GOp op, int n_in, int n_out) {

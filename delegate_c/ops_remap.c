@@ -72,13 +72,13 @@ int check_tile(const NodeInfo* ni) {
   int in[4], mult[8], count;
   int rank = runtime_input(ni, 0, 1, in);
   if (rank < 0 || const_ints(ni, 1, "multiples", mult, 8, rank, &count)) return -1;
-  int out[4];
-  memcpy(out, in, sizeof(out));
+  int64_t out[4];
+  for (int d = 0; d < 4; ++d) out[d] = in[d];
   for (int i = 0; i < rank; ++i) {
     if (mult[i] < 1) return reason(ni, "multiple %d on axis %d; must be >= 1", mult[i], i);
-    out[4 - rank + i] *= mult[i];
+    out[4 - rank + i] *= mult[i]; /* an int times an int: fits 64 bits */
   }
-  return check_output_shape(ni, ni_output(ni, 0), out);
+  return check_output_shape64(ni, ni_output(ni, 0), out);
 }
 
 int lower_tile(Lowering* lw, const NodeInfo* ni) {
@@ -101,8 +101,9 @@ static int slice_box(const NodeInfo* ni, int begin4[4], int size4[4]) {
   for (int d = 0; d < 4; ++d) begin4[d] = 0, size4[d] = in[d];
   for (int i = 0; i < rank; ++i) {
     int ax = 4 - rank + i, dim = in[ax];
+    if (b[i] < 0 || b[i] >= dim) return reason(ni, "begin %d, size %d do not fit axis %d of size %d", b[i], s[i], i, dim);
     int size = s[i] == -1 ? dim - b[i] : s[i];
-    if (b[i] < 0 || b[i] >= dim || size < 1 || b[i] + size > dim)
+    if (size < 1 || (int64_t)b[i] + size > dim)
       return reason(ni, "begin %d, size %d do not fit axis %d of size %d", b[i], s[i], i, dim);
     begin4[ax] = b[i];
     size4[ax] = size;
@@ -156,7 +157,8 @@ static int split_pieces(const NodeInfo* ni, int* axis4, int* sizes, int max) {
     return pieces;
   }
   if (const_ints(ni, 1, "size_splits", sizes, max, pieces, &count)) return -1;
-  int sum = 0, unknown = -1;
+  int64_t sum = 0; /* at most 256 ints */
+  int unknown = -1;
   for (int i = 0; i < pieces; ++i) {
     if (sizes[i] == -1 && unknown < 0) {
       unknown = i;
@@ -166,9 +168,9 @@ static int split_pieces(const NodeInfo* ni, int* axis4, int* sizes, int max) {
       sum += sizes[i];
     }
   }
-  if (unknown >= 0) sizes[unknown] = dim - sum;
-  if ((unknown >= 0 && sizes[unknown] < 1) || (unknown < 0 && sum != dim))
+  if ((unknown >= 0 && dim - sum < 1) || (unknown < 0 && sum != dim))
     return reason(ni, "size_splits do not add up to the axis size %d", dim);
+  if (unknown >= 0) sizes[unknown] = (int)(dim - sum);
   return pieces;
 }
 

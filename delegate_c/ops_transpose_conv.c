@@ -51,14 +51,15 @@ static int transpose_conv_args(const NodeInfo* ni, TransposeConvArgs* a) {
   return 0;
 }
 
-/* MediaPipe's output size along one axis (see the file comment). */
-static int mediapipe_out_size(int padding, int in, int k, int stride) {
-  int pad_total = 0;
+/* MediaPipe's output size along one axis (see the file comment), in 64
+ * bits: a crafted stride makes it exceed an int, which the check refuses. */
+static int64_t mediapipe_out_size(int padding, int in, int k, int stride) {
+  int64_t pad_total = 0;
   if (padding == kTfLitePaddingSame) {
-    pad_total = k - (in - 1) % stride - 1;
+    pad_total = (int64_t)k - (in - 1) % stride - 1;
     if (pad_total < 0) pad_total = 0;
   }
-  return stride * (in - 1) + k - pad_total;
+  return (int64_t)stride * (in - 1) + k - pad_total;
 }
 
 /* Leading pad along one axis, from the output size `out` and the input `in`. */
@@ -69,9 +70,9 @@ static int transpose_pad(const NodeInfo* ni, int padding, int in, int out, int k
     return pad_total > 0 ? pad_total / 2 : 0;
   }
   /* The forward conv from `out` back to `in`, as TFLite pads it. */
-  int fwd = conv_out_size(padding, out, k, stride, 1);
-  int total = (fwd - 1) * stride + k - out;
-  return total > 0 ? total / 2 : 0;
+  int64_t fwd = conv_out_size(padding, out, k, stride, 1);
+  int64_t total = (fwd - 1) * stride + k - out; /* < out + k: fits (check_window) */
+  return total > 0 ? (int)(total / 2) : 0;
 }
 
 int check_transpose_conv(const NodeInfo* ni) {
@@ -90,11 +91,19 @@ int check_transpose_conv(const NodeInfo* ni) {
   if (w[3] != in[GD_C]) return reason(ni, "weights have %d input channels, the input has %d", w[3], in[GD_C]);
   if (a.bias >= 0 && mv_elements(ni->mv, a.bias) != (size_t)w[0])
     return reason(ni, "bias has %zu elements, expected %d", mv_elements(ni->mv, a.bias), w[0]);
+  /* Repacked like conv2d's weights: [round4(O)][KH][KW][round4(I)] floats. */
+  int64_t packed = size_mul(size_mul(size_mul(((int64_t)w[0] + 3) / 4 * 4, w[1]), w[2]), ((int64_t)w[3] + 3) / 4 * 4);
+  if (packed > GD_MAX_ELEMENTS)
+    return reason(ni, "the repacked weights need %lld floats; at most %lld are supported", (long long)packed,
+                  (long long)GD_MAX_ELEMENTS);
   if (is_custom(ni)) {
-    out[GD_B] = in[GD_B];
-    out[GD_H] = mediapipe_out_size(a.padding, in[GD_H], w[1], a.stride_h);
-    out[GD_W] = mediapipe_out_size(a.padding, in[GD_W], w[2], a.stride_w);
-    out[GD_C] = w[0];
+    const int64_t o64[4] = {in[GD_B], mediapipe_out_size(a.padding, in[GD_H], w[1], a.stride_h),
+                            mediapipe_out_size(a.padding, in[GD_W], w[2], a.stride_w), w[0]};
+    if (o64[GD_H] < 1 || o64[GD_W] < 1) return reason(ni, "the output would be empty");
+    if (o64[GD_H] > INT32_MAX || o64[GD_W] > INT32_MAX)
+      return reason(ni, "stride %dx%d over a %dx%d input gives a %lldx%lld output, which overflows an int",
+                    a.stride_w, a.stride_h, in[GD_W], in[GD_H], (long long)o64[GD_W], (long long)o64[GD_H]);
+    for (int d = 0; d < 4; ++d) out[d] = (int)o64[d];
   } else {
     if (check_const_input(ni, 0, "output_shape", kTfLiteInt32)) return -1;
     int shape[8], count;
@@ -113,6 +122,11 @@ int check_transpose_conv(const NodeInfo* ni) {
                     out[GD_H], out[GD_W], in[GD_H], in[GD_W]);
   }
   if (out[GD_H] < 1 || out[GD_W] < 1) return reason(ni, "the output would be empty");
+  /* The kernel walks the output with the filter and stride (a forward
+   * window over the output). */
+  if (check_window(ni, "height", out[GD_H], w[1], a.stride_h, 1) ||
+      check_window(ni, "width", out[GD_W], w[2], a.stride_w, 1))
+    return -1;
   return check_output_shape(ni, ni_output(ni, 0), out);
 }
 

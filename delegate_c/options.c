@@ -176,7 +176,9 @@ static int set_max_partitions(GpuConfig* c, const char* v) {
 static int set_serialization_dir(GpuConfig* c, const char* v) { return dup_string(&c->serialization_dir, v); }
 static int set_model_token(GpuConfig* c, const char* v) { return dup_string(&c->model_token, v); }
 static int set_device(GpuConfig* c, const char* v) {
-  if (!*v) return -1;
+  /* Longer than any "platform device" name it could match (cl_device.c
+   * compares against 600 bytes): refused here, where the echo is cut short. */
+  if (!*v || strlen(v) >= 600) return -1;
   return dup_string(&c->device, v);
 }
 static int set_kernel_set(GpuConfig* c, const char* v) {
@@ -255,6 +257,45 @@ static const OptionSpec* find_option(const char* key) {
     }
   }
   return NULL;
+}
+
+/* A user-given string as it may appear in a message: at most 80
+ * characters ("..." and the length after), control bytes as \xNN, so a
+ * huge or binary value is never echoed whole. */
+#define QUOTE_MAX 80
+#define QUOTE_SIZE (QUOTE_MAX * 4 + 48)
+static const char* quoted(char buf[QUOTE_SIZE], const char* s) {
+  size_t len = strlen(s), used = 0;
+  for (size_t i = 0; i < len && i < QUOTE_MAX; ++i) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x20 || c == 0x7f)
+      used += (size_t)snprintf(buf + used, QUOTE_SIZE - used, "\\x%02x", c);
+    else
+      buf[used++] = (char)c;
+  }
+  buf[used] = '\0';
+  if (len > QUOTE_MAX) snprintf(buf + used, QUOTE_SIZE - used, "... (%zu bytes)", len);
+  return buf;
+}
+
+/* Mistakes a path value shows on its face: a Python bytes object turned
+ * into text by str() (b'/tmp' arrives as the 7 characters "b'/tmp'"), or
+ * more than a path can hold. 0, or -1 with the reason. */
+static int check_path(const char* key, const char* v, char* err, size_t errlen) {
+  size_t len = strlen(v);
+  char q[QUOTE_SIZE];
+  if (len >= 3 && v[0] == 'b' && (v[1] == '\'' || v[1] == '"') && v[len - 1] == v[1]) {
+    snprintf(err, errlen,
+             "option %s=%s looks like a Python bytes object turned into text by str(); "
+             "pass the path as a str (os.fsdecode(path))", key, quoted(q, v));
+    return -1;
+  }
+  if (len >= PATH_MAX) {
+    snprintf(err, errlen, "option %s is %zu bytes long; a path holds at most %d: '%s'", key, len, PATH_MAX - 1,
+             quoted(q, v));
+    return -1;
+  }
+  return 0;
 }
 
 static int config_finish(GpuConfig* cfg, char* err, size_t errlen) {
@@ -341,15 +382,23 @@ int gpu_config_from_strings(GpuConfig* cfg, const char* const* keys, const char*
       return -1;
     }
     const OptionSpec* spec = find_option(key);
+    char qk[QUOTE_SIZE], qv[QUOTE_SIZE];
     if (!spec) {
-      size_t used = (size_t)snprintf(err, errlen, "unknown option '%s' (value '%s'); accepted keys:", key, value);
+      size_t used = (size_t)snprintf(err, errlen, "unknown option '%s' (value '%s'); accepted keys:", quoted(qk, key),
+                                     quoted(qv, value));
       for (int k = 0; k < kNumOptions && used < errlen; ++k)
         used += (size_t)snprintf(err + used, errlen - used, "%s %s", k ? "," : "", kOptions[k].key);
       gpu_config_free(cfg);
       return -1;
     }
+    /* serialization_dir is the one path option. */
+    if (spec->set == set_serialization_dir && check_path(key, value, err, errlen)) {
+      gpu_config_free(cfg);
+      return -1;
+    }
     if (spec->set(cfg, value)) {
-      snprintf(err, errlen, "option %s has an invalid value '%s'; accepted: %s", key, value, spec->accepted);
+      snprintf(err, errlen, "option %s has an invalid value '%s'; accepted: %s", key, quoted(qv, value),
+               spec->accepted);
       gpu_config_free(cfg);
       return -1;
     }

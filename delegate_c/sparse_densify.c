@@ -125,8 +125,10 @@ static size_t type_size(TfLiteType type) {
   }
 }
 
-int tflite_gpu_densify(const TfLiteTensor* t, const int* dense_dims, int rank, float* out, char* err,
-                       size_t errlen) {
+/* Validates everything about t's encoding against the dense shape and fills
+ * w's per-level plan (extents, coefficients, CSR arrays) and value fields;
+ * w->out is left for the caller. After it succeeds, walk() stays in bounds. */
+static int plan(const TfLiteTensor* t, const int* dense_dims, int rank, Walk* w, char* err, size_t errlen) {
   if (err && errlen > 0) err[0] = '\0';
   if (!t) return fail(err, errlen, "densify: null tensor");
   if (!dense_dims && rank > 0) return fail(err, errlen, "densify: null dense_dims");
@@ -142,7 +144,6 @@ int tflite_gpu_densify(const TfLiteTensor* t, const int* dense_dims, int rank, f
     count *= (uint64_t)dense_dims[d];
   }
   if (count > SIZE_MAX / sizeof(float)) return fail(err, errlen, "densify: dense shape too large");
-  if (count > 0 && !out) return fail(err, errlen, "densify: null output buffer");
   if (t->dims) {
     if (t->dims->size != rank)
       return fail(err, errlen, "densify: tensor rank %d != dense rank %d", t->dims->size, rank);
@@ -203,9 +204,8 @@ int tflite_gpu_densify(const TfLiteTensor* t, const int* dense_dims, int rank, f
   }
 
   /* Block sizes (from the DENSE block levels) and level extents. */
-  Walk w;
-  memset(&w, 0, sizeof w);
-  w.nlev = nlev;
+  memset(w, 0, sizeof *w);
+  w->nlev = nlev;
   int block_size[MAX_RANK];
   for (int k = 0; k < nblock; k++) {
     const int l = level_of[rank + k];
@@ -234,12 +234,12 @@ int tflite_gpu_densify(const TfLiteTensor* t, const int* dense_dims, int rank, f
     const int v = trav->data[l];
     if (l < rank) {
       const int k = block_of_dim[v];
-      w.extent[l] = k >= 0 ? dense_dims[v] / block_size[k] : dense_dims[v];
-      w.coef[l] = k >= 0 ? stride[v] * block_size[k] : stride[v];
+      w->extent[l] = k >= 0 ? dense_dims[v] / block_size[k] : dense_dims[v];
+      w->coef[l] = k >= 0 ? stride[v] * block_size[k] : stride[v];
     } else {
       const int k = v - rank;
-      w.extent[l] = block_size[k];
-      w.coef[l] = stride[bmap->data[k]];
+      w->extent[l] = block_size[k];
+      w->coef[l] = stride[bmap->data[k]];
     }
   }
 
@@ -247,14 +247,14 @@ int tflite_gpu_densify(const TfLiteTensor* t, const int* dense_dims, int rank, f
   int64_t positions = 1; /* positions in the levels above the current one */
   for (int l = 0; l < nlev; l++) {
     const TfLiteDimensionMetadata* m = &sp->dim_metadata[l];
-    w.format[l] = m->format;
+    w->format[l] = m->format;
     if (m->format == kTfLiteDimDense) {
-      if (m->dense_size != w.extent[l])
+      if (m->dense_size != w->extent[l])
         return fail(err, errlen, "densify: level %d dense_size %d, expected %d", l, m->dense_size,
-                    w.extent[l]);
-      if (w.extent[l] != 0 && positions > INT64_MAX / w.extent[l])
+                    w->extent[l]);
+      if (w->extent[l] != 0 && positions > INT64_MAX / w->extent[l])
         return fail(err, errlen, "densify: position count overflow at level %d", l);
-      positions *= w.extent[l];
+      positions *= w->extent[l];
     } else if (m->format == kTfLiteDimSparseCSR) {
       const TfLiteIntArray* seg = m->array_segments;
       const TfLiteIntArray* idx = m->array_indices;
@@ -270,11 +270,18 @@ int tflite_gpu_densify(const TfLiteTensor* t, const int* dense_dims, int rank, f
         return fail(err, errlen, "densify: level %d segments end at %d, %d indices", l,
                     seg->data[seg->size - 1], idx->size);
       for (int i = 0; i < idx->size; i++)
-        if (idx->data[i] < 0 || idx->data[i] >= w.extent[l])
+        if (idx->data[i] < 0 || idx->data[i] >= w->extent[l])
           return fail(err, errlen, "densify: level %d index %d out of range [0,%d)", l, idx->data[i],
-                      w.extent[l]);
-      w.seg[l] = seg->data;
-      w.idx[l] = idx->data;
+                      w->extent[l]);
+      /* CSR stores each segment's coordinates sorted and unique: a repeat
+       * would write one element twice, an unsorted one means a corrupt array. */
+      for (int p = 0; p + 1 < seg->size; p++)
+        for (int j = seg->data[p] + 1; j < seg->data[p + 1]; j++)
+          if (idx->data[j] <= idx->data[j - 1])
+            return fail(err, errlen, "densify: level %d indices not increasing in segment %d (%d then %d)", l, p,
+                        idx->data[j - 1], idx->data[j]);
+      w->seg[l] = seg->data;
+      w->idx[l] = idx->data;
       positions = idx->size;
     } else {
       return fail(err, errlen, "densify: level %d unknown format %d", l, (int)m->format);
@@ -283,16 +290,29 @@ int tflite_gpu_densify(const TfLiteTensor* t, const int* dense_dims, int rank, f
   if ((uint64_t)positions != (uint64_t)nvals)
     return fail(err, errlen, "densify: metadata describes %lld values, buffer holds %zu", (long long)positions,
                 nvals);
+  w->vals = (const unsigned char*)t->data.raw_const;
+  w->nvals = nvals;
+  w->esize = esize;
+  w->type = t->type;
+  w->out_count = count;
+  return 0;
+}
+
+int tflite_gpu_densify_check(const TfLiteTensor* t, const int* dense_dims, int rank, char* err, size_t errlen) {
+  Walk w;
+  return plan(t, dense_dims, rank, &w, err, errlen);
+}
+
+int tflite_gpu_densify(const TfLiteTensor* t, const int* dense_dims, int rank, float* out, char* err,
+                       size_t errlen) {
+  Walk w;
+  if (plan(t, dense_dims, rank, &w, err, errlen)) return -1;
+  if (w.out_count > 0 && !out) return fail(err, errlen, "densify: null output buffer");
 
   /* Scatter. */
-  for (uint64_t i = 0; i < count; i++) out[i] = 0.0f;
-  w.vals = (const unsigned char*)t->data.raw_const;
-  w.nvals = nvals;
-  w.esize = esize;
-  w.type = t->type;
+  for (uint64_t i = 0; i < w.out_count; i++) out[i] = 0.0f;
   w.out = out;
-  w.out_count = count;
-  if (walk(&w, 0, 0, 0) != 0 || w.consumed != nvals)
+  if (walk(&w, 0, 0, 0) != 0 || w.consumed != w.nvals)
     return fail(err, errlen, "densify: internal bounds check failed");
   return 0;
 }

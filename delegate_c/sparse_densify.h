@@ -14,7 +14,8 @@
  * is the block size, and a blocked dim must be divisible by it.
  *
  * The input is treated as untrusted: every count, segment and index is
- * checked before anything is read or written. */
+ * checked before anything is read or written. Within a CSR segment the
+ * indices must be strictly increasing (sorted, no repeats). */
 #ifndef TFLITE_GPU_SPARSE_DENSIFY_H
 #define TFLITE_GPU_SPARSE_DENSIFY_H
 
@@ -41,6 +42,12 @@ extern "C" {
  * written. */
 int tflite_gpu_densify(const TfLiteTensor* t, const int* dense_dims, int rank, float* out, char* err,
                        size_t errlen);
+
+/* The same validation as tflite_gpu_densify, writing nothing: 0 when
+ * densifying t into dense_dims would succeed, else -1 with the reason. The
+ * delegate calls it when it decides whether to take a DENSIFY node, so a
+ * malformed sparse constant stays on the CPU instead of failing the build. */
+int tflite_gpu_densify_check(const TfLiteTensor* t, const int* dense_dims, int rank, char* err, size_t errlen);
 
 /* IEEE half to float, exact, handles subnormals/inf/nan. */
 float tflite_gpu_half_to_float(uint16_t h);

@@ -62,12 +62,28 @@ def test_install_layout(prefix):
 
 
 @pytest.mark.parametrize("compiler,std,source", [("gcc", "-std=c99", "use_installed.c"),
+                                                 ("gcc", "-std=c11", "use_installed.c"),
                                                  ("g++", "-std=c++11", "header_only.cc")])
 def test_header_is_self_contained(prefix, tmp_path, compiler, std, source):
+    """Plain C and C++, with TfLiteDelegate usable as a type name in both."""
     if shutil.which(compiler) is None:
         pytest.skip(f"needs {compiler}")
     _run([compiler, std, "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only",
           "-I", prefix / "include", SRC / source])
+
+
+@pytest.mark.parametrize("compiler,std,defines", [("gcc", "-std=c99", []), ("gcc", "-std=c99", ["-DCORE_HEADER"]),
+                                                  ("gcc", "-std=c11", []), ("gcc", "-std=c11", ["-DOURS_FIRST"]),
+                                                  ("g++", "-std=c++11", []), ("g++", "-std=c++11", ["-DOURS_FIRST"])])
+def test_header_beside_upstream_common_h(prefix, compiler, std, defines):
+    """With upstream's tensorflow/lite/c/common.h (a stand-in with its guard
+    and typedef) included too: no redefinition of TfLiteDelegate."""
+    if shutil.which(compiler) is None:
+        pytest.skip(f"needs {compiler}")
+    lang = ["-x", "c++"] if compiler == "g++" else []
+    _run([compiler, std, *lang, "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only",
+          *defines, "-I", prefix / "include", "-I", SRC / "upstream_stub",
+          SRC / "with_upstream_common.c"])
 
 
 def test_link_through_pkg_config(prefix, tmp_path):

@@ -1,7 +1,8 @@
 """Sanitizers and PoCL's other work-group method, on every test run.
 
 * ASan + UBSan: the library built with `make SANITIZE=1` (build-asan/) runs
-  the op, model, resize, lifetime and fuzz-regression tests in a child
+  the op, model, resize, lifetime, fuzz-regression and bad-model (size
+  overflow, malformed sparse weights) tests in a child
   pytest. The sanitizer runtimes are LD_PRELOADed into Python (the
   interpreter is not instrumented, so they must load first); leak detection
   is off (Python and PoCL keep memory alive at exit by design; leaks are
@@ -27,7 +28,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ASAN_LIB = ROOT / "build-asan" / "libgpu_delegate.so"
 ASAN_SUITES = ["tests/test_ops.py", "tests/test_models.py", "tests/test_resize.py", "tests/test_lifetime.py",
-               "tests/test_fuzz_regressions.py"]
+               "tests/test_fuzz_regressions.py", "tests/test_bad_models.py", "tests/test_sparse_mutations.py"]
 
 
 def _child_env(**extra):
@@ -59,7 +60,7 @@ def test_op_and_model_tests_under_asan_and_ubsan():
     env = _child_env(TFLITE_GPU_LIBRARY=str(ASAN_LIB), LD_PRELOAD=preload,
                      ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=0",
                      UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
-                     TFLITE_GPU_LIFETIME_CYCLES="20")
+                     TFLITE_GPU_LIFETIME_CYCLES="20", TFLITE_GPU_SPARSE_SEEDS="4")
     rc, out = _pytest(ASAN_SUITES, env, timeout=1800)
     assert rc == 0, out[-6000:]
     assert "AddressSanitizer" not in out and "runtime error:" not in out, out[-6000:]

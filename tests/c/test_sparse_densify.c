@@ -4,6 +4,7 @@
  *   gcc -std=c11 -Wall -Wextra -Werror -fsanitize=address,undefined -I delegate_c \
  *       tests/c/test_sparse_densify.c delegate_c/sparse_densify.c -lm && ./a.out
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,7 @@ static int expect_dense(const char* name, const TfLiteTensor* t, const int* dims
   char err[256];
   int rc = tflite_gpu_densify(t, dims, rank, out, err, sizeof err);
   CHECK(rc == 0, "%s: densify failed: %s", name, err);
+  CHECK(tflite_gpu_densify_check(t, dims, rank, err, sizeof err) == 0, "%s: densify_check refused: %s", name, err);
   int bad = 0;
   if (rc == 0) {
     for (size_t i = 0; i < n; i++) {
@@ -100,6 +102,11 @@ static void expect_fail(const char* name, const TfLiteTensor* t, const int* dims
   err[1] = '\0';
   int rc = tflite_gpu_densify(t, dims, rank, out, err, sizeof err);
   CHECK(rc == -1, "%s: expected failure, got rc=%d", name, rc);
+  /* The check the delegate runs when choosing nodes refuses it too, with
+   * the same reason. */
+  char why[128];
+  CHECK(tflite_gpu_densify_check(t, dims, rank, why, sizeof why) == -1 && strcmp(why, err) == 0,
+        "%s: densify_check disagrees ('%s' vs '%s')", name, why, err);
   CHECK(rc != -1 || (strlen(err) > 0 && strchr(err, '\n') == NULL), "%s: bad error text '%s'", name, err);
   if (rc == -1 && getenv("VERBOSE")) printf("  %-28s -> %s\n", name, err);
   free(out);
@@ -398,6 +405,39 @@ static void test_malformed(void) {
   expect_fail("null_indices", &t, dims, 2);
   dm[1].array_indices = IA(0, 3, 1, 2);
 
+  /* Within a segment CSR indices are sorted and unique. */
+  dm[1].array_indices = IA(3, 0, 1, 2);
+  expect_fail("indices_unsorted", &t, dims, 2);
+  dm[1].array_indices = IA(0, 0, 1, 2);
+  expect_fail("indices_repeated", &t, dims, 2);
+  dm[1].array_indices = IA(0, 3, 2, 1);
+  expect_fail("indices_unsorted_last_row", &t, dims, 2);
+  /* Sorted within each segment is enough: a new row may start lower. */
+  dm[1].array_indices = IA(0, 3, 1, 2);
+  expect_dense("indices_sorted_per_row", &t, dims, 2, kMat34);
+
+  /* Segment values beyond every bound, both signs (as a 1-3 byte mutation
+   * of a model's uint8/uint16/int32 arrays produces them). */
+  dm[1].array_segments = IA(0, 2, 2, INT_MAX);
+  expect_fail("segment_int_max", &t, dims, 2);
+  dm[1].array_segments = IA(0, 2, INT_MIN, 4);
+  expect_fail("segment_int_min", &t, dims, 2);
+  dm[1].array_segments = IA(0, -1, 2, 4);
+  expect_fail("segment_negative", &t, dims, 2);
+  dm[1].array_segments = IA(0, 240, 2, 4);
+  expect_fail("segment_past_indices", &t, dims, 2);
+  dm[1].array_segments = IA(0, 2, 2, 4);
+  dm[1].array_indices = IA(0, 3, 1, INT_MAX);
+  expect_fail("index_int_max", &t, dims, 2);
+  dm[1].array_indices = IA(INT_MIN, 3, 1, 2);
+  expect_fail("index_int_min", &t, dims, 2);
+  dm[1].array_indices = IA(0, 3, 1, 2);
+
+  /* An empty index array with segments that claim entries. */
+  dm[1].array_indices = ia(0, NULL);
+  expect_fail("indices_empty", &t, dims, 2);
+  dm[1].array_indices = IA(0, 3, 1, 2);
+
   /* Segments + indices claim more values than the buffer holds. */
   dm[1].array_segments = IA(0, 2, 3, 5);
   dm[1].array_indices = IA(0, 3, 0, 1, 2);
@@ -489,6 +529,36 @@ static void test_malformed(void) {
   free_arrays();
 }
 
+/* ---- counts that overflow ---- */
+
+static void test_overflow(void) {
+  /* A 1-D CSR level over a huge extent: the dense count would not fit. */
+  TfLiteDimensionMetadata dm[2] = {dense(INT_MAX), csr(IA(0, 1), IA(0))};
+  TfLiteSparsity sp = {IA(0, 1), NULL, dm, 2};
+  const float v[1] = {1};
+  TfLiteTensor t = make_tensor(kTfLiteFloat32, v, sizeof v, &sp);
+  int huge[2] = {INT_MAX, INT_MAX};
+  char err[128];
+  CHECK(tflite_gpu_densify_check(&t, huge, 2, err, sizeof err) == -1 && strstr(err, "too large"),
+        "huge dense shape: '%s'", err);
+  /* Six dense levels whose positions multiply past 2^63 but whose dense
+   * shape passes (it is the same shape): refused before any walk. */
+  int six[6] = {65536, 65536, 65536, 65536, 1, 1};
+  TfLiteDimensionMetadata dm6[6] = {dense(65536), dense(65536), dense(65536), dense(65536), dense(1), dense(1)};
+  TfLiteSparsity sp6 = {IA(0, 1, 2, 3, 4, 5), NULL, dm6, 6};
+  t.sparsity = &sp6;
+  CHECK(tflite_gpu_densify_check(&t, six, 6, err, sizeof err) == -1, "2^64 positions accepted");
+  /* Block size INT_MAX on a dim of INT_MAX: one block, consistent, but the
+   * value count (INT_MAX) is not what the buffer holds. */
+  TfLiteDimensionMetadata dmb[2] = {dense(1), dense(INT_MAX)};
+  TfLiteSparsity spb = {IA(0, 1), IA(0), dmb, 2};
+  t.sparsity = &spb;
+  int one[1] = {INT_MAX};
+  CHECK(tflite_gpu_densify_check(&t, one, 1, err, sizeof err) == -1, "block INT_MAX accepted");
+  free_tensor(&t);
+  free_arrays();
+}
+
 /* ---- random corruption: must never crash or touch memory out of bounds ---- */
 
 static void test_fuzz(void) {
@@ -554,6 +624,9 @@ static void test_fuzz(void) {
       float* out = malloc(sizeof(float) * (n ? n : 1));
       char err[96];
       int rc = tflite_gpu_densify(&t, dims, 4, out, err, sizeof err);
+      char why[96];
+      CHECK(tflite_gpu_densify_check(&t, dims, 4, why, sizeof why) == rc, "fuzz iter %d: check says %s", iter,
+            rc ? "ok" : why);
       if (rc == 0) {
         ok_runs++;
         /* Values are positive and each is written at most once, so the output
@@ -584,6 +657,7 @@ int main(void) {
   test_conv_4d();
   test_block();
   test_malformed();
+  test_overflow();
   test_fuzz();
   printf("%d checks, %d failures\n", g_checks, g_failures);
   return g_failures ? 1 : 0;

@@ -3,5 +3,6 @@
 
 int main() {
   TfLiteGpuDelegateOptionsV2 o = TfLiteGpuDelegateOptionsV2Default();
-  return o.max_delegated_partitions == 1 ? 0 : 1;
+  TfLiteDelegate* (*create)(const TfLiteGpuDelegateOptionsV2*) = TfLiteGpuDelegateV2Create;
+  return o.max_delegated_partitions == 1 && create ? 0 : 1;
 }

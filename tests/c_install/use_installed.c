@@ -49,7 +49,8 @@ int main(void) {
   tflite_plugin_destroy_delegate(NULL);
 
   o.is_precision_loss_allowed = 1;
-  struct TfLiteDelegate* d = TfLiteGpuDelegateV2Create(&o);
+  /* TfLiteDelegate is a type name in C too, as with upstream's header. */
+  TfLiteDelegate* d = TfLiteGpuDelegateV2Create(&o);
   if (!d) {
     fprintf(stderr, "TfLiteGpuDelegateV2Create returned NULL: no usable OpenCL device\n");
     return 3;
