@@ -66,44 +66,53 @@ static void cpu_depthwise(const Graph* g, const GNode* n, KernelVariant* v) {
 }
 
 /* GPU set (conv_gpu.cl, whose header holds the launch contract): work-
- * groups of CONVG_LX x CONVG_LY work-items share input and weight tiles in
- * __local memory, each computing CONVG_TP pixels x CONVG_BS slices. */
+ * groups of lx x ly work-items share input and weight tiles in __local
+ * memory, each computing CONVG_TP pixels x CONVG_BS slices. */
 #define CONVG_TP 4
 #define CONVG_BS 2
-#define CONVG_LX 16
-#define CONVG_LY 4
-#define CONVG_LOCAL_BYTES (4 * 16 * (CONVG_LX * CONVG_TP + 4 * CONVG_LY * CONVG_BS)) /* KT = 4 */
+#define CONVG_KT 4
 #define DWG_TX 2
 #define DWG_LX 8
 #define DWG_LY 8
 
-/* Whether the device runs work-groups of `items` with `bytes` of __local memory. */
-static int fits(const GpuDevice* dev, size_t items, size_t bytes) {
-  const GpuCaps* c = &dev->caps;
-  return c->max_work_group >= items && c->max_item[0] >= 16 && c->max_item[1] >= 8 && c->local_mem >= bytes;
+/* __local bytes of a conv_gpu.cl work-group: KT x (input tile + weight tile) float4s. */
+static size_t convg_local_bytes(size_t lx, size_t ly) {
+  return 16 * CONVG_KT * (lx * CONVG_TP + 4 * ly * CONVG_BS);
 }
 
-static void gpu_conv2d(const Graph* g, const GNode* n, KernelVariant* v) {
+/* Whether the device runs work-groups of lx x ly with `bytes` of __local memory. */
+static int fits(const GpuDevice* dev, size_t lx, size_t ly, size_t bytes) {
+  const GpuCaps* c = &dev->caps;
+  return c->max_work_group >= lx * ly && c->max_item[0] >= lx && c->max_item[1] >= ly && c->local_mem >= bytes;
+}
+
+/* 0 when the device cannot run the GPU conv kernels (too small groups or
+ * local memory): the CPU set's kernels run there instead. */
+static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
   const int* ds = g->tensors[n->outputs[0]].shape;
   int gemm = n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
              n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0;
   size_t plane = (size_t)ds[GD_H] * ds[GD_W], so = (size_t)(ds[GD_C] + 3) / 4;
+  size_t blocks = div_up(so, CONVG_BS);
+  /* 16 x 4 by default; outputs of one or two blocks (<= 16 channels) would
+   * leave half the rows of such a group idle, so they take 64 x 1. */
+  size_t lx = blocks <= 2 ? 64 : 16, ly = blocks <= 2 ? 1 : 4;
+  if (!fits(dev, lx, ly, convg_local_bytes(lx, ly))) return 0;
   *v = (KernelVariant){"conv_gpu.cl", gemm ? "conv2d_1x1_gpu" : "conv2d_gpu", "", 3,
-                       {div_up(plane, CONVG_TP), div_up(so, CONVG_BS), (size_t)ds[GD_B]},
-                       {CONVG_LX, CONVG_LY, 1}, 0, CONVG_BS, gemm ? CONV_ARGS_NO_GEOMETRY : CONV_ARGS_GEOMETRY, 0};
+                       {div_up(plane, CONVG_TP), blocks, (size_t)ds[GD_B]},
+                       {lx, ly, 1}, 0, CONVG_BS, gemm ? CONV_ARGS_NO_GEOMETRY : CONV_ARGS_GEOMETRY, 0};
+  if (ly == 1) snprintf(v->defines, sizeof(v->defines), "-DCONVG_LX=%zu -DCONVG_LY=%zu", lx, ly);
   v->total = plane * so * (size_t)ds[GD_B];
+  return 1;
 }
 
 void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
-  if (dev->kernel_set == GD_KSET_GPU && fits(dev, CONVG_LX * CONVG_LY, CONVG_LOCAL_BYTES))
-    gpu_conv2d(g, n, v);
-  else
-    cpu_conv2d(g, n, v);
+  if (dev->kernel_set != GD_KSET_GPU || !gpu_conv2d(dev, g, n, v)) cpu_conv2d(g, n, v);
 }
 
 void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
   /* The multiplier kernel already runs one output float4 per work-item. */
-  if (dev->kernel_set != GD_KSET_GPU || n->p.conv.multiplier != 1 || !fits(dev, DWG_LX * DWG_LY, 0)) {
+  if (dev->kernel_set != GD_KSET_GPU || n->p.conv.multiplier != 1 || !fits(dev, DWG_LX, DWG_LY, 0)) {
     cpu_depthwise(g, n, v);
     return;
   }
