@@ -134,10 +134,43 @@ static char* node_report(const ModelView* mv, const unsigned char* in_set, char*
   return buf;
 }
 
+/* A graph in which a tensor is written by two nodes, or a node writes a
+ * constant or its own input, is malformed; the stock runtime's own
+ * partitioner (XNNPACK's, run after ours) crashes on some such graphs once
+ * any node is delegated, so none is. Returns 0, or -1 with the reason. */
+static int graph_malformed(const ModelView* mv, char* why, size_t whylen) {
+  int* writer = malloc((size_t)(mv->num_tensors + 1) * sizeof(int));
+  if (!writer) return snprintf(why, whylen, "out of memory"), -1;
+  for (int t = 0; t < mv->num_tensors; ++t) writer[t] = -1;
+  int bad = 0;
+  for (int i = 0; i < mv->num_nodes && !bad; ++i) {
+    TfLiteNode* node;
+    TfLiteRegistration* reg;
+    if (mv_node(mv, mv->plan[i], &node, &reg) || !node->outputs) continue;
+    for (int j = 0; j < node->outputs->size && !bad; ++j) {
+      int t = node->outputs->data[j];
+      if (t < 0 || t >= mv->num_tensors) continue;
+      if (writer[t] >= 0)
+        bad = snprintf(why, whylen, "the graph is malformed: tensor %d is written by nodes %d and %d", t, writer[t],
+                       mv->plan[i]);
+      else if (mv->const_kind[t] == CONST_MODEL) /* not a folded node's output: those are written by it */
+        bad = snprintf(why, whylen, "the graph is malformed: node %d writes constant tensor %d", mv->plan[i], t);
+      for (int k = 0; !bad && node->inputs && k < node->inputs->size; ++k)
+        if (node->inputs->data[k] == t)
+          bad = snprintf(why, whylen, "the graph is malformed: node %d writes its own input (tensor %d)", mv->plan[i], t);
+      writer[t] = mv->plan[i];
+    }
+  }
+  free(writer);
+  return bad ? -1 : 0;
+}
+
 int partition_select(const ModelView* mv, int max_partitions, int log_level, PartitionResult* out, char* err,
                      size_t errlen) {
   memset(out, 0, sizeof(*out));
   int n = mv->num_nodes;
+  char malformed[256] = "";
+  graph_malformed(mv, malformed, sizeof(malformed));
   unsigned char* in_set = calloc((size_t)n + 1, 1);
   char** reasons = calloc((size_t)n + 1, sizeof(char*));
   size_t report_size = 64 * 1024, used = 0;
@@ -158,6 +191,8 @@ int partition_select(const ModelView* mv, int max_partitions, int log_level, Par
     ni.reason_len = sizeof(why);
     if (mv_node(mv, ni.index, &ni.node, &ni.reg)) {
       snprintf(why, sizeof(why), "GetNodeAndRegistration failed");
+    } else if (malformed[0]) {
+      snprintf(why, sizeof(why), "%s", malformed);
     } else if (op_check_node(&ni) == 0) {
       in_set[i] = 1;
       continue;

@@ -269,3 +269,51 @@ def test_large_but_valid_strides_still_delegate():
     got, stats = _delegate_run(model, xs)
     assert stats["delegated_nodes"] == 1, stats
     assert_close(got[0], run_cpu(model, xs)[0])
+
+
+_MALFORMED_CHILD = """
+import sys, numpy as np, tflite_gpu
+from tflite_gpu import _capi
+model = open(sys.argv[1], "rb").read()
+d = tflite_gpu.load_delegate(log_level="warning") if sys.argv[2] == "delegate" else None
+it = tflite_gpu.runtime().Interpreter(model_content=model, experimental_delegates=[d] if d else None)
+try:
+    it.allocate_tensors()
+except RuntimeError:
+    print("refused")
+    sys.exit(0)
+it.set_tensor(it.get_input_details()[0]["index"], np.ones([1, 4, 4, 3], np.float32))
+it.invoke()
+print("ran", _capi.delegate_stats(d._get_native_delegate_pointer())["delegated_nodes"] if d else 0)
+"""
+
+
+@pytest.mark.parametrize("writes", ["its_own_input", "a_constant"])
+def test_malformed_graph_is_left_to_the_runtime(tmp_path, writes):
+    """A node that writes its own input or a constant (a fuzzed model): the
+    stock runtime alone runs or refuses it cleanly, but its XNNPACK
+    partitioner crashed once any node had been delegated. The delegate now
+    takes no node of such a graph, and the outcome is the runtime's own."""
+    import subprocess
+    import sys
+
+    mb = ModelBuilder()
+    x = mb.add_input([1, 4, 4, 3])
+    c = mb.add_tensor([3], data=np.linspace(-1, 1, 3).astype(np.float32))
+    y = mb.add_tensor([1, 4, 4, 3])
+    mb.add_op("ADD", [x, c], [y], dict(fused_activation="NONE"))
+    mb.add_op("RELU", [y], [y if writes == "its_own_input" else c])
+    mb.mark_output(y)
+    path = tmp_path / "m.tflite"
+    path.write_bytes(mb.build())
+    script = tmp_path / "child.py"
+    script.write_text(_MALFORMED_CHILD)
+    runs = {}
+    for mode in ("cpu", "delegate"):
+        r = subprocess.run([sys.executable, str(script), str(path), mode], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, f"{mode}: exit {r.returncode}\n{r.stderr[-2000:]}"
+        runs[mode] = r
+    assert runs["delegate"].stdout.split()[0] == runs["cpu"].stdout.split()[0]
+    if runs["delegate"].stdout.startswith("ran"):
+        assert runs["delegate"].stdout.split()[1] == "0"
+    assert "the graph is malformed" in runs["delegate"].stderr
