@@ -132,6 +132,8 @@ int check_concat(const NodeInfo* ni);
 int lower_concat(Lowering* lw, const NodeInfo* ni);
 int check_reshape(const NodeInfo* ni);
 int lower_reshape(Lowering* lw, const NodeInfo* ni);
+int check_expand_dims(const NodeInfo* ni);
+int check_squeeze(const NodeInfo* ni);
 int check_pad(const NodeInfo* ni);
 int lower_pad(Lowering* lw, const NodeInfo* ni);
 int check_strided_slice(const NodeInfo* ni);

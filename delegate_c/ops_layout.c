@@ -1,4 +1,4 @@
-/* Data-movement ops: CONCATENATION, RESHAPE, PAD / PADV2 / MIRROR_PAD,
+/* Data-movement ops: CONCATENATION, RESHAPE, EXPAND_DIMS, SQUEEZE, PAD / PADV2 / MIRROR_PAD,
  * STRIDED_SLICE, and the generic remap every index-map op lowers to
  * (opencl_kernels/layout.cl). */
 #include <stdlib.h>
@@ -174,6 +174,58 @@ int lower_reshape(Lowering* lw, const NodeInfo* ni) {
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
   return lower_remap_node(lw, in, out, REMAP_RESHAPE) ? 0 : -1;
+}
+
+/* EXPAND_DIMS and SQUEEZE insert or drop size-1 dimensions: reshapes whose
+ * output dims follow from the input's, which the check computes and
+ * compares with the declared ones (or sets them when re-planning). */
+static int check_dims_change(const NodeInfo* ni, const int* dims, int rank) {
+  if (rank > 4) return reason(ni, "the output would have rank %d; at most 4 is supported", rank);
+  if (ni->mv->infer_shapes) return set_output_dims(ni, ni_output(ni, 0), dims, rank);
+  int declared[8];
+  int n = mv_dims(ni->mv, ni_output(ni, 0), declared, 8);
+  if (n != rank || memcmp(declared, dims, (size_t)rank * sizeof(int)) != 0)
+    return reason(ni, "declared output shape differs from the one its input and parameters give");
+  return 0;
+}
+
+int check_expand_dims(const NodeInfo* ni) {
+  if (ni_num_inputs(ni) != 2 || ni_num_outputs(ni) != 1) return reason(ni, "needs 2 inputs and 1 output");
+  if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant");
+  if (!mv_is_const(ni->mv, ni_input(ni, 1))) return reason(ni, "the axis (input 1) must be a constant");
+  int dims[8], axis[8], rank, count = 0;
+  char err[200];
+  if ((rank = mv_dims(ni->mv, ni_input(ni, 0), dims, 7)) < 0 || rank > 3)
+    return reason(ni, "input 0 must have rank <= 3 (the output at most 4)");
+  if (mv_const_ints(ni->mv, ni_input(ni, 1), axis, 8, &count, err, sizeof(err))) return reason(ni, "axis: %s", err);
+  if (count != 1) return reason(ni, "the axis holds %d values; 1 expected", count);
+  int a = axis[0] < 0 ? axis[0] + rank + 1 : axis[0];
+  if (a < 0 || a > rank) return reason(ni, "axis %d is outside [%d, %d]", axis[0], -rank - 1, rank);
+  memmove(dims + a + 1, dims + a, (size_t)(rank - a) * sizeof(int));
+  dims[a] = 1;
+  return check_dims_change(ni, dims, rank + 1);
+}
+
+int check_squeeze(const NodeInfo* ni) {
+  const TfLiteSqueezeParams* p = ni->node->builtin_data;
+  if (!p) return reason(ni, "missing parameters");
+  if (ni_num_inputs(ni) != 1 || ni_num_outputs(ni) != 1) return reason(ni, "needs 1 input and 1 output");
+  if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant");
+  int dims[8], rank;
+  if ((rank = mv_dims(ni->mv, ni_input(ni, 0), dims, 8)) < 0) return reason(ni, "input 0 has no usable shape");
+  if (p->num_squeeze_dims < 0 || p->num_squeeze_dims > 8)
+    return reason(ni, "num_squeeze_dims %d is outside 0..8", p->num_squeeze_dims);
+  int drop[8] = {0};
+  for (int k = 0; k < p->num_squeeze_dims; ++k) {
+    int a = p->squeeze_dims[k] < 0 ? p->squeeze_dims[k] + rank : p->squeeze_dims[k];
+    if (a < 0 || a >= rank) return reason(ni, "squeeze dimension %d is outside the input's rank %d", p->squeeze_dims[k], rank);
+    if (dims[a] != 1) return reason(ni, "squeeze dimension %d has size %d, not 1", p->squeeze_dims[k], dims[a]);
+    drop[a] = 1;
+  }
+  int out[8], n = 0;
+  for (int d = 0; d < rank; ++d)
+    if (!(p->num_squeeze_dims ? drop[d] : dims[d] == 1)) out[n++] = dims[d];
+  return check_dims_change(ni, out, n);
 }
 
 /* PAD, PADV2 (constant value, input 2) and MIRROR_PAD (REFLECT or

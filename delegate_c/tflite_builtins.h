@@ -35,6 +35,7 @@ enum TfLiteBuiltinCode {
   kBuiltinMean = 40,
   kBuiltinSub = 41,
   kBuiltinDiv = 42,
+  kBuiltinSqueeze = 43,
   kBuiltinStridedSlice = 45,
   kBuiltinLogSoftmax = 50,
   kBuiltinSplit = 49,
@@ -52,6 +53,7 @@ enum TfLiteBuiltinCode {
   kBuiltinPadv2 = 60,
   kBuiltinSlice = 65,
   kBuiltinTile = 69,
+  kBuiltinExpandDims = 70,
   kBuiltinPack = 83,
   kBuiltinOneHot = 85,
   kBuiltinUnpack = 88,
@@ -174,6 +176,11 @@ typedef struct {
   int shape[8];
   int num_dimensions;
 } TfLiteReshapeParams;
+
+typedef struct {
+  int32_t squeeze_dims[8];
+  int num_squeeze_dims;
+} TfLiteSqueezeParams;
 
 typedef struct {
   bool align_corners;

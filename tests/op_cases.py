@@ -1480,6 +1480,65 @@ def _unique(cases):
     return list(unique.values())
 
 
+# -- EXPAND_DIMS / SQUEEZE: reshapes that add or drop size-1 dimensions ----------
+
+def _expand_dims_case(in_shape, axis):
+    out_shape = list(np.expand_dims(np.empty(in_shape), axis).shape)
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, in_shape, inputs)
+        a = mb.add_tensor([1], np.int32, data=np.asarray([axis], np.int32))
+        _emit(mb, "EXPAND_DIMS", [x, a], out_shape, None, cpu)
+        return inputs
+
+    return Case(f"expand_dims-{_shape_id(in_shape)}-axis{axis}", build)
+
+
+def _squeeze_case(in_shape, dims):
+    out_shape = list(np.squeeze(np.empty(in_shape), axis=tuple(dims) if dims else None).shape)
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, in_shape, inputs)
+        _emit(mb, "SQUEEZE", [x], out_shape, dict(squeeze_dims=list(dims)) if dims else None, cpu)
+        return inputs
+
+    return Case(f"squeeze-{_shape_id(in_shape)}-dims{'_'.join(map(str, dims)) or 'all'}", build)
+
+
+def _conv_chain_case():
+    """basic-pitch's pattern: convolutions separated by SQUEEZE / EXPAND_DIMS
+    (a 1-channel map squeezed to rank 3 and expanded back). Every node must
+    be delegated, in one partition."""
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, [2, 13, 11, 3], inputs)
+        w1 = _const(mb, rng, [1, 3, 3, 3])
+        b1 = _const(mb, rng, [1])
+        c1 = mb.add_tensor([2, 13, 11, 1])
+        mb.add_op("CONV_2D", [x, w1, b1], [c1], dict(padding="SAME", fused_activation="RELU"))
+        sq = mb.add_tensor([2, 13, 11])
+        mb.add_op("SQUEEZE", [c1], [sq], dict(squeeze_dims=[3]))
+        a = mb.add_tensor([1], np.int32, data=np.asarray([-1], np.int32))
+        ex = mb.add_tensor([2, 13, 11, 1])
+        mb.add_op("EXPAND_DIMS", [sq, a], [ex])
+        w2 = _const(mb, rng, [5, 3, 3, 1])
+        b2 = _const(mb, rng, [5])
+        _emit(mb, "CONV_2D", [ex, w2, b2], [2, 13, 11, 5], dict(padding="SAME"), cpu)
+        return inputs
+
+    return Case("conv_chain-squeeze-expand_dims", build)
+
+
+def expand_squeeze_cases():
+    """Channels 1, 3, 5, 17, odd sizes, batch > 1; positive and negative axes."""
+    return [_expand_dims_case([2, 7, 5], 1), _expand_dims_case([3, 17], -1), _expand_dims_case([1, 9, 3], 0),
+            _expand_dims_case([2, 5, 13], -2), _expand_dims_case([17], 0),
+            _squeeze_case([2, 1, 7, 3], [1]), _squeeze_case([1, 9, 1, 5], []), _squeeze_case([3, 1, 1, 17], [-2, 1]),
+            _squeeze_case([2, 11, 1], [-1]), _squeeze_case([1, 1, 1, 1], []), _conv_chain_case()]
+
+
 def all_cases():
     return _unique(conv_cases() + depthwise_cases() + binary_cases("ADD") + binary_cases("MUL")
                    + concat_cases() + maxpool_cases() + avgpool_cases() + pad_cases() + prelu_cases()
@@ -1488,7 +1547,7 @@ def all_cases():
                    + depth_to_space_cases() + math_cases() + transpose_cases() + slice_cases() + split_cases()
                    + pack_cases() + unpack_cases() + tile_cases() + mirror_pad_cases() + padv2_cases()
                    + space_to_depth_cases() + resize_nearest_cases() + gather_cases() + one_hot_cases()
-                   + elementwise_cases())
+                   + elementwise_cases() + expand_squeeze_cases())
 
 
 # -- LSTM (basic kernel) ---------------------------------------------------------

@@ -75,6 +75,7 @@ _FIELDS = {
     "filter_h": ("FilterHeight", int),
     "axis": ("Axis", int),
     "new_shape": ("NewShape", _int_vector),
+    "squeeze_dims": ("SqueezeDims", _int_vector),
     "begin_mask": ("BeginMask", int),
     "end_mask": ("EndMask", int),
     "ellipsis_mask": ("EllipsisMask", int),
@@ -162,6 +163,8 @@ _OPTIONS = {
     "ONE_HOT": ("OneHotOptions", dict(axis=-1)),
     "LEAKY_RELU": ("LeakyReluOptions", dict(alpha=0.2)),
     "GELU": ("GeluOptions", dict(approximate=False)),
+    "SQUEEZE": ("SqueezeOptions", {}),
+    "EXPAND_DIMS": ("ExpandDimsOptions", {}),
 }
 
 
