@@ -34,8 +34,17 @@ _ffi.cdef(_CDEF)
 
 
 def _open():
-    names = [os.environ.get("TFLITE_GPU_OPENCL_LIBRARY"), "libOpenCL.so.1", ctypes.util.find_library("OpenCL")]
-    for name in filter(None, names):
+    """The OpenCL loader: $TFLITE_GPU_OPENCL_LIBRARY and nothing else when it
+    is set (OSError when that cannot be loaded: no silent fallback to
+    another loader), else the system's; None when there is none."""
+    wanted = os.environ.get("TFLITE_GPU_OPENCL_LIBRARY")
+    if wanted:
+        try:
+            return _ffi.dlopen(wanted)
+        except OSError as e:
+            why = str(e).split("  Additionally")[0]  # cffi appends a note about find_library
+            raise OSError(f"TFLITE_GPU_OPENCL_LIBRARY={wanted} cannot be loaded ({why})") from e
+    for name in filter(None, ["libOpenCL.so.1", ctypes.util.find_library("OpenCL")]):
         try:
             return _ffi.dlopen(name)
         except OSError:
@@ -61,7 +70,8 @@ def _scalar(cl, device, code, kind):
 
 
 def device_details() -> list[dict]:
-    """One dict per device in the library's order; [] when OpenCL is absent."""
+    """One dict per device in the library's order; [] when OpenCL is absent;
+    OSError when $TFLITE_GPU_OPENCL_LIBRARY names a library that cannot be loaded."""
     cl = _open()
     if cl is None:
         return []
