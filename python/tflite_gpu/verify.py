@@ -9,7 +9,8 @@ and verify_bytes() check, in pure Python and without trusting one byte:
   inside the buffer and aligned, strings terminated, union members of their
   declared type (layouts from the `tflite` package, see _fbs.py);
 * what refers to what: operator codes valid, opcode, tensor, buffer and
-  subgraph indices in range, no operator writing its own input;
+  subgraph indices in range; every tensor written by at most one operator,
+  and never a constant, a subgraph input or the operator's own input;
 * the data: shapes not negative, each constant's buffer exactly as large as
   its shape and type need, quantization parameters the runtime can read,
   convolution and pooling strides and dilations >= 1.
@@ -133,7 +134,7 @@ class _Walk:
         self._at(pos, 4, 4, where, "vector length")
         count = _U32.unpack_from(self.b, pos)[0]
         if self.record is not None:
-            self.record.append((where, "string length" if string else "vector length", pos, 4))
+            self.record.append((where, "string" if string else "vector", pos, elem))
         end = pos + 4 + count * elem
         if end + (1 if string else 0) > self.n:
             what = "string" if string else f"vector of {count} x {elem} bytes"
@@ -201,8 +202,10 @@ class _Walk:
 
 
 def layout(data) -> list:
-    """(where, kind, byte position, size) of every field, offset and vector
-    length of a structurally valid model, in walk order (for fuzzers)."""
+    """(where, kind, byte position, size) of every part of a structurally
+    valid model, in walk order (for fuzzers): "scalar" fields (size: their
+    bytes), "offset"s (4), "vector"s and "string"s (at the position of their
+    length; size: bytes per element)."""
     rec = []
     _structure(data, rec)
     return rec
@@ -341,7 +344,7 @@ def _subgraph(g, s, opnames, buffer_sizes, n_subgraphs) -> Subgraph:
         for t in _ints(g, what):
             if not 0 <= t < n:
                 raise ModelError(f"{where}: {what[:-1]} tensor {t}, but the subgraph has {n} tensors")
-    ops = []
+    ops, producer, graph_inputs = [], {}, set(_ints(g, "inputs"))
     for k, op in enumerate(g.get("operators", [])):
         code = int(op.get("opcode_index", 0))
         if code >= len(opnames):
@@ -355,6 +358,17 @@ def _subgraph(g, s, opnames, buffer_sizes, n_subgraphs) -> Subgraph:
         both = set(ins) & set(outs) - {-1}
         if both:
             raise ModelError(f"{label}: writes its own input tensor {min(both)}")
+        for t in outs:
+            if t < 0:
+                continue
+            if tensors[t].data_bytes:
+                raise ModelError(f"{label}: writes the constant {tensors[t].describe()}")
+            if t in graph_inputs:
+                raise ModelError(f"{label}: writes the subgraph's input {tensors[t].describe()}")
+            if t in producer:
+                raise ModelError(f"{label}: writes {tensors[t].describe()}, which operator {producer[t]} "
+                                 "writes too")
+            producer[t] = k
         _options_checks(op, label, n_subgraphs)
         ops.append(Operator(k, opnames[code], tuple(ins), tuple(outs)))
     return Subgraph(tensors, tuple(ops), tuple(_ints(g, "inputs")), tuple(_ints(g, "outputs")))
