@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import datetime
 import gc
-import importlib.util
 import json
 import math
 import os
@@ -882,8 +881,10 @@ def _gflop(r):
 
 def chart_problem(configs) -> str | None:
     """Why --png cannot draw a chart for these configurations (None: it can)."""
-    if importlib.util.find_spec("matplotlib") is None:
-        return "--png needs matplotlib (pip install matplotlib)"
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as e:
+        return f"--png needs matplotlib ({e}; pip install matplotlib)"
     if "xnnpack" not in configs:
         return "--png draws each configuration's latency relative to CPU XNNPACK: add xnnpack to --configs"
     if not [c for c in configs if c != "xnnpack"]:

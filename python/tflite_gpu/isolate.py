@@ -105,7 +105,9 @@ def child_env(extra: dict | None = None) -> dict:
 
 
 def run(job: str, args: dict, on_message=None):
-    """The job's result; JobError for an error it reported, Crashed when it died."""
+    """The job's result (job: a name in JOBS, or "module:function", called
+    with args as keyword arguments); JobError for an error it reported,
+    Crashed when the child died without a result."""
     read_fd, write_fd = os.pipe()
     env = child_env({_FD_ENV: str(write_fd)})
     try:
@@ -153,7 +155,7 @@ def _child_main(job: str) -> int:
     isolate._channel = os.fdopen(int(os.environ.pop(_FD_ENV)), "w", encoding="utf-8")
     send = isolate.send
 
-    module, func = JOBS[job].split(":")
+    module, func = JOBS.get(job, job).split(":")  # a name, or module:function
     try:
         args = json.loads(sys.stdin.read())
         result = getattr(importlib.import_module(module), func)(**args)
