@@ -278,3 +278,24 @@ def test_bench_json_path_gets_the_error_document(tmp_path):
     p = _cli("bench", "nosuch", "--json", out, "--no-progress")
     assert p.returncode == 4 and p.out == ""
     assert strict_json(out.read_text())["error"]["kind"] == "model"
+
+
+def test_unrunnable_model_prints_a_json_error(tmp_path, capsys):
+    mb = ModelBuilder()
+    x = mb.add_input([1, 4, 4, 4])
+    y = mb.add_tensor([1, 4, 4, 4])
+    mb.add_op("CUSTOM:NoSuchOp", [x], [y])
+    mb.mark_output(y)
+    (tmp_path / "custom.tflite").write_bytes(mb.build())
+    rc, doc, _ = _main(capsys, "check", tmp_path / "custom.tflite", "--json")
+    assert rc == 4 and doc["error"]["kind"] == "model"
+    assert "NoSuchOp" in doc["error"]["message"] and "custom.tflite" in doc["error"]["message"]
+
+
+def test_download_failure_exits_4(capsys, monkeypatch):
+    def offline(names=None, progress=True):
+        raise OSError("network is unreachable")
+
+    monkeypatch.setattr(models, "fetch_models", offline)
+    rc, doc, _ = _main(capsys, "models", "iris_landmark", "--json")
+    assert rc == 4 and "network is unreachable" in doc["error"]["message"]

@@ -901,6 +901,17 @@ def _why_missing(r: dict, c: str) -> str:
     return f"no {LABELS[c]} result"
 
 
+def chart_rows(report: dict) -> tuple:
+    """(the models drawn: those with an XNNPACK latency, the footnote's
+    entries: every model or bar left out, with the reason)."""
+    others = [c for c in report["settings"]["configs"] if c != "xnnpack"]
+    rows = [r for r in report["models"] if r["configs"].get("xnnpack", {}).get("median_ms")]
+    missing = [f"{r['model']} ({_why_missing(r, 'xnnpack')})" for r in report["models"] if r not in rows]
+    missing += [f"{r['model']} {LABELS[c]} ({_why_missing(r, c)})" for r in rows for c in others
+                if not r["configs"].get(c, {}).get("ratio_to_xnnpack")]
+    return rows, missing
+
+
 def write_png(report: dict, path):
     """Bar chart: median latency ratio to XNNPACK per model (log scale).
     Returns None when drawn, else why there is nothing to draw (and writes nothing)."""
@@ -909,7 +920,7 @@ def write_png(report: dict, path):
     if problem:
         return problem
     others = [c for c in configs if c != "xnnpack"]
-    rows = [r for r in report["models"] if r["configs"].get("xnnpack", {}).get("median_ms")]
+    rows, missing = chart_rows(report)
     if not rows:
         return "no model has a CPU XNNPACK latency to compare with (" + "; ".join(
             f"{r['model']}: {_why_missing(r, 'xnnpack')}" for r in report["models"]) + ")"
@@ -921,9 +932,6 @@ def write_png(report: dict, path):
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    missing = [f"{r['model']} ({_why_missing(r, 'xnnpack')})" for r in report["models"] if r not in rows]
-    missing += [f"{r['model']} {LABELS[c]} ({_why_missing(r, c)})" for r in rows for c in others
-                if not r["configs"].get(c, {}).get("ratio_to_xnnpack")]
     fig, ax = plt.subplots(figsize=(max(7.0, 0.8 * len(rows) + 3), 5.5))
     width = 0.8 / max(len(others), 1)
     colors = {"builtin": "#9e9e9e", "fp32": "#1f77b4", "fp16": "#ff7f0e"}

@@ -308,13 +308,15 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     resources.check_fits(path, info, "check", interpreters=1, io_copies=3, delegate_options=options)
     mod = runtime()
     source = model_source(path)
+    isolate.phase("delegate:create")
+    delegate = load(options)  # first: bad options or no device are found before any long run
     isolate.phase("cpu")
     try:
         cpu = mod.Interpreter(**source,
                               experimental_op_resolver_type=mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
         cpu.allocate_tensors()
     except (RuntimeError, ValueError) as e:
-        return _check_without_cpu(path, source, options, seed, rtol_l2, _first_line(e))
+        return _check_without_cpu(path, source, options, seed, rtol_l2, _first_line(e), delegate)
     out_details = cpu.get_output_details()
     inputs = random_inputs(cpu.get_input_details(), seed)
     expected = _run(cpu, inputs)
@@ -330,7 +332,6 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
         noise = [0.0] * len(expected)
 
     isolate.phase("delegate")
-    delegate = load(options)
     gpu = mod.Interpreter(**source, experimental_delegates=[delegate])
     gpu.allocate_tensors()
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
@@ -367,11 +368,12 @@ def _first_line(e) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def _delegate_run(source, options, inputs_for, runs=1):
+def _delegate_run(source, options, inputs_for, runs=1, delegate=None):
     """(interpreter details, outputs of each run, stats, device) of the model
-    through the delegate; inputs_for(input details) gives the inputs."""
+    through the delegate (or a new one with these options); inputs_for(input
+    details) gives the inputs."""
     mod = runtime()
-    delegate = load(options)
+    delegate = delegate or load(options)
     it = mod.Interpreter(**source, experimental_delegates=[delegate])
     it.allocate_tensors()
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
@@ -386,13 +388,14 @@ def _delegate_run(source, options, inputs_for, runs=1):
 _PRECISION_KEYS = ("is_precision_loss_allowed", "gpu_precision_loss_allowed", "precision_loss_allowed")
 
 
-def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error) -> CheckResult:
+def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate=None) -> CheckResult:
     """The delegate as requested (run twice: determinism) against the
     delegate in the other precision, within the FP16 tolerance."""
     inputs_for = lambda det: random_inputs(det, seed)  # noqa: E731
     isolate.phase("delegate")
     try:
-        details, (actual, again), stats, device = _delegate_run(source, options, inputs_for, runs=2)
+        details, (actual, again), stats, device = _delegate_run(source, options, inputs_for, runs=2,
+                                                                delegate=delegate)
     except RuntimeError as e:
         raise RuntimeError(f"the CPU interpreter cannot run it ({cpu_error}), and neither can the "
                            f"delegate ({_first_line(e)})") from e

@@ -20,10 +20,11 @@ def explain(model, options: dict | None = None) -> dict:
     resources.check_fits(path, info, "explain", interpreters=1, delegate_options=options)
     mod = runtime()
     source = model_source(path)
+    isolate.phase("delegate:create")
+    delegate = load(options)
     isolate.phase("cpu:parse")
     mod.Interpreter(**source)  # the runtime's own parse first: its crash is not the delegate's
     isolate.phase("delegate")
-    delegate = load(options)
     # Delegation happens while the interpreter is built; the report holds
     # the decision for every node and the partitions that were built.
     it = mod.Interpreter(**source, experimental_delegates=[delegate])
