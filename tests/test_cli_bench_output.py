@@ -55,3 +55,39 @@ def test_write_outputs_skips_the_chart_with_a_reason(tmp_path):
     assert "no chart written" in notes[0]
     doc = json.loads((tmp_path / "r.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
     assert doc["geomean_fp32_over_xnnpack"] is None  # NaN became null
+
+
+def _conv_file(tmp_path):
+    import numpy as np
+    from tflite_gpu.model_builder import ModelBuilder
+
+    mb = ModelBuilder()
+    x = mb.add_input([1, 4, 4, 2])
+    w = mb.add_tensor([2, 1, 1, 2], data=np.ones((2, 1, 1, 2), np.float32))
+    b = mb.add_tensor([2], data=np.zeros(2, np.float32))
+    y = mb.add_tensor([1, 4, 4, 2])
+    mb.add_op("CONV_2D", [x, w, b], [y], dict(padding="SAME"))
+    mb.mark_output(y)
+    p = tmp_path / "conv.tflite"
+    p.write_bytes(mb.build())
+    return p
+
+
+@pytest.mark.parametrize("phase,code,who", [("cpu:xnnpack setup", 4, "the CPU interpreter crashed"),
+                                            ("delegate:fp32 invoke", 5, "the delegate crashed")])
+def test_a_crashing_model_is_a_result(phase, code, who, tmp_path, capsys, monkeypatch):
+    from tflite_gpu import cli, isolate
+
+    def crash(job, args, on_message=None):
+        raise isolate.Crashed(phase, -11)
+
+    monkeypatch.setattr(isolate, "run", crash)
+    md = tmp_path / "r.md"
+    rc = cli.main(["bench", str(_conv_file(tmp_path)), "--json", "-", "--markdown", str(md), "--no-progress"])
+    cap = capsys.readouterr()
+    assert rc == code, cap.err
+    (m,) = json.loads(cap.out)["models"]  # the report, not an error: the run finished
+    assert m["crash"]["phase"] == phase and who in m["note"] and "SIGSEGV" in m["note"]
+    assert who in cap.err and "no configuration could run 1 model(s)" in cap.err
+    text = md.read_text()
+    assert "failed: " in text and who in text and "†" not in text  # not mistaken for a custom-op model

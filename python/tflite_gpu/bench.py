@@ -626,7 +626,7 @@ def _failed_model(path, name, configs, why: str, crash: dict | None = None) -> d
     shown = display(pathlib.Path(path).name)
     res = {"model": name or (shown[:-7] if shown.endswith(".tflite") else shown), "path": display(path),
            "configs": {c: {"label": LABELS[c], "status": "error", "error": why} for c in configs},
-           "cpu_reference": False, "note": why}
+           "cpu_reference": None, "note": why}  # None: not known, the process died
     if crash:
         res["crash"] = crash
     return res
@@ -796,15 +796,15 @@ def to_markdown(report: dict) -> str:
         for c in configs:
             cr = r["configs"].get(c, {})
             if cr.get("median_ms") is None:
-                no_cpu = c in CPU_CONFIGS and not r.get("cpu_reference", True)
+                no_cpu = c in CPU_CONFIGS and r.get("cpu_reference", True) is False
                 cells.append("n/a" if no_cpu else ("failed" if cr.get("status") == "error" else "–"))
             elif c != "xnnpack" and cr.get("ratio_to_xnnpack"):
                 cells.append(f"{cr['median_ms']:.2f} ({cr['ratio_to_xnnpack']:.2f}x)")
             else:
                 cells.append(f"{cr['median_ms']:.2f}")
-        mark = "" if r.get("cpu_reference", True) else " †"
+        mark = " †" if r.get("cpu_reference", True) is False else ""
         lines.append(f"| {r['model']}{mark} | {_f(_gflop(r), '{:.3f}')} | " + " | ".join(cells) + " |")
-    if any(not r.get("cpu_reference", True) for r in report["models"]):
+    if any(r.get("cpu_reference", True) is False for r in report["models"]):
         lines += ["", "† no CPU reference: the CPU interpreter cannot run the model (custom ops); "
                       "only the delegate columns can be reported."]
 
@@ -894,9 +894,11 @@ def chart_problem(configs) -> str | None:
 
 def _why_missing(r: dict, c: str) -> str:
     cr = r["configs"].get(c, {})
+    if r.get("crash"):
+        return "crashed"
     if cr.get("status") == "error":
         return f"{LABELS[c]} failed"
-    if c == "xnnpack" and not r.get("cpu_reference", True):
+    if c == "xnnpack" and r.get("cpu_reference", True) is False:
         return "the CPU interpreter cannot run it"
     return f"no {LABELS[c]} result"
 
