@@ -434,23 +434,25 @@ def isolated_check(path, options, seed, rtol_l2):
 
 def _rule(o: OutputResult) -> str:
     """Why an output passed or failed, in words, with the numbers."""
+    src = _tolerance_source(o)
     if o.nonfinite_mismatch:
-        return f"{o.nonfinite_mismatch} element(s) non-finite on one side only (or a different NaN/infinity)"
-    if o.step > 0:
-        return "within the quantization-step rule" if o.passed else "outside the quantization-step rule"
+        return (f"{o.nonfinite_mismatch} element(s) non-finite on one side only (or a different NaN/infinity); "
+                f"on the others relative L2 {o.rel_l2:.3g}, max abs {o.max_abs:.3g}")
     by = o.passed_by
     if by == "relative L2":
-        return f"relative L2 {o.rel_l2:.3g} <= tolerance {o.tolerance:.3g} ({_tolerance_source(o)})"
+        return f"relative L2 {o.rel_l2:.3g} <= tolerance {o.tolerance:.3g} ({src}), max abs {o.max_abs:.3g}"
     if by == "max abs floor":
         return (f"passed by the max abs rule: max abs {o.max_abs:.3g} <= {o.abs_floor:.3g}, although relative L2 "
-                f"{o.rel_l2:.3g} > tolerance {o.tolerance:.3g} ({_tolerance_source(o)})")
-    return (f"relative L2 {o.rel_l2:.3g} > tolerance {o.tolerance:.3g} ({_tolerance_source(o)}) and max abs "
+                f"{o.rel_l2:.3g} > tolerance {o.tolerance:.3g} ({src})")
+    return (f"relative L2 {o.rel_l2:.3g} > tolerance {o.tolerance:.3g} ({src}) and max abs "
             f"{o.max_abs:.3g} > {o.abs_floor:.3g}")
 
 
 def _tolerance_source(o: OutputResult) -> str:
-    return {"FP32": "FP32", "FP16": "FP16 storage", "CPU noise": f"{NOISE_FACTOR:g} x the CPU's own noise",
-            "quantized model": "quantized model", "--tolerance": "--tolerance"}.get(o.tolerance_from, o.tolerance_from)
+    return {"FP32": "FP32 tolerance", "FP16": "FP16 tolerance",
+            "CPU noise": f"{NOISE_FACTOR:g} x the CPU's own XNNPACK-vs-builtin difference",
+            "quantized model": "quantized-model tolerance", "--tolerance": "--tolerance"}.get(o.tolerance_from,
+                                                                                          o.tolerance_from)
 
 
 def format_result(r: CheckResult) -> str:
@@ -486,7 +488,6 @@ def format_result(r: CheckResult) -> str:
                 lines.append("    (each op agrees within 1 step; through many quantized ops these differences "
                              "can grow, see docs/quantized.md)")
             continue
-        lines.append(f"  {verdict} {o.name} {list(o.shape)}: {_rule(o)}, max abs {o.max_abs:.3g}, "
-                     f"{against}{nonfinite}")
+        lines.append(f"  {verdict} {o.name} {list(o.shape)}: {_rule(o)}, {against}{nonfinite}")
     lines.append(r.verdict if not r.nothing_delegated else "PASS (nothing delegated)")
     return "\n".join(lines)
