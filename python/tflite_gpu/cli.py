@@ -460,8 +460,8 @@ def _emit_json(document, json_mode) -> None:
     elif json_mode:
         try:
             pathlib.Path(json_mode).write_text(text + "\n")
-        except OSError as e:
-            print(f"tflite-gpu: cannot write {display(json_mode)}: {e.strerror}", file=sys.stderr)
+        except OSError:  # the path itself was the problem: the document goes to stdout instead
+            print(text, flush=True)
 
 
 def _run(argv, json_mode):
