@@ -1,6 +1,7 @@
 """The command line: --help and --json on every command, the device report,
 and the documented exit codes (0 ok, 1 check failed, 2 usage, 3 no OpenCL,
-4 model problem)."""
+4 model problem, 5 a bug in tflite-gpu; test_cli_exit_codes.py runs each row
+of the README's table, test_cli_bad_input.py the bad-input cases)."""
 import json
 import os
 import pathlib

@@ -155,6 +155,7 @@ def enum_names(enum: str) -> dict:
 
 
 FILE_IDENTIFIER = b"TFL3"
+SCHEMA_VERSION = getattr(tflite, "__version__", "?")
 MAX_TABLES = 1_000_000  # as flatbuffers' C++ Verifier
 MAX_DEPTH = 64
 assert flatbuffers.number_types.UOffsetTFlags.bytewidth == 4

@@ -253,7 +253,8 @@ def _opcodes(model) -> list:
         code = max(int(_get(oc, "OperatorCode", "builtin_code")), int(_get(oc, "OperatorCode",
                                                                             "deprecated_builtin_code")))
         if code not in builtin:
-            raise ModelError(f"operator code {i}: builtin code {code} is not a TFLite operator")
+            raise ModelError(f"operator code {i}: builtin code {code} is not a TFLite operator (schema of the tflite "
+                             f"package {_fbs.SCHEMA_VERSION})")
         if builtin[code] == "CUSTOM":
             custom = _text(oc.get("custom_code"))
             if not custom:
@@ -285,7 +286,8 @@ def _tensor(t, i, where, buffer_sizes) -> Tensor:
     label = f"{where} tensor {i} '{name}'"
     ttype = types.get(t.get("type", 0))
     if ttype is None:
-        raise ModelError(f"{label}: type {t.get('type')} is not a TFLite tensor type")
+        raise ModelError(f"{label}: type {t.get('type')} is not a TFLite tensor type (schema of the tflite package "
+                         f"{_fbs.SCHEMA_VERSION})")
     if any(s < 0 for s in shape):
         raise ModelError(f"{label}: negative dimension in its shape {list(shape)}")
     signature = _ints(t, "shape_signature")
