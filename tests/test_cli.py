@@ -1,6 +1,7 @@
 """The command line: --help and --json on every command, the device report,
 and the documented exit codes (0 ok, 1 check failed, 2 usage, 3 no OpenCL,
-4 model problem)."""
+4 model problem, 5 a bug in tflite-gpu; test_cli_exit_codes.py runs each row
+of the README's table, test_cli_bad_input.py the bad-input cases)."""
 import json
 import os
 import pathlib
@@ -125,18 +126,20 @@ def test_check_json_passes(tmp_path, capsys):
 
 
 def test_check_failure_exits_1(tmp_path, capsys, monkeypatch):
-    # A delegate that is wrong: every output compared as if off by 1%.
-    real = check.check_model
+    # A delegate that is wrong: the check runs (in this process instead of
+    # a child), then every output is compared as if off by 1%.
+    from tflite_gpu import isolate
 
-    def wrong(*args, **kwargs):
-        r = real(*args, **kwargs)
-        for o in r.outputs:
-            o.rel_l2, o.max_abs = 1e-2, 1.0
-        return r
+    def wrong(job, args, on_message=None):
+        d = check.isolated_check(**args)
+        for o in d["outputs"]:
+            o["rel_l2"], o["max_abs"] = 1e-2, 1.0
+        return d
 
-    monkeypatch.setattr(check, "check_model", wrong)
+    monkeypatch.setattr(isolate, "run", wrong)
     rc, results = _main_json(capsys, "check", _conv_model(tmp_path), "--json", "--opt", "log_level=silent")
-    assert rc == 1 and results[0]["passed"] is False
+    assert rc == 1 and results[0]["passed"] is False and results[0]["verdict"] == "FAIL"
+    assert results[0]["outputs"][0]["passed_by"] is None
 
 
 def test_bad_option_exits_2(tmp_path, capsys):

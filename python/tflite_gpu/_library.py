@@ -7,6 +7,10 @@ import pathlib
 _HERE = pathlib.Path(__file__).resolve().parent
 
 
+class LibraryNotFound(FileNotFoundError):
+    """libgpu_delegate.so is missing (the CLI exits with 3)."""
+
+
 def library_path() -> str:
     """Absolute path of libgpu_delegate.so.
 
@@ -17,10 +21,10 @@ def library_path() -> str:
     if env:
         p = pathlib.Path(env).resolve()
         if not p.is_file():
-            raise FileNotFoundError(f"TFLITE_GPU_LIBRARY={env} does not exist")
+            raise LibraryNotFound(f"TFLITE_GPU_LIBRARY={env} does not exist")
         return str(p)
     for candidate in (_HERE / "libgpu_delegate.so", _HERE.parent.parent / "build" / "libgpu_delegate.so"):
         if candidate.is_file():
             return str(candidate)
-    raise FileNotFoundError("libgpu_delegate.so not found: install the package with `pip install .` "
-                            "or build it with `make -C delegate_c`")
+    raise LibraryNotFound("libgpu_delegate.so not found: install the package with `pip install .` "
+                          "or build it with `make -C delegate_c`")

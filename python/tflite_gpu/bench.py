@@ -37,6 +37,12 @@ Reported per model and configuration:
 Models the CPU interpreter cannot run (MediaPipe custom ops) keep whatever
 configurations did run, are marked "no CPU reference", and never stop the run.
 
+Every model is verified (verify.py) and its memory needs checked against
+the machine and the device before the run starts; each model is then
+benchmarked in its own child process (isolate.py), so a model that crashes
+the CPU interpreter or the delegate is reported in the results instead of
+ending the run.
+
     python -m tflite_gpu bench MODEL... [--json P] [--markdown P] [--png P] [--profile]
 
 The module is also the child process of the first-result and profile
@@ -57,8 +63,9 @@ import time
 
 import numpy as np
 
-from . import _capi, __version__, cache_options, library_path, load_delegate, runtime
-from .check import random_inputs
+from . import _capi, __version__, cache_options, isolate, library_path, load_delegate, resources, runtime, verify
+from ._output import display
+from .check import model_source, random_inputs
 
 CONFIGS = ("xnnpack", "builtin", "fp32", "fp16")
 CPU_CONFIGS = ("xnnpack", "builtin")
@@ -201,16 +208,16 @@ def delegate_options(config: str, extra: dict | None = None) -> dict:
 def make_interpreter(model_path, config: str, threads: int, extra_options: dict | None = None):
     """(interpreter, delegate or None) for one configuration, tensors allocated."""
     mod = runtime()
-    path = str(model_path)
+    source = model_source(model_path)
     if config == "xnnpack":
-        return _allocated(mod.Interpreter(model_path=path, num_threads=threads)), None
+        return _allocated(mod.Interpreter(**source, num_threads=threads)), None
     if config == "builtin":
         return _allocated(mod.Interpreter(
-            model_path=path, num_threads=threads,
+            **source, num_threads=threads,
             experimental_op_resolver_type=mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)), None
     if config in DELEGATE_CONFIGS:
         delegate = load_delegate(**delegate_options(config, extra_options))
-        it = mod.Interpreter(model_path=path, num_threads=threads, experimental_delegates=[delegate])
+        it = mod.Interpreter(**source, num_threads=threads, experimental_delegates=[delegate])
         return _allocated(it), delegate
     raise ValueError(f"unknown configuration {config!r} (one of {', '.join(CONFIGS)})")
 
@@ -226,28 +233,27 @@ def _set_inputs(it, seed: int):
 
 
 def _short_error(e: BaseException | str) -> str:
-    text = str(e).strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("See instructions")]
-    return (lines[0] if lines else type(e).__name__)[:300]
+    """The informative lines of an error, on one line (at most 1000 characters)."""
+    from .errors import reason
+
+    text = reason(e)
+    return text if len(text) <= 1000 else text[:997] + "..."
+
+
+def _phase_name(config: str, what: str) -> str:
+    """isolate phase names: "cpu:..." while a CPU configuration runs, "delegate:..." while the delegate does."""
+    return f"{'delegate' if config in DELEGATE_CONFIGS else 'cpu'}:{config} {what}"
 
 
 # --------------------------------------------------------------------------
 # Child processes: time to first result, kernel profile
 
 
-def _child_env(extra: dict) -> dict:
-    env = dict(os.environ)
-    pkg_parent = str(pathlib.Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_parent, env.get("PYTHONPATH", "")) if p)
-    env["TFLITE_GPU_LIBRARY"] = library_path()  # the very library this process uses
-    env.update(extra)
-    return env
-
-
 def _run_child(args: list, env_extra: dict) -> dict:
     cmd = [sys.executable, "-m", "tflite_gpu.bench", *[str(a) for a in args]]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=_child_env(env_extra), timeout=_CHILD_TIMEOUT_S)
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="backslashreplace",
+                           env=isolate.child_env(env_extra), timeout=_CHILD_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {_CHILD_TIMEOUT_S} s"}
     for line in reversed(p.stdout.splitlines()):
@@ -256,8 +262,10 @@ def _run_child(args: list, env_extra: dict) -> dict:
                 return json.loads(line)
             except ValueError:
                 break
+    if p.returncode < 0:
+        return {"error": f"the process crashed: {isolate.Crashed(None, p.returncode).how}"}
     tail = [ln for ln in p.stderr.splitlines() if ln.strip() and not ln.startswith("INFO:")]
-    return {"error": f"child exited with {p.returncode}: {tail[-1] if tail else 'no output'}"[:300]}
+    return {"error": f"child exited with {p.returncode}: {tail[-1] if tail else 'no output'}"[:1000]}
 
 
 def measure_first_result(model_path, config: str, threads: int, extra_options: dict | None = None,
@@ -283,15 +291,15 @@ def measure_profile(model_path, config: str, threads: int, extra_options: dict |
 
 def _child_first_result(model, config, threads, options, seed) -> dict:
     mod = runtime()  # imported before the clock starts, as an app has it
-    path = str(model)
+    source = model_source(model)
     t0 = time.perf_counter()
     if config in DELEGATE_CONFIGS:
         delegate = load_delegate(**delegate_options(config, options))
-        it = mod.Interpreter(model_path=path, num_threads=threads, experimental_delegates=[delegate])
+        it = mod.Interpreter(**source, num_threads=threads, experimental_delegates=[delegate])
     elif config == "xnnpack":
-        it = mod.Interpreter(model_path=path, num_threads=threads)
+        it = mod.Interpreter(**source, num_threads=threads)
     else:
-        it = mod.Interpreter(model_path=path, num_threads=threads,
+        it = mod.Interpreter(**source, num_threads=threads,
                              experimental_op_resolver_type=mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
     it.allocate_tensors()
     g0 = time.perf_counter()
@@ -433,10 +441,11 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
     """Benchmarks one model (a .tflite path) in the given configurations; see the module doc."""
     threads = threads or default_threads()
     path = pathlib.Path(model_path)
-    name = name or (path.name[:-7] if path.name.endswith(".tflite") else path.name)
+    shown = display(path.name)
+    name = name or (shown[:-7] if shown.endswith(".tflite") else shown)
     progress = _progress or _Progress(0, False)
     share = 1.0  # progress units per configuration
-    res = {"model": name, "path": str(path), "configs": {c: {"label": LABELS[c]} for c in configs}}
+    res = {"model": name, "path": display(path), "configs": {c: {"label": LABELS[c]} for c in configs}}
     # first_result: True (every configuration), False, or the configurations to measure.
     fr_configs = set(configs if first_result is True else (first_result or ()))
     try:
@@ -461,6 +470,7 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
     for c in configs:
         r = res["configs"][c]
         progress.step(0, f"{name}: {c} setup")
+        isolate.phase(_phase_name(c, "setup"))
         try:
             it, d = make_interpreter(path, c, threads, extra_options)
             _set_inputs(it, seed)
@@ -523,6 +533,7 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
         for c in order[k:] + order[:k]:
             if c not in live:
                 continue
+            isolate.phase(_phase_name(c, "invoke"))
             t = time.perf_counter()
             try:
                 live[c].invoke()
@@ -549,9 +560,11 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
         r = res["configs"][c]
         if xnn_median and r.get("median_ms"):
             r["ratio_to_xnnpack"] = r["median_ms"] / xnn_median
+    isolate.phase("delegate:release")  # the interpreters and delegates are freed
     live.clear()
     delegates.clear()
     gc.collect()
+    isolate.phase("done")
 
     # 5. Kernel profile, in its own process (a profiling queue is slower).
     if profile:
@@ -595,30 +608,102 @@ def geomean_ratio(models, config="fp32", reference="xnnpack"):
     return float(math.exp(sum(math.log(r) for r in ratios) / len(ratios))), len(ratios)
 
 
+def isolated_bench_model(path, name, configs, warmup, iterations, threads, extra_options, first_result,
+                         warm_first_result, profile, top, seed, cache_dir):
+    """bench_model in a child process (isolate.run("bench_model", ...)); the
+    progress goes to the parent as {"progress": [amount, note]} messages."""
+    class _Forward:
+        def step(self, amount, note=None):
+            isolate.send({"progress": [amount, note]})
+
+    fr = first_result if isinstance(first_result, bool) else tuple(first_result)
+    return bench_model(path, tuple(configs), warmup, iterations, threads, extra_options, fr, warm_first_result,
+                       profile, top, seed, name, _Forward(), cache_dir)
+
+
+def _failed_model(path, name, configs, why: str, crash: dict | None = None) -> dict:
+    """The result of a model whose benchmark process ended without results."""
+    shown = display(pathlib.Path(path).name)
+    res = {"model": name or (shown[:-7] if shown.endswith(".tflite") else shown), "path": display(path),
+           "configs": {c: {"label": LABELS[c], "status": "error", "error": why} for c in configs},
+           "cpu_reference": None, "note": why}  # None: not known, the process died
+    if crash:
+        res["crash"] = crash
+    return res
+
+
+def _bench_isolated(path, name, configs, args, bar) -> dict:
+    def forward(msg):
+        if "progress" in msg:
+            bar.step(*msg["progress"])
+
+    try:
+        return isolate.run("bench_model", dict(args, path=str(path), name=name, configs=list(configs)),
+                           on_message=forward)
+    except isolate.Crashed as e:
+        err = e.cli_error(display(path))
+        return _failed_model(path, name, configs, err.message,
+                             {"kind": err.kind, "phase": e.phase, "how": e.how})
+    except isolate.JobError as e:
+        return _failed_model(path, name, configs, str(e), {"kind": e.kind, "phase": None, "how": str(e)})
+
+
+def preflight(models, configs, extra_options=None) -> list:
+    """Verifies every model and checks its memory needs against this
+    machine (all configurations' interpreters live at once) and, with a
+    delegate configuration, the device: verify.ModelError before any run."""
+    infos = []
+    uses_delegate = any(c in DELEGATE_CONFIGS for c in configs)
+    for path in models:
+        info = verify.verify_file(path)
+        resources.check_fits(path, info, "bench", interpreters=max(len(configs), 1), io_copies=1,
+                             delegate_options=dict(extra_options or {}) if uses_delegate else None)
+        infos.append(info)
+    return infos
+
+
 def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT_ITERATIONS, threads=None,
               extra_options=None, first_result=True, warm_first_result=True, profile=False, top=DEFAULT_TOP,
-              seed=0, progress=True, names=None, cache_dir=None) -> dict:
+              seed=0, progress=True, names=None, cache_dir=None, isolated=True) -> dict:
     """Benchmarks every model (paths); returns the report (see to_markdown, write_png).
 
     first_result: measure the time to first result of every configuration
     (True), of none (False), or of the configurations listed.
     cache_dir: also time the first result with the delegate's kernel cache there.
+    isolated: each model in its own child process (a crash is reported in
+    its result, "crash"); False runs them in this process.
+    Raises ValueError for bad settings and verify.ModelError for a model
+    that is not valid or does not fit in memory, before anything runs.
     """
     configs = tuple(configs)
     bad = [c for c in configs if c not in CONFIGS]
     if bad:
         raise ValueError(f"unknown configuration(s) {', '.join(bad)}: choose from {', '.join(CONFIGS)}")
+    if not configs:
+        raise ValueError("no configuration to run")
     if warmup < 0 or iterations < 1:
         raise ValueError("warm-up must be >= 0 and iterations >= 1")
+    if threads is not None and threads < 1:
+        raise ValueError(f"threads must be >= 1 (got {threads})")
+    if seed < 0 or top < 0:
+        raise ValueError("seed and top must be >= 0")
     threads = threads or default_threads()
     models = [pathlib.Path(m) for m in models]
     names = list(names) if names else [None] * len(models)
+    preflight(models, configs, extra_options)
     bar = _Progress(len(models) * len(configs), progress)
+    args = dict(warmup=warmup, iterations=iterations, threads=threads, extra_options=dict(extra_options or {}),
+                first_result=first_result if isinstance(first_result, bool) else list(first_result),
+                warm_first_result=warm_first_result, profile=profile, top=top, seed=seed,
+                cache_dir=str(cache_dir) if cache_dir else None)
     results = []
     try:
         for i, (path, name) in enumerate(zip(models, names)):
-            results.append(bench_model(path, configs, warmup, iterations, threads, extra_options, first_result,
-                                       warm_first_result, profile, top, seed, name, bar, cache_dir))
+            if isolated:
+                results.append(_bench_isolated(path, name, configs, args, bar))
+            else:
+                results.append(bench_model(path, configs, warmup, iterations, threads, extra_options, first_result,
+                                           warm_first_result, profile, top, seed, name, bar, cache_dir))
             bar.goto((i + 1) * len(configs))
     finally:
         bar.close()
@@ -711,15 +796,15 @@ def to_markdown(report: dict) -> str:
         for c in configs:
             cr = r["configs"].get(c, {})
             if cr.get("median_ms") is None:
-                no_cpu = c in CPU_CONFIGS and not r.get("cpu_reference", True)
+                no_cpu = c in CPU_CONFIGS and r.get("cpu_reference", True) is False
                 cells.append("n/a" if no_cpu else ("failed" if cr.get("status") == "error" else "–"))
             elif c != "xnnpack" and cr.get("ratio_to_xnnpack"):
                 cells.append(f"{cr['median_ms']:.2f} ({cr['ratio_to_xnnpack']:.2f}x)")
             else:
                 cells.append(f"{cr['median_ms']:.2f}")
-        mark = "" if r.get("cpu_reference", True) else " †"
+        mark = " †" if r.get("cpu_reference", True) is False else ""
         lines.append(f"| {r['model']}{mark} | {_f(_gflop(r), '{:.3f}')} | " + " | ".join(cells) + " |")
-    if any(not r.get("cpu_reference", True) for r in report["models"]):
+    if any(r.get("cpu_reference", True) is False for r in report["models"]):
         lines += ["", "† no CPU reference: the CPU interpreter cannot run the model (custom ops); "
                       "only the delegate columns can be reported."]
 
@@ -794,17 +879,61 @@ def _gflop(r):
     return None if t is None else t / 1e9
 
 
-def write_png(report: dict, path) -> None:
-    """Bar chart: median latency ratio to XNNPACK per model (log scale)."""
+def chart_problem(configs) -> str | None:
+    """Why --png cannot draw a chart for these configurations (None: it can)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as e:
+        return f"--png needs matplotlib ({e}; pip install matplotlib)"
+    if "xnnpack" not in configs:
+        return "--png draws each configuration's latency relative to CPU XNNPACK: add xnnpack to --configs"
+    if not [c for c in configs if c != "xnnpack"]:
+        return "--png compares configurations with CPU XNNPACK: add at least one other to --configs"
+    return None
+
+
+def _why_missing(r: dict, c: str) -> str:
+    cr = r["configs"].get(c, {})
+    if r.get("crash"):
+        return "crashed"
+    if cr.get("status") == "error":
+        return f"{LABELS[c]} failed"
+    if c == "xnnpack" and r.get("cpu_reference", True) is False:
+        return "the CPU interpreter cannot run it"
+    return f"no {LABELS[c]} result"
+
+
+def chart_rows(report: dict) -> tuple:
+    """(the models drawn: those with an XNNPACK latency, the footnote's
+    entries: every model or bar left out, with the reason)."""
+    others = [c for c in report["settings"]["configs"] if c != "xnnpack"]
+    rows = [r for r in report["models"] if r["configs"].get("xnnpack", {}).get("median_ms")]
+    missing = [f"{r['model']} ({_why_missing(r, 'xnnpack')})" for r in report["models"] if r not in rows]
+    missing += [f"{r['model']} {LABELS[c]} ({_why_missing(r, c)})" for r in rows for c in others
+                if not r["configs"].get(c, {}).get("ratio_to_xnnpack")]
+    return rows, missing
+
+
+def write_png(report: dict, path):
+    """Bar chart: median latency ratio to XNNPACK per model (log scale).
+    Returns None when drawn, else why there is nothing to draw (and writes nothing)."""
+    configs = report["settings"]["configs"]
+    problem = chart_problem(configs)
+    if problem:
+        return problem
+    others = [c for c in configs if c != "xnnpack"]
+    rows, missing = chart_rows(report)
+    if not rows:
+        return "no model has a CPU XNNPACK latency to compare with (" + "; ".join(
+            f"{r['model']}: {_why_missing(r, 'xnnpack')}" for r in report["models"]) + ")"
+    if not any(r["configs"].get(c, {}).get("ratio_to_xnnpack") for r in rows for c in others):
+        return "no configuration other than CPU XNNPACK has a latency to draw"
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    others = [c for c in report["settings"]["configs"] if c != "xnnpack"]
-    rows = [r for r in report["models"] if r["configs"].get("xnnpack", {}).get("median_ms")]
-    skipped = [r["model"] for r in report["models"] if r not in rows]
     fig, ax = plt.subplots(figsize=(max(7.0, 0.8 * len(rows) + 3), 5.5))
     width = 0.8 / max(len(others), 1)
     colors = {"builtin": "#9e9e9e", "fp32": "#1f77b4", "fp16": "#ff7f0e"}
@@ -832,30 +961,37 @@ def write_png(report: dict, path) -> None:
                  + (f"\ngeomean delegate FP32 / XNNPACK = {geo:.2f}x" if geo else ""), fontsize=9)
     ax.legend(fontsize=8, ncol=4, loc="upper center")
     ax.grid(axis="y", which="both", alpha=0.3)
-    if skipped:
-        fig.text(0.01, 0.01, "not shown (no CPU reference or no XNNPACK result): " + ", ".join(skipped), fontsize=7)
-    fig.tight_layout(rect=(0, 0.03 if skipped else 0, 1, 1))
+    if missing:
+        fig.text(0.01, 0.01, "not shown: " + ", ".join(missing), fontsize=7, wrap=True)
+    fig.tight_layout(rect=(0, 0.04 if missing else 0, 1, 1))
     pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return None
 
 
-def write_outputs(report: dict, json_path=None, markdown_path=None, png_path=None) -> list:
-    """Writes the requested files; returns the paths written."""
+def write_outputs(report: dict, json_path=None, markdown_path=None, png_path=None, warn=None) -> list:
+    """Writes the requested files; returns the paths written. A chart that
+    cannot be drawn is not written; warn(reason) (default: stderr) says why."""
+    from ._output import dumps
+
     written = []
     if json_path:
         p = pathlib.Path(json_path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(report, indent=2) + "\n")
+        p.write_text(dumps(report) + "\n")
         written.append(p)
     if markdown_path:
         p = pathlib.Path(markdown_path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(to_markdown(report))
+        p.write_text(to_markdown(report), errors="backslashreplace")
         written.append(p)
     if png_path:
-        write_png(report, png_path)
-        written.append(pathlib.Path(png_path))
+        why = write_png(report, png_path)
+        if why is None:
+            written.append(pathlib.Path(png_path))
+        else:
+            (warn or (lambda m: print(m, file=sys.stderr)))(f"no chart written to {display(png_path)}: {why}")
     return written
 
 

@@ -8,7 +8,17 @@ storage, within the FP16 tolerance), for finite outputs, and for
 determinism (two invokes give identical outputs); the result says so.
 
 Quantized outputs (int8/uint8, or float outputs of a DEQUANTIZE of one)
-are compared in quantization steps instead of relative L2."""
+are compared in quantization steps instead of relative L2.
+
+Outputs with NaN or infinities pass only when the delegate has the same
+non-finite values in the same places as the reference; the finite values
+are then compared as usual. A model of which the delegate takes no node is
+reported as such ("nothing delegated"), never as a failure of the delegate.
+
+The model is verified (verify.py) and its memory needs checked
+(resources.py) before any interpreter sees it. The CLI runs check_model in
+a child process (isolated_check), so a crash of the CPU interpreter or of
+the delegate is reported with the stage it happened in."""
 from __future__ import annotations
 
 import dataclasses
@@ -16,7 +26,8 @@ import pathlib
 
 import numpy as np
 
-from . import _capi, load_delegate, runtime
+from . import _capi, isolate, load_delegate, resources, runtime, verify
+from ._output import display
 
 # FP32: both sides compute in float32 and differ only in summation order;
 # 1e-4 relative L2 leaves room for that on deep models and still catches
@@ -59,7 +70,7 @@ QUANT_RTOL_L2 = 2e-2
 class OutputResult:
     name: str
     shape: tuple
-    rel_l2: float
+    rel_l2: float  # over the elements finite on both sides
     max_abs: float
     tolerance: float
     cpu_noise: float  # relative L2 between XNNPACK and the builtin kernels
@@ -69,14 +80,32 @@ class OutputResult:
     step: float = 0.0
     within_1_step: float = 1.0
     max_steps: float = 0.0
+    # Where the tolerance comes from: "FP32", "FP16" (the precision the
+    # delegate resolved), "CPU noise", "quantized model" or "--tolerance".
+    tolerance_from: str = "FP32"
+    nonfinite: int = 0  # NaN and infinities in the reference
+    nonfinite_mismatch: int = 0  # elements non-finite on one side only, or different non-finite values
 
     @property
     def passed(self) -> bool:
+        return self.passed_by is not None
+
+    @property
+    def passed_by(self):
+        """The rule that passed the output: "quantization steps", "relative
+        L2", "max abs floor"; None when it failed."""
+        if self.nonfinite_mismatch:
+            return None
         if self.step > 0:
-            return self.within_1_step >= STEP_WITHIN_1 and self.max_steps <= STEP_MAX
+            ok = self.within_1_step >= STEP_WITHIN_1 and self.max_steps <= STEP_MAX
+            return "quantization steps" if ok else None
         if not np.isfinite(self.rel_l2) or not np.isfinite(self.max_abs):
-            return False
-        return self.rel_l2 <= self.tolerance or self.max_abs <= self.abs_floor
+            return None
+        if self.rel_l2 <= self.tolerance:
+            return "relative L2"
+        if self.max_abs <= self.abs_floor:
+            return "max abs floor"
+        return None
 
 
 @dataclasses.dataclass
@@ -96,15 +125,39 @@ class CheckResult:
     kernel_cache: dict | None = None  # hits/misses/writes/rejected with serialization_dir, else None
 
     @property
+    def nothing_delegated(self) -> bool:
+        """The delegate took no node: the outputs are the CPU's own and say
+        nothing about the delegate."""
+        return self.delegated_nodes == 0
+
+    @property
     def passed(self) -> bool:
+        if self.nothing_delegated:
+            return True
         return all(o.passed for o in self.outputs) and self.deterministic is not False
+
+    @property
+    def verdict(self) -> str:
+        if self.nothing_delegated:
+            return "NOT DELEGATED"
+        return "PASS" if self.passed else "FAIL"
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
-        d["passed"] = self.passed
+        d["model"] = display(self.model)
+        d["passed"], d["verdict"] = self.passed, self.verdict
         for o, src in zip(d["outputs"], self.outputs):
-            o["passed"] = src.passed
+            o["passed"], o["passed_by"] = src.passed, src.passed_by
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "CheckResult":
+        names = {f.name for f in dataclasses.fields(cls)}
+        out_names = {f.name for f in dataclasses.fields(OutputResult)}
+        kw = {k: v for k, v in d.items() if k in names}
+        kw["outputs"] = [OutputResult(**{k: (tuple(v) if k == "shape" else v) for k, v in o.items() if k in out_names})
+                         for o in d["outputs"]]
+        return cls(**kw)
 
 
 def random_inputs(details, seed: int) -> list:
@@ -167,23 +220,39 @@ def _quant_info(path) -> tuple:
     return quantized, steps
 
 
-def _compare(det, actual, expected, tol, noise, dequantize_steps) -> OutputResult:
+def _nonfinite(actual, expected) -> tuple:
+    """(non-finite elements of the reference, elements whose non-finite
+    values differ: NaN or an infinity on one side only or of the other sign),
+    and the mask of the elements finite on both sides."""
+    fa, fe = np.isfinite(actual), np.isfinite(expected)
+    both = fa & fe
+    same = (actual == expected) | (np.isnan(actual) & np.isnan(expected))
+    return int((~fe).sum()), int((~both & ~same).sum()), both
+
+
+def _compare(det, actual, expected, tol, noise, dequantize_steps, tol_from="FP32",
+             abs_floor=ABS_FLOOR) -> OutputResult:
     """One output: in quantization steps for quantized outputs (int8/uint8,
-    or a DEQUANTIZE of one), else relative L2 and max abs."""
+    or a DEQUANTIZE of one), else relative L2 and max abs, over the elements
+    that are finite on both sides (the others must agree exactly)."""
     name, shape = det["name"], tuple(int(s) for s in expected.shape)
     a64, e64 = actual.astype(np.float64), expected.astype(np.float64)
-    max_abs = float(np.abs(a64 - e64).max()) if expected.size else 0.0
+    nonfinite, mismatch, both = _nonfinite(a64, e64)
+    if nonfinite or mismatch:
+        a64, e64 = a64[both], e64[both]
+    max_abs = float(np.abs(a64 - e64).max()) if e64.size else 0.0
+    common = dict(tolerance_from=tol_from, nonfinite=nonfinite, nonfinite_mismatch=mismatch, abs_floor=abs_floor)
     if np.dtype(det["dtype"]) in (np.int8, np.uint8) and _quant_scale(det) > 0:
         step, steps = _quant_scale(det), np.abs(a64 - e64)
         max_abs *= step
-    elif det["index"] in dequantize_steps:
+    elif det.get("index") in dequantize_steps:
         step = dequantize_steps[det["index"]]
-        steps = np.rint(np.abs(a64 - e64) / step) if np.isfinite(a64).all() else np.full(a64.shape, np.inf)
+        steps = np.rint(np.abs(a64 - e64) / step)
     else:
-        return OutputResult(name, shape, _rel_l2(actual, expected), max_abs, tol, noise)
+        return OutputResult(name, shape, _rel_l2(a64, e64), max_abs, tol, noise, **common)
     within = float((steps <= 1).mean()) if steps.size else 1.0
     return OutputResult(name, shape, _rel_l2(a64, e64), max_abs, tol, noise, step=step, within_1_step=within,
-                        max_steps=float(steps.max()) if steps.size else 0.0)
+                        max_steps=float(steps.max()) if steps.size else 0.0, **common)
 
 
 def _run(interpreter, inputs):
@@ -200,9 +269,27 @@ def _rel_l2(actual, expected) -> float:
     return float(np.linalg.norm(a - e) / max(np.linalg.norm(e), 1e-30))
 
 
-def _is_fp16(options: dict) -> bool:
-    v = str(options.get("is_precision_loss_allowed", options.get("gpu_precision_loss_allowed", "-1"))).lower()
-    return v in ("1", "true", "yes", "on")
+class DelegateLoadError(ValueError):
+    """load_delegate refused: a bad option, or no OpenCL device."""
+
+
+def load(options: dict):
+    try:
+        return load_delegate(**options)
+    except ValueError as e:
+        raise DelegateLoadError(str(e)) from e
+
+
+def model_source(path) -> dict:
+    """Interpreter keyword arguments for a model file: model_path, or the
+    bytes (model_content) when the name cannot be passed to the runtime (a
+    name that is not UTF-8)."""
+    s = str(path)
+    try:
+        s.encode("utf-8")
+        return {"model_path": s}
+    except UnicodeEncodeError:
+        return {"model_content": pathlib.Path(path).read_bytes()}
 
 
 def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: float | None = None) -> CheckResult:
@@ -210,47 +297,70 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
 
     When the CPU interpreter cannot run the model (for example MediaPipe
     custom ops), the reference is the delegate in the other precision; see
-    the module docstring. Raises RuntimeError when the delegate cannot run
-    it either.
+    the module docstring. Raises verify.ModelError for a file that is not a
+    valid model or too large for this machine, DelegateLoadError (a
+    ValueError) when the delegate refuses its options or finds no device,
+    and RuntimeError when neither the CPU nor the delegate can run it.
     """
     options = dict(options or {})
+    path = pathlib.Path(model)
+    info = verify.verify_file(path)
+    resources.check_fits(path, info, "check", interpreters=1, io_copies=3, delegate_options=options)
     mod = runtime()
-    path = str(pathlib.Path(model))
+    source = model_source(path)
+    isolate.phase("delegate:create")
+    delegate = load(options)  # first: bad options or no device are found before any long run
+    isolate.phase("cpu")
     try:
-        cpu = mod.Interpreter(model_path=path,
+        cpu = mod.Interpreter(**source,
                               experimental_op_resolver_type=mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
         cpu.allocate_tensors()
     except (RuntimeError, ValueError) as e:
-        return _check_without_cpu(path, options, seed, rtol_l2, _first_line(e))
+        return _check_without_cpu(path, source, options, seed, rtol_l2, _first_line(e), delegate)
+    out_details = cpu.get_output_details()
     inputs = random_inputs(cpu.get_input_details(), seed)
     expected = _run(cpu, inputs)
-    xnnpack = mod.Interpreter(model_path=path)
-    xnnpack.allocate_tensors()
-    noise = [_rel_l2(a, e) for a, e in zip(_run(xnnpack, inputs), expected)]
-    del xnnpack
+    del cpu
+    isolate.phase("cpu:xnnpack")
+    try:
+        xnnpack = mod.Interpreter(**source)
+        xnnpack.allocate_tensors()
+        noise = [_rel_l2(a, e) if np.isfinite(e).all() and np.isfinite(a).all() else 0.0
+                 for a, e in zip(_run(xnnpack, inputs), expected)]
+        del xnnpack
+    except (RuntimeError, ValueError):  # XNNPACK refuses what the builtin kernels ran: no noise estimate
+        noise = [0.0] * len(expected)
 
-    delegate = load_delegate(**options)
-    gpu = mod.Interpreter(model_path=path, experimental_delegates=[delegate])
+    isolate.phase("delegate")
+    gpu = mod.Interpreter(**source, experimental_delegates=[delegate])
     gpu.allocate_tensors()
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
     device = _capi.delegate_device(delegate._get_native_delegate_pointer())
     actual = _run(gpu, inputs)
     after = _capi.delegate_stats(delegate._get_native_delegate_pointer())  # the cache is written by the first invoke
+    del gpu
     cache = None
     if options.get("serialization_dir") or options.get("delegate_serialize_dir") or options.get("serialize_dir"):
         cache = {k: after["cache_" + k] for k in ("hits", "misses", "writes", "rejected")}
 
-    base = rtol_l2 if rtol_l2 is not None else (FP16_RTOL_L2 if _is_fp16(options) else FP32_RTOL_L2)
+    # The precision the library resolved from the options (priorities
+    # included), not one re-derived here from their spellings.
+    precision = device["precision"].upper()
+    if rtol_l2 is not None:
+        base, base_from = rtol_l2, "--tolerance"
+    else:
+        base, base_from = (FP16_RTOL_L2 if precision == "FP16" else FP32_RTOL_L2), precision
     quantized, steps = _quant_info(path)
-    if quantized and rtol_l2 is None:
-        base = max(base, QUANT_RTOL_L2)
+    if quantized and rtol_l2 is None and QUANT_RTOL_L2 > base:
+        base, base_from = QUANT_RTOL_L2, "quantized model"
     outputs = []
-    for det, a, e, floor in zip(cpu.get_output_details(), actual, expected, noise):
-        tol = base if rtol_l2 is not None else max(base, NOISE_FACTOR * floor)
-        outputs.append(_compare(det, a, e, tol, floor, steps))
-    del gpu
-    return CheckResult(path, device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"], outputs,
-                       kernel_cache=cache)
+    for det, a, e, floor in zip(out_details, actual, expected, noise):
+        tol, tol_from = base, base_from
+        if rtol_l2 is None and NOISE_FACTOR * floor > base:
+            tol, tol_from = NOISE_FACTOR * floor, "CPU noise"
+        outputs.append(_compare(det, a, e, tol, floor, steps, tol_from))
+    return CheckResult(str(path), device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"],
+                       outputs, kernel_cache=cache)
 
 
 def _first_line(e) -> str:
@@ -258,12 +368,13 @@ def _first_line(e) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def _delegate_run(path, options, inputs_for, runs=1):
+def _delegate_run(source, options, inputs_for, runs=1, delegate=None):
     """(interpreter details, outputs of each run, stats, device) of the model
-    through the delegate; inputs_for(input details) gives the inputs."""
+    through the delegate (or a new one with these options); inputs_for(input
+    details) gives the inputs."""
     mod = runtime()
-    delegate = load_delegate(**options)
-    it = mod.Interpreter(model_path=path, experimental_delegates=[delegate])
+    delegate = delegate or load(options)
+    it = mod.Interpreter(**source, experimental_delegates=[delegate])
     it.allocate_tensors()
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
     device = _capi.delegate_device(delegate._get_native_delegate_pointer())
@@ -274,35 +385,85 @@ def _delegate_run(path, options, inputs_for, runs=1):
     return details, outs, stats, device
 
 
-def _check_without_cpu(path, options, seed, rtol_l2, cpu_error) -> CheckResult:
+_PRECISION_KEYS = ("is_precision_loss_allowed", "gpu_precision_loss_allowed", "precision_loss_allowed")
+
+
+def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate=None) -> CheckResult:
     """The delegate as requested (run twice: determinism) against the
     delegate in the other precision, within the FP16 tolerance."""
-    fp16 = _is_fp16(options)
-    other = {k: v for k, v in options.items() if k not in ("is_precision_loss_allowed", "gpu_precision_loss_allowed",
-                                                            "precision_loss_allowed")}
-    other["is_precision_loss_allowed"] = "0" if fp16 else "1"
     inputs_for = lambda det: random_inputs(det, seed)  # noqa: E731
-    details, (actual, again), stats, device = _delegate_run(path, options, inputs_for, runs=2)
-    _, (expected,), _, _ = _delegate_run(path, other, inputs_for)
-    deterministic = all(np.array_equal(a, b) for a, b in zip(actual, again))
-    tol = rtol_l2 if rtol_l2 is not None else FP16_RTOL_L2
-    outputs = []
-    for det, a, e in zip(details, actual, expected):
-        finite = bool(np.isfinite(a).all() and np.isfinite(e).all())
-        max_abs = float(np.abs(a.astype(np.float64) - e).max()) if e.size else 0.0
-        outputs.append(OutputResult(det["name"], tuple(int(s) for s in e.shape),
-                                    _rel_l2(a, e) if finite else float("nan"), max_abs, tol, 0.0, FP16_ABS_FLOOR))
-    return CheckResult(path, device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"], outputs,
-                       reference="delegate-fp32" if fp16 else "delegate-fp16", cpu_error=cpu_error,
+    isolate.phase("delegate")
+    try:
+        details, (actual, again), stats, device = _delegate_run(source, options, inputs_for, runs=2,
+                                                                delegate=delegate)
+    except RuntimeError as e:
+        raise RuntimeError(f"the CPU interpreter cannot run it ({cpu_error}), and neither can the "
+                           f"delegate ({_first_line(e)})") from e
+    fp16 = device["precision"] == "fp16"  # as the library resolved it
+    other = {k: v for k, v in options.items() if k not in _PRECISION_KEYS}
+    other["is_precision_loss_allowed"] = "0" if fp16 else "1"
+    isolate.phase("delegate:other precision")
+    _, (expected,), _, other_device = _delegate_run(source, other, inputs_for)
+    if other_device["precision"] == device["precision"]:
+        raise RuntimeError(f"the CPU interpreter cannot run it ({cpu_error}), and the delegate could not "
+                           f"be run in a second precision to compare with (both ran {device['precision']})")
+    deterministic = all(np.array_equal(a, b, equal_nan=True) if a.dtype.kind == "f" else np.array_equal(a, b)
+                        for a, b in zip(actual, again))
+    tol, tol_from = (rtol_l2, "--tolerance") if rtol_l2 is not None else (FP16_RTOL_L2, "FP16")
+    outputs = [_compare(det, a, e, tol, 0.0, {}, tol_from, FP16_ABS_FLOOR)
+               for det, a, e in zip(details, actual, expected)]
+    return CheckResult(str(path), device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"], outputs,
+                       reference=f"delegate-{other_device['precision']}", cpu_error=cpu_error,
                        deterministic=deterministic)
+
+
+def isolated_check(path, options, seed, rtol_l2):
+    """check_model in a child process (isolate.run("check", ...)): the
+    result as a dict, or a CliError with the kind of the problem."""
+    from . import errors
+
+    try:
+        return check_model(path, options, seed=seed, rtol_l2=rtol_l2).to_dict() | {"model": path}
+    except verify.ModelError as e:
+        raise errors.CliError("model", str(e)) from e
+    except DelegateLoadError as e:
+        raise errors.delegate_error(e) from e
+    except (RuntimeError, ValueError) as e:
+        raise errors.CliError("model", f"{display(path)}: cannot run this model: {errors.reason(e)}") from e
+
+
+def _rule(o: OutputResult) -> str:
+    """Why an output passed or failed, in words, with the numbers."""
+    src = _tolerance_source(o)
+    if o.nonfinite_mismatch:
+        return (f"{o.nonfinite_mismatch} element(s) non-finite on one side only (or a different NaN/infinity); "
+                f"on the others relative L2 {o.rel_l2:.3g}, max abs {o.max_abs:.3g}")
+    by = o.passed_by
+    if by == "relative L2":
+        return f"relative L2 {o.rel_l2:.3g} <= tolerance {o.tolerance:.3g} ({src}), max abs {o.max_abs:.3g}"
+    if by == "max abs floor":
+        return (f"passed by the max abs rule: max abs {o.max_abs:.3g} <= {o.abs_floor:.3g}, although relative L2 "
+                f"{o.rel_l2:.3g} > tolerance {o.tolerance:.3g} ({src})")
+    return (f"relative L2 {o.rel_l2:.3g} > tolerance {o.tolerance:.3g} ({src}) and max abs "
+            f"{o.max_abs:.3g} > {o.abs_floor:.3g}")
+
+
+def _tolerance_source(o: OutputResult) -> str:
+    return {"FP32": "FP32 tolerance", "FP16": "FP16 tolerance",
+            "CPU noise": f"{NOISE_FACTOR:g} x the CPU's own XNNPACK-vs-builtin difference",
+            "quantized model": "quantized-model tolerance", "--tolerance": "--tolerance"}.get(o.tolerance_from,
+                                                                                          o.tolerance_from)
 
 
 def format_result(r: CheckResult) -> str:
     lines = [
-        f"model: {r.model}",
+        f"model: {display(r.model)}",
         f"device: {r.device['name']} ({r.device['platform']}), {r.device['precision'].upper()}",
         f"nodes: {r.delegated_nodes} delegated, {r.cpu_nodes} on the CPU, {r.partitions} partition(s)",
     ]
+    if r.nothing_delegated:
+        lines.append("nothing delegated: every node ran on the CPU, so the outputs below compare the CPU with itself "
+                     "and say nothing about the delegate (`tflite-gpu explain` says why each node stayed)")
     if r.reference != "cpu":
         other = r.reference.split("-")[1].upper()
         lines.append(f"reference: no CPU reference (the CPU interpreter cannot run this model: {r.cpu_error}); "
@@ -316,16 +477,17 @@ def format_result(r: CheckResult) -> str:
         verdict = "PASS" if o.passed else "FAIL"
         against = "CPU XNNPACK vs builtin " + format(o.cpu_noise, ".2g") if r.reference == "cpu" else \
             "vs delegate " + r.reference.split("-")[1].upper()
-        floor = f" (passes at <= {o.abs_floor:.3g})" if o.abs_floor != ABS_FLOOR else ""
+        nonfinite = (f"; {o.nonfinite} non-finite value(s) in the reference"
+                     + (", in the same places in the delegate's output" if not o.nonfinite_mismatch else "")
+                     if o.nonfinite else "")
         if o.step > 0:
             lines.append(f"  {verdict} {o.name} {list(o.shape)}: quantized (step {o.step:.3g}): "
                          f"{o.within_1_step:.2%} within 1 step (>= {STEP_WITHIN_1:.0%}), max {o.max_steps:g} "
-                         f"step(s) (<= {STEP_MAX}), {against}")
+                         f"step(s) (<= {STEP_MAX}), {against}{nonfinite}")
             if not o.passed and np.isfinite(o.max_steps):
                 lines.append("    (each op agrees within 1 step; through many quantized ops these differences "
                              "can grow, see docs/quantized.md)")
             continue
-        lines.append(f"  {verdict} {o.name} {list(o.shape)}: relative L2 {o.rel_l2:.3g} (tolerance {o.tolerance:.3g}), "
-                     f"max abs {o.max_abs:.3g}{floor}, {against}")
-    lines.append("PASS" if r.passed else "FAIL")
+        lines.append(f"  {verdict} {o.name} {list(o.shape)}: {_rule(o)}, {against}{nonfinite}")
+    lines.append(r.verdict if not r.nothing_delegated else "PASS (nothing delegated)")
     return "\n".join(lines)

@@ -1,120 +1,210 @@
 """python -m tflite_gpu / tflite-gpu: check, explain, bench, models, devices, ops.
 
 Every command takes --help and --json (bench: --json PATH, or --json - for
-stdout). Exit codes, the same for every command:
-  0  success (check: every output within tolerance)
+stdout). With --json, stdout carries exactly one strict JSON document, the
+result or {"error": {"exit_code", "kind", "message"}}. Exit codes, the same
+for every command (errors.py; the README's table):
+  0  success (check: every output within tolerance, or nothing delegated)
   1  check: an output is outside the tolerance (the delegate is wrong)
-  2  bad usage: unknown command, argument or delegate option
+  2  bad usage: unknown command, argument, option value or delegate
+     option; an unknown name for `models`; an output path that cannot be
+     written; --png without matplotlib
   3  the delegate cannot run here: no OpenCL library, platform or usable
      device (or libgpu_delegate.so itself is missing)
-  4  model problem: no such file or model name, download failed, or
-     neither the CPU interpreter nor the delegate can run the model
+  4  model problem: no such file or model name, not a TFLite model,
+     malformed, too large for the memory, download failed, the CPU
+     interpreter crashed on it, or neither the CPU interpreter nor the
+     delegate can run it
+  5  a bug in tflite-gpu: the delegate crashed on the model, or an
+     unexpected internal error
 A model only the delegate can run (MediaPipe custom ops) is checked FP32
 against FP16 storage instead of against the CPU.
 """
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
+import math
+import os
 import pathlib
 import sys
+import tempfile
 
-from . import _capi, __version__, cache_options
+from . import __version__, _capi, cache_options, errors, isolate, resources, verify
+from ._library import LibraryNotFound
+from ._output import SafeStream, display, dumps
+from .errors import EXIT_CHECK_FAILED, EXIT_MODEL, EXIT_NO_OPENCL, EXIT_OK, EXIT_USAGE, CliError  # noqa: F401
 
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_NO_OPENCL, EXIT_MODEL = 0, 1, 2, 3, 4
-
-
-class CliError(Exception):
-    """A message for stderr and the exit code that goes with it."""
-
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
+EXIT_BUG = errors.EXIT_BUG
 
 
-def _opencl_error():
-    """The reason no OpenCL device can be used, or None when one can."""
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors raised as CliError (so --json reports them too)."""
+
+    def error(self, message):
+        e = CliError("usage", f"{message} (see {self.prog} --help)")
+        e.prog = self.prog
+        raise e
+
+
+def _int_at_least(low: int):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def _tolerance(text):
     try:
-        _capi.devices()
-    except RuntimeError as e:
-        return str(e)
-    return None
-
-
-def _delegate_error(e: Exception) -> CliError:
-    """load_delegate's ValueError: a bad option (2) or no OpenCL (3)."""
-    reason = _opencl_error()
-    if reason is not None:
-        return CliError(EXIT_NO_OPENCL, f"no OpenCL device: {reason}")
-    return CliError(EXIT_USAGE, str(e))
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    return value
 
 
 def _parse_opts(pairs):
     opts = {}
     for p in pairs or []:
         if "=" not in p:
-            raise CliError(EXIT_USAGE, f"--opt expects key=value, got {p!r}")
+            raise CliError("usage", f"--opt expects key=value, got {p!r}")
         k, v = p.split("=", 1)
         opts[k] = v
     return opts
 
 
 def _resolve_model(name: str) -> pathlib.Path:
-    """A path, or the name of a MediaPipe corpus model (fetched on demand)."""
+    """A path, or the bare name of a MediaPipe corpus model (fetched on demand)."""
     p = pathlib.Path(name)
-    if p.exists():
+    if p.exists() or p.is_symlink():
         return p
     from . import models
 
     stem = p.name[:-7] if p.name.endswith(".tflite") else p.name
-    if stem in models.MODELS:
+    if stem in models.MODELS and str(p.parent) == ".":
         try:
             return models.model_path(stem)
         except (OSError, RuntimeError) as e:
-            raise CliError(EXIT_MODEL, f"{name}: {e}") from e
-    raise CliError(EXIT_MODEL, f"{name}: no such file, and not a MediaPipe model name "
-                               f"({', '.join(sorted(models.MODELS))})")
+            raise CliError("model", f"{name}: the MediaPipe model could not be fetched: {errors.reason(e)}") from e
+    raise CliError("model", f"{display(name)}: no such file, and not a MediaPipe model name "
+                            f"({', '.join(sorted(models.MODELS))})")
 
 
-def cmd_check(args) -> int:
-    from .check import check_model, format_result
+def _verified(name: str, command: str, opts: dict | None, interpreters: int = 1, io_copies: int = 0):
+    """The model's path, verified and checked to fit in memory (ModelError -> exit 4)."""
+    path = _resolve_model(name)
+    try:
+        info = verify.verify_file(path)
+        resources.check_fits(path, info, command, interpreters=interpreters, io_copies=io_copies,
+                             delegate_options=opts)
+    except verify.ModelError as e:
+        raise CliError("model", str(e)) from e
+    return path
+
+
+def _need_opencl(hint: str = ""):
+    reason = errors.opencl_error()
+    if reason is not None:
+        raise CliError("no-opencl", f"no OpenCL device: {reason}{hint}")
+
+
+def _need_delegate(opts: dict):
+    """Fails fast, before any model runs, when the delegate refuses these
+    options (2) or finds no OpenCL device (3)."""
+    from . import load_delegate
+
+    _need_opencl()
+    try:
+        load_delegate(**{"log_level": "silent", **opts})
+    except ValueError as e:
+        raise errors.delegate_error(e) from e
+
+
+def _run_isolated(job: str, path, args: dict):
+    try:
+        return isolate.run(job, args)
+    except isolate.Crashed as e:
+        raise e.cli_error(display(path)) from None
+    except isolate.JobError as e:
+        raise CliError(e.kind, str(e)) from None
+
+
+def _check_output_path(path, flag: str) -> None:
+    """CliError (usage) unless a file can be written at `path`: checked
+    before a long run, not after it."""
+    p = pathlib.Path(path)
+    shown = display(p)
+    if p.is_dir():
+        raise CliError("usage", f"{flag} {shown}: is a directory")
+    if p.exists():
+        try:
+            open(p, "ab").close()  # writable, and nothing truncated
+        except OSError as e:
+            raise CliError("usage", f"{flag} {shown}: cannot be written: {e.strerror}") from e
+        return
+    parent = p.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise CliError("usage", f"{flag} {shown}: {display(parent)} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=".tflite-gpu-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise CliError("usage", f"{flag} {shown}: cannot write in {display(parent)}: {e.strerror}") from e
+
+
+# --------------------------------------------------------------------------
+# Commands: each returns (exit code, the --json document or None)
+
+
+def cmd_check(args, out):
+    from .check import CheckResult, format_result
 
     opts = _parse_opts(args.opt)
+    # The machine's memory here; the device's, bad options and OpenCL in the child (it creates the delegate first).
+    paths = [_verified(name, "check", None, io_copies=3) for name in args.model]
     results, failed = [], False
-    for name in args.model:
-        path = _resolve_model(name)
-        try:
-            model_opts = dict(opts, **cache_options(args.cache_dir, path)) if args.cache_dir else opts
-            r = check_model(path, model_opts, seed=args.seed, rtol_l2=args.tolerance)
-        except ValueError as e:  # the delegate refused its options or found no device
-            raise _delegate_error(e) from e
-        except RuntimeError as e:  # the interpreter could not run the model
-            raise CliError(EXIT_MODEL, f"{name}: {e}") from e
+    for path in paths:
+        model_opts = dict(opts, **cache_options(args.cache_dir, path)) if args.cache_dir else opts
+        r = CheckResult.from_dict(_run_isolated("check", path, dict(path=str(path), options=model_opts,
+                                                                    seed=args.seed, rtol_l2=args.tolerance)))
         results.append(r)
         failed |= not r.passed
-        if not args.json:
-            print(format_result(r))
-    if args.json:
-        print(json.dumps([r.to_dict() for r in results], indent=2))
-    return 1 if failed else 0
+        out.text(format_result(r))
+    return (EXIT_CHECK_FAILED if failed else EXIT_OK), [r.to_dict() for r in results]
 
 
-def cmd_models(args) -> int:
+def cmd_explain(args, out):
+    from .explain import format_explain
+
+    opts = _parse_opts(args.opt)
+    path = _verified(args.model, "explain", None)
+    report = _run_isolated("explain", path, dict(path=str(path), options=opts))
+    report["model"] = display(path)
+    out.text(format_explain(report))
+    return EXIT_OK, report
+
+
+def cmd_models(args, out):
     from . import models
 
-    names = args.names or None
     try:
-        paths = models.fetch_models(names, progress=not args.json and not args.no_progress)
+        paths = models.fetch_models(args.names or None, progress=not args.json and not args.no_progress)
     except KeyError as e:
-        raise CliError(EXIT_USAGE, f"{e.args[0]} (known: {', '.join(sorted(models.MODELS))})") from e
+        raise CliError("usage", f"unknown model name {e.args[0]} (known: {', '.join(sorted(models.MODELS))})") from e
     except (OSError, RuntimeError) as e:
-        raise CliError(EXIT_MODEL, str(e)) from e
-    if args.json:
-        print(json.dumps({k: str(v) for k, v in paths.items()}, indent=2))
-    else:
-        for k, v in sorted(paths.items()):
-            print(f"{k}\t{v}")
-    return 0
+        raise CliError("model", f"the MediaPipe models could not be fetched: {errors.reason(e)}") from e
+    out.text("\n".join(f"{k}\t{v}" for k, v in sorted(paths.items())))
+    return EXIT_OK, {k: str(v) for k, v in paths.items()}
 
 
 def devices_info() -> list:
@@ -126,31 +216,32 @@ def _mib(n):
     return "?" if n is None else f"{n / 2**20:.0f} MiB"
 
 
-def cmd_devices(args) -> int:
+def cmd_devices(args, out):
     try:
         devs = devices_info()
-    except RuntimeError as e:
-        raise CliError(EXIT_NO_OPENCL, f"no OpenCL device: {e}") from e
-    if args.json:
-        print(json.dumps(devs, indent=2))
-        return 0
+    except (RuntimeError, OSError) as e:
+        raise CliError("no-opencl", f"no OpenCL device: {errors.reason(e)}") from e
+    if not devs:
+        raise CliError("no-opencl", "no OpenCL device: the OpenCL platforms expose no device")
+    lines = []
     for d in devs:
         fp16 = "yes (cl_khr_fp16)" if d["fp16"] else "no: FP16 mode stores half, computes in float"
-        print(f"[{d['index']}] {d['name']} ({d['type']}, vendor {d['vendor_id']}: {d['vendor']})")
-        print(f"    platform     {d['platform']}")
-        print(f"    version      {d['version']}; driver {d['driver']}")
-        print(f"    memory       {d['global_mem_bytes'] / 2**30:.1f} GiB global, largest buffer "
-              f"{_mib(d.get('max_alloc_bytes'))}, local "
-              + f"{d['local_mem_bytes'] / 1024:.0f} KiB" + ("" if d["local_mem_dedicated"] else " (in global memory)"))
-        print(f"    compute      {d['compute_units']} units, work-groups up to {d['max_work_group_size']} "
-              f"({' x '.join(map(str, d['max_work_item_sizes']))}), preferred float vector "
-              f"{d['preferred_vector_float']}")
-        print(f"    fp16         {fp16}")
-        print(f"    features     subgroups {'yes' if d['subgroups'] else 'no'}, images {'yes' if d['images'] else 'no'}, "
-              f"command buffers {'yes' if d['command_buffer'] else 'no'}")
-        print(f"    kernel set   {d['kernel_set_auto']} (what kernel_set=auto picks here)")
-        print(f"    extensions   {' '.join(d['extensions']) or '(none reported)'}")
-    return 0
+        lines.append(f"[{d['index']}] {d['name']} ({d['type']}, vendor {d['vendor_id']}: {d['vendor']})")
+        lines.append(f"    platform     {d['platform']}")
+        lines.append(f"    version      {d['version']}; driver {d['driver']}")
+        lines.append(f"    memory       {d['global_mem_bytes'] / 2**30:.1f} GiB global, largest buffer "
+                     f"{_mib(d.get('max_alloc_bytes'))}, local {d['local_mem_bytes'] / 1024:.0f} KiB"
+                     + ("" if d["local_mem_dedicated"] else " (in global memory)"))
+        lines.append(f"    compute      {d['compute_units']} units, work-groups up to {d['max_work_group_size']} "
+                     f"({' x '.join(map(str, d['max_work_item_sizes']))}), preferred float vector "
+                     f"{d['preferred_vector_float']}")
+        lines.append(f"    fp16         {fp16}")
+        lines.append(f"    features     subgroups {'yes' if d['subgroups'] else 'no'}, "
+                     f"images {'yes' if d['images'] else 'no'}, command buffers {'yes' if d['command_buffer'] else 'no'}")
+        lines.append(f"    kernel set   {d['kernel_set_auto']} (what kernel_set=auto picks here)")
+        lines.append(f"    extensions   {' '.join(d['extensions']) or '(none reported)'}")
+    out.text("\n".join(lines))
+    return EXIT_OK, devs
 
 
 def ops_markdown() -> str:
@@ -161,99 +252,144 @@ def ops_markdown() -> str:
     return "\n".join(rows)
 
 
-def cmd_ops(args) -> int:
-    if args.json:
-        print(json.dumps(_capi.ops(), indent=2))
-    elif args.markdown:
-        print(ops_markdown())
+def cmd_ops(args, out):
+    table = _capi.ops()
+    if args.markdown:
+        out.text(ops_markdown())
     else:
-        for o in _capi.ops():
-            print(f"{o['op']:<22} v{o['versions']:<5} {o['constraints']}")
-    return 0
+        out.text("\n".join(f"{o['op']:<22} v{o['versions']:<5} {o['constraints']}" for o in table))
+    return EXIT_OK, table
 
 
-def cmd_explain(args) -> int:
-    from . import load_delegate, runtime
-
-    opts = _parse_opts(args.opt)
-    opts.setdefault("log_level", "silent")
-    path = _resolve_model(args.model)
-    try:
-        delegate = load_delegate(**opts)
-    except ValueError as e:
-        raise _delegate_error(e) from e
-    # Delegation happens while the interpreter is built; the report holds
-    # the decision for every node and the partitions that were built.
-    try:
-        it = runtime().Interpreter(model_path=str(path), experimental_delegates=[delegate])
-    except (RuntimeError, ValueError) as e:
-        raise CliError(EXIT_MODEL, f"{args.model}: {e}") from e
-    ptr = delegate._get_native_delegate_pointer()
-    nodes, parts = _capi.delegate_nodes(ptr), _capi.delegate_partitions(ptr)
-    del it
-    if args.json:
-        print(json.dumps({"model": str(path), "nodes": nodes, "partitions": parts}, indent=2))
-        return 0
-    for n in nodes:
-        print(f"{n['node']:>5}  {n['op']:<34} v{n['version']:<2} {n['where'].upper():<4} {n['reason']}")
-    gpu = sum(n["where"] == "gpu" for n in nodes)
-    print(f"\n{gpu} of {len(nodes)} nodes on the GPU in {len(parts)} partition(s)")
-    for i, p in enumerate(parts):
-        nodes_text = ",".join(map(str, p["nodes"][:12])) + (",..." if len(p["nodes"]) > 12 else "")
-        print(f"  partition {i}: {len(p['nodes'])} nodes ({nodes_text}), {p['dispatches']} kernel launches per invoke")
-    return 0
-
-
-def cmd_bench(args) -> int:
+def cmd_bench(args, out):
     from . import bench
 
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    bad = [c for c in configs if c not in bench.CONFIGS]
+    if bad or not configs:
+        raise CliError("usage", f"--configs: unknown configuration(s) {', '.join(bad) or '(none given)'}: "
+                                f"choose from {','.join(bench.CONFIGS)}")
+    json_path = None if args.json in (None, "-") else args.json
+    for flag, value in (("--json", json_path), ("--markdown", args.markdown), ("--png", args.png)):
+        if value:
+            _check_output_path(value, flag)
+    if args.png:
+        problem = bench.chart_problem(configs)
+        if problem:
+            raise CliError("usage", problem)
+    extra = _parse_opts(args.opt)
     paths = [_resolve_model(m) for m in args.model]
-    to_stdout = args.json == "-"
+    if any(c in bench.DELEGATE_CONFIGS for c in configs):
+        _need_opencl("; benchmark the CPU alone with --configs xnnpack,builtin")
+        _need_delegate(extra)
     try:
         report = bench.run_bench(paths, configs=configs, warmup=args.warmup, iterations=args.iterations,
-                                 threads=args.threads, extra_options=_parse_opts(args.opt),
-                                 first_result=not args.no_first_result, warm_first_result=not args.no_warm,
-                                 profile=args.profile, top=args.top, seed=args.seed, progress=not args.no_progress,
-                                 cache_dir=args.cache_dir)
+                                 threads=args.threads, extra_options=extra, first_result=not args.no_first_result,
+                                 warm_first_result=not args.no_warm, profile=args.profile, top=args.top,
+                                 seed=args.seed, progress=not args.no_progress, cache_dir=args.cache_dir)
+    except verify.ModelError as e:
+        raise CliError("model", str(e)) from e
     except ValueError as e:
-        raise CliError(EXIT_USAGE, f"bench: {e}") from e
-    except RuntimeError as e:
-        raise CliError(EXIT_MODEL, f"bench: {e}") from e
-    json_path = None if to_stdout else args.json
+        raise CliError("usage", str(e)) from e
+    for p in bench.write_outputs(report, json_path, args.markdown, args.png, warn=out.note):
+        out.note(f"wrote {display(p)}")
+    out.text(bench.to_markdown(report))
+    for m in report["models"]:
+        for c, cr in m["configs"].items():
+            if cr.get("status") == "error" and not m.get("crash"):
+                out.note(f"{m['model']}: {bench.LABELS[c]} failed: {cr.get('error')}")
+    # Every model must have run in at least one configuration.
+    dead = [m for m in report["models"] if not any(c.get("median_ms") for c in m["configs"].values())]
+    document = report if args.json == "-" else None  # --json PATH: written above
+    if not dead:
+        return EXIT_OK, document
+    kind = next((m["crash"]["kind"] for m in dead if m.get("crash")), "model")
+    why = "; ".join(f"{m['model']}: {m.get('note') or 'no configuration ran'}" for m in dead)
+    out.error_after_report(CliError(kind, f"no configuration could run {len(dead)} model(s) ({why})"))
+    return errors.KINDS[kind], document
+
+
+# --------------------------------------------------------------------------
+# Output
+
+
+class _Out:
+    """Where a command's output goes: text to stdout unless --json; notes
+    and errors to stderr; the --json document at the end, exactly once."""
+
+    def __init__(self, command: str, json_mode: str | None):
+        self.command, self.json_mode = command, json_mode  # None, "stdout" or a file path
+        self.late_error = None
+
+    def text(self, s: str):
+        if self.json_mode != "stdout" and s:
+            print(s, flush=True)
+
+    def note(self, s: str):
+        print(s, file=sys.stderr, flush=True)
+
+    def error_after_report(self, e: CliError):
+        self.late_error = e
+
+
+def _json_mode(argv) -> str | None:
+    """From the raw arguments (they may not parse): "stdout", a path (bench
+    --json PATH) or None."""
+    argv = list(argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    for i, a in enumerate(argv):
+        if a == "--json" or a.startswith("--json="):
+            if command != "bench":
+                return "stdout"
+            value = a[7:] if a.startswith("--json=") else (argv[i + 1] if i + 1 < len(argv) else "-")
+            return "stdout" if value == "-" else value
+    return None
+
+
+@contextlib.contextmanager
+def _stdout_reserved(json_mode):
+    """With --json on stdout, anything else written to stdout while the
+    command runs (by a library, in Python or in C) goes to stderr; the
+    document is printed after this block."""
+    if json_mode != "stdout":
+        yield
+        return
+    document = sys.stdout
+    saved_fd = None
     try:
-        written = bench.write_outputs(report, json_path, args.markdown, args.png)
-    except ImportError as e:
-        print(f"bench: cannot write the chart ({e}); pip install matplotlib", file=sys.stderr)
-        written = bench.write_outputs(report, json_path, args.markdown, None)
-    if to_stdout:
-        print(json.dumps(report, indent=2))
-    else:
-        print(bench.to_markdown(report))
-    for p in written:
-        print(f"wrote {p}", file=sys.stderr)
-    ran = any(c.get("median_ms") for m in report["models"] for c in m["configs"].values())
-    if ran:
-        return EXIT_OK
-    delegate_only = all(c in ("fp32", "fp16") for c in configs)
-    if delegate_only and _opencl_error() is not None:
-        raise CliError(EXIT_NO_OPENCL, f"bench: no OpenCL device: {_opencl_error()}")
-    raise CliError(EXIT_MODEL, "bench: no configuration could run the model (see the notes above)")
+        document.flush()
+        saved_fd = os.dup(1)
+        os.dup2(2, 1)
+    except (OSError, ValueError):
+        saved_fd = None
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout = document
+        if saved_fd is not None:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.flush()
+            os.dup2(saved_fd, 1)
+            os.close(saved_fd)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(
+def _build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(
         prog="tflite-gpu", description="OpenCL GPU delegate for TensorFlow Lite",
-        epilog="exit codes: 0 ok; 1 check failed (outputs outside tolerance); 2 bad usage or option; "
-               "3 no OpenCL device (or no library); 4 model missing, not downloadable or not runnable on the CPU")
+        epilog="exit codes: 0 ok; 1 check failed (outputs outside tolerance); 2 bad usage, option or output path; "
+               "3 no OpenCL device (or no library); 4 model problem (missing, not a valid model, too large, "
+               "not runnable, or it crashed the CPU interpreter); 5 a bug in tflite-gpu (the delegate crashed). "
+               "With --json, errors are printed as {\"error\": {\"exit_code\", \"kind\", \"message\"}}.")
     ap.add_argument("--version", action="version", version=f"tflite-gpu {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("check", help="compare a model's outputs on the delegate with the CPU interpreter")
     p.add_argument("model", nargs="+", help="a .tflite path or a MediaPipe model name")
     p.add_argument("--opt", action="append", metavar="KEY=VALUE", help="delegate option (repeatable)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    p.add_argument("--tolerance", type=float, default=None, help="relative L2 bound (default 1e-4, FP16 1e-2)")
+    p.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the random inputs")
+    p.add_argument("--tolerance", type=_tolerance, default=None,
+                   help="relative L2 bound (default 1e-4, FP16 1e-2)")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="kernel cache directory (serialization_dir; model_token from the model's bytes)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -283,35 +419,84 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("bench", help="benchmark models: CPU XNNPACK, CPU builtin, delegate FP32 and FP16, interleaved")
     p.add_argument("model", nargs="+", help="a .tflite path or a MediaPipe model name")
-    p.add_argument("--warmup", type=int, default=3, help="untimed invokes per configuration (default 3)")
-    p.add_argument("--iterations", type=int, default=30, help="timed invokes per configuration (default 30)")
+    p.add_argument("--warmup", type=_int_at_least(0), default=3, help="untimed invokes per configuration (default 3)")
+    p.add_argument("--iterations", type=_int_at_least(1), default=30,
+                   help="timed invokes per configuration (default 30)")
     p.add_argument("--configs", default="xnnpack,builtin,fp32,fp16",
                    help="comma-separated subset of xnnpack,builtin,fp32,fp16 (default all)")
-    p.add_argument("--threads", type=int, default=None, help="CPU interpreter threads (default: the cores)")
+    p.add_argument("--threads", type=_int_at_least(1), default=None,
+                   help="CPU interpreter threads (default: the cores)")
     p.add_argument("--opt", action="append", metavar="KEY=VALUE", help="extra delegate option (repeatable)")
     p.add_argument("--profile", action="store_true", help="list the top kernels by OpenCL event time")
-    p.add_argument("--top", type=int, default=10, help="kernels listed per model with --profile (default 10)")
+    p.add_argument("--top", type=_int_at_least(0), default=10,
+                   help="kernels listed per model with --profile (default 10)")
     p.add_argument("--no-first-result", action="store_true", help="skip the time-to-first-result processes")
     p.add_argument("--no-warm", action="store_true", help="skip the warm (PoCL kernel cache) first result")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="also time the first result with the delegate's kernel cache in DIR (written, then loaded)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the random inputs")
     p.add_argument("--json", metavar="PATH", help="write the full results as JSON to PATH ('-': stdout, "
                                                   "instead of the markdown report)")
     p.add_argument("--markdown", metavar="PATH", help="write the markdown report")
     p.add_argument("--png", metavar="PATH", help="write a bar chart of latency ratios to XNNPACK (matplotlib)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_bench)
+    return ap
 
-    args = ap.parse_args(argv)  # bad usage exits with 2 (EXIT_USAGE)
+
+def _emit_json(document, json_mode) -> None:
+    text = dumps(document)
+    if json_mode == "stdout":
+        print(text, flush=True)
+    elif json_mode:
+        try:
+            pathlib.Path(json_mode).write_text(text + "\n")
+        except OSError:  # the path itself was the problem: the document goes to stdout instead
+            print(text, flush=True)
+
+
+def _run(argv, json_mode):
+    """(exit code, --json document or None) of one command line."""
+    command = "tflite-gpu"
     try:
-        return args.fn(args)
+        args = _build_parser().parse_args(argv)
+        command = f"tflite-gpu {args.command}"
+        out = _Out(args.command, json_mode)
+        code, document = args.fn(args, out)
+        if out.late_error is not None:
+            print(f"{command}: {out.late_error.message}", file=sys.stderr)
+        return code, document
     except CliError as e:
-        print(f"tflite-gpu {args.command}: {e}", file=sys.stderr)
-        return e.code
-    except FileNotFoundError as e:  # libgpu_delegate.so itself is missing
-        print(f"tflite-gpu {args.command}: {e}", file=sys.stderr)
-        return EXIT_NO_OPENCL
+        error = e
+        command = getattr(e, "prog", command)
+    except LibraryNotFound as e:
+        error = CliError("no-library", str(e))
+    except Exception as e:  # noqa: BLE001 - never a traceback: a bug, said as such
+        if os.environ.get("TFLITE_GPU_DEBUG"):
+            import traceback
+            traceback.print_exc()
+        error = CliError("internal", f"internal error ({type(e).__name__}: {errors.reason(e)}); this is a bug in "
+                                     "tflite-gpu, please report it (TFLITE_GPU_DEBUG=1 shows the traceback)")
+    print(f"{command}: {error.message}", file=sys.stderr, flush=True)
+    return error.code, error.to_dict()
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    json_mode = _json_mode(argv)
+    real_out, real_err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(real_out), SafeStream(real_err)
+    try:
+        with _stdout_reserved(json_mode):
+            code, document = _run(argv, json_mode)
+        if json_mode and document is not None:
+            _emit_json(document, json_mode)
+        return code
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        sys.stdout, sys.stderr = real_out, real_err
 
 
 if __name__ == "__main__":

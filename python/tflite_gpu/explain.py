@@ -1,0 +1,60 @@
+"""`tflite-gpu explain`: the delegate's decision for every node (GPU or CPU
+and why) and the partitions it built, read back from the library after the
+interpreter applied it. The CLI runs explain() in a child process
+(isolated_explain), so a crash while the model is parsed or delegated is
+reported with the stage it happened in."""
+from __future__ import annotations
+
+import pathlib
+
+from . import _capi, isolate, resources, runtime, verify
+from .check import DelegateLoadError, load, model_source
+
+
+def explain(model, options: dict | None = None) -> dict:
+    """{"model", "nodes", "partitions"}; the same errors as check.check_model."""
+    options = dict(options or {})
+    options.setdefault("log_level", "silent")
+    path = pathlib.Path(model)
+    info = verify.verify_file(path)
+    resources.check_fits(path, info, "explain", interpreters=1, delegate_options=options)
+    mod = runtime()
+    source = model_source(path)
+    isolate.phase("delegate:create")
+    delegate = load(options)
+    isolate.phase("cpu:parse")
+    mod.Interpreter(**source)  # the runtime's own parse first: its crash is not the delegate's
+    isolate.phase("delegate")
+    # Delegation happens while the interpreter is built; the report holds
+    # the decision for every node and the partitions that were built.
+    it = mod.Interpreter(**source, experimental_delegates=[delegate])
+    ptr = delegate._get_native_delegate_pointer()
+    nodes, parts = _capi.delegate_nodes(ptr), _capi.delegate_partitions(ptr)
+    del it
+    return {"model": str(path), "nodes": nodes, "partitions": parts}
+
+
+def isolated_explain(path, options):
+    from . import errors
+    from ._output import display
+
+    try:
+        return explain(path, options)
+    except verify.ModelError as e:
+        raise errors.CliError("model", str(e)) from e
+    except DelegateLoadError as e:
+        raise errors.delegate_error(e) from e
+    except (RuntimeError, ValueError) as e:
+        raise errors.CliError("model", f"{display(path)}: cannot run this model: {errors.reason(e)}") from e
+
+
+def format_explain(report: dict) -> str:
+    nodes, parts = report["nodes"], report["partitions"]
+    lines = [f"{n['node']:>5}  {n['op']:<34} v{n['version']:<2} {n['where'].upper():<4} {n['reason']}" for n in nodes]
+    gpu = sum(n["where"] == "gpu" for n in nodes)
+    lines.append(f"\n{gpu} of {len(nodes)} nodes on the GPU in {len(parts)} partition(s)")
+    for i, p in enumerate(parts):
+        nodes_text = ",".join(map(str, p["nodes"][:12])) + (",..." if len(p["nodes"]) > 12 else "")
+        lines.append(f"  partition {i}: {len(p['nodes'])} nodes ({nodes_text}), {p['dispatches']} kernel launches "
+                     "per invoke")
+    return "\n".join(lines)
