@@ -161,6 +161,14 @@ def test_explain_json(tmp_path, capsys):
     assert rc == 0
     assert [n["where"] for n in out["nodes"]] == ["gpu"] and out["nodes"][0]["op"] == "CONV_2D"
     assert len(out["partitions"]) == 1 and out["partitions"][0]["nodes"] == [0]
+    assert out["device"]["kernel_set"] in ("cpu", "gpu") and out["device"]["precision"] == "fp32"
+
+
+def test_explain_names_the_forced_kernel_set(tmp_path, capsys):
+    rc, out = _main_json(capsys, "explain", _conv_model(tmp_path), "--json", "--opt", "kernel_set=gpu")
+    assert rc == 0 and out["device"]["kernel_set"] == "gpu"
+    assert cli.main(["explain", _conv_model(tmp_path), "--opt", "kernel_set=cpu"]) == 0
+    assert "cpu kernel set" in capsys.readouterr().out
 
 
 def test_ops_json(capsys):

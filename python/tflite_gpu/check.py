@@ -458,7 +458,8 @@ def _tolerance_source(o: OutputResult) -> str:
 def format_result(r: CheckResult) -> str:
     lines = [
         f"model: {display(r.model)}",
-        f"device: {r.device['name']} ({r.device['platform']}), {r.device['precision'].upper()}",
+        f"device: {r.device['name']} ({r.device['platform']}), {r.device['precision'].upper()}, "
+        f"{r.device['kernel_set']} kernel set",
         f"nodes: {r.delegated_nodes} delegated, {r.cpu_nodes} on the CPU, {r.partitions} partition(s)",
     ]
     if r.nothing_delegated:

@@ -12,7 +12,9 @@ from .check import DelegateLoadError, load, model_source
 
 
 def explain(model, options: dict | None = None) -> dict:
-    """{"model", "nodes", "partitions"}; the same errors as check.check_model."""
+    """{"model", "device", "nodes", "partitions"}; the same errors as
+    check.check_model. "device" holds the precision and the kernel set the
+    library resolved (kernel_set=auto picks by device type)."""
     options = dict(options or {})
     options.setdefault("log_level", "silent")
     path = pathlib.Path(model)
@@ -30,8 +32,9 @@ def explain(model, options: dict | None = None) -> dict:
     it = mod.Interpreter(**source, experimental_delegates=[delegate])
     ptr = delegate._get_native_delegate_pointer()
     nodes, parts = _capi.delegate_nodes(ptr), _capi.delegate_partitions(ptr)
+    device = _capi.delegate_device(ptr)
     del it
-    return {"model": str(path), "nodes": nodes, "partitions": parts}
+    return {"model": str(path), "device": device, "nodes": nodes, "partitions": parts}
 
 
 def isolated_explain(path, options):
@@ -50,7 +53,9 @@ def isolated_explain(path, options):
 
 def format_explain(report: dict) -> str:
     nodes, parts = report["nodes"], report["partitions"]
-    lines = [f"{n['node']:>5}  {n['op']:<34} v{n['version']:<2} {n['where'].upper():<4} {n['reason']}" for n in nodes]
+    d = report["device"]
+    lines = [f"device: {d['name']} ({d['platform']}), {d['precision'].upper()}, {d['kernel_set']} kernel set\n"]
+    lines += [f"{n['node']:>5}  {n['op']:<34} v{n['version']:<2} {n['where'].upper():<4} {n['reason']}" for n in nodes]
     gpu = sum(n["where"] == "gpu" for n in nodes)
     lines.append(f"\n{gpu} of {len(nodes)} nodes on the GPU in {len(parts)} partition(s)")
     for i, p in enumerate(parts):
