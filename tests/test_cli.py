@@ -167,7 +167,7 @@ def test_explain_json(tmp_path, capsys):
 def test_explain_names_the_forced_kernel_set(tmp_path, capsys):
     rc, out = _main_json(capsys, "explain", _conv_model(tmp_path), "--json", "--opt", "kernel_set=gpu")
     assert rc == 0 and out["device"]["kernel_set"] == "gpu"
-    assert cli.main(["explain", _conv_model(tmp_path), "--opt", "kernel_set=cpu"]) == 0
+    assert cli.main(["explain", str(_conv_model(tmp_path)), "--opt", "kernel_set=cpu"]) == 0
     assert "cpu kernel set" in capsys.readouterr().out
 
 
