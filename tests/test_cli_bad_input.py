@@ -318,7 +318,8 @@ def test_pass_says_which_rule_passed_it():
            "> tolerance 0.01 (FP16 tolerance)" in text
     noisy = check.OutputResult("y", (3,), rel_l2=3e-4, max_abs=1e-3, tolerance=4e-4, cpu_noise=2e-4,
                                tolerance_from="CPU noise")
-    assert "<= tolerance 0.0004 (2 x the CPU's own XNNPACK-vs-builtin difference)" in check.format_result(_result(noisy))
+    text = check.format_result(_result(noisy))
+    assert "<= tolerance 0.0004 (2 x the CPU's own XNNPACK-vs-builtin difference)" in text
 
 
 def test_nonfinite_values_must_be_in_the_same_places():

@@ -27,7 +27,8 @@ REGRESSIONS = FUZZ / "regressions" / "model_mutations.json"
 # DENSIFY when it chooses nodes (issue 13, the C half); then move them into
 # REGRESSIONS and drop the xfail.
 SPARSE_REGRESSIONS = FUZZ / "regressions" / "model_mutations_sparse.json"
-LONG_MODELS = "hand_recrop,face_detection_short_range,iris_landmark,face_detection_full_range_sparse,selfie_segmentation"
+LONG_MODELS = ("hand_recrop,face_detection_short_range,iris_landmark,face_detection_full_range_sparse,"
+               "selfie_segmentation")
 
 
 def _fuzz(*args, timeout):

@@ -55,8 +55,9 @@ def machine_available() -> tuple:
                 best, source = int(line.split()[1]) * 1024, "MemAvailable in /proc/meminfo"
     except (OSError, ValueError, IndexError):
         pass
+    v1 = "/sys/fs/cgroup/memory/memory."
     for limit, usage in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                         ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+                         (v1 + "limit_in_bytes", v1 + "usage_in_bytes")):
         try:
             text = pathlib.Path(limit).read_text().strip()
             if text == "max":
