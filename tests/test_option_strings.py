@@ -6,8 +6,8 @@ hands it to the library as a C string, so:
   it for a path option, saying what happened;
 - a huge value is echoed in the error cut to 80 characters with its length;
 - control characters are escaped in the message.
-(An embedded NUL cuts the C string short before the library sees it, so
-only Python can refuse 'info\\x00silent': not tested here.)"""
+- an embedded NUL would cut the C string short before the library sees it,
+  so tflite_gpu.load_delegate refuses 'info\\x00silent' itself."""
 from __future__ import annotations
 
 import pytest
@@ -57,3 +57,10 @@ def test_huge_path_is_refused_with_its_length():
 def test_control_characters_are_escaped():
     msg = _error(log_level="info\nsilent")
     assert "'info\\x0asilent'" in msg and "info\nsilent" not in msg, msg
+
+
+@pytest.mark.parametrize("key,value", [("log_level", "info\x00silent"), ("device\x00x", "0"),
+                                       ("serialization_dir", "/tmp\x00/etc")])
+def test_nul_in_option_is_refused(key, value):
+    msg = _error(**{key: value})
+    assert "NUL" in msg, msg

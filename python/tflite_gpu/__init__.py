@@ -42,6 +42,11 @@ def load_delegate(**options):
     a bad one raises ValueError naming it.
     """
     opts = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()}
+    # The runtime hands C strings to the library, which would see a value
+    # cut at its first NUL ('info\x00silent' as 'info'): refuse it here.
+    for k, v in opts.items():
+        if "\x00" in k or "\x00" in v:
+            raise ValueError(f"option {k[:80]!r}={v[:80]!r} contains a NUL character")
     return runtime().load_delegate(library_path(), opts)
 
 
