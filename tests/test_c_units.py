@@ -24,7 +24,8 @@ def _sources(test):
 def test_c_unit(test, tmp_path):
     exe = tmp_path / test.stem
     cmd = ["gcc", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-g", *SANITIZE,
-           "-I", str(ROOT / "delegate_c"), str(test), *_sources(test), "-o", str(exe), "-lm"]
+           "-I", str(ROOT / "delegate_c"), "-I", str(ROOT / "opencl_kernels"), str(test), *_sources(test), "-o",
+           str(exe), "-lm"]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]

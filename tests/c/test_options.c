@@ -1,4 +1,4 @@
-/* uses: options.c log.c */
+/* uses: options.c log.c target.c */
 /* Standalone test of the option parser's handling of hostile strings
  * (delegate_c/options.c): huge values are echoed cut short with their
  * length, control bytes escaped, and a path that is a Python bytes repr
