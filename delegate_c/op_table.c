@@ -148,6 +148,9 @@ const OpDef kOps[] = {
      "rank-4 input; constant int32 size [2]; align_corners or half_pixel_centers (not both)"},
     {kBuiltinResizeNearestNeighbor, NULL, 3, check_resize_nearest, lower_resize_nearest,
      "rank-4 input; constant int32 size [2]; align_corners and half_pixel_centers"},
+    {kBuiltinReverseV2, NULL, 2, check_reverse, lower_reverse,
+     "constant int32 axis tensor of exactly 1 axis (negative allowed) of a rank 1-4 input; several axes stay "
+     "on the CPU (the TFLite 2.x kernel reverses only the first, LiteRT's only contiguous ones)"},
     {kBuiltinRsqrt, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinSelect, NULL, 1, check_select, lower_select,
      "BOOL condition of x's shape, a scalar, or a vector along x's first dimension; x and y of one shape"},

@@ -188,6 +188,8 @@ int check_gather(const NodeInfo* ni);
 int lower_gather(Lowering* lw, const NodeInfo* ni);
 int check_one_hot(const NodeInfo* ni);
 int lower_one_hot(Lowering* lw, const NodeInfo* ni);
+int check_reverse(const NodeInfo* ni);
+int lower_reverse(Lowering* lw, const NodeInfo* ni);
 
 /* DENSIFY is folded or stays on the CPU: this gives the reason. */
 int check_densify(const NodeInfo* ni);

@@ -90,6 +90,7 @@ enum TfLiteBuiltinCode {
   kBuiltinBatchMatmul = 126,
   kBuiltinCumsum = 128,
   kBuiltinGelu = 150,
+  kBuiltinReverseV2 = 105,
   kBuiltinSign = 158,
 };
 

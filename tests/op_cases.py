@@ -1539,6 +1539,25 @@ def expand_squeeze_cases():
             _squeeze_case([2, 11, 1], [-1]), _squeeze_case([1, 1, 1, 1], []), _conv_chain_case()]
 
 
+# -- REVERSE_V2 ------------------------------------------------------------------
+
+def _reverse_case(shape, axis):
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, shape, inputs)
+        a = mb.add_tensor([1], np.int32, data=np.asarray([axis], np.int32))
+        _emit(mb, "REVERSE_V2", [x, a], shape, None, cpu)
+        return inputs
+
+    return Case(f"reverse_v2-{_shape_id(shape)}-axis{axis}", build)
+
+
+def reverse_cases():
+    cases = [_reverse_case([2, 7, 9, 3], a) for a in (0, 1, 2, 3, -1)]
+    return cases + [_reverse_case([1, 5, 5, 17], -1), _reverse_case([3, 17], 0), _reverse_case([17], 0),
+                    _reverse_case([2, 3, 5], -2), _reverse_case([5, 1], 1), _reverse_case([3, 11, 6], 2)]
+
+
 def all_cases():
     return _unique(conv_cases() + depthwise_cases() + binary_cases("ADD") + binary_cases("MUL")
                    + concat_cases() + maxpool_cases() + avgpool_cases() + pad_cases() + prelu_cases()
@@ -1547,7 +1566,7 @@ def all_cases():
                    + depth_to_space_cases() + math_cases() + transpose_cases() + slice_cases() + split_cases()
                    + pack_cases() + unpack_cases() + tile_cases() + mirror_pad_cases() + padv2_cases()
                    + space_to_depth_cases() + resize_nearest_cases() + gather_cases() + one_hot_cases()
-                   + elementwise_cases() + expand_squeeze_cases())
+                   + elementwise_cases() + expand_squeeze_cases() + reverse_cases())
 
 
 # -- LSTM (basic kernel) ---------------------------------------------------------

@@ -165,6 +165,7 @@ _OPTIONS = {
     "GELU": ("GeluOptions", dict(approximate=False)),
     "SQUEEZE": ("SqueezeOptions", {}),
     "EXPAND_DIMS": ("ExpandDimsOptions", {}),
+    "REVERSE_V2": ("ReverseV2Options", {}),
 }
 
 
