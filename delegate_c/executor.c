@@ -351,6 +351,7 @@ static EncodeFn encoder_for(GOp op) {
     case GOP_RESIZE_NEAREST: return encode_resize_nearest;
     case GOP_ONE_HOT: return encode_one_hot;
     case GOP_QUANTIZE: return encode_quantize;
+    case GOP_L2_NORM: return encode_l2_norm;
   }
   return NULL;
 }

@@ -69,6 +69,7 @@ typedef enum GOp {
   GOP_RESIZE_NEAREST,
   GOP_ONE_HOT,
   GOP_QUANTIZE,            /* quantize-dequantize onto an int8/uint8 grid: p.quant */
+  GOP_L2_NORM,             /* x / max(|x|, 1e-6) over channels */
 } GOp;
 
 /* Binary, unary, remap, border, reduce and epilogue codes, shared with

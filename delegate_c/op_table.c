@@ -93,6 +93,9 @@ const OpDef kOps[] = {
     {kBuiltinGreater, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
     {kBuiltinGreaterEqual, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
     {kBuiltinHardSwish, NULL, 1, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinL2Normalization, NULL, 1, check_l2_norm, lower_l2_norm,
+     "float32, over the last axis of a rank 1-4 tensor: x / max(sqrt(sum x^2), 1e-6) as TFLite; fused activation "
+     "NONE (the CPU kernel refuses others); int8/uint8 (integer kernel) stays on the CPU"},
     {kBuiltinLeakyRelu, NULL, 2, check_unary, lower_unary, "1 runtime input; any alpha"},
     {kBuiltinLess, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
     {kBuiltinLessEqual, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},

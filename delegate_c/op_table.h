@@ -188,6 +188,8 @@ int check_gather(const NodeInfo* ni);
 int lower_gather(Lowering* lw, const NodeInfo* ni);
 int check_one_hot(const NodeInfo* ni);
 int lower_one_hot(Lowering* lw, const NodeInfo* ni);
+int check_l2_norm(const NodeInfo* ni);
+int lower_l2_norm(Lowering* lw, const NodeInfo* ni);
 int check_reverse(const NodeInfo* ni);
 int lower_reverse(Lowering* lw, const NodeInfo* ni);
 

@@ -90,6 +90,7 @@ enum TfLiteBuiltinCode {
   kBuiltinBatchMatmul = 126,
   kBuiltinCumsum = 128,
   kBuiltinGelu = 150,
+  kBuiltinL2Normalization = 11,
   kBuiltinReverseV2 = 105,
   kBuiltinSign = 158,
 };
@@ -259,6 +260,10 @@ typedef struct {
 typedef struct {
   int num_splits;
 } TfLiteSplitVParams;
+
+typedef struct {
+  TfLiteFusedActivation activation;
+} TfLiteL2NormParams;
 
 typedef struct {
   int values_count;

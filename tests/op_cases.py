@@ -1539,7 +1539,24 @@ def expand_squeeze_cases():
             _squeeze_case([2, 11, 1], [-1]), _squeeze_case([1, 1, 1, 1], []), _conv_chain_case()]
 
 
-# -- REVERSE_V2 ------------------------------------------------------------------
+# -- L2_NORMALIZATION, REVERSE_V2 ----------------------------------------------
+
+def _l2_norm_case(shape, scale=1.0):
+    """scale 1e-8: every norm is below TFLite's epsilon (1e-6), which then
+    divides instead."""
+    def build(mb, rng, cpu):
+        inputs = [(scale * _normal(rng, shape)).astype(np.float32)]
+        x = mb.add_input(shape)
+        _output(mb, "L2_NORMALIZATION", [x], shape)
+        return inputs
+
+    return Case(f"l2_norm-{_shape_id(shape)}" + (f"-scale{scale:g}" if scale != 1.0 else ""), build)
+
+
+def l2_norm_cases():
+    return [_l2_norm_case(s) for s in ([2, 7, 9, 3], [1, 5, 5, 17], [2, 3, 5, 1], [3, 4, 5], [7, 6], [17])] + [
+        _l2_norm_case([2, 3, 5], 1e-8)]
+
 
 def _reverse_case(shape, axis):
     def build(mb, rng, cpu):
@@ -1602,8 +1619,10 @@ def lstm_cases():
 
 
 def math_cases():
-    """Reductions, softmax, cumsum, batch matmul and LSTM (also run in FP16)."""
-    return reduce_cases() + softmax_cases() + cumsum_cases() + batch_matmul_cases() + lstm_cases()
+    """Reductions, softmax, cumsum, batch matmul, LSTM and L2_NORMALIZATION
+    (also run in FP16)."""
+    return (reduce_cases() + softmax_cases() + cumsum_cases() + batch_matmul_cases() + lstm_cases()
+            + l2_norm_cases())
 
 
 def absorbed_dequantize_cases():

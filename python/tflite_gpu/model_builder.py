@@ -165,6 +165,7 @@ _OPTIONS = {
     "GELU": ("GeluOptions", dict(approximate=False)),
     "SQUEEZE": ("SqueezeOptions", {}),
     "EXPAND_DIMS": ("ExpandDimsOptions", {}),
+    "L2_NORMALIZATION": ("L2NormOptions", _ACT_DEFAULTS),
     "REVERSE_V2": ("ReverseV2Options", {}),
 }
 
