@@ -91,6 +91,8 @@ enum TfLiteBuiltinCode {
   kBuiltinCumsum = 128,
   kBuiltinGelu = 150,
   kBuiltinL2Normalization = 11,
+  kBuiltinArgMax = 56,
+  kBuiltinArgMin = 79,
   kBuiltinReverseV2 = 105,
   kBuiltinSign = 158,
 };
@@ -260,6 +262,14 @@ typedef struct {
 typedef struct {
   int num_splits;
 } TfLiteSplitVParams;
+
+/* ARG_MAX and ARG_MIN: the output's element type (a TfLiteType). */
+typedef struct {
+  int output_type;
+} TfLiteArgMaxParams;
+typedef struct {
+  int output_type;
+} TfLiteArgMinParams;
 
 typedef struct {
   TfLiteFusedActivation activation;

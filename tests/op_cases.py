@@ -1539,7 +1539,57 @@ def expand_squeeze_cases():
             _squeeze_case([2, 11, 1], [-1]), _squeeze_case([1, 1, 1, 1], []), _conv_chain_case()]
 
 
-# -- L2_NORMALIZATION, REVERSE_V2 ----------------------------------------------
+# -- ARG_MAX / ARG_MIN, L2_NORMALIZATION, REVERSE_V2 ------------------------------
+
+def _arg_case(op, shape, axis, out_dtype=np.int32, kind="normal", axis_dtype=np.int32):
+    """kind "ties" draws from 5 values, so most lines hold equal extremes:
+    TFLite keeps the first index."""
+    out_shape = [d for i, d in enumerate(shape) if i != axis % len(shape)]
+    type_name = "INT64" if out_dtype == np.int64 else "INT32"
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _operand(mb, rng, shape, kind, inputs)
+        a = mb.add_tensor([1], axis_dtype, data=np.asarray([axis], axis_dtype))
+        _output(mb, op, [x, a], out_shape, out_dtype, dict(output_type=type_name))
+        return inputs
+
+    axis_id = "-axis_i64" if axis_dtype == np.int64 else ""
+    return Case(f"{op.lower()}-{_shape_id(shape)}-axis{axis}-{type_name.lower()}-{kind}{axis_id}", build)
+
+
+def _arg_into_graph_case():
+    """conv -> ARG_MAX over channels -> CAST to float -> MUL: the int32
+    index stays inside one partition, and leaves it as int32 too."""
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, [2, 7, 9, 3], inputs)
+        c = mb.add_tensor([2, 7, 9, 5])
+        mb.add_op("CONV_2D", [x, _const(mb, rng, [5, 3, 3, 3]), _const(mb, rng, [5])], [c], dict(padding="SAME"))
+        idx = mb.add_tensor([2, 7, 9], np.int32)
+        mb.add_op("ARG_MAX", [c, mb.add_tensor([1], np.int32, data=np.asarray([3], np.int32))], [idx])
+        mb.mark_output(idx)
+        f = mb.add_tensor([2, 7, 9])
+        mb.add_op("CAST", [idx], [f])
+        _emit(mb, "MUL", [f, _const(mb, rng, [9])], [2, 7, 9], None, cpu)
+        return inputs
+
+    return Case("arg_max-in-graph-conv-cast-mul", build)
+
+
+def arg_minmax_cases():
+    cases = []
+    for op in ("ARG_MAX", "ARG_MIN"):
+        for shape, axis in (([2, 7, 9, 3], 3), ([2, 7, 9, 3], 1), ([2, 7, 9, 3], -2), ([3, 5, 2, 6], 0),
+                            ([1, 5, 5, 17], -1), ([3, 17], 0), ([17], 0), ([2, 3, 5], 1), ([3, 4, 5], -3),
+                            ([2, 5, 1], -1)):
+            cases.append(_arg_case(op, shape, axis))
+        for shape, axis in (([2, 7, 9, 5], -1), ([2, 7, 9, 5], 2), ([5, 3, 17], 0)):
+            cases.append(_arg_case(op, shape, axis, kind="ties"))
+        cases += [_arg_case(op, [2, 5, 7, 3], 2, np.int64), _arg_case(op, [3, 17], -1, np.int64, "ties"),
+                  _arg_case(op, [2, 9, 5], -2, axis_dtype=np.int64)]
+    return cases + [_arg_into_graph_case()]
+
 
 def _l2_norm_case(shape, scale=1.0):
     """scale 1e-8: every norm is below TFLite's epsilon (1e-6), which then
@@ -1619,10 +1669,10 @@ def lstm_cases():
 
 
 def math_cases():
-    """Reductions, softmax, cumsum, batch matmul, LSTM and L2_NORMALIZATION
-    (also run in FP16)."""
+    """Reductions, softmax, cumsum, batch matmul, LSTM, ARG_MAX/ARG_MIN and
+    L2_NORMALIZATION (also run in FP16)."""
     return (reduce_cases() + softmax_cases() + cumsum_cases() + batch_matmul_cases() + lstm_cases()
-            + l2_norm_cases())
+            + arg_minmax_cases() + l2_norm_cases())
 
 
 def absorbed_dequantize_cases():
