@@ -282,14 +282,14 @@ static int plan_memory(Executor* ex) {
 }
 
 /* A boundary tensor's runtime buffer holds float32, or (for the few ops
- * that allow them, see op_table.c) int32 or one-byte bool elements. */
+ * that allow them, see op_table.c) int32, int64 or one-byte bool elements. */
 static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   const GTensor* t = &ex->g.tensors[b->tensor];
-  int typed = t->dtype == kTfLiteInt32 || t->dtype == kTfLiteBool;
+  int typed = t->dtype == kTfLiteInt32 || t->dtype == kTfLiteInt64 || t->dtype == kTfLiteBool;
   /* int8/uint8 runtime tensors (ENABLE_QUANT) are staged as bytes and
    * (de)quantized by the conversion kernel. */
   int quant = t->qtype != GD_QNONE;
-  b->bytes = shape_elements(t->shape) * (quant || t->dtype == kTfLiteBool ? 1 : 4);
+  b->bytes = shape_elements(t->shape) * (quant || t->dtype == kTfLiteBool ? 1 : t->dtype == kTfLiteInt64 ? 8 : 4);
   b->staging = create_buffer(ex, to_device ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY, b->bytes, NULL);
   if (!b->staging) return -1;
   if (t->is_int32) {
@@ -311,7 +311,7 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   karg_mem(&a, to_device ? b->staging : t->mem);
   karg_mem(&a, to_device ? t->mem : b->staging);
   karg_shape(&a, t->shape);
-  if (typed) karg_int(&a, t->dtype == kTfLiteBool);
+  if (typed) karg_int(&a, t->dtype == kTfLiteBool ? TYPED_BOOL : t->dtype == kTfLiteInt64 ? TYPED_INT64 : TYPED_INT32);
   if (quant) {
     karg_float(&a, t->qscale);
     karg_int(&a, t->qzero);
@@ -351,6 +351,8 @@ static EncodeFn encoder_for(GOp op) {
     case GOP_RESIZE_NEAREST: return encode_resize_nearest;
     case GOP_ONE_HOT: return encode_one_hot;
     case GOP_QUANTIZE: return encode_quantize;
+    case GOP_ARG_MINMAX: return encode_arg_minmax;
+    case GOP_L2_NORM: return encode_l2_norm;
   }
   return NULL;
 }

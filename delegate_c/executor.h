@@ -137,5 +137,7 @@ int encode_one_hot(Executor* ex, int node);
 /* GATHER / ONE_HOT indices as an int32 device buffer (ops_layout.c). */
 cl_mem ex_int_indices(Executor* ex, int tensor);
 int encode_quantize(Executor* ex, int node);
+int encode_arg_minmax(Executor* ex, int node);
+int encode_l2_norm(Executor* ex, int node);
 
 #endif

@@ -69,6 +69,8 @@ typedef enum GOp {
   GOP_RESIZE_NEAREST,
   GOP_ONE_HOT,
   GOP_QUANTIZE,            /* quantize-dequantize onto an int8/uint8 grid: p.quant */
+  GOP_ARG_MINMAX,          /* index of the max/min along one axis, as a float: p.arg */
+  GOP_L2_NORM,             /* x / max(|x|, 1e-6) over channels */
 } GOp;
 
 /* Binary, unary, remap, border, reduce and epilogue codes, shared with
@@ -183,6 +185,10 @@ typedef struct GNode {
       float scale;
       int zero_point, qmin, qmax;
     } quant;
+    struct {
+      int axis; /* GD_B..GD_C */
+      int is_min;
+    } arg;
   } p;
 } GNode;
 

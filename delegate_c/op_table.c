@@ -19,12 +19,20 @@
 #define CMP_CONSTRAINTS \
   "2 float inputs with broadcasting; BOOL output, also at a partition boundary (upstream: only into CAST/SELECT)"
 
+/* ARG_MAX and ARG_MIN share theirs. */
+#define ARG_CONSTRAINTS \
+  "constant axis (1 value, int32/int64, negative allowed) of a rank 1-4 input; INT32 or INT64 output, also at a " \
+  "partition boundary (not as GATHER/ONE_HOT indices); ties give the first index; the index travels as a float: " \
+  "exact to 2^24 (FP16 storage: axes up to 2048)"
+
 const OpDef kOps[] = {
     {kBuiltinAbs, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinAdd, NULL, 2, check_binary, lower_binary,
      "2 inputs (runtime or constant) with TFLite broadcasting; fused activation"},
     {kBuiltinAddN, NULL, 2, check_add_n, lower_add_n,
      "2 or more same-shape inputs (upstream: exactly 2), at least one runtime; summed in input order"},
+    {kBuiltinArgMax, NULL, 2, check_arg_minmax, lower_arg_minmax, ARG_CONSTRAINTS},
+    {kBuiltinArgMin, NULL, 2, check_arg_minmax, lower_arg_minmax, ARG_CONSTRAINTS},
     {kBuiltinAveragePool2d, NULL, 2, check_pool, lower_pool, "filter and stride > 0; SAME/VALID; fused activation"},
     {kBuiltinBatchMatmul, NULL, 4, check_batch_matmul, lower_batch_matmul,
      "2 inputs of rank 2-4, either one constant (upstream: a constant RHS only if 2-D); adj_x, adj_y; batch "
@@ -93,6 +101,9 @@ const OpDef kOps[] = {
     {kBuiltinGreater, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
     {kBuiltinGreaterEqual, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
     {kBuiltinHardSwish, NULL, 1, check_unary, lower_unary, "1 runtime input"},
+    {kBuiltinL2Normalization, NULL, 1, check_l2_norm, lower_l2_norm,
+     "float32, over the last axis of a rank 1-4 tensor: x / max(sqrt(sum x^2), 1e-6) as TFLite; fused activation "
+     "NONE (the CPU kernel refuses others); int8/uint8 (integer kernel) stays on the CPU"},
     {kBuiltinLeakyRelu, NULL, 2, check_unary, lower_unary, "1 runtime input; any alpha"},
     {kBuiltinLess, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
     {kBuiltinLessEqual, NULL, 2, check_binary, lower_binary, CMP_CONSTRAINTS},
@@ -148,6 +159,9 @@ const OpDef kOps[] = {
      "rank-4 input; constant int32 size [2]; align_corners or half_pixel_centers (not both)"},
     {kBuiltinResizeNearestNeighbor, NULL, 3, check_resize_nearest, lower_resize_nearest,
      "rank-4 input; constant int32 size [2]; align_corners and half_pixel_centers"},
+    {kBuiltinReverseV2, NULL, 2, check_reverse, lower_reverse,
+     "constant int32 axis tensor of exactly 1 axis (negative allowed) of a rank 1-4 input; several axes stay "
+     "on the CPU (the TFLite 2.x kernel reverses only the first, LiteRT's only contiguous ones)"},
     {kBuiltinRsqrt, NULL, 2, check_unary, lower_unary, "1 runtime input"},
     {kBuiltinSelect, NULL, 1, check_select, lower_select,
      "BOOL condition of x's shape, a scalar, or a vector along x's first dimension; x and y of one shape"},
@@ -361,6 +375,7 @@ static const char* extra_types(int builtin, int is_output, int k) {
     case kBuiltinLogicalAnd: return "BOOL";
     case kBuiltinSelect: case kBuiltinSelectV2: return !is_output && k == 0 ? "BOOL" : NULL;
     case kBuiltinCast: return "INT32/BOOL";
+    case kBuiltinArgMax: case kBuiltinArgMin: return is_output ? "INT32/INT64" : NULL;
     default: return NULL;
   }
 }
@@ -372,6 +387,7 @@ static int type_allowed(const NodeInfo* ni, int is_output, int k, int type) {
   if (!extra) return 0;
   if (type == kTfLiteBool) return strstr(extra, "BOOL") != NULL;
   if (type == kTfLiteInt32) return strstr(extra, "INT32") != NULL;
+  if (type == kTfLiteInt64) return strstr(extra, "INT64") != NULL;
   return 0;
 }
 

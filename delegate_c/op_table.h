@@ -188,6 +188,15 @@ int check_gather(const NodeInfo* ni);
 int lower_gather(Lowering* lw, const NodeInfo* ni);
 int check_one_hot(const NodeInfo* ni);
 int lower_one_hot(Lowering* lw, const NodeInfo* ni);
+int check_arg_minmax(const NodeInfo* ni);
+int lower_arg_minmax(Lowering* lw, const NodeInfo* ni);
+int check_l2_norm(const NodeInfo* ni);
+int lower_l2_norm(Lowering* lw, const NodeInfo* ni);
+int check_reverse(const NodeInfo* ni);
+int lower_reverse(Lowering* lw, const NodeInfo* ni);
+/* Does a GATHER or ONE_HOT read tensor t as its (raw int32) indices?
+ * (ops_elementwise.c) */
+int feeds_indices(const ModelView* mv, int t);
 
 /* DENSIFY is folded or stays on the CPU: this gives the reason. */
 int check_densify(const NodeInfo* ni);

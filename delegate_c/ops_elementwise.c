@@ -351,7 +351,7 @@ int lower_unary(Lowering* lw, const NodeInfo* ni) {
  * CPU's static_cast does; anything -> bool is "not zero". */
 /* Does a GATHER or ONE_HOT read tensor t as its indices? Those read raw
  * int32 partition inputs, not the float-valued int32 a delegated CAST makes. */
-static int feeds_indices(const ModelView* mv, int t) {
+int feeds_indices(const ModelView* mv, int t) {
   for (int i = 0; i < mv->num_nodes; ++i) {
     TfLiteNode* node;
     TfLiteRegistration* reg;

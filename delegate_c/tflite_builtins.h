@@ -90,6 +90,10 @@ enum TfLiteBuiltinCode {
   kBuiltinBatchMatmul = 126,
   kBuiltinCumsum = 128,
   kBuiltinGelu = 150,
+  kBuiltinL2Normalization = 11,
+  kBuiltinArgMax = 56,
+  kBuiltinArgMin = 79,
+  kBuiltinReverseV2 = 105,
   kBuiltinSign = 158,
 };
 
@@ -258,6 +262,18 @@ typedef struct {
 typedef struct {
   int num_splits;
 } TfLiteSplitVParams;
+
+/* ARG_MAX and ARG_MIN: the output's element type (a TfLiteType). */
+typedef struct {
+  int output_type;
+} TfLiteArgMaxParams;
+typedef struct {
+  int output_type;
+} TfLiteArgMinParams;
+
+typedef struct {
+  TfLiteFusedActivation activation;
+} TfLiteL2NormParams;
 
 typedef struct {
   int values_count;

@@ -26,6 +26,8 @@ enum {
 /* Remaps (layout.cl) and what they read outside [0, size). */
 enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };
 enum { BORDER_CONST = 0, BORDER_REFLECT = 1, BORDER_SYMMETRIC = 2, BORDER_WRAP = 3 };
+/* Element types of the typed boundary conversions (layout.cl). */
+enum { TYPED_INT32 = 0, TYPED_BOOL = 1, TYPED_INT64 = 2 };
 /* Reductions (reduce.cl). */
 enum { REDUCE_MEAN = 0, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD };
 

@@ -70,11 +70,13 @@ inline int4 fold4(int4 s, int4 n, int border) {
   return select(s, (int4)(-1), s < 0 || s >= n);
 }
 
-/* The same conversions for the partition's int32 and bool tensors (bool is
- * one byte, 0 or 1). Inside the partition their values are floats: int32
- * exact up to 2^24, bool 0.0 / 1.0, so reading back is exact; a value
- * read as bool is 1 for anything non-zero. */
-__kernel void typed_to_phwc4(__global const uchar* src, __global storage_t* dst, int4 shape, int is_bool,
+/* The same conversions for the partition's int32, int64 and bool tensors
+ * (bool is one byte, 0 or 1; `type` is a TYPED_* code). Inside the
+ * partition their values are floats: integers exact up to 2^24, bool 0.0 /
+ * 1.0, so reading back is exact; a value read as bool is 1 for anything
+ * non-zero. int64 moves as two ints, low word first (little-endian hosts),
+ * so no device needs the `long` type. */
+__kernel void typed_to_phwc4(__global const uchar* src, __global storage_t* dst, int4 shape, int type,
                              int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
@@ -85,12 +87,15 @@ __kernel void typed_to_phwc4(__global const uchar* src, __global storage_t* dst,
   float v[4];
   for (int lane = 0; lane < 4; ++lane) {
     int c = p.z * 4 + lane;
-    v[lane] = c >= C ? 0.0f : is_bool ? (src[base + c] != 0 ? 1.0f : 0.0f) : (float)src32[base + c];
+    v[lane] = c >= C                ? 0.0f
+              : type == TYPED_BOOL  ? (src[base + c] != 0 ? 1.0f : 0.0f)
+              : type == TYPED_INT64 ? (float)src32[2 * (base + c)]
+                                    : (float)src32[base + c];
   }
   STORE4((float4)(v[0], v[1], v[2], v[3]), dst, gid);
 }
 
-__kernel void phwc4_to_typed(__global const storage_t* src, __global uchar* dst, int4 shape, int is_bool,
+__kernel void phwc4_to_typed(__global const storage_t* src, __global uchar* dst, int4 shape, int type,
                              int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
@@ -103,10 +108,15 @@ __kernel void phwc4_to_typed(__global const storage_t* src, __global uchar* dst,
   for (int lane = 0; lane < 4; ++lane) {
     int c = p.z * 4 + lane;
     if (c >= C) break;
-    if (is_bool)
+    if (type == TYPED_BOOL) {
       dst[base + c] = v[lane] != 0.0f ? 1 : 0;
-    else
+    } else if (type == TYPED_INT64) {
+      int q = convert_int_rtz(v[lane]);
+      dst32[2 * (base + c)] = q;
+      dst32[2 * (base + c) + 1] = q < 0 ? -1 : 0;
+    } else {
       dst32[base + c] = convert_int_rtz(v[lane]);
+    }
   }
 }
 

@@ -1539,6 +1539,92 @@ def expand_squeeze_cases():
             _squeeze_case([2, 11, 1], [-1]), _squeeze_case([1, 1, 1, 1], []), _conv_chain_case()]
 
 
+# -- ARG_MAX / ARG_MIN, L2_NORMALIZATION, REVERSE_V2 ------------------------------
+
+def _arg_case(op, shape, axis, out_dtype=np.int32, kind="normal", axis_dtype=np.int32):
+    """kind "ties" draws from 5 values, so most lines hold equal extremes:
+    TFLite keeps the first index."""
+    out_shape = [d for i, d in enumerate(shape) if i != axis % len(shape)]
+    type_name = "INT64" if out_dtype == np.int64 else "INT32"
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _operand(mb, rng, shape, kind, inputs)
+        a = mb.add_tensor([1], axis_dtype, data=np.asarray([axis], axis_dtype))
+        _output(mb, op, [x, a], out_shape, out_dtype, dict(output_type=type_name))
+        return inputs
+
+    axis_id = "-axis_i64" if axis_dtype == np.int64 else ""
+    return Case(f"{op.lower()}-{_shape_id(shape)}-axis{axis}-{type_name.lower()}-{kind}{axis_id}", build)
+
+
+def _arg_into_graph_case():
+    """conv -> ARG_MAX over channels -> CAST to float -> MUL: the int32
+    index stays inside one partition, and leaves it as int32 too."""
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, [2, 7, 9, 3], inputs)
+        c = mb.add_tensor([2, 7, 9, 5])
+        mb.add_op("CONV_2D", [x, _const(mb, rng, [5, 3, 3, 3]), _const(mb, rng, [5])], [c], dict(padding="SAME"))
+        idx = mb.add_tensor([2, 7, 9], np.int32)
+        mb.add_op("ARG_MAX", [c, mb.add_tensor([1], np.int32, data=np.asarray([3], np.int32))], [idx])
+        mb.mark_output(idx)
+        f = mb.add_tensor([2, 7, 9])
+        mb.add_op("CAST", [idx], [f])
+        _emit(mb, "MUL", [f, _const(mb, rng, [9])], [2, 7, 9], None, cpu)
+        return inputs
+
+    return Case("arg_max-in-graph-conv-cast-mul", build)
+
+
+def arg_minmax_cases():
+    cases = []
+    for op in ("ARG_MAX", "ARG_MIN"):
+        for shape, axis in (([2, 7, 9, 3], 3), ([2, 7, 9, 3], 1), ([2, 7, 9, 3], -2), ([3, 5, 2, 6], 0),
+                            ([1, 5, 5, 17], -1), ([3, 17], 0), ([17], 0), ([2, 3, 5], 1), ([3, 4, 5], -3),
+                            ([2, 5, 1], -1)):
+            cases.append(_arg_case(op, shape, axis))
+        for shape, axis in (([2, 7, 9, 5], -1), ([2, 7, 9, 5], 2), ([5, 3, 17], 0)):
+            cases.append(_arg_case(op, shape, axis, kind="ties"))
+        cases += [_arg_case(op, [2, 5, 7, 3], 2, np.int64), _arg_case(op, [3, 17], -1, np.int64, "ties"),
+                  _arg_case(op, [2, 9, 5], -2, axis_dtype=np.int64)]
+    return cases + [_arg_into_graph_case()]
+
+
+def _l2_norm_case(shape, scale=1.0):
+    """scale 1e-8: every norm is below TFLite's epsilon (1e-6), which then
+    divides instead."""
+    def build(mb, rng, cpu):
+        inputs = [(scale * _normal(rng, shape)).astype(np.float32)]
+        x = mb.add_input(shape)
+        _output(mb, "L2_NORMALIZATION", [x], shape)
+        return inputs
+
+    return Case(f"l2_norm-{_shape_id(shape)}" + (f"-scale{scale:g}" if scale != 1.0 else ""), build)
+
+
+def l2_norm_cases():
+    return [_l2_norm_case(s) for s in ([2, 7, 9, 3], [1, 5, 5, 17], [2, 3, 5, 1], [3, 4, 5], [7, 6], [17])] + [
+        _l2_norm_case([2, 3, 5], 1e-8)]
+
+
+def _reverse_case(shape, axis):
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, shape, inputs)
+        a = mb.add_tensor([1], np.int32, data=np.asarray([axis], np.int32))
+        _emit(mb, "REVERSE_V2", [x, a], shape, None, cpu)
+        return inputs
+
+    return Case(f"reverse_v2-{_shape_id(shape)}-axis{axis}", build)
+
+
+def reverse_cases():
+    cases = [_reverse_case([2, 7, 9, 3], a) for a in (0, 1, 2, 3, -1)]
+    return cases + [_reverse_case([1, 5, 5, 17], -1), _reverse_case([3, 17], 0), _reverse_case([17], 0),
+                    _reverse_case([2, 3, 5], -2), _reverse_case([5, 1], 1), _reverse_case([3, 11, 6], 2)]
+
+
 def all_cases():
     return _unique(conv_cases() + depthwise_cases() + binary_cases("ADD") + binary_cases("MUL")
                    + concat_cases() + maxpool_cases() + avgpool_cases() + pad_cases() + prelu_cases()
@@ -1547,7 +1633,7 @@ def all_cases():
                    + depth_to_space_cases() + math_cases() + transpose_cases() + slice_cases() + split_cases()
                    + pack_cases() + unpack_cases() + tile_cases() + mirror_pad_cases() + padv2_cases()
                    + space_to_depth_cases() + resize_nearest_cases() + gather_cases() + one_hot_cases()
-                   + elementwise_cases() + expand_squeeze_cases())
+                   + elementwise_cases() + expand_squeeze_cases() + reverse_cases())
 
 
 # -- LSTM (basic kernel) ---------------------------------------------------------
@@ -1583,8 +1669,10 @@ def lstm_cases():
 
 
 def math_cases():
-    """Reductions, softmax, cumsum, batch matmul and LSTM (also run in FP16)."""
-    return reduce_cases() + softmax_cases() + cumsum_cases() + batch_matmul_cases() + lstm_cases()
+    """Reductions, softmax, cumsum, batch matmul, LSTM, ARG_MAX/ARG_MIN and
+    L2_NORMALIZATION (also run in FP16)."""
+    return (reduce_cases() + softmax_cases() + cumsum_cases() + batch_matmul_cases() + lstm_cases()
+            + arg_minmax_cases() + l2_norm_cases())
 
 
 def absorbed_dequantize_cases():

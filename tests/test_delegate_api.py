@@ -68,7 +68,7 @@ def test_invalid_priority_combination():
 
 
 def _model_with_unsupported_op():
-    """conv -> L2_NORMALIZATION (not in the op table) -> add."""
+    """conv -> ROUND (not in the op table) -> add."""
     rng = np.random.default_rng(7)
     mb = ModelBuilder()
     x = mb.add_input([1, 9, 7, 5])
@@ -77,7 +77,7 @@ def _model_with_unsupported_op():
     c = mb.add_tensor([1, 9, 7, 6])
     mb.add_op("CONV_2D", [x, w, b], [c], dict(padding="SAME", stride_w=1, stride_h=1, fused_activation="RELU"))
     n = mb.add_tensor([1, 9, 7, 6])
-    mb.add_op("L2_NORMALIZATION", [c], [n])
+    mb.add_op("ROUND", [c], [n])
     k = mb.add_tensor([1, 1, 1, 6], data=rng.standard_normal([1, 1, 1, 6]).astype(np.float32))
     y = mb.add_tensor([1, 9, 7, 6])
     mb.add_op("ADD", [n, k], [y], dict(fused_activation="NONE"))
@@ -91,7 +91,7 @@ def test_unsupported_op_falls_back_to_cpu_with_warning(capfd):
     actual, report = run_delegate(model, inputs, log_level="warning", max_delegated_partitions=2)
     err = capfd.readouterr().err
     assert "Following operations are not supported by GPU delegate:" in err
-    assert "L2_NORMALIZATION: Operation is not supported." in err
+    assert "ROUND: Operation is not supported." in err
     assert "2 operations will run on the GPU, and the remaining 1 operations will run on the CPU." in err
     assert report.cpu_nodes == 1 and report.delegated_nodes == 2 and report.partitions == 2
     assert_close(actual[0], expected[0], rtol_l2=1e-4, atol=1e-4)

@@ -102,6 +102,7 @@ _FIELDS = {
     "mode": ("Mode", lambda v: _enum_value(tflite.MirrorPadMode, v)),
     "alpha": ("Alpha", float),
     "approximate": ("Approximate", bool),
+    "output_type": ("OutputType", lambda v: _enum_value(tflite.TensorType, v)),
 }
 
 _CONV_DEFAULTS = dict(padding="SAME", stride_w=1, stride_h=1,
@@ -165,6 +166,10 @@ _OPTIONS = {
     "GELU": ("GeluOptions", dict(approximate=False)),
     "SQUEEZE": ("SqueezeOptions", {}),
     "EXPAND_DIMS": ("ExpandDimsOptions", {}),
+    "ARG_MAX": ("ArgMaxOptions", dict(output_type="INT32")),
+    "ARG_MIN": ("ArgMinOptions", dict(output_type="INT32")),
+    "L2_NORMALIZATION": ("L2NormOptions", _ACT_DEFAULTS),
+    "REVERSE_V2": ("ReverseV2Options", {}),
 }
 
 

@@ -1,0 +1,23 @@
+/* L2_NORMALIZATION over channels: x / max(sqrt(sum of x^2), 1e-6), TFLite's
+ * epsilon, which bounds the norm rather than being added to it. One
+ * work-item per pixel (b, y, x) walks its slices twice; the padded lanes
+ * of the last slice are zero, so they add nothing to the sum. */
+__kernel void l2_norm(__global const storage_t* src, __global storage_t* dst, int4 shape, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int x = gid % shape.x;
+  int t = gid / shape.x;
+  int y = t % shape.y;
+  int b = t / shape.y;
+  int slices = SLICES(shape);
+  int stride = shape.y * shape.x;
+  int base = idx4(shape, b, 0, y, x);
+  float4 sq = (float4)(0.0f);
+  for (int s = 0; s < slices; ++s) {
+    float4 v = LOAD4(src, base + s * stride);
+    sq += v * v;
+  }
+  float norm = fmax(sqrt((sq.x + sq.y) + (sq.z + sq.w)), 1e-6f);
+  for (int s = 0; s < slices; ++s)
+    STORE4(mask_tail(LOAD4(src, base + s * stride) / norm, s, shape.z), dst, base + s * stride);
+}
