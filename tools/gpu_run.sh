@@ -181,8 +181,24 @@ run() {
   fi
 
   say "OpenCL ICD loader: Debian's, unpacked into $work/loader"
-  dpkg -x "$bundle"/debs/ocl-icd-libopencl1_*.deb "$work/loader" 2>/dev/null ||
-    (cd "$work" && ar x "$bundle"/debs/ocl-icd-libopencl1_*.deb && mkdir -p loader && tar -xf data.tar.* -C loader)
+  local deb
+  deb=$(ls "$bundle"/debs/ocl-icd-libopencl1_*.deb)
+  if command -v dpkg >/dev/null; then
+    dpkg -x "$deb" "$work/loader"
+  else  # no dpkg: a .deb is an ar archive holding data.tar.*
+    "$python" - "$deb" "$work/loader" <<'EOF'
+import io, sys, tarfile
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"!<arch>\n", "not an ar archive"
+pos = 8
+while pos < len(data):
+    name, size = data[pos:pos + 16].decode().strip().rstrip("/"), int(data[pos + 48:pos + 58])
+    if name.startswith("data.tar"):
+        tarfile.open(fileobj=io.BytesIO(data[pos + 60:pos + 60 + size])).extractall(sys.argv[2])
+        break
+    pos += 60 + size + (size & 1)
+EOF
+  fi
   local loader
   loader=$(find "$work/loader" -name 'libOpenCL.so.1*' -type f | head -n1)
   [ -n "$loader" ] || { echo "gpu_run: no libOpenCL.so.1 in the .deb" >&2; exit 1; }

@@ -422,7 +422,7 @@ def main(argv=None):
                     help="add every Nth op test to the sample (0: the cover alone)")
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("TFLITE_GPU_MATRIX_JOBS", "2")),
                     help="pieces at a time (default 2: Intel's lane beside the rest)")
-    ap.add_argument("--piece-timeout", type=int, default=int(os.environ.get("TFLITE_GPU_MATRIX_PIECE_TIMEOUT", "1800")),
+    ap.add_argument("--piece-timeout", type=int, default=int(os.environ.get("TFLITE_GPU_MATRIX_PIECE_TIMEOUT", "900")),
                     help="seconds before a piece is killed (0: none)")
     ap.add_argument("--out", default=os.environ.get("TFLITE_GPU_MATRIX_OUT", str(ROOT / "build" / "matrix")))
     ap.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))

@@ -36,5 +36,9 @@ done
 # PoCL records the kernels each op test launches, for every sample.
 tools/opencl_impls.sh $(echo "pocl,$impls" | tr ',' '\n' | sort -u | tr '\n' ' ')
 # The models are fetched once here, not by several pieces at once.
-"$PY" -m tflite_gpu models >/dev/null
+mkdir -p build
+if ! "$PY" -m tflite_gpu models >build/matrix-models.log 2>&1; then
+  cat build/matrix-models.log >&2
+  exit 1
+fi
 exec "$PY" tools/matrix.py "$@"
