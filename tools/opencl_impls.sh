@@ -94,8 +94,8 @@ setup_intel() {
   local venv="$ROOT/.venv-intel-ocl"
   local have=""
   [ -x "$venv/bin/python" ] && have=$("$venv/bin/python" -m pip show intel-opencl-rt intel-cmplr-lib-rt 2>/dev/null |
-    awk '/^Version:/ {print $2}' | sort -u | tr '\n' ' ')
-  if [ "$have" != "$INTEL_OCL_VERSION " ] || [ ! -e "$venv/lib/libintelocl.so" ]; then
+    awk '/^Version:/ {print $2}' | tr '\n' ' ')
+  if [ "$have" != "$INTEL_OCL_VERSION $INTEL_OCL_VERSION " ] || [ ! -e "$venv/lib/libintelocl.so" ]; then
     echo "opencl_impls: installing intel-opencl-rt and intel-cmplr-lib-rt $INTEL_OCL_VERSION into .venv-intel-ocl"
     [ -x "$venv/bin/python" ] || "$PYTHON" -m venv "$venv" || return 1
     "$venv/bin/python" -m pip install -q --disable-pip-version-check \
