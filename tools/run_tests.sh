@@ -5,11 +5,17 @@
 #   2. .venv-litert (ai_edge_litert 2.x): the same suite less the tests that
 #      do not touch a runtime (C units, the CMake install) - op tests, real
 #      MediaPipe models, fusion, the API and the CLI run under LiteRT too.
-# Extra arguments go to both pytest runs. Exit status: non-zero if either
-# run failed (both always run).
+#   3. the portability matrix (tools/run_matrix.sh: PoCL, Intel's OpenCL CPU
+#      runtime and Oclgrind, each kernel set, sampled; about 20 minutes);
+#      TFLITE_GPU_SKIP_MATRIX=1 skips it (and its set-up). It does not run
+#      when arguments choose a subset of the suite.
+# Extra arguments go to both pytest runs. Exit status: non-zero if any
+# run failed (all always run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh
+run_matrix=1
+[ "${TFLITE_GPU_SKIP_MATRIX:-0}" != 1 ] && [ $# -eq 0 ] || run_matrix=0
+TFLITE_GPU_SETUP_MATRIX=$run_matrix tools/setup.sh
 # Tests must exercise the installed library, not a stray build.
 unset TFLITE_GPU_LIBRARY
 
@@ -23,5 +29,9 @@ if [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
     --ignore=tests/test_c_units.py --ignore=tests/test_install.py "$@" || rc=$?
   # 5: nothing collected (the arguments chose only runtime-independent tests).
   [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ] || status=1
+fi
+if [ "$run_matrix" = 1 ]; then
+  echo "== portability matrix (tools/run_matrix.sh)"
+  tools/run_matrix.sh || status=1
 fi
 exit $status

@@ -6,6 +6,10 @@
 #   .venv-litert  ai_edge_litert 2.x (LiteRT, numpy >= 2)
 # Idempotent: installed packages and existing venvs are reused.
 # TFLITE_GPU_SKIP_LITERT=1 skips the LiteRT venv.
+# TFLITE_GPU_SETUP_MATRIX=1 (tools/run_tests.sh sets it unless
+# TFLITE_GPU_SKIP_MATRIX=1) also installs and registers the portability
+# matrix's OpenCL implementations: Oclgrind (apt) and Intel's OpenCL CPU
+# runtime (.venv-intel-ocl, about 850 MB), see tools/opencl_impls.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,4 +47,7 @@ if [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
   make_venv .venv-litert litert,test
   echo "set-up done: .venv-litert has tflite_gpu on" \
        "$(TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python -c 'import tflite_gpu; print(tflite_gpu.runtime().__name__)')"
+fi
+if [ "${TFLITE_GPU_SETUP_MATRIX:-0}" = 1 ]; then
+  tools/opencl_impls.sh
 fi

@@ -1,0 +1,472 @@
+#!/usr/bin/env python3
+"""The portability matrix: the op tests, the single-kernel tests and the 14
+MediaPipe models on several OpenCL implementations with each kernel set,
+then one summary table (implementation x kernel set x precision: passed,
+failed, time). Run through tools/run_matrix.sh, which registers the
+implementations first (tools/opencl_impls.sh); the README's "Portability
+matrix" says what is sampled and why.
+
+Pieces (KS = each kernel set, cpu and gpu):
+  pocl      op tests, all of tests/test_ops.py, KS, recording the kernels
+            each test launches (tools/matrix_plugin.py); the 14 models with
+            `tflite-gpu check`, KS x FP32/FP16.
+  oclgrind  two passes, "races" (OCLGRIND_DATA_RACES + OCLGRIND_CHECK_API on
+            the optimised build; out-of-bounds checks are always on) and
+            "uninit" (the same plus OCLGRIND_UNINITIALIZED, built with
+            -cl-opt-disable: Oclgrind 21.10's uninitialised-value plugin
+            aborts on the `freeze` instruction of optimised LLVM 15 code),
+            each with TFLITE_GPU_SEPARATE_BUFFERS=1: the single-kernel tests
+            (test_cl_*.py, TFLITE_GPU_CL_SMALL=1) and the op-test sample of
+            KS. Any Oclgrind report fails the piece (tools/oclgrind_scan.py).
+  intel     the op-test sample of KS; the 14 models, KS x FP32/FP16.
+
+The op-test sample of a kernel set is a small set of tests that together
+launch every kernel (FP16-storage builds counted apart) that the PoCL run of
+that set launched, cheapest first (tools/matrix_sample.py); a sampled run
+that misses one fails. --full runs every op test everywhere instead.
+
+Exit status: 0 if every piece passed, 1 otherwise.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ET
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TOOLS = ROOT / "tools"
+MODELS: list[str] = []  # the 14 MediaPipe models (tflite_gpu.models.MODELS), filled in main()
+CL_TESTS = ["tests/test_cl_kernels.py", "tests/test_cl_conv_gpu.py", "tests/test_cl_reduce_gpu.py"]
+OCLGRIND_PASSES = {
+    "races": {"OCLGRIND_DATA_RACES": "1", "OCLGRIND_CHECK_API": "1"},
+    "uninit": {"OCLGRIND_DATA_RACES": "1", "OCLGRIND_CHECK_API": "1", "OCLGRIND_UNINITIALIZED": "1",
+               "OCLGRIND_BUILD_OPTIONS": "-cl-opt-disable"},
+}
+
+
+@dataclasses.dataclass
+class Piece:
+    impl: str
+    kset: str
+    precision: str
+    what: str
+    run: object                      # callable(piece) -> None; fills the result fields
+    deps: tuple = ()                 # names of pieces that must finish first
+    lane: str = "main"               # pieces of one lane run one after another
+    passed: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    status: str = "pending"          # ok, FAIL, skipped
+    note: str = ""
+    log: str = ""
+
+    @property
+    def name(self):
+        return f"{self.impl}/{self.kset}/{self.precision}/{self.what}"
+
+
+class Matrix:
+    def __init__(self, args):
+        self.args = args
+        self.out = pathlib.Path(args.out).resolve()
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.python = args.python
+        self.pieces: list[Piece] = []
+        self.models = [m for m in args.models.split(",") if m] if args.models else MODELS
+        self.lock = threading.Lock()
+
+    # ------------------------------------------------------------ helpers
+
+    def env(self, impl, kset, extra=None):
+        env = dict(os.environ)
+        env["OCL_ICD_VENDORS"] = str(ROOT / "build" / "icd" / impl)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TOOLS), env.get("PYTHONPATH")]))
+        env["PYTHONUNBUFFERED"] = "1"
+        env.pop("TFLITE_GPU_TEST_KERNEL_SET", None)
+        if kset != "default":
+            env["TFLITE_GPU_TEST_KERNEL_SET"] = kset
+        if impl == "oclgrind":
+            env["TFLITE_GPU_SEPARATE_BUFFERS"] = "1"
+            for k in list(env):
+                if k.startswith("OCLGRIND_"):
+                    del env[k]
+        env.update(extra or {})
+        return env
+
+    def sh(self, cmd, env, log, append=False):
+        """Runs cmd with stdout and stderr into log; returns the exit status
+        (negative: killed by that signal; 124: the piece's time limit)."""
+        timeout = self.args.piece_timeout or None
+        with open(log, "a" if append else "w") as f:
+            f.write("$ " + " ".join(str(c) for c in cmd) + "\n")
+            f.flush()
+            proc = subprocess.Popen([str(c) for c in cmd], cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            try:
+                return proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                f.write(f"\n== matrix: killed after {timeout} s\n")
+                return 124
+
+    def pytest_cmd(self, *args):
+        cmd = [self.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "matrix_plugin", *args]
+        if self.args.ops_k and "tests/test_ops.py" in args:
+            cmd += ["-k", self.args.ops_k]
+        return cmd
+
+    @staticmethod
+    def junit_counts(path):
+        try:
+            root = ET.parse(path).getroot()
+        except (OSError, ET.ParseError):
+            return None
+        suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+        total = sum(int(s.get("tests", 0)) for s in suites)
+        bad = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+        skipped = sum(int(s.get("skipped", 0)) for s in suites)
+        return total - bad - skipped, bad, skipped
+
+    @staticmethod
+    def tag(p):
+        """A file-name stem for the piece: pocl-cpu-FP32-14_models."""
+        return re.sub(r"[^A-Za-z0-9.-]+", "_", f"{p.impl}-{p.kset}-{p.precision}-{p.what}").strip("_")
+
+    # ------------------------------------------------------------ pieces
+
+    def pytest_piece(self, p, targets, env, select=None, record=None, sample_check=None):
+        """pytest on targets; passed/failed from its JUnit XML."""
+        tag = self.tag(p)
+        p.log = str(self.out / f"{tag}.log")
+        junit = self.out / f"{tag}.xml"
+        args = [f"--junitxml={junit}", *targets]
+        if select:
+            args.append(f"--matrix-select={select}")
+        if record:
+            pathlib.Path(record).unlink(missing_ok=True)
+            args.append(f"--matrix-kernels={record}")
+        rc = self.sh(self.pytest_cmd(*args), env, p.log)
+        counts = self.junit_counts(junit)
+        if counts is None:
+            p.status, p.note = "FAIL", f"pytest exit {rc}, no results"
+            return
+        p.passed, p.failed, skipped = counts
+        p.status = "ok" if rc == 0 and p.failed == 0 else "FAIL"
+        if rc not in (0, 1):
+            p.note = f"pytest exit {rc}"
+        if skipped:
+            p.note = (p.note + f"; {skipped} skipped").lstrip("; ")
+        if sample_check and p.status == "ok":
+            self.coverage(p, sample_check, record)
+
+    def coverage(self, p, reference, record):
+        r = subprocess.run([self.python, TOOLS / "matrix_sample.py", "check", reference, record],
+                           capture_output=True, text=True)
+        msg = (r.stdout + r.stderr).strip()
+        with open(p.log, "a") as f:
+            f.write(f"\n== matrix coverage: {msg}\n")
+        if r.returncode != 0:
+            p.status = "FAIL"
+            p.note = (p.note + "; " + msg).lstrip("; ")
+
+    def record_piece(self, p):
+        """PoCL, every op test, recording kernels; then the sample."""
+        record = self.out / f"kernels-pocl-{p.kset}.jsonl"
+        self.pytest_piece(p, ["tests/test_ops.py"], self.env("pocl", p.kset), record=record)
+        sample = self.out / f"sample-{p.kset}.txt"
+        r = subprocess.run([self.python, TOOLS / "matrix_sample.py", "cover", record, "--out", sample,
+                            "--extra-every", str(self.args.extra_every)], capture_output=True, text=True)
+        if r.returncode != 0:
+            p.status, p.note = "FAIL", "no sample: " + r.stderr.strip()[-300:]
+        else:
+            p.note = (p.note + "; sample: " + r.stderr.strip()).lstrip("; ")
+
+    def sample_for(self, kset):
+        return None if self.args.full else self.out / f"sample-{kset}.txt"
+
+    def ops_piece(self, p):
+        """The op-test sample (or every op test with --full) on Intel."""
+        sample = self.sample_for(p.kset)
+        if sample is not None and not sample.exists():
+            p.status, p.note = "FAIL", f"no sample ({sample.name}): the PoCL run failed"
+            return
+        record = self.out / f"kernels-{p.impl}-{p.kset}.jsonl"
+        self.pytest_piece(p, ["tests/test_ops.py"], self.env(p.impl, p.kset), select=sample, record=record,
+                          sample_check=self.out / f"kernels-pocl-{p.kset}.jsonl")
+
+    def oclgrind_piece(self, p, targets, pass_name, extra_env=None):
+        """pytest under Oclgrind with -s (its reports reach the log),
+        markers around each test, then tools/oclgrind_scan.py. If Oclgrind
+        itself crashes in a test (its uninitialised-value plugin segfaults
+        on some kernels), the run resumes after that test; in the "uninit"
+        pass such a crash is noted, in the "races" pass it fails the piece."""
+        tag = self.tag(p)
+        p.log = str(self.out / f"{tag}.log")
+        env = self.env("oclgrind", p.kset, dict(OCLGRIND_PASSES[pass_name], **(extra_env or {})))
+        select = self.sample_for(p.kset) if "tests/test_ops.py" in targets else None
+        if select is not None and not select.exists():
+            p.status, p.note = "FAIL", f"no sample ({select.name}): the PoCL run failed"
+            return
+        # The ids to run, so that a run can resume after a crash.
+        ids_file = self.out / f"{tag}.ids"
+        collect = self.pytest_cmd("--collect-only", *targets, *([f"--matrix-select={select}"] if select else []))
+        r = subprocess.run([str(c) for c in collect], cwd=ROOT, env=env, capture_output=True, text=True)
+        ids = [line for line in r.stdout.splitlines() if "::" in line]
+        if not ids:
+            p.status, p.note = "FAIL", "nothing collected: " + (r.stdout + r.stderr).strip()[-300:]
+            return
+        record = self.out / f"kernels-oclgrind-{pass_name}-{p.kset}.jsonl" if select or self.args.full else None
+        if record and "tests/test_ops.py" in targets:
+            record.unlink(missing_ok=True)
+        finished, crashed, results, first = set(), [], {}, True
+        while True:
+            todo = [i for i in ids if i not in finished and i not in crashed]
+            if not todo:
+                break
+            ids_file.write_text("".join(i + "\n" for i in todo))
+            args = ["-s", "--matrix-markers", f"--matrix-select={ids_file}", *targets]
+            if record and "tests/test_ops.py" in targets:
+                args.insert(0, f"--matrix-kernels={record}")
+            start = os.path.getsize(p.log) if not first else 0
+            rc = self.sh(self.pytest_cmd(*args), env, p.log, append=not first)
+            first = False
+            with open(p.log, errors="replace") as f:
+                f.seek(start)
+                text = f.read()
+            started = re.findall(r"^== matrix test: (.*)$", text, re.M)
+            done_now = set(re.findall(r"^== matrix done: (.*)$", text, re.M))
+            results.update(re.findall(r"^== matrix result: (.*) (\w+)$", text, re.M))
+            finished |= done_now
+            running = [t for t in started if t not in done_now]
+            if rc in (0, 1) and not running:
+                break
+            if rc == 124 or not running:
+                p.status, p.note = "FAIL", f"pytest exit {rc}" + (" (time limit)" if rc == 124 else " outside a test")
+                break
+            crashed.append(running[-1])  # Oclgrind (or the process) died in this test: go on after it
+        p.passed = sum(1 for o in results.values() if o == "passed")
+        p.failed = sum(1 for o in results.values() if o == "failed")
+        if p.status == "FAIL":
+            return
+        tolerate = [f"--tolerate={c}" for c in crashed] if pass_name == "uninit" else []
+        scan = subprocess.run([self.python, TOOLS / "oclgrind_scan.py", p.log, "--json",
+                               str(self.out / f"{tag}.scan.json"), *tolerate], capture_output=True, text=True)
+        with open(p.log, "a") as f:
+            f.write("\n" + scan.stdout)
+        first_line = scan.stdout.splitlines()[0] if scan.stdout else "scan failed"
+        try:
+            reports = json.loads((self.out / f"{tag}.scan.json").read_text())["reports"]
+        except (OSError, ValueError, KeyError):
+            reports = -1
+        p.status = "ok" if p.failed == 0 and reports == 0 else "FAIL"
+        p.note = first_line.replace("oclgrind: ", "")
+        if crashed:
+            # In the "uninit" pass (Oclgrind's uninitialised-value plugin is
+            # known to segfault on some kernels) a crash is noted and what
+            # Oclgrind printed in that test is not counted; in the "races"
+            # pass a crash fails the piece.
+            p.note += f"; Oclgrind crashed in {len(crashed)} test(s): {', '.join(c.split('::')[-1] for c in crashed[:3])}"
+            if pass_name != "uninit":
+                p.status = "FAIL"
+        if record and p.status == "ok" and pass_name == "races":
+            self.coverage(p, self.out / f"kernels-pocl-{p.kset}.jsonl", record)
+
+    def models_piece(self, p):
+        tag = self.tag(p)
+        p.log = str(self.out / f"{tag}.log")
+        out = self.out / f"{tag}.json"
+        opts = []
+        if p.kset != "default":
+            opts += ["--opt", f"kernel_set={p.kset}"]
+        if p.precision == "FP16":
+            opts += ["--opt", "is_precision_loss_allowed=1"]
+        env = self.env(p.impl, p.kset)
+        cmd = [self.python, "-m", "tflite_gpu", "check", *self.models, *opts, "--json"]
+        with open(out, "w") as f, open(p.log, "w") as log:
+            log.write("$ " + " ".join(cmd) + f" > {out.name}\n")
+            log.flush()
+            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=f, stderr=log, start_new_session=True)
+            try:
+                rc = proc.wait(timeout=self.args.piece_timeout or None)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                rc = 124
+        try:
+            results = json.loads(out.read_text())
+        except ValueError:
+            p.status, p.note = "FAIL", f"check exit {rc}, no JSON (see {p.log})"
+            return
+        bad = [pathlib.Path(r["model"]).stem for r in results if not r.get("passed")]
+        p.passed, p.failed = len(results) - len(bad), len(bad)
+        p.status = "ok" if rc == 0 and not bad and len(results) == len(self.models) else "FAIL"
+        if bad:
+            p.note = "failed: " + ", ".join(bad)
+        elif rc != 0:
+            p.note = f"check exit {rc}"
+
+    # ------------------------------------------------------------ plan
+
+    def plan(self, impls, ksets, passes):
+        add = self.pieces.append
+        for ks in ksets:
+            add(Piece("pocl", ks, "FP32+FP16", "op tests (all; kernel record)", self.record_piece))
+        if "oclgrind" in impls:
+            for ps in passes:
+                add(Piece("oclgrind", "-", "FP32+FP16", f"single-kernel tests ({ps})",
+                          lambda p, ps=ps: self.oclgrind_piece(p, CL_TESTS, ps, {"TFLITE_GPU_CL_SMALL": "1"})))
+            for ks in ksets:
+                for ps in passes:
+                    what = f"op tests ({'all' if self.args.full else 'sample'}; {ps})"
+                    add(Piece("oclgrind", ks, "FP32+FP16", what,
+                              lambda p, ps=ps: self.oclgrind_piece(p, ["tests/test_ops.py"], ps),
+                              deps=(f"pocl/{ks}/FP32+FP16/op tests (all; kernel record)",)))
+        if "intel" in impls:
+            # Intel's compiler is slow (seconds per program): its own lane.
+            for ks in ksets:
+                for prec in ("FP32", "FP16"):
+                    add(Piece("intel", ks, prec, self.models_what(), self.models_piece, lane="intel"))
+            for ks in ksets:
+                add(Piece("intel", ks, "FP32+FP16", f"op tests ({'all' if self.args.full else 'sample'})",
+                          self.ops_piece, deps=(f"pocl/{ks}/FP32+FP16/op tests (all; kernel record)",),
+                          lane="intel"))
+        if "pocl" in impls:
+            for ks in ksets:
+                for prec in ("FP32", "FP16"):
+                    add(Piece("pocl", ks, prec, self.models_what(), self.models_piece))
+
+    def models_what(self):
+        return "14 models" if self.models == MODELS else f"{len(self.models)} model(s)"
+
+    def run_piece(self, p):
+        t0 = time.monotonic()
+        print(f"matrix: start {p.name}", flush=True)
+        try:
+            p.run(p)
+        except Exception as e:  # noqa: BLE001 - a broken piece is a failed piece, the others go on
+            p.status, p.note = "FAIL", f"{type(e).__name__}: {e}"
+        p.seconds = time.monotonic() - t0
+        print(f"matrix: {p.status:4s} {p.name}: {p.passed} passed, {p.failed} failed, {p.seconds:.0f} s"
+              + (f" ({p.note})" if p.note else ""), flush=True)
+
+    def run(self):
+        """Lanes run in parallel (up to --jobs), pieces within a lane in
+        order; a piece waits for its dependencies."""
+        lanes = {}
+        for p in self.pieces:
+            lanes.setdefault(p.lane, []).append(p)
+        finished = {}
+        cond = threading.Condition()
+        sem = threading.Semaphore(max(1, self.args.jobs))
+
+        def worker(pieces):
+            for p in pieces:
+                with cond:
+                    cond.wait_for(lambda: all(d in finished or d not in {q.name for q in self.pieces}
+                                              for d in p.deps))
+                with sem:
+                    self.run_piece(p)
+                with cond:
+                    finished[p.name] = p.status
+                    cond.notify_all()
+
+        threads = [threading.Thread(target=worker, args=(ps,)) for ps in lanes.values()]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    def table(self):
+        rows = [("implementation", "kernel set", "precision", "what", "passed", "failed", "time", "status")]
+        for p in self.pieces:
+            rows.append((p.impl, p.kset, p.precision, p.what, str(p.passed), str(p.failed),
+                         f"{int(p.seconds) // 60}m{int(p.seconds) % 60:02d}s", p.status))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines = []
+        for n, r in enumerate(rows):
+            lines.append("  ".join(c.rjust(w) if i in (4, 5, 6) else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
+            if n == 0:
+                lines.append("  ".join("-" * w for w in widths))
+        notes = [f"  {p.name}: {p.note}" for p in self.pieces if p.note]
+        return "\n".join(lines) + ("\nnotes:\n" + "\n".join(notes) if notes else "")
+
+
+def kernel_set_supported(python):
+    """Whether the library knows kernel_set (older builds refuse the key)."""
+    code = "import tflite_gpu, sys\ntry:\n tflite_gpu.load_delegate(kernel_set='cpu', log_level='silent')\n" \
+           "except ValueError as e:\n sys.exit(3 if 'kernel_set' in str(e) else 0)\n"
+    env = dict(os.environ, OCL_ICD_VENDORS=str(ROOT / "build" / "icd" / "pocl"))
+    return subprocess.run([python, "-c", code], cwd=ROOT, env=env, capture_output=True).returncode != 3
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--impls", default=os.environ.get("TFLITE_GPU_MATRIX_IMPLS", "pocl,intel,oclgrind"),
+                    help="implementations (default pocl,intel,oclgrind; $TFLITE_GPU_MATRIX_IMPLS)")
+    ap.add_argument("--kernel-sets", default=os.environ.get("TFLITE_GPU_MATRIX_KERNEL_SETS", "cpu,gpu"),
+                    help="kernel sets (default cpu,gpu; 'default' passes no kernel_set; $TFLITE_GPU_MATRIX_KERNEL_SETS)")
+    ap.add_argument("--oclgrind-passes", default=os.environ.get("TFLITE_GPU_MATRIX_OCLGRIND_PASSES", "races,uninit"))
+    ap.add_argument("--full", action="store_true", default=os.environ.get("TFLITE_GPU_MATRIX_FULL") == "1",
+                    help="every op test everywhere, no sample ($TFLITE_GPU_MATRIX_FULL=1; hours)")
+    ap.add_argument("--extra-every", type=int, default=int(os.environ.get("TFLITE_GPU_MATRIX_EXTRA_EVERY", "0")),
+                    help="add every Nth op test to the sample (0: the cover alone)")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("TFLITE_GPU_MATRIX_JOBS", "2")),
+                    help="pieces at a time (default 2: Intel's lane beside the rest)")
+    ap.add_argument("--piece-timeout", type=int, default=int(os.environ.get("TFLITE_GPU_MATRIX_PIECE_TIMEOUT", "900")),
+                    help="seconds before a piece is killed (0: none)")
+    ap.add_argument("--out", default=os.environ.get("TFLITE_GPU_MATRIX_OUT", str(ROOT / "build" / "matrix")))
+    ap.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
+    ap.add_argument("--ops-k", default=os.environ.get("TFLITE_GPU_MATRIX_OPS_K"),
+                    help="only the op tests matching this pytest -k expression (for trying the matrix out)")
+    ap.add_argument("--models", default=os.environ.get("TFLITE_GPU_MATRIX_MODELS"),
+                    help="comma-separated models instead of the 14 (for trying the matrix out)")
+    ap.add_argument("--list", action="store_true", help="print the pieces and exit")
+    args = ap.parse_args(argv)
+
+    from tflite_gpu.models import MODELS as corpus
+
+    MODELS[:] = sorted(corpus)
+    impls = [i for i in args.impls.split(",") if i]
+    ksets = [k for k in args.kernel_sets.split(",") if k]
+    passes = [p for p in args.oclgrind_passes.split(",") if p]
+    for i in impls:
+        if i not in ("pocl", "intel", "oclgrind"):
+            ap.error(f"unknown implementation {i!r}")
+    for ps in passes:
+        if ps not in OCLGRIND_PASSES:
+            ap.error(f"unknown Oclgrind pass {ps!r} ({', '.join(OCLGRIND_PASSES)})")
+    if not args.list and ksets != ["default"] and not kernel_set_supported(args.python):
+        print("matrix: this library has no kernel_set option; running its default kernels only", flush=True)
+        ksets = ["default"]
+    m = Matrix(args)
+    m.plan(impls, ksets, passes)
+    if args.list:
+        for p in m.pieces:
+            print(f"{p.lane:6s} {p.name}" + (f"  (after {', '.join(p.deps)})" if p.deps else ""))
+        return 0
+    t0 = time.monotonic()
+    m.run()
+    total = time.monotonic() - t0
+    table = m.table()
+    summary = (f"portability matrix ({'full' if args.full else 'sampled'}; {total / 60:.1f} min; logs in {m.out})\n"
+               + table)
+    print("\n" + summary)
+    (m.out / "summary.txt").write_text(summary + "\n")
+    (m.out / "results.json").write_text(json.dumps(
+        [{f.name: getattr(p, f.name) for f in dataclasses.fields(p) if f.name != "run"} | {"name": p.name}
+         for p in m.pieces], indent=1))
+    return 0 if all(p.status == "ok" for p in m.pieces) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
