@@ -303,7 +303,8 @@ def test_download_failure_exits_4(capsys, monkeypatch):
 
 def _result(*outputs, reference="cpu", delegated=3):
     from tflite_gpu import check
-    return check.CheckResult("m.tflite", {"name": "dev", "platform": "pl", "precision": "fp32"}, delegated, 0, 1,
+    device = {"name": "dev", "platform": "pl", "precision": "fp32", "kernel_set": "cpu"}
+    return check.CheckResult("m.tflite", device, delegated, 0, 1,
                              list(outputs), reference=reference, cpu_error=None if reference == "cpu" else "custom op",
                              deterministic=None if reference == "cpu" else True)
 
