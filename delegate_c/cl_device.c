@@ -1,6 +1,5 @@
 #include "cl_device.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,16 +56,6 @@ static void platform_string(cl_platform_id p, cl_platform_info what, char* buf, 
   buf[size - 1] = '\0';
 }
 
-static int contains_nocase(const char* hay, const char* needle) {
-  size_t n = strlen(needle);
-  for (; *hay; ++hay) {
-    size_t i = 0;
-    while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i])) ++i;
-    if (i == n) return 1;
-  }
-  return 0;
-}
-
 static int pick(const DeviceEntry* list, int n, const char* selector, char* err, size_t errlen) {
   if (!selector) {
     for (int i = 0; i < n; ++i) {
@@ -88,7 +77,7 @@ static int pick(const DeviceEntry* list, int n, const char* selector, char* err,
     platform_string(list[i].platform, CL_PLATFORM_NAME, pname, sizeof(pname));
     info_string(list[i].device, CL_DEVICE_NAME, dname, sizeof(dname));
     snprintf(full, sizeof(full), "%s %s", pname, dname);
-    if (contains_nocase(full, selector)) return i;
+    if (gpu_contains_nocase(full, selector)) return i;
   }
   snprintf(err, errlen, "option device=%s matches no OpenCL device (see python -m tflite_gpu devices)", selector);
   return -1;

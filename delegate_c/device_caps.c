@@ -16,7 +16,7 @@ static int has_word(const char* hay, const char* needle) {
   return 0;
 }
 
-static int contains_nocase(const char* hay, const char* needle) {
+int gpu_contains_nocase(const char* hay, const char* needle) {
   size_t n = strlen(needle);
   for (; *hay; ++hay) {
     size_t i = 0;
@@ -37,9 +37,9 @@ static GpuVendor classify(const char* platform, const char* vendor) {
                   {"Intel", GD_VENDOR_INTEL},   {"ARM", GD_VENDOR_ARM},                   {"Qualcomm", GD_VENDOR_QUALCOMM},
                   {"Apple", GD_VENDOR_APPLE}};
   for (size_t i = 0; i < sizeof(kPlatforms) / sizeof(kPlatforms[0]); ++i)
-    if (contains_nocase(platform, kPlatforms[i].word)) return kPlatforms[i].id;
+    if (gpu_contains_nocase(platform, kPlatforms[i].word)) return kPlatforms[i].id;
   for (size_t i = 0; i < sizeof(kVendors) / sizeof(kVendors[0]); ++i)
-    if (contains_nocase(vendor, kVendors[i].word)) return kVendors[i].id;
+    if (gpu_contains_nocase(vendor, kVendors[i].word)) return kVendors[i].id;
   return GD_VENDOR_OTHER;
 }
 

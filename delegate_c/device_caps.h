@@ -54,4 +54,7 @@ size_t gpu_caps_format(const GpuCaps* caps, char* buf, size_t size);
 
 const char* gpu_vendor_name(GpuVendor v);
 
+/* Whether hay contains needle, ignoring ASCII case (device names). */
+int gpu_contains_nocase(const char* hay, const char* needle);
+
 #endif

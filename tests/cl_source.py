@@ -1,10 +1,40 @@
-"""Program sources for the single-kernel pyopencl tests, assembled the way
-the library builds them (delegate_c/cl_device.c): the codes shared with C
-(kernel_abi.h), then common.cl, then the kernel file."""
+"""Shared pieces of the single-kernel pyopencl tests: program sources
+assembled the way the library builds them (delegate_c/cl_device.c: the
+codes shared with C in kernel_abi.h, then common.cl, then the kernel file),
+and the PHWC4 layout on the numpy side."""
 import pathlib
+
+import numpy as np
 
 KERNELS = pathlib.Path(__file__).resolve().parent.parent / "opencl_kernels"
 
 
 def program_source(name: str) -> str:
     return "".join((KERNELS / f).read_text() for f in ("kernel_abi.h", "common.cl", name))
+
+
+def buffer(context, a):
+    """A read-write device buffer holding a copy of a."""
+    import pyopencl as cl
+
+    return cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
+
+
+def phwc4(x):
+    """BHWC array -> PHWC4 [B][S][H][W][4], zero padded."""
+    b, h, w, c = x.shape
+    s = (c + 3) // 4
+    p = np.zeros((b, h, w, s * 4), x.dtype)
+    p[..., :c] = x
+    return p.reshape(b, h, w, s, 4).transpose(0, 3, 1, 2, 4).copy()
+
+
+def bhwc(p, c):
+    """PHWC4 [B][S][H][W][4] -> BHWC with c channels."""
+    b, s, h, w, _ = p.shape
+    return p.transpose(0, 2, 3, 1, 4).reshape(b, h, w, s * 4)[..., :c]
+
+
+def shape4(b, h, w, c):
+    """A shape as the kernels' int4 (W, H, C, B)."""
+    return np.array([w, h, c, b], np.int32)

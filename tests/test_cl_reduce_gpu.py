@@ -41,6 +41,7 @@ cl = pytest.importorskip("pyopencl")
 # run makes the checked logs fresh.
 NONCE = f" -DTFLITE_GPU_TEST_NONCE={os.getpid()}{int.from_bytes(os.urandom(4), 'little')}"
 from cl_source import KERNELS, program_source  # noqa: E402
+from cl_source import bhwc as _bhwc, buffer as _buf, phwc4 as _phwc4, shape4 as _shape  # noqa: E402
 SMALL = os.environ.get("TFLITE_GPU_CL_SMALL") == "1"
 
 R_MEAN, R_SUM, R_MAX, R_MIN, R_PROD = range(5)
@@ -107,28 +108,6 @@ def _build(context, name, fp16, wg=None):
         assert "warning" not in log.lower() and "error" not in log.lower(), log
         _programs[key] = prog
     return _programs[key]
-
-
-def _buf(c, a):
-    return cl.Buffer(c, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
-
-
-def _phwc4(x):
-    """BHWC -> PHWC4 [B][S][H][W][4], zero padded."""
-    b, h, w, c = x.shape
-    s = (c + 3) // 4
-    p = np.zeros((b, h, w, s * 4), x.dtype)
-    p[..., :c] = x
-    return p.reshape(b, h, w, s, 4).transpose(0, 3, 1, 2, 4).copy()
-
-
-def _bhwc(p, c):
-    b, s, h, w, _ = p.shape
-    return p.transpose(0, 2, 3, 1, 4).reshape(b, h, w, s * 4)[..., :c]
-
-
-def _shape(b, h, w, c):
-    return np.array([w, h, c, b], np.int32)
 
 
 def _items(shape):
