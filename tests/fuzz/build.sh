@@ -7,4 +7,5 @@ CLANG="${CLANG:-$(command -v clang || command -v clang-15 || true)}"
 [ -n "$CLANG" ] || { echo "no clang (apt-get install clang)" >&2; exit 2; }
 mkdir -p build-fuzz
 "$CLANG" -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Idelegate_c tests/fuzz/fuzz_options.c delegate_c/options.c delegate_c/log.c -o build-fuzz/fuzz_options
+  -Idelegate_c -Iopencl_kernels tests/fuzz/fuzz_options.c delegate_c/options.c delegate_c/log.c delegate_c/target.c \
+  -o build-fuzz/fuzz_options
