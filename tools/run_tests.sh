@@ -3,7 +3,8 @@
 # once per runtime:
 #   1. .venv (tflite_runtime 2.14): every test;
 #   2. .venv-litert (ai_edge_litert 2.x): the same suite less the tests that
-#      do not touch a runtime (C units, the CMake install) - op tests, real
+#      do not touch a runtime (C units, the CMake install, pyopencl single
+#      kernels, the C fuzz harnesses, the matrix tools) - op tests, real
 #      MediaPipe models, fusion, the API and the CLI run under LiteRT too.
 #   3. the portability matrix (tools/run_matrix.sh: PoCL, Intel's OpenCL CPU
 #      runtime and Oclgrind, each kernel set, sampled; about 20 minutes);
@@ -25,8 +26,13 @@ TFLITE_GPU_RUNTIME=tflite_runtime .venv/bin/python -m pytest -q "$@" || status=1
 if [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
   echo "== ai_edge_litert (.venv-litert)"
   rc=0
+  # Tests that never load a runtime ran above: C units, the CMake install,
+  # single kernels through pyopencl, the C libFuzzer harnesses, the matrix tools.
   TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python -m pytest -q \
-    --ignore=tests/test_c_units.py --ignore=tests/test_install.py "$@" || rc=$?
+    --ignore=tests/test_c_units.py --ignore=tests/test_install.py --ignore=tests/test_cl_kernels.py \
+    --ignore=tests/test_cl_conv_gpu.py --ignore=tests/test_cl_reduce_gpu.py \
+    --ignore=tests/test_fuzz_kernel_cache.py --ignore=tests/test_matrix_tools.py \
+    --deselect=tests/test_fuzz.py::test_option_parser_libfuzzer_short_run "$@" || rc=$?
   # 5: nothing collected (the arguments chose only runtime-independent tests).
   [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ] || status=1
 fi
