@@ -426,7 +426,8 @@ class Matrix:
         rows = [("implementation", "kernel set", "precision", "what", "passed", "failed", "time", "status")]
         for p in self.pieces:
             rows.append((p.impl, p.kset, p.precision, p.what, str(p.passed), str(p.failed),
-                         f"{int(p.seconds) // 60}m{int(p.seconds) % 60:02d}s", p.status))
+                         f"{int(p.seconds) // 60}m{int(p.seconds) % 60:02d}s",
+                         "advisory" if p.advisory and p.status != "ok" else p.status))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines = []
         for n, r in enumerate(rows):
