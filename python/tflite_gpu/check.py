@@ -420,10 +420,17 @@ def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate
 def isolated_check(path, options, seed, rtol_l2):
     """check_model in a child process (isolate.run("check", ...)): the
     result as a dict, or a CliError with the kind of the problem."""
+    return as_cli_errors(path, lambda: check_model(path, options, seed=seed, rtol_l2=rtol_l2).to_dict()
+                         | {"model": path})
+
+
+def as_cli_errors(path, job):
+    """job() with its failures as the CLI's errors: a bad model file, a
+    delegate that cannot load, a model neither side can run."""
     from . import errors
 
     try:
-        return check_model(path, options, seed=seed, rtol_l2=rtol_l2).to_dict() | {"model": path}
+        return job()
     except verify.ModelError as e:
         raise errors.CliError("model", str(e)) from e
     except DelegateLoadError as e:

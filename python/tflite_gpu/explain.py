@@ -8,7 +8,7 @@ from __future__ import annotations
 import pathlib
 
 from . import _capi, isolate, resources, runtime, verify
-from .check import DelegateLoadError, load, model_source
+from .check import as_cli_errors, load, model_source
 
 
 def explain(model, options: dict | None = None) -> dict:
@@ -38,17 +38,7 @@ def explain(model, options: dict | None = None) -> dict:
 
 
 def isolated_explain(path, options):
-    from . import errors
-    from ._output import display
-
-    try:
-        return explain(path, options)
-    except verify.ModelError as e:
-        raise errors.CliError("model", str(e)) from e
-    except DelegateLoadError as e:
-        raise errors.delegate_error(e) from e
-    except (RuntimeError, ValueError) as e:
-        raise errors.CliError("model", f"{display(path)}: cannot run this model: {errors.reason(e)}") from e
+    return as_cli_errors(path, lambda: explain(path, options))
 
 
 def format_explain(report: dict) -> str:
