@@ -105,6 +105,24 @@ cl_mem ex_tensor_mem(Executor* ex, int tensor) {
   return t->mem;
 }
 
+/* The largest work-group the device runs kernel k in. TFLITE_GPU_MAX_GROUP
+ * lowers it (tests: the smaller-group rebuild on a device that never needs
+ * it). 0 when unknown. */
+static size_t kernel_max_group(const Executor* ex, cl_kernel k) {
+  size_t max_wg = 0;
+  cl.clGetKernelWorkGroupInfo(k, ex->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(max_wg), &max_wg, NULL);
+  const char* cap = getenv("TFLITE_GPU_MAX_GROUP");
+  long c = cap ? strtol(cap, NULL, 10) : 0;
+  if (c > 0 && (!max_wg || (size_t)c < max_wg)) max_wg = (size_t)c;
+  return max_wg;
+}
+
+static size_t variant_group(const KernelVariant* v) {
+  size_t group = 1;
+  for (int i = 0; i < v->dims; ++i) group *= v->local[i] ? v->local[i] : 1;
+  return group;
+}
+
 cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
   if (ex->num_dispatches == ex->cap_dispatches) {
     int cap = ex->cap_dispatches ? ex->cap_dispatches * 2 : 64;
@@ -122,23 +140,39 @@ cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
   }
   cl_kernel k = gpu_device_kernel(ex->dev, v->file, v->defines, v->kernel, ex->err, ex->errlen);
   if (!k) return NULL;
+  size_t max_wg = kernel_max_group(ex, k);
+  KernelVariant fitted;
+  int fixed_group = !(v->dims == 1 && v->local[0] == 0);
+  if (fixed_group && max_wg && variant_group(v) > max_wg) {
+    /* The selector's group is more than the device runs this kernel in
+     * (registers, local memory): the same kernel built for smaller groups. */
+    fitted = *v;
+    if (variant_fit_group(&fitted, max_wg)) {
+      cl.clReleaseKernel(k);
+      ex_fail(ex, "kernel %s needs work-groups of %zu; the device allows %zu for it", v->kernel, variant_group(v),
+              max_wg);
+      return NULL;
+    }
+    cl.clReleaseKernel(k);
+    v = &fitted;
+    k = gpu_device_kernel(ex->dev, v->file, v->defines, v->kernel, ex->err, ex->errlen);
+    if (!k) return NULL;
+    size_t again = kernel_max_group(ex, k);
+    if (again && variant_group(v) > again) {
+      cl.clReleaseKernel(k);
+      ex_fail(ex, "kernel %s with %s needs work-groups of %zu; the device allows %zu for it", v->kernel, v->defines,
+              variant_group(v), again);
+      return NULL;
+    }
+  }
   Dispatch d = {k, (cl_uint)v->dims, {1, 1, 1}, {1, 1, 1}, node, v->kernel};
-  size_t max_wg = 0;
-  cl.clGetKernelWorkGroupInfo(k, ex->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(max_wg), &max_wg, NULL);
-  if (v->dims == 1 && v->local[0] == 0) {
+  if (!fixed_group) {
     size_t local = v->heavy && !ex->dev->caps.is_gpu ? GD_LOCAL_SIZE_HEAVY_CPU : GD_LOCAL_SIZE;
     /* A kernel the device can only run in smaller groups (registers). */
     if (max_wg && max_wg < local) local = max_wg;
     d.local[0] = local;
   } else {
-    size_t group = 1;
-    for (int i = 0; i < v->dims; ++i) group *= d.local[i] = v->local[i] ? v->local[i] : 1;
-    /* The selector fixed this size (local memory tiles depend on it). */
-    if (max_wg && group > max_wg) {
-      cl.clReleaseKernel(k);
-      ex_fail(ex, "kernel %s needs work-groups of %zu; the device allows %zu for it", v->kernel, group, max_wg);
-      return NULL;
-    }
+    for (int i = 0; i < v->dims; ++i) d.local[i] = v->local[i] ? v->local[i] : 1;
   }
   for (int i = 0; i < v->dims; ++i) {
     size_t items = v->global[i] ? v->global[i] : 1;

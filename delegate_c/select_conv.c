@@ -100,7 +100,8 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
   if (!fits(dev, lx, ly, convg_local_bytes(lx, ly))) return 0;
   *v = (KernelVariant){"conv_gpu.cl", gemm ? "conv2d_1x1_gpu" : "conv2d_gpu", "", 3,
                        {div_up(plane, CONVG_TP), blocks, (size_t)ds[GD_B]},
-                       {lx, ly, 1}, 0, CONVG_BS, gemm ? CONV_ARGS_NO_GEOMETRY : CONV_ARGS_GEOMETRY, 0};
+                       {lx, ly, 1}, 0, CONVG_BS, gemm ? CONV_ARGS_NO_GEOMETRY : CONV_ARGS_GEOMETRY, 0,
+                       {"CONVG_LX", "CONVG_LY", NULL}, 0};
   if (ly == 1) snprintf(v->defines, sizeof(v->defines), "-DCONVG_LX=%zu -DCONVG_LY=%zu", lx, ly);
   v->total = plane * so * (size_t)ds[GD_B];
   return 1;
@@ -120,6 +121,6 @@ void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
   size_t so = (size_t)(ds[GD_C] + 3) / 4;
   *v = (KernelVariant){"conv_gpu.cl", "depthwise_gpu", "", 3,
                        {div_up((size_t)ds[GD_W], DWG_TX), (size_t)ds[GD_H], so * (size_t)ds[GD_B]},
-                       {DWG_LX, DWG_LY, 1}, 0, 1, CONV_ARGS_GEOMETRY, 0};
+                       {DWG_LX, DWG_LY, 1}, 0, 1, CONV_ARGS_GEOMETRY, 0, {"DWG_LX", "DWG_LY", NULL}, 0};
   v->total = phwc4_items(ds);
 }

@@ -29,6 +29,8 @@ static void group_variant(const char* file, const char* kernel, size_t wg, size_
   v->global[0] = wg * items;
   v->local[0] = wg;
   snprintf(v->defines, sizeof(v->defines), "-DWG=%zu", wg);
+  v->local_define[0] = "WG";
+  v->global_in_groups = 1;
 }
 
 void select_fully_connected(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {

@@ -41,13 +41,25 @@ typedef struct KernelVariant {
   int weight_block;               /* output slices per weight block (upload_dense_weights_blocked) */
   int form;                       /* family-specific argument form (which geometry a conv kernel takes) */
   size_t total;                   /* the kernels' `total` argument: work-items that do work (1-D) */
+  /* GPU variants whose group size is a build define: the define that
+   * carries local[d] (NULL where fixed), so that a kernel the device runs
+   * only in smaller groups (CL_KERNEL_WORK_GROUP_SIZE: registers, local
+   * memory) is rebuilt with smaller ones (variant_fit_group). */
+  const char* local_define[3];
+  int global_in_groups;           /* global[0] is local[0] x the item count (one group per item) */
 } KernelVariant;
 
 /* A 1-D variant of n work-items with the executor's default local size. */
 static inline KernelVariant variant_1d(const char* file, const char* kernel, size_t n) {
-  KernelVariant v = {file, kernel, "", 1, {n, 1, 1}, {0, 1, 1}, 0, 1, 0, n};
+  KernelVariant v = {file, kernel, "", 1, {n, 1, 1}, {0, 1, 1}, 0, 1, 0, n, {NULL, NULL, NULL}, 0};
   return v;
 }
+
+/* Halves the variant's defined local sizes (the largest first) until a
+ * group holds at most max_group work-items, and rewrites its defines to
+ * match (a variant with local_define set has no other defines). 0 when it fits now; -1 when its group is fixed (no local_define)
+ * or the defines do not fit the buffer. */
+int variant_fit_group(KernelVariant* v, size_t max_group);
 
 static inline size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 
