@@ -95,3 +95,21 @@ def pytest_report_header(config):
     except Exception:  # noqa: BLE001 - the header is informational
         ver = "?"
     return f"tflite_gpu runtime: {pkg} {ver}, numpy {np.__version__}, library {tflite_gpu.library_path()}"
+
+
+def pytest_collection_modifyitems(config, items):
+    """TFLITE_GPU_OP_TEST_EVERY=N[:K] keeps every Nth op test of
+    tests/test_ops.py (from the Kth, in collection order, so every op family
+    keeps cases) and deselects the rest. tools/run_tests.sh uses it for the
+    second runtime, whose op tests differ from the first's only in the CPU
+    reference kernels."""
+    every = os.environ.get("TFLITE_GPU_OP_TEST_EVERY")
+    if not every:
+        return
+    n, _, k = every.partition(":")
+    n, k = int(n), int(k or 0)
+    ops = [item for item in items if item.nodeid.startswith("tests/test_ops.py::")]
+    dropped = {id(item) for i, item in enumerate(ops) if i % n != k % n}
+    if dropped:
+        config.hook.pytest_deselected(items=[item for item in items if id(item) in dropped])
+        items[:] = [item for item in items if id(item) not in dropped]
