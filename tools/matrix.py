@@ -16,7 +16,8 @@ Pieces (KS = each kernel set, cpu and gpu):
             -cl-opt-disable: Oclgrind 21.10's uninitialised-value plugin
             aborts on the `freeze` instruction of optimised LLVM 15 code),
             each with TFLITE_GPU_SEPARATE_BUFFERS=1: the single-kernel tests
-            (test_cl_*.py, TFLITE_GPU_CL_SMALL=1) and the op-test sample of
+            (test_cl_*.py, TFLITE_GPU_CL_SMALL=1; the GPU set adds
+            test_group_fallback.py) and the op-test sample of
             KS. Any Oclgrind report fails the piece (tools/oclgrind_scan.py).
   intel     the op-test sample of KS; the 14 models, KS x FP32/FP16.
 
@@ -46,6 +47,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 TOOLS = ROOT / "tools"
 MODELS: list[str] = []  # the 14 MediaPipe models (tflite_gpu.models.MODELS), filled in main()
 CL_TESTS = ["tests/test_cl_kernels.py", "tests/test_cl_conv_gpu.py", "tests/test_cl_reduce_gpu.py"]
+# The GPU set's kernels rebuilt for smaller work-groups (through the
+# library): they run with the GPU set's single-kernel tests.
+GROUP_TESTS = ["tests/test_group_fallback.py"]
 # (model, precision) pairs that fail `check` on every implementation and
 # kernel set for a reason tracked elsewhere: still run and shown in the
 # table, but not a matrix failure; one that starts passing fails the piece,
@@ -355,7 +359,7 @@ class Matrix:
             for ps in passes:
                 # The CPU set's single-kernel tests and the GPU set's apart:
                 # their `uninit` verdicts are judged differently (below).
-                for ks, tests in (("cpu", CL_TESTS[:1]), ("gpu", CL_TESTS[1:])):
+                for ks, tests in (("cpu", CL_TESTS[:1]), ("gpu", CL_TESTS[1:] + GROUP_TESTS)):
                     add(Piece("oclgrind", ks, "FP32+FP16", f"single-kernel tests ({ps})",
                               lambda p, ps=ps, tests=tests: self.oclgrind_piece(p, tests, ps,
                                                                                {"TFLITE_GPU_CL_SMALL": "1"}),
