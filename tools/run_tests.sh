@@ -4,7 +4,7 @@
 #   1. .venv (tflite_runtime 2.14): every test;
 #   2. .venv-litert (ai_edge_litert 2.x): the same suite less the tests that
 #      do not touch a runtime (C units, the CMake install, pyopencl single
-#      kernels, the C fuzz harnesses, the matrix tools) - op tests, real
+#      kernels, the C fuzz harnesses, the matrix tools, the source layout) - op tests, real
 #      MediaPipe models, fusion, the API and the CLI run under LiteRT too.
 #   3. the portability matrix (tools/run_matrix.sh: PoCL, Intel's OpenCL CPU
 #      runtime and Oclgrind, each kernel set, sampled; about 20 minutes);
@@ -27,9 +27,11 @@ if [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
   echo "== ai_edge_litert (.venv-litert)"
   rc=0
   # Tests that never load a runtime ran above: C units, the CMake install,
-  # single kernels through pyopencl, the C libFuzzer harnesses, the matrix tools.
+  # single kernels through pyopencl, the C libFuzzer harnesses, the matrix tools,
+  # the source layout.
   TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python -m pytest -q \
     --ignore=tests/test_c_units.py --ignore=tests/test_install.py --ignore=tests/test_cl_kernels.py \
+    --ignore=tests/test_source_layout.py \
     --ignore=tests/test_cl_conv_gpu.py --ignore=tests/test_cl_reduce_gpu.py \
     --ignore=tests/test_fuzz_kernel_cache.py --ignore=tests/test_matrix_tools.py \
     --deselect=tests/test_fuzz.py::test_option_parser_libfuzzer_short_run "$@" || rc=$?
