@@ -85,7 +85,7 @@ TFLITE_GPU_EXPORT struct TfLiteDelegate* TfLiteGpuDelegateV2Create(const TfLiteG
 /* NULL is a no-op. Destroy every interpreter using the delegate first. */
 TFLITE_GPU_EXPORT void TfLiteGpuDelegateV2Delete(struct TfLiteDelegate* delegate);
 
-/* Library version string, e.g. "0.1.0". */
+/* Library version string, "MAJOR.MINOR.PATCH". */
 TFLITE_GPU_EXPORT const char* TfLiteGpuDelegateVersion(void);
 
 /* External-delegate plugin entry points (tflite_runtime / ai_edge_litert

@@ -139,3 +139,38 @@ def test_no_circle_in_the_call_graph():
     gone = KNOWN_CALL_CIRCLES_UNTIL_OP_DESCRIPTORS - circles
     assert not gone, ("listed as known but no longer found (remove them from "
                       "KNOWN_CALL_CIRCLES_UNTIL_OP_DESCRIPTORS):\n" + "\n".join(", ".join(sorted(c)) for c in gone))
+
+
+def test_the_version_is_written_once():
+    import tflite_gpu
+    from tflite_gpu import _capi
+
+    m = re.search(r'^#define TFLITE_GPU_VERSION "([^"]+)"', (SRC / "version.h").read_text(), flags=re.M)
+    assert m
+    assert tflite_gpu.__version__ == m.group(1) == _capi.version()
+    assert re.search(r'^dynamic = \["version"\]', (ROOT / "pyproject.toml").read_text(), flags=re.M)
+    assert not re.search(r"^version\s*=", (ROOT / "pyproject.toml").read_text(), flags=re.M)
+    assert "delegate_c/version.h" in (ROOT / "CMakeLists.txt").read_text()
+    others = [p.name for p in SRC.glob("*.[ch]") if p.name != "version.h" and m.group(1) in p.read_text()]
+    assert not others, others
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_python_binding_takes_its_declarations_from_the_headers(tmp_path):
+    """_capi.py copies no struct: cffi's layouts are the C compiler's."""
+    from tflite_gpu import _capi
+
+    source = (ROOT / "python" / "tflite_gpu" / "_capi.py").read_text()
+    assert "typedef" not in source and "int32_t" not in source
+    structs = {"TfLiteGpuDelegateOptionsV2": "model_token", "TfLiteGpuDelegateReport": "cache_rejected",
+               "TfLiteGpuDebugCounters": "fault_injection"}
+    prog = tmp_path / "layout.c"
+    prog.write_text('#include <stddef.h>\n#include <stdio.h>\n#include "gpu_delegate_introspection.h"\n'
+                    "int main(void) {\n" + "".join(
+                        f'  printf("%zu %zu\\n", sizeof({s}), offsetof({s}, {f}));\n' for s, f in structs.items())
+                    + "  return 0;\n}\n")
+    exe = tmp_path / "layout"
+    subprocess.run(["gcc", "-std=c99", "-I", str(SRC), str(prog), "-o", str(exe)], check=True)
+    c_layout = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()
+    py_layout = [str(n) for s, f in structs.items() for n in (_capi.ffi.sizeof(s), _capi.ffi.offsetof(s, f))]
+    assert c_layout == py_layout
