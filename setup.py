@@ -1,6 +1,10 @@
 """Builds libgpu_delegate.so with delegate_c/Makefile and ships it inside
-the tflite_gpu package, so `pip install .` gives a working delegate."""
+the tflite_gpu package, so `pip install .` gives a working delegate, with
+the public headers the package reads at import (tflite_gpu/include/: the
+cffi declarations and the version). The version is delegate_c/version.h's."""
 import os
+import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -10,6 +14,13 @@ from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+# The headers the package reads (_headers.py needs only the standard library).
+HEADERS = runpy.run_path(os.path.join(ROOT, "python", "tflite_gpu", "_headers.py"))["HEADERS"]
+
+
+def library_version():
+    with open(os.path.join(ROOT, "delegate_c", "version.h")) as f:
+        return re.search(r'^#define TFLITE_GPU_VERSION "([^"]+)"', f.read(), flags=re.M).group(1)
 
 
 class BuildWithLibrary(build_py):
@@ -20,8 +31,10 @@ class BuildWithLibrary(build_py):
             ["make", "-C", os.path.join(ROOT, "delegate_c"), f"BUILD={build_dir}", f"PYTHON={sys.executable}", "-j2"]
         )
         target = os.path.join(self.build_lib, "tflite_gpu")
-        os.makedirs(target, exist_ok=True)
+        os.makedirs(os.path.join(target, "include"), exist_ok=True)
         shutil.copy2(os.path.join(build_dir, "libgpu_delegate.so"), os.path.join(target, "libgpu_delegate.so"))
+        for name in HEADERS:
+            shutil.copy2(os.path.join(ROOT, "delegate_c", name), os.path.join(target, "include", name))
 
 
 class BinaryDistribution(Distribution):
@@ -31,4 +44,4 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_py": BuildWithLibrary}, distclass=BinaryDistribution)
+setup(version=library_version(), cmdclass={"build_py": BuildWithLibrary}, distclass=BinaryDistribution)

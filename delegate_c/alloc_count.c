@@ -1,7 +1,10 @@
 /* Counts the host allocations made by the library's own code: the link
  * wraps malloc/calloc/realloc (-Wl,--wrap, see the Makefile), so calls from
  * the runtime, PoCL or Python are not counted. Tests read the count around
- * invokes to prove that an invoke after warm-up allocates nothing. */
+ * invokes to prove that an invoke after warm-up allocates nothing. A test
+ * hook: only counting builds (make ALLOC_COUNT=1, cmake
+ * -DTFLITE_GPU_ALLOC_COUNT=ON) compile and link this file; release builds
+ * call the C library directly and report the count as -1. */
 #include <stddef.h>
 
 void* __real_malloc(size_t n);

@@ -25,6 +25,11 @@ extern "C" {
 
 #define TFLITE_GPU_EXPORT __attribute__((visibility("default")))
 
+/* The Python package's cffi binding reads the declarations between the
+ * cffi markers from this text (dropping preprocessor lines and
+ * TFLITE_GPU_EXPORT); see gpu_delegate_introspection.h. */
+/* cffi-begin */
+
 typedef enum TfLiteGpuInferenceUsage {
   TFLITE_GPU_INFERENCE_PREFERENCE_FAST_SINGLE_ANSWER = 0,
   TFLITE_GPU_INFERENCE_PREFERENCE_SUSTAINED_SPEED = 1,
@@ -80,7 +85,7 @@ TFLITE_GPU_EXPORT struct TfLiteDelegate* TfLiteGpuDelegateV2Create(const TfLiteG
 /* NULL is a no-op. Destroy every interpreter using the delegate first. */
 TFLITE_GPU_EXPORT void TfLiteGpuDelegateV2Delete(struct TfLiteDelegate* delegate);
 
-/* Library version string, e.g. "0.1.0". */
+/* Library version string, "MAJOR.MINOR.PATCH". */
 TFLITE_GPU_EXPORT const char* TfLiteGpuDelegateVersion(void);
 
 /* External-delegate plugin entry points (tflite_runtime / ai_edge_litert
@@ -90,6 +95,8 @@ TFLITE_GPU_EXPORT struct TfLiteDelegate* tflite_plugin_create_delegate(const cha
                                                                       size_t num_options,
                                                                       void (*report_error)(const char*));
 TFLITE_GPU_EXPORT void tflite_plugin_destroy_delegate(struct TfLiteDelegate* delegate);
+
+/* cffi-end */
 
 #ifdef __cplusplus
 }

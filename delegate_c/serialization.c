@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_delegate.h"
 #include "kernel_cache.h"
 #include "log.h"
+#include "version.h"
 
 /* ---- the key ---- */
 
@@ -63,11 +63,11 @@ static char* make_key(const GpuDevice* dev, const char* token, uint64_t fingerpr
   unsigned long long tok = (unsigned long long)kc_hash(token, strlen(token), 0x746f6b656eull);
   const GpuCaps* c = &dev->caps;
   const char* set = kernel_set_name(dev->kernel_set);
-  int n = snprintf(NULL, 0, fmt, TfLiteGpuDelegateVersion(), KC_FORMAT_VERSION, c->platform, c->name, c->version,
+  int n = snprintf(NULL, 0, fmt, TFLITE_GPU_VERSION, KC_FORMAT_VERSION, c->platform, c->name, c->version,
                    c->driver, gpu_device_build_options(dev), set, tok, (unsigned long long)fingerprint);
   char* key = n > 0 ? malloc((size_t)n + 1) : NULL;
   if (key)
-    snprintf(key, (size_t)n + 1, fmt, TfLiteGpuDelegateVersion(), KC_FORMAT_VERSION, c->platform, c->name, c->version,
+    snprintf(key, (size_t)n + 1, fmt, TFLITE_GPU_VERSION, KC_FORMAT_VERSION, c->platform, c->name, c->version,
              c->driver, gpu_device_build_options(dev), set, tok, (unsigned long long)fingerprint);
   return key;
 }

@@ -1,6 +1,7 @@
 """The C/C++ packaging: `cmake --install` to a temporary prefix, then small
 programs built against the *installed* header and library, found through
 pkg-config and through CMake's find_package, calling the C API."""
+import json
 import os
 import pathlib
 import shutil
@@ -40,23 +41,46 @@ def _check_program(exe):
 def prefix(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("install")
     build, prefix = tmp / "build", tmp / "prefix"
-    _run(["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release"])
+    _run(["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"])
     _run(["cmake", "--build", build, "-j", "2"])
     _run(["cmake", "--install", build, "--prefix", prefix])
     return prefix
+
+
+def test_cmake_and_make_compile_with_the_same_flags(prefix, tmp_path):
+    """Both builds read delegate_c/compile_flags.txt: every compile of either
+    carries every flag in it."""
+    flags = (ROOT / "delegate_c" / "compile_flags.txt").read_text().split()
+    assert "-Werror" in flags and "-fvisibility=hidden" in flags
+    commands = json.loads((prefix.parent / "build" / "compile_commands.json").read_text())
+    cmake = [c["command"].split() for c in commands if c["file"].endswith(".c")]
+    make = [line.split() for line in _run(["make", "-n", "-C", ROOT / "delegate_c", f"BUILD={tmp_path}"]).stdout.splitlines()
+            if " -c " in line]
+    assert len(cmake) >= 40 and len(make) >= 40, (len(cmake), len(make))
+    for args in cmake + make:
+        missing = [f for f in flags if f not in args]
+        assert not missing, (missing, " ".join(args))
+
+
+def test_release_build_has_no_allocation_wrapper(prefix):
+    lib = prefix / "lib" / "libgpu_delegate.so"
+    symbols = _run(["nm", lib]).stdout
+    assert "__wrap_malloc" not in symbols and "gd_host_allocations" not in symbols
 
 
 def test_install_layout(prefix):
     lib = prefix / "lib" / "libgpu_delegate.so"
     assert lib.is_file()
     assert (prefix / "include" / "tflite_gpu" / "gpu_delegate.h").is_file()
+    assert (prefix / "include" / "tflite_gpu" / "gpu_delegate_introspection.h").is_file()
     assert (prefix / "lib" / "cmake" / "tflite_gpu_delegate" / "tflite_gpu_delegateConfig.cmake").is_file()
     assert (prefix / "lib" / "pkgconfig" / "tflite-gpu-delegate.pc").is_file()
     # Only the public API is exported (-fvisibility=hidden as in the Makefile).
     nm = _run(["nm", "-D", "--defined-only", lib]).stdout
     exported = {line.split()[-1] for line in nm.splitlines() if line.strip()}
     for sym in ("TfLiteGpuDelegateOptionsV2Default", "TfLiteGpuDelegateV2Create", "TfLiteGpuDelegateV2Delete",
-                "tflite_plugin_create_delegate", "tflite_plugin_destroy_delegate"):
+                "tflite_plugin_create_delegate", "tflite_plugin_destroy_delegate", "tflite_gpu_delegate_report",
+                "tflite_gpu_debug_counters"):
         assert sym in exported
     assert not any(s.startswith(("gpu_", "op_table", "graph_")) for s in exported), sorted(exported)
 

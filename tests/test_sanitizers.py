@@ -1,8 +1,8 @@
 """Sanitizers and PoCL's other work-group method, on every test run.
 
-* ASan + UBSan: the library built with `make SANITIZE=1` (build-asan/) runs
-  the op, model, resize, lifetime, fuzz-regression and bad-model (size
-  overflow, malformed sparse weights) tests in a child
+* ASan + UBSan: the library built with `make SANITIZE=1 ALLOC_COUNT=1`
+  (build-asan/) runs the op, model, resize, lifetime, fuzz-regression and
+  bad-model (size overflow, malformed sparse weights) tests in a child
   pytest. The sanitizer runtimes are LD_PRELOADed into Python (the
   interpreter is not instrumented, so they must load first); leak detection
   is off (Python and PoCL keep memory alive at exit by design; leaks are
@@ -54,8 +54,9 @@ def _sanitizer_runtime(name):
 
 
 def test_op_and_model_tests_under_asan_and_ubsan():
-    subprocess.run(["make", "-s", "-C", str(ROOT / "delegate_c"), "SANITIZE=1", f"BUILD={ASAN_LIB.parent}"],
-                   check=True)
+    # ALLOC_COUNT=1: the lifetime tests' host-allocation check runs under ASan too.
+    subprocess.run(["make", "-s", "-C", str(ROOT / "delegate_c"), "SANITIZE=1", "ALLOC_COUNT=1",
+                    f"BUILD={ASAN_LIB.parent}"], check=True)
     preload = " ".join(_sanitizer_runtime(n) for n in ("libasan.so", "libubsan.so"))
     env = _child_env(TFLITE_GPU_LIBRARY=str(ASAN_LIB), LD_PRELOAD=preload,
                      ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=0",

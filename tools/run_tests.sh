@@ -4,12 +4,12 @@
 #   1. .venv (tflite_runtime 2.14): every test;
 #   2. .venv-litert (ai_edge_litert 2.x): the same suite less the tests that
 #      do not touch a runtime (C units, the CMake install, pyopencl single
-#      kernels, the C fuzz harnesses, the matrix tools) - real MediaPipe
-#      models, fusion, the API and the CLI run under LiteRT too. Of the
-#      single-op tests (tests/test_ops.py) it runs every third, spread over
-#      every op family: they differ from run 1's only in LiteRT's CPU
-#      reference kernels, and running all of them costs minutes of CI.
-#      TFLITE_GPU_OP_TEST_EVERY=1 runs them all.
+#      kernels, the C fuzz harnesses, the matrix tools, the source layout) -
+#      real MediaPipe models, fusion, the API and the CLI run under LiteRT
+#      too. Of the single-op tests (tests/test_ops.py) it runs every third,
+#      spread over every op family: they differ from run 1's only in
+#      LiteRT's CPU reference kernels, and running all of them costs minutes
+#      of CI. TFLITE_GPU_OP_TEST_EVERY=1 runs them all.
 #   3. the portability matrix (tools/run_matrix.sh: PoCL, Intel's OpenCL CPU
 #      runtime and Oclgrind, each kernel set, sampled; about 20 minutes);
 #      TFLITE_GPU_SKIP_MATRIX=1 skips it (and its set-up). It does not run
@@ -31,10 +31,12 @@ if [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
   echo "== ai_edge_litert (.venv-litert)"
   rc=0
   # Tests that never load a runtime ran above: C units, the CMake install,
-  # single kernels through pyopencl, the C libFuzzer harnesses, the matrix tools.
+  # single kernels through pyopencl, the C libFuzzer harnesses, the matrix tools,
+  # the source layout.
   TFLITE_GPU_OP_TEST_EVERY="${TFLITE_GPU_OP_TEST_EVERY:-3:1}" \
   TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python -m pytest -q \
     --ignore=tests/test_c_units.py --ignore=tests/test_install.py --ignore=tests/test_cl_kernels.py \
+    --ignore=tests/test_source_layout.py \
     --ignore=tests/test_cl_conv_gpu.py --ignore=tests/test_cl_reduce_gpu.py \
     --ignore=tests/test_fuzz_kernel_cache.py --ignore=tests/test_matrix_tools.py \
     --deselect=tests/test_fuzz.py::test_option_parser_libfuzzer_short_run "$@" || rc=$?

@@ -10,9 +10,11 @@ import hashlib
 import importlib
 import os
 
+from ._headers import version as _header_version
 from ._library import library_path
 
-__version__ = "0.1.0"
+# Written once, in delegate_c/version.h (the library and setup.py read it too).
+__version__ = _header_version()
 __all__ = ["library_path", "load_delegate", "model_token", "runtime", "__version__"]
 
 

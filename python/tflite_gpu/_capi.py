@@ -6,60 +6,11 @@ import functools
 
 import cffi
 
+from . import _headers
 from ._library import library_path
 
-_CDEF = """
-typedef struct {
-  int32_t is_precision_loss_allowed;
-  int32_t inference_preference;
-  int32_t inference_priority1;
-  int32_t inference_priority2;
-  int32_t inference_priority3;
-  int64_t experimental_flags;
-  int32_t max_delegated_partitions;
-  const char* serialization_dir;
-  const char* model_token;
-} TfLiteGpuDelegateOptionsV2;
-
-TfLiteGpuDelegateOptionsV2 TfLiteGpuDelegateOptionsV2Default(void);
-void* TfLiteGpuDelegateV2Create(const TfLiteGpuDelegateOptionsV2* options);
-void TfLiteGpuDelegateV2Delete(void* delegate);
-const char* TfLiteGpuDelegateVersion(void);
-typedef struct {
-  int32_t delegated_nodes;
-  int32_t cpu_nodes;
-  int32_t partitions;
-  int32_t dispatches;
-  uint64_t arena_bytes;
-  uint64_t live_peak_bytes;
-  double compile_seconds;
-  int32_t cache_hits;
-  int32_t cache_misses;
-  int32_t cache_writes;
-  int32_t cache_rejected;
-} TfLiteGpuDelegateReport;
-int tflite_gpu_delegate_report(const void* delegate, TfLiteGpuDelegateReport* out);
-int tflite_gpu_list_devices(char* buf, size_t size, char* err, size_t errlen);
-int tflite_gpu_describe_device(int index, char* buf, size_t size, char* err, size_t errlen);
-size_t tflite_gpu_describe_ops(char* buf, size_t size);
-size_t tflite_gpu_describe_options(char* buf, size_t size);
-int tflite_gpu_delegate_device(const void* delegate, char* buf, size_t size);
-size_t tflite_gpu_delegate_profile(const void* delegate, char* buf, size_t size);
-size_t tflite_gpu_delegate_nodes(const void* delegate, int what, char* buf, size_t size);
-typedef struct {
-  int64_t live_contexts;
-  int64_t live_queues;
-  int64_t live_buffers;
-  int64_t live_programs;
-  int64_t live_kernels;
-  int64_t live_events;
-  int64_t program_builds;
-  int64_t host_allocations;
-  int32_t fault_injection;
-} TfLiteGpuDebugCounters;
-int tflite_gpu_debug_counters(TfLiteGpuDebugCounters* out);
-int tflite_gpu_fault_inject(const char* spec);
-"""
+# Declared once, in the public headers: this reads their cffi regions.
+_CDEF = _headers.cdef("gpu_delegate.h") + _headers.cdef("gpu_delegate_introspection.h")
 
 ffi = cffi.FFI()
 ffi.cdef(_CDEF)
@@ -229,10 +180,15 @@ _COUNTERS = ("live_contexts", "live_queues", "live_buffers", "live_programs", "l
 
 def debug_counters() -> dict:
     """Live OpenCL objects (created minus released) per kind, program builds
-    and host allocations made by the library's own code (test hooks)."""
+    and host allocations made by the library's own code (test hooks).
+    host_allocations is None when the library does not count them: only
+    builds with `make ALLOC_COUNT=1` do (tests/test_alloc_count.py)."""
     out = ffi.new("TfLiteGpuDebugCounters*")
     lib().tflite_gpu_debug_counters(out)
-    return {name: int(getattr(out, name)) for name in _COUNTERS}
+    counters = {name: int(getattr(out, name)) for name in _COUNTERS}
+    if counters["host_allocations"] < 0:
+        counters["host_allocations"] = None
+    return counters
 
 
 def live_cl_objects() -> int:

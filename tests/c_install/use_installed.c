@@ -3,6 +3,7 @@
  * the external-delegate entry points, end to end.
  * Exit codes: 0 ok, 1 an API result was wrong, 3 no usable OpenCL device. */
 #include <tflite_gpu/gpu_delegate.h>
+#include <tflite_gpu/gpu_delegate_introspection.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +56,14 @@ int main(void) {
     fprintf(stderr, "TfLiteGpuDelegateV2Create returned NULL: no usable OpenCL device\n");
     return 3;
   }
+  /* The introspection header: a delegate that has not prepared anything. */
+  TfLiteGpuDelegateReport report;
+  EXPECT(tflite_gpu_delegate_report(d, &report) == 0);
+  EXPECT(report.partitions == 0 && report.delegated_nodes == 0);
+  EXPECT(tflite_gpu_delegate_report(NULL, &report) == -1);
+  TfLiteGpuDebugCounters counters;
+  EXPECT(tflite_gpu_debug_counters(&counters) == 0);
+  EXPECT(counters.host_allocations == -1); /* a release build does not count */
   TfLiteGpuDelegateV2Delete(d);
 
   const char* pkeys[] = {"is_precision_loss_allowed", "log_level"};

@@ -1,0 +1,43 @@
+/* The delegate object behind a TfLiteDelegate*: its configuration, device,
+ * the Prepare callback (delegate.c) and what the last Prepare built, which
+ * the partition kernels fill (partition_kernel.c) and the introspection
+ * API reads (introspection.c). */
+#ifndef TFLITE_GPU_DELEGATE_OBJECT_H
+#define TFLITE_GPU_DELEGATE_OBJECT_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "cl_device.h"
+#include "model_view.h"
+#include "options.h"
+#include "partition.h"
+#include "tflite_abi.h"
+
+#define GD_ERR_LEN 4096
+
+typedef struct GpuDelegate {
+  TfLiteDelegate base; /* first, so a TfLiteDelegate* is a GpuDelegate* */
+  GpuConfig cfg;
+  GpuDevice* dev;
+  int cache_on;        /* serialization: flag, dir and token given, dir safe */
+  /* Prepare runs synchronously and calls kernel init from inside
+   * ReplaceNodeSubsetsWithDelegateKernels; the view is valid only then. */
+  pthread_mutex_t prepare_mutex;
+  const ModelView* current_view;
+  PartitionResult last; /* counts of the last Prepare, for reports */
+  /* Summed over the kernels built by the last Prepare. */
+  int dispatches;           /* kernel launches per invoke */
+  size_t arena_bytes;       /* device memory for activations */
+  size_t live_peak_bytes;   /* lower bound: peak of live activation bytes */
+  double compile_seconds;   /* OpenCL program builds so far */
+  char* partition_report;   /* one line per kernel: "nodes\tkernels\tnode,node,..." */
+  char init_error[GD_ERR_LEN]; /* first kernel init failure of the running Prepare */
+} GpuDelegate;
+
+/* Takes cfg (freed on failure); NULL with err set when no device opens. */
+GpuDelegate* delegate_create(GpuConfig* cfg, char* err, size_t errlen);
+/* NULL is a no-op. Kernels still alive keep their own device reference. */
+void delegate_destroy(GpuDelegate* d);
+
+#endif

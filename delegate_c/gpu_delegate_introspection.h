@@ -1,0 +1,93 @@
+/* tflite-gpu introspection API: what a delegate did (report, per-node and
+ * per-partition text, kernel profile), the OpenCL devices and the tables
+ * the library decides from, and test hooks (debug counters, fault
+ * injection). Plain C (C99 and later) or C++.
+ *
+ * The Python package's cffi binding (python/tflite_gpu/_capi.py) reads the
+ * declarations between the cffi markers from this file's text at import, so
+ * they are written once: plain declarations only there (no preprocessor
+ * lines; no macro but TFLITE_GPU_EXPORT, which the binding drops). */
+#ifndef TFLITE_GPU_DELEGATE_INTROSPECTION_H
+#define TFLITE_GPU_DELEGATE_INTROSPECTION_H
+
+#include "gpu_delegate.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* cffi-begin */
+
+/* Filled by tflite_gpu_delegate_report(): what the delegate's last Prepare
+ * did, and the kernel cache's counters so far. */
+typedef struct TfLiteGpuDelegateReport {
+  int32_t delegated_nodes;
+  int32_t cpu_nodes;
+  int32_t partitions;
+  int32_t dispatches;        /* kernel launches per invoke */
+  uint64_t arena_bytes;      /* device memory for activations */
+  uint64_t live_peak_bytes;  /* lower bound: peak of live activation bytes */
+  double compile_seconds;    /* OpenCL program builds so far */
+  int32_t cache_hits;        /* partitions whose programs all came from the kernel cache */
+  int32_t cache_misses;      /* partitions that compiled (and will write the cache) */
+  int32_t cache_writes;      /* cache files written */
+  int32_t cache_rejected;    /* cache files found corrupt or unreadable */
+} TfLiteGpuDelegateReport;
+
+/* 0, or -1 when delegate or out is NULL. */
+TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const struct TfLiteDelegate* delegate, TfLiteGpuDelegateReport* out);
+
+/* The functions below that fill a text buffer write at most size bytes
+ * (NUL included) and return the full length, so a call with size 0 sizes
+ * the buffer. */
+
+/* "kernel\tcalls\ttotal_ms" per kernel, summed over every invoke since the
+ * delegate was created (needs TFLITE_GPU_PROFILE=1 at creation). */
+TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const struct TfLiteDelegate* delegate, char* buf, size_t size);
+/* what = 0: one line per node of the last Prepare,
+ * "node\top\tversion\twhere\treason"; what = 1: one line per partition
+ * built, "nodes\tkernels\tnode,node,...". */
+TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const struct TfLiteDelegate* delegate, int what, char* buf,
+                                                  size_t size);
+/* "platform\tdevice\tversion\tfp16|fp32\tkernel set"; -1 for NULL. */
+TFLITE_GPU_EXPORT int tflite_gpu_delegate_device(const struct TfLiteDelegate* delegate, char* buf, size_t size);
+
+/* One line per OpenCL device, "index\tplatform\tdevice\ttype\tversion\tdriver\t
+ * global_mem_bytes\tfp16"; returns the length, or -1 (reason in err)
+ * without OpenCL. */
+TFLITE_GPU_EXPORT int tflite_gpu_list_devices(char* buf, size_t size, char* err, size_t errlen);
+/* "key\tvalue" lines: the capabilities the kernel selectors read and the
+ * kernel set `auto` picks; returns the length, or -1 (reason in err). */
+TFLITE_GPU_EXPORT int tflite_gpu_describe_device(int index, char* buf, size_t size, char* err, size_t errlen);
+/* The op table: "op\tcode\tversions\tconstraints" per op. */
+TFLITE_GPU_EXPORT size_t tflite_gpu_describe_ops(char* buf, size_t size);
+/* The string options: "key\taliases\taccepted\tdefault\thelp" per option. */
+TFLITE_GPU_EXPORT size_t tflite_gpu_describe_options(char* buf, size_t size);
+
+/* Test hooks. Live OpenCL objects (created minus released) per kind,
+ * program builds, and host allocations of the library's own code. */
+typedef struct TfLiteGpuDebugCounters {
+  int64_t live_contexts;
+  int64_t live_queues;
+  int64_t live_buffers;     /* buffers and sub-buffers */
+  int64_t live_programs;
+  int64_t live_kernels;
+  int64_t live_events;
+  int64_t program_builds;   /* clBuildProgram calls since the library loaded */
+  int64_t host_allocations; /* malloc/calloc/realloc calls by this library;
+                               -1: not counted (built without ALLOC_COUNT=1) */
+  int32_t fault_injection;  /* 1 in builds with the fault-injection switch */
+} TfLiteGpuDebugCounters;
+
+TFLITE_GPU_EXPORT int tflite_gpu_debug_counters(TfLiteGpuDebugCounters* out);
+/* "build=N,alloc=N,enqueue=N,transfer=N": fail the Nth OpenCL call of a
+ * kind; 0, or -1 when malformed or the build lacks FAULT_INJECTION=1. */
+TFLITE_GPU_EXPORT int tflite_gpu_fault_inject(const char* spec);
+
+/* cffi-end */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,81 @@
+/* The introspection API of gpu_delegate_introspection.h (except the test
+ * hooks, debug_api.c): what a delegate's last Prepare built, its kernel
+ * profile and device, the OpenCL devices, and the op and option tables. */
+#include "gpu_delegate_introspection.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cl_device.h"
+#include "delegate.h"
+#include "op_table.h"
+#include "options.h"
+#include "target.h"
+
+TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const TfLiteDelegate* delegate, TfLiteGpuDelegateReport* out) {
+  const GpuDelegate* d = (const GpuDelegate*)delegate;
+  if (!d || !out) return -1;
+  out->delegated_nodes = d->last.delegated;
+  out->cpu_nodes = d->last.cpu;
+  out->partitions = d->last.partitions;
+  out->dispatches = d->dispatches;
+  out->arena_bytes = d->arena_bytes;
+  out->live_peak_bytes = d->live_peak_bytes;
+  out->compile_seconds = d->compile_seconds;
+  pthread_mutex_lock(&d->dev->mutex);
+  out->cache_hits = d->dev->cache.hits;
+  out->cache_misses = d->dev->cache.misses;
+  out->cache_writes = d->dev->cache.writes;
+  out->cache_rejected = d->dev->cache.rejected;
+  pthread_mutex_unlock(&d->dev->mutex);
+  return 0;
+}
+
+/* "kernel\tcalls\ttotal_ms" per kernel, summed over every invoke since the
+ * delegate was created (needs TFLITE_GPU_PROFILE=1 at creation). */
+TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const TfLiteDelegate* delegate, char* buf, size_t size) {
+  const GpuDelegate* d = (const GpuDelegate*)delegate;
+  if (!d) return 0;
+  size_t used = 0;
+  pthread_mutex_lock(&d->dev->mutex);
+  for (int i = 0; i < d->dev->num_profile; ++i) {
+    int n = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "%s\t%ld\t%.6f\n",
+                     d->dev->profile[i].kernel, d->dev->profile[i].calls, d->dev->profile[i].total_ns * 1e-6);
+    if (n > 0) used += (size_t)n;
+  }
+  pthread_mutex_unlock(&d->dev->mutex);
+  return used;
+}
+
+/* what = 0: PartitionResult.node_report of the last Prepare (see
+ * partition.h); what = 1: the partitions built, one line per kernel. */
+TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const TfLiteDelegate* delegate, int what, char* buf, size_t size) {
+  const GpuDelegate* d = (const GpuDelegate*)delegate;
+  const char* text = !d ? "" : what == 0 ? d->last.node_report : d->partition_report;
+  if (!text) text = "";
+  size_t len = strlen(text);
+  if (size) snprintf(buf, size, "%s", text);
+  return len;
+}
+
+TFLITE_GPU_EXPORT int tflite_gpu_list_devices(char* buf, size_t size, char* err, size_t errlen) {
+  return gpu_device_list(buf, size, err, errlen);
+}
+
+TFLITE_GPU_EXPORT int tflite_gpu_describe_device(int index, char* buf, size_t size, char* err, size_t errlen) {
+  return gpu_device_describe(index, buf, size, err, errlen);
+}
+
+TFLITE_GPU_EXPORT size_t tflite_gpu_describe_ops(char* buf, size_t size) { return op_table_describe(buf, size); }
+
+TFLITE_GPU_EXPORT size_t tflite_gpu_describe_options(char* buf, size_t size) {
+  return gpu_config_describe(buf, size);
+}
+
+TFLITE_GPU_EXPORT int tflite_gpu_delegate_device(const TfLiteDelegate* delegate, char* buf, size_t size) {
+  const GpuDelegate* d = (const GpuDelegate*)delegate;
+  if (!d) return -1;
+  return snprintf(buf, size, "%s\t%s\t%s\t%s\t%s", d->dev->caps.platform, d->dev->caps.name, d->dev->caps.version,
+                  d->cfg.fp16 ? "fp16" : "fp32", kernel_set_name(d->dev->kernel_set));
+}

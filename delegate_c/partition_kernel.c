@@ -1,0 +1,283 @@
+/* See partition_kernel.h. */
+#include "partition_kernel.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl_device.h"
+#include "delegate.h"
+#include "executor.h"
+#include "fuse.h"
+#include "log.h"
+#include "model_view.h"
+#include "op_table.h"
+#include "partition_lower.h"
+#include "serialization.h"
+
+typedef struct PartitionKernel {
+  GpuDevice* dev;          /* retained: the kernel may outlive the delegate */
+  Executor ex;
+  int built;
+  int log_level;
+  int* input_shapes;       /* per boundary input: 4 ints as built */
+  PartitionCache cache;    /* kernel cache state of this partition */
+  /* What a re-plan after a resize needs: the view of the model as it was
+   * delegated (folded constants included), the nodes and the outputs. */
+  ModelView mv;
+  TfLiteIntArray* nodes;
+  TfLiteIntArray* output_tensors;
+  int stale;               /* a re-plan failed: output shapes must be inferred again */
+  int replans;             /* successful re-plans, for reports and tests */
+  char error[GD_ERR_LEN];  /* init failure, reported by prepare */
+} PartitionKernel;
+
+/* Appends a kernel's line to d->partition_report (best effort). */
+static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int dispatches) {
+  size_t old = d->partition_report ? strlen(d->partition_report) : 0;
+  size_t add = 32 + (size_t)nodes->size * 12;
+  char* r = realloc(d->partition_report, old + add);
+  if (!r) return;
+  d->partition_report = r;
+  size_t used = old;
+  used += (size_t)snprintf(r + used, add, "%d\t%d\t", nodes->size, dispatches);
+  for (int i = 0; i < nodes->size; ++i)
+    used += (size_t)snprintf(r + used, old + add - used, "%s%d", i ? "," : "", nodes->data[i]);
+  snprintf(r + used, old + add - used, "\n");
+}
+
+static int cmp_int(const void* a, const void* b) { return *(const int*)a - *(const int*)b; }
+
+static TfLiteIntArray* int_array_copy(const TfLiteIntArray* a) {
+  TfLiteIntArray* c = malloc(sizeof(int) * (size_t)(a->size + 1));
+  if (c) memcpy(c, a, sizeof(int) * (size_t)(a->size + 1));
+  return c;
+}
+
+/* Lowers k->nodes from k->mv (whose tensors hold the current shapes),
+ * fuses and builds an executor into ex. Programs already built on the
+ * device are reused; only buffers, arguments and sizes are new. */
+/* d and params are given for the first build only: it may load programs
+ * from the kernel cache (serialization.c); a re-plan reuses what is built. */
+static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t errlen, const GpuDelegate* d,
+                          const TfLiteDelegateParams* params) {
+  Graph g = {0};
+  int* outputs = malloc((size_t)(k->output_tensors->size + 1) * sizeof(int));
+  if (!outputs) return snprintf(err, errlen, "out of memory"), -1;
+  int rc = lower_partition(&k->mv, k->nodes, k->output_tensors, &g, outputs, err, errlen);
+  if (rc == 0 && fuse_graph(&g, outputs, k->output_tensors->size) < 0) {
+    rc = -1;
+    snprintf(err, errlen, "out of memory");
+  }
+  if (rc == 0) {
+    pthread_mutex_lock(&k->dev->mutex);
+    if (d && d->cache_on)
+      ser_partition_begin(&k->cache, d->cfg.serialization_dir, d->cfg.model_token, k->dev, d->current_view, params,
+                          k->log_level);
+    rc = executor_build(ex, k->dev, &g, outputs, k->output_tensors->size, err, errlen);
+    if (rc == 0 && d) ser_partition_built(&k->cache, k->dev, k->log_level);
+    if (rc) executor_free(ex);
+    pthread_mutex_unlock(&k->dev->mutex);
+  } else {
+    graph_free(&g);
+  }
+  free(outputs);
+  return rc;
+}
+
+static void remember_input_shapes(PartitionKernel* k) {
+  for (int i = 0; i < k->ex.num_inputs; ++i)
+    memcpy(&k->input_shapes[4 * i], k->ex.g.tensors[k->ex.inputs[i].tensor].shape, 4 * sizeof(int));
+}
+
+static void* kernel_init(TfLiteContext* context, const char* buffer, size_t length) {
+  (void)context;
+  (void)length;
+  const TfLiteDelegateParams* params = (const TfLiteDelegateParams*)buffer;
+  PartitionKernel* k = calloc(1, sizeof(*k));
+  if (!k) return NULL;
+  GpuDelegate* d = params ? (GpuDelegate*)params->delegate : NULL;
+  if (!d || !d->current_view) {
+    snprintf(k->error, sizeof(k->error), "kernel init outside the delegate's Prepare");
+    return k;
+  }
+  k->dev = d->dev;
+  gpu_device_retain(k->dev);
+  k->log_level = d->cfg.log_level;
+  k->nodes = int_array_copy(params->nodes_to_replace);
+  k->output_tensors = int_array_copy(params->output_tensors);
+  if (!k->nodes || !k->output_tensors || mv_copy(&k->mv, d->current_view)) {
+    snprintf(k->error, sizeof(k->error), "out of memory");
+    return k;
+  }
+  /* Node indices follow execution order in the model. */
+  qsort(k->nodes->data, (size_t)k->nodes->size, sizeof(int), cmp_int);
+  k->built = build_executor(k, &k->ex, k->error, sizeof(k->error), d, params) == 0;
+  if (k->built) {
+    k->input_shapes = malloc((size_t)(k->ex.num_inputs + 1) * 4 * sizeof(int));
+    if (!k->input_shapes) {
+      k->built = 0;
+      snprintf(k->error, sizeof(k->error), "out of memory");
+    } else {
+      remember_input_shapes(k);
+      record_partition(d, params->nodes_to_replace, k->ex.num_dispatches);
+      d->dispatches += k->ex.num_dispatches;
+      d->arena_bytes += k->ex.arena_bytes;
+      d->live_peak_bytes += k->ex.lower_bound_bytes;
+      d->compile_seconds = k->dev->compile_seconds;
+      gd_log(k->log_level, GD_LOG_INFO, "partition of %d nodes: %d kernels, arena %zu bytes (live peak %zu)",
+             params->nodes_to_replace->size, k->ex.num_dispatches, k->ex.arena_bytes, k->ex.lower_bound_bytes);
+    }
+  }
+  if (!k->built) {
+    gd_log(k->log_level, GD_LOG_WARNING, "TfLiteGpuDelegate Init: %s", k->error);
+    if (!d->init_error[0]) snprintf(d->init_error, sizeof(d->init_error), "%s", k->error);
+  }
+  return k;
+}
+
+static void kernel_free(TfLiteContext* context, void* buffer) {
+  (void)context;
+  PartitionKernel* k = buffer;
+  if (!k) return;
+  if (k->dev) {
+    pthread_mutex_lock(&k->dev->mutex);
+    executor_free(&k->ex);
+    pthread_mutex_unlock(&k->dev->mutex);
+    gpu_device_release(k->dev);
+  }
+  ser_partition_free(&k->cache);
+  mv_free(&k->mv);
+  free(k->nodes);
+  free(k->output_tensors);
+  free(k->input_shapes);
+  free(k);
+}
+
+/* After a resize: walks the partition's nodes in order with the op checks
+ * in shape-inference mode, which resize every output (internal and
+ * partition outputs) to what TFLite's kernels would give, then lowers and
+ * plans again. Any node that cannot follow fails the whole re-plan with
+ * its reason; the old executor stays untouched until the new one is built. */
+static int replan(PartitionKernel* k, char* err, size_t errlen) {
+  k->stale = 1;
+  k->mv.infer_shapes = 1;
+  int rc = 0;
+  for (int i = 0; i < k->nodes->size && rc == 0; ++i) {
+    char why[GD_ERR_LEN / 2] = "";
+    NodeInfo ni = {&k->mv, k->nodes->data[i], NULL, NULL, why, sizeof(why)};
+    if (mv_node(&k->mv, ni.index, &ni.node, &ni.reg)) {
+      rc = -1;
+      snprintf(err, errlen, "GetNodeAndRegistration(%d) failed", ni.index);
+      break;
+    }
+    const OpDef* def = op_lookup(ni.reg);
+    if (def && !def->check) continue;
+    /* Folded constants (DEQUANTIZE/DENSIFY of a constant) keep their shapes. */
+    if (ni.node->outputs && ni.node->outputs->size > 0 && ni.node->outputs->data[0] >= 0 &&
+        k->mv.const_kind[ni.node->outputs->data[0]] == CONST_FOLDED)
+      continue;
+    int settled = 0;
+    k->mv.inferred = &settled;
+    if (op_check_node(&ni)) {
+      rc = -1;
+      snprintf(err, errlen, "%s (node %d): %s", builtin_name(ni.reg->builtin_code), ni.index, why);
+    } else if (settled < ni.node->outputs->size) {
+      /* An op whose check does not compute its output shape cannot be
+       * trusted with new shapes: refuse rather than plan stale ones. */
+      rc = -1;
+      snprintf(err, errlen, "%s (node %d): its output shape cannot be inferred after a resize",
+               builtin_name(ni.reg->builtin_code), ni.index);
+    }
+    k->mv.inferred = NULL;
+  }
+  k->mv.infer_shapes = 0;
+  if (rc) return -1;
+  Executor ex;
+  if (build_executor(k, &ex, err, errlen, NULL, NULL)) return -1;
+  int* shapes = malloc((size_t)(ex.num_inputs + 1) * 4 * sizeof(int));
+  if (!shapes) {
+    pthread_mutex_lock(&k->dev->mutex);
+    executor_free(&ex);
+    pthread_mutex_unlock(&k->dev->mutex);
+    return snprintf(err, errlen, "out of memory"), -1;
+  }
+  pthread_mutex_lock(&k->dev->mutex);
+  executor_free(&k->ex);
+  k->ex = ex;
+  pthread_mutex_unlock(&k->dev->mutex);
+  free(k->input_shapes);
+  k->input_shapes = shapes;
+  remember_input_shapes(k);
+  k->stale = 0;
+  k->replans++;
+  gd_log(k->log_level, GD_LOG_INFO, "re-planned a partition of %d nodes after a resize: arena %zu bytes",
+         k->nodes->size, k->ex.arena_bytes);
+  return 0;
+}
+
+static int inputs_changed(const PartitionKernel* k, TfLiteContext* context) {
+  for (int i = 0; i < k->ex.num_inputs; ++i) {
+    const TfLiteTensor* t = &context->tensors[k->ex.inputs[i].tflite_index];
+    int shape[4];
+    if (!t->dims || shape_from_dims(t->dims->data, t->dims->size, shape) ||
+        memcmp(shape, &k->input_shapes[4 * i], sizeof(shape)) != 0)
+      return 1;
+  }
+  return 0;
+}
+
+static TfLiteStatus kernel_prepare(TfLiteContext* context, TfLiteNode* node) {
+  PartitionKernel* k = node->user_data;
+  if (!k) {
+    context->ReportError(context, "TfLiteGpuDelegate Prepare: delegate is not initialized");
+    return kTfLiteError;
+  }
+  if (!k->built) {
+    context->ReportError(context, "TfLiteGpuDelegate Init: %s", k->error);
+    return kTfLiteError;
+  }
+  /* Prepare runs again after a resize: follow the new input shapes. */
+  if (!k->stale && !inputs_changed(k, context)) return kTfLiteOk;
+  char err[GD_ERR_LEN] = "";
+  if (replan(k, err, sizeof(err))) {
+    context->ReportError(context, "TfLiteGpuDelegate Prepare: cannot follow the input resize: %s", err);
+    gd_log(k->log_level, GD_LOG_WARNING, "TfLiteGpuDelegate Prepare: cannot follow the input resize: %s", err);
+    return kTfLiteError;
+  }
+  return kTfLiteOk;
+}
+
+static TfLiteStatus kernel_invoke(TfLiteContext* context, TfLiteNode* node) {
+  PartitionKernel* k = node->user_data;
+  if (!k || !k->built) {
+    context->ReportError(context, "TfLiteGpuDelegate Invoke: delegate is not initialized");
+    return kTfLiteError;
+  }
+  char err[GD_ERR_LEN];
+  pthread_mutex_lock(&k->dev->mutex);
+  int rc = executor_invoke(&k->ex, context, err, sizeof(err));
+  /* A miss is saved after the first invoke: only then (on PoCL) do the
+   * binaries hold the work-group functions the enqueues compiled. */
+  if (rc == 0 && k->cache.state == SER_MISS) ser_partition_save(&k->cache, k->dev, &k->ex, k->log_level);
+  pthread_mutex_unlock(&k->dev->mutex);
+  if (rc) {
+    context->ReportError(context, "TfLiteGpuDelegate Invoke: %s", err);
+    gd_log(k->log_level, GD_LOG_WARNING, "TfLiteGpuDelegate Invoke: %s", err);
+    return kTfLiteError;
+  }
+  return kTfLiteOk;
+}
+
+TfLiteRegistration partition_kernel_registration(void) {
+  TfLiteRegistration reg;
+  memset(&reg, 0, sizeof(reg)); /* registration_external, async_kernel, inplace_operator stay 0 */
+  reg.init = kernel_init;
+  reg.free = kernel_free;
+  reg.prepare = kernel_prepare;
+  reg.invoke = kernel_invoke;
+  reg.custom_name = "TfLiteGpuDelegateV2";
+  reg.version = 1;
+  return reg;
+}
