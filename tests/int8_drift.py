@@ -75,5 +75,59 @@ def main(argv=None):
                   f"{_fmt(whole)} | {_fmt(alone)}{'   <- output' if k in net.outputs else ''}")
 
 
+
+# -- which ops' rounding makes the drift: numpy counterfactuals ---------------
+
+SCENARIOS = {  # op types done the CPU's integer way; the rest the float-view way
+    "float view (today)": (),
+    "CONV_2D exact": ("CONV_2D",),
+    "PRELU exact": ("PRELU",),
+    "FULLY_CONNECTED exact": ("FULLY_CONNECTED",),
+    "CONV_2D + PRELU exact": ("CONV_2D", "PRELU"),
+    "CONV_2D + FC exact": ("CONV_2D", "FULLY_CONNECTED"),
+    "CONV_2D + PRELU + FC exact": ("CONV_2D", "PRELU", "FULLY_CONNECTED"),
+}
+
+
+def counterfactuals(net, inputs):
+    """{scenario: {output: summary}} against the CPU's integer arithmetic
+    (the 'cpu' emulation, which tests/test_int8_fidelity.py checks is bit
+    exact), over all inputs."""
+    import int8_emulate as E  # noqa: E402
+    every = {nd["output"] for nd in net.nodes}
+    ref = [E.forward(net, x, exact=every) for x in inputs]
+    out = {}
+    for name, ops in SCENARIOS.items():
+        exact = {nd["output"] for nd in net.nodes if nd["op"] in ops}
+        got = [E.forward(net, x, exact=exact) for x in inputs]
+        out[name] = {k: summary(np.stack([g[k] for g in got]), np.stack([r[k] for r in ref]))
+                     for k in net.outputs}
+    return out
+
+
+def main_emulate(seeds, inputs, batch, pnet_size):
+    for make, kw in ((pnet, dict(size=pnet_size)), (rnet, {})):
+        print(f"== {make.__name__}: {len(seeds)} seeds x {inputs} inputs x batch {batch} "
+              f"(numpy emulation; per output: % within 1 step / max steps)")
+        rows = {}
+        for seed in seeds:
+            net = make(seed, batch, **kw).calibrate(run_cpu)
+            for name, res in counterfactuals(net, net.test_inputs(inputs)).items():
+                for i, k in enumerate(net.outputs):
+                    rows.setdefault((name, i), []).append(res[k])
+        for name in SCENARIOS:
+            cells = []
+            for i, label in enumerate(("prob", "box")):
+                r = rows[(name, i)]
+                cells.append(f"{label}: {100 * min(s['within1'] for s in r):6.2f}% min, "
+                             f"{100 * np.mean([s['within1'] for s in r]):6.2f}% mean, "
+                             f"max {max(s['max'] for s in r)}")
+            print(f"  {name:28} " + " | ".join(cells))
+
+
 if __name__ == "__main__":
-    main()
+    if "--emulate" in sys.argv:  # --emulate [SEEDS [INPUTS [BATCH [PNET_SIZE]]]]
+        a = [int(v) for v in sys.argv[sys.argv.index("--emulate") + 1:]] + [8, 4, 8, 12][len(sys.argv) - sys.argv.index("--emulate") - 1:]
+        main_emulate(list(range(a[0])), a[1], a[2], a[3])
+    else:
+        main()

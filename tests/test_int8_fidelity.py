@@ -1,0 +1,109 @@
+"""Issue 14: whole full-integer int8 models drift from the CPU's integer
+kernels by more than single ops do (docs/int8-fidelity.md).
+
+The models are MTCNN-like P-Net and R-Net (tests/int8_models.py) quantized
+as TF 2.14's converter does. What holds today:
+
+- tests/int8_emulate.py's "cpu" emulation reproduces the CPU interpreter bit
+  for bit on every tensor, and its "float" emulation (exact real value,
+  rounded once per op) reproduces the delegate: the drift is a difference of
+  rounding rules, not a bug in a kernel;
+- each op alone, on the CPU's own int8 input values, is within 1 step and
+  >= 99% identical;
+- through the whole model those rare 1-step differences spread, and the
+  outputs miss the target (>= 99% within 1 step, all within 2): marked
+  xfail(strict) until the integer path of the fix lands;
+- in emulation, doing CONV_2D, PRELU and FULLY_CONNECTED the CPU's integer
+  way (MAX_POOL_2D, RESHAPE and SOFTMAX unchanged) removes the drift.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import int8_emulate as E
+from conftest import run_cpu, run_delegate
+from int8_models import pnet, rnet, summary
+
+# Seeds whose float view misses the target today (tests/int8_drift.py --emulate).
+NETS = {"pnet_seed3": (pnet, 3), "rnet_seed0": (rnet, 0), "rnet_seed4": (rnet, 4)}
+BATCH = 16
+
+
+@pytest.fixture(scope="module")
+def nets():
+    out = {}
+    for key, (make, seed) in NETS.items():
+        net = make(seed, BATCH).calibrate(run_cpu, count=4)
+        x = net.test_inputs(1)[0]
+        names = net.tensors()[1:]
+        model = net.int8_model(outputs=names)
+        cpu = dict(zip(names, run_cpu(model, [x])))
+        gpu, report = run_delegate(model, [x])
+        assert report.cpu_nodes == 0 and report.delegated_nodes == len(net.nodes)
+        out[key] = (net, x, cpu, dict(zip(names, gpu)))
+    return out
+
+
+@pytest.mark.parametrize("key", list(NETS))
+def test_cpu_emulation_is_bit_exact(nets, key):
+    net, x, cpu, _ = nets[key]
+    emu = E.forward(net, x, exact={nd["output"] for nd in net.nodes})
+    for k, v in cpu.items():
+        np.testing.assert_array_equal(emu[k], v, err_msg=k)
+
+
+@pytest.mark.parametrize("key", list(NETS))
+def test_delegate_is_the_float_view(nets, key):
+    """The delegate computes each op in float and rounds once: the float
+    emulation predicts it (a float sum may still flip an exact tie)."""
+    net, x, _, gpu = nets[key]
+    emu = E.forward(net, x)
+    for k, v in gpu.items():
+        s = summary(v, emu[k])
+        assert s["exact"] >= 0.999 and s["max"] <= 1, (k, s)
+
+
+@pytest.mark.parametrize("key", ["rnet_seed0"])
+def test_single_ops_within_one_step(nets, key):
+    """Each op alone, fed the CPU's own int8 input: within 1 step, and over
+    all ops >= 99.5% identical (an op's few outputs may hold one 1-step
+    difference: FC 4 is 98.4% identical on this seed)."""
+    net, x, cpu, _ = nets[key]
+    values = dict(cpu, input=x)
+    same = total = 0
+    for i, nd in enumerate(net.nodes):
+        inp = values[nd["inputs"][0]]
+        expected = run_cpu(net.single_op_model(i), [inp])[0]
+        np.testing.assert_array_equal(expected, cpu[nd["output"]])
+        s = summary(run_delegate(net.single_op_model(i), [inp])[0][0], expected)
+        assert s["max"] <= 1, (nd["output"], nd["op"], s)
+        same += s["exact"] * expected.size
+        total += expected.size
+    assert same / total >= 0.995
+
+
+@pytest.mark.parametrize("key", list(NETS))
+def test_integer_conv_prelu_fc_remove_the_drift(nets, key):
+    """The fix's design, in emulation: CONV_2D, PRELU and FULLY_CONNECTED
+    the CPU's integer way, the other ops as today's float view."""
+    net, x, cpu, _ = nets[key]
+    exact = {nd["output"] for nd in net.nodes if nd["op"] in ("CONV_2D", "PRELU", "FULLY_CONNECTED")}
+    emu = E.forward(net, x, exact=exact)
+    for k in net.outputs:
+        np.testing.assert_array_equal(emu[k], cpu[k], err_msg=k)
+    today = E.forward(net, x)
+    assert any(summary(today[k], cpu[k])["within1"] < 0.99 or summary(today[k], cpu[k])["max"] > 2
+               for k in net.outputs)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 14: the float view's per-op rounding differs from the CPU's "
+                   "fixed-point requantization near ties; the differences spread through the model "
+                   "(docs/int8-fidelity.md)")
+@pytest.mark.parametrize("key", list(NETS))
+def test_whole_model_within_steps(nets, key):
+    """The target: every output >= 99% within 1 step and all within 2."""
+    net, _, cpu, gpu = nets[key]
+    for k in net.outputs:
+        s = summary(gpu[k], cpu[k])
+        assert s["within1"] >= 0.99 and s["max"] <= 2, (k, s)
