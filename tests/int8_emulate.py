@@ -73,8 +73,12 @@ def mbqm(x, m, rounding="away"):
     return (_rdbpot_up if rounding == "up" else _rdbpot_away)(t, right)
 
 
-# Rounding of the final shift, per op, as the tflite_runtime 2.14 wheel runs it.
-ROUNDING = {"CONV_2D": "up", "FULLY_CONNECTED": "up", "PRELU": "away"}
+# Rounding of the final shift, per op: as the tflite_runtime 2.14 wheel's
+# builtin (optimized) kernels run it, and as its reference kernels
+# (OpResolverType.BUILTIN_REF) do. tests/test_int8_fidelity.py checks both.
+OPTIMIZED = {"CONV_2D": "up", "FULLY_CONNECTED": "up", "PRELU": "away"}
+REFERENCE = {"CONV_2D": "away", "FULLY_CONNECTED": "away", "PRELU": "away"}
+ROUNDING = OPTIMIZED
 
 
 def _round_away(v):
@@ -118,8 +122,10 @@ def _maxpool(x, k, s, padding):
     return out.astype(np.int8)
 
 
-def run_node(net, nd, x, how):
-    """One node on int8 input x, 'cpu' or 'float'."""
+def run_node(net, nd, x, how, rounding=None):
+    """One node on int8 input x, 'cpu' or 'float'; rounding: OPTIMIZED
+    (default) or REFERENCE."""
+    rounding = rounding or ROUNDING
     s_in, z_in = net.qparams[nd["inputs"][0]]
     s_out, z_out = net.qparams[nd["output"]]
     xi = x.astype(np.int64) - z_in
@@ -141,7 +147,7 @@ def run_node(net, nd, x, how):
         out = np.empty_like(acc)
         for o in range(acc.shape[-1]):
             m = float(np.float32(s_in)) * float(wsb[o]) / float(np.float32(s_out))
-            out[..., o] = mbqm(acc[..., o], m, ROUNDING[op])
+            out[..., o] = mbqm(acc[..., o], m, rounding[op])
         return _to_int8(out + z_out)
     if op == "PRELU":
         a = nd["alpha"]
@@ -151,9 +157,9 @@ def run_node(net, nd, x, how):
         if how == "float":
             real = np.where(xi >= 0, xi * (s_in / s_out), xi * aq * (s_in * a_s / s_out))
             return _to_int8(_round_away(real) + z_out)
-        pos = mbqm(xi, float(np.float32(s_in)) / float(np.float32(s_out)), ROUNDING[op])
+        pos = mbqm(xi, float(np.float32(s_in)) / float(np.float32(s_out)), rounding[op])
         neg = mbqm(xi * aq, float(np.float32(s_in)) * float(np.float32(a_s)) / float(np.float32(s_out)),
-                   ROUNDING[op])
+                   rounding[op])
         return _to_int8(np.where(xi >= 0, pos, neg) + z_out)
     if op == "MAX_POOL_2D":
         o = nd["options"]
@@ -170,10 +176,11 @@ def run_node(net, nd, x, how):
     raise ValueError(op)
 
 
-def forward(net, x, exact=()):
+def forward(net, x, exact=(), rounding=None):
     """Every tensor of the net on int8 input x; nodes whose output is in
-    `exact` run the 'cpu' way, the others the 'float' way."""
+    `exact` run the 'cpu' way (with `rounding`), the others the 'float' way."""
     t = {"input": x}
     for nd in net.nodes:
-        t[nd["output"]] = run_node(net, nd, t[nd["inputs"][0]], "cpu" if nd["output"] in exact else "float")
+        how = "cpu" if nd["output"] in exact else "float"
+        t[nd["output"]] = run_node(net, nd, t[nd["inputs"][0]], how, rounding)
     return t
