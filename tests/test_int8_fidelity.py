@@ -132,11 +132,12 @@ def test_reference_kernels_miss_the_target_too(nets, key):
     net, x, cpu, _ = nets[key]
     names = net.tensors()[1:]
     ref = dict(zip(names, run_cpu_reference(net.int8_model(outputs=names), [x])))
-    emu = E.forward(net, x, exact={nd["output"] for nd in net.nodes}, rounding=E.REFERENCE)
-    for nd in net.nodes:
+    values = dict(ref, input=x)
+    for nd in net.nodes:  # each op on the reference kernels' own input
+        emu = E.run_node(net, nd, values[nd["inputs"][0]], "cpu", E.REFERENCE)
         if nd["op"] not in ("SOFTMAX", "FULLY_CONNECTED"):
-            np.testing.assert_array_equal(emu[nd["output"]], ref[nd["output"]], err_msg=nd["output"])
-        elif nd["op"] == "FULLY_CONNECTED":  # exact with tflite_runtime 2.14; LiteRT 2.3's differs in 1/2048
-            assert summary(emu[nd["output"]], ref[nd["output"]])["exact"] >= 0.99
+            np.testing.assert_array_equal(emu, ref[nd["output"]], err_msg=nd["output"])
+        elif nd["op"] == "FULLY_CONNECTED":  # exact with tflite_runtime 2.14; LiteRT 2.3 differs on a few
+            assert summary(emu, ref[nd["output"]])["max"] <= 1
     assert any(summary(ref[k], cpu[k])["within1"] < 0.99 or summary(ref[k], cpu[k])["max"] > 2
                for k in net.outputs)
