@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from int8_models import _quant_weights, _sym_scales, _act_quant
+from int8_models import WEIGHT_AXIS, _act_quant, _quant_weights, _sym_scales
 
 
 def quantize_multiplier(m):
@@ -66,8 +66,13 @@ def _rdbpot_up(x, e):
 
 
 def mbqm(x, m, rounding="away"):
-    """MultiplyByQuantizedMultiplier(x, QuantizeMultiplier(m))."""
+    """MultiplyByQuantizedMultiplier(x, QuantizeMultiplier(m)): double
+    rounding with the last shift's ties "away" (gemmlowp) or "up" (ruy's
+    older kernels), or "single" (TFLITE_SINGLE_ROUNDING, newer ruy)."""
     qm, shift = quantize_multiplier(m)
+    if rounding == "single":
+        total = 31 - shift
+        return (np.asarray(x, np.int64) * qm + (1 << (total - 1))) >> total
     left, right = max(shift, 0), max(-shift, 0)
     t = _srdhm(np.asarray(x, np.int64) << left, qm)
     return (_rdbpot_up if rounding == "up" else _rdbpot_away)(t, right)
@@ -76,8 +81,10 @@ def mbqm(x, m, rounding="away"):
 # Rounding of the final shift, per op: as the tflite_runtime 2.14 wheel's
 # builtin (optimized) kernels run it, and as its reference kernels
 # (OpResolverType.BUILTIN_REF) do. tests/test_int8_fidelity.py checks both.
-OPTIMIZED = {"CONV_2D": "up", "FULLY_CONNECTED": "up", "PRELU": "away"}
-REFERENCE = {"CONV_2D": "away", "FULLY_CONNECTED": "away", "PRELU": "away"}
+# DEPTHWISE_CONV_2D differs between runtimes: ties away in tflite_runtime
+# 2.14, up in LiteRT 2.3 (tests/int8_rounding_probe.py); not in the MTCNN nets.
+OPTIMIZED = {"CONV_2D": "up", "FULLY_CONNECTED": "up", "PRELU": "away", "DEPTHWISE_CONV_2D": "away"}
+REFERENCE = {"CONV_2D": "away", "FULLY_CONNECTED": "away", "PRELU": "away", "DEPTHWISE_CONV_2D": "away"}
 ROUNDING = OPTIMIZED
 
 
@@ -130,14 +137,19 @@ def run_node(net, nd, x, how, rounding=None):
     s_out, z_out = net.qparams[nd["output"]]
     xi = x.astype(np.int64) - z_in
     op = nd["op"]
-    if op in ("CONV_2D", "FULLY_CONNECTED"):
-        axis = 0 if op == "CONV_2D" else None
+    if op in WEIGHT_AXIS:
+        axis = WEIGHT_AXIS[op]
         ws = _sym_scales(nd["w"], axis)
         wq = _quant_weights(nd["w"], ws, axis).astype(np.int64)
         bs = (np.float32(s_in) * ws).astype(np.float32)
         bq = np.round(nd["b"] / np.broadcast_to(bs, nd["b"].shape)).astype(np.int64)
         if op == "CONV_2D":
             acc = _conv_acc(xi, wq, bq, nd["options"]["padding"])
+        elif op == "DEPTHWISE_CONV_2D":  # VALID, stride 1, multiplier 1
+            k = wq.shape[1]
+            oh, ow = xi.shape[1] - k + 1, xi.shape[2] - k + 1
+            acc = sum(xi[:, dy:dy + oh, dx:dx + ow, :] * wq[0, dy, dx, :]
+                      for dy in range(k) for dx in range(k)) + bq
         else:
             acc = xi @ wq.T + bq
         wsb = np.broadcast_to(ws, (acc.shape[-1],))

@@ -29,7 +29,10 @@ import numpy as np
 
 from tflite_gpu.model_builder import ModelBuilder
 
-VERSION = {"CONV_2D": 3, "FULLY_CONNECTED": 4, "MAX_POOL_2D": 2, "RESHAPE": 1, "SOFTMAX": 2, "PRELU": 1}
+VERSION = {"CONV_2D": 3, "DEPTHWISE_CONV_2D": 3, "FULLY_CONNECTED": 4, "MAX_POOL_2D": 2, "RESHAPE": 1, "SOFTMAX": 2, "PRELU": 1}
+
+# Per-channel weight axis (None: per-tensor, the converter's default for dense layers).
+WEIGHT_AXIS = {"CONV_2D": 0, "DEPTHWISE_CONV_2D": 3, "FULLY_CONNECTED": None}
 
 
 def _act_quant(lo, hi):
@@ -87,6 +90,18 @@ class Net:
                                options=dict(padding=padding, stride_w=1, stride_h=1)))
         return y
 
+    def depthwise(self, x, k, padding="VALID"):
+        """DEPTHWISE_CONV_2D, depth multiplier 1, weights per-channel on axis 3
+        (not in MTCNN; for probing its kernel's rounding)."""
+        n, h, w, c = self.shapes[x]
+        oh, ow = (h - k + 1, w - k + 1) if padding == "VALID" else (h, w)
+        y = self._new("dw", [n, oh, ow, c])
+        wt = self.rng.normal(0, np.sqrt(2.0 / (k * k)), (1, k, k, c)).astype(np.float32)
+        b = self.rng.normal(0, 0.1, c).astype(np.float32)
+        self.nodes.append(dict(op="DEPTHWISE_CONV_2D", inputs=[x], output=y, w=wt, b=b, options=dict(
+            padding=padding, stride_w=1, stride_h=1, depth_multiplier=1)))
+        return y
+
     def fc(self, x, cout):
         n, cin = self.shapes[x]
         y = self._new("fc", [n, cout])
@@ -139,7 +154,7 @@ class Net:
         for nd in self.nodes:
             x = t[nd["inputs"][0]]
             y = mb.add_tensor(self.shapes[nd["output"]], name=nd["output"])
-            if nd["op"] in ("CONV_2D", "FULLY_CONNECTED"):
+            if nd["op"] in WEIGHT_AXIS:
                 w = mb.add_tensor(nd["w"].shape, data=nd["w"])
                 b = mb.add_tensor(nd["b"].shape, data=nd["b"])
                 mb.add_op(nd["op"], [x, w, b], [y], nd["options"])
@@ -200,12 +215,12 @@ class Net:
         x = t[nd["inputs"][0]]
         y = self._qtensor(mb, nd["output"])
         in_scale = self.qparams[nd["inputs"][0]][0]
-        if nd["op"] in ("CONV_2D", "FULLY_CONNECTED"):
-            axis = 0 if nd["op"] == "CONV_2D" else None
+        if nd["op"] in WEIGHT_AXIS:
+            axis = WEIGHT_AXIS[nd["op"]]
             ws = _sym_scales(nd["w"], axis)
             wq = _quant_weights(nd["w"], ws, axis)
             w = mb.add_tensor(wq.shape, np.int8, data=wq, quant=dict(
-                scale=ws.tolist(), zero_point=[0] * len(ws), quantized_dimension=0))
+                scale=ws.tolist(), zero_point=[0] * len(ws), quantized_dimension=axis or 0))
             bs = (np.float32(in_scale) * ws).astype(np.float32)
             bq = np.round(nd["b"] / np.broadcast_to(bs, nd["b"].shape)).astype(np.int32)
             b = mb.add_tensor(bq.shape, np.int32, data=bq, quant=dict(

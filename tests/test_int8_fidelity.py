@@ -141,3 +141,17 @@ def test_reference_kernels_miss_the_target_too(nets, key):
             assert summary(emu, ref[nd["output"]])["max"] <= 1
     assert any(summary(ref[k], cpu[k])["within1"] < 0.99 or summary(ref[k], cpu[k])["max"] > 2
                for k in net.outputs)
+
+
+def test_rounding_probe_finds_one_rule_per_op():
+    """Each int8 op of the CPU runtime in use matches one of the emulated
+    tie rules bit for bit (tests/int8_rounding_probe.py): what `check`
+    would need to tell the delegate. CONV_2D, FULLY_CONNECTED and PRELU
+    match the OPTIMIZED preset in tflite_runtime 2.14 and LiteRT 2.3;
+    DEPTHWISE_CONV_2D rounds ties away in the one and up in the other."""
+    from int8_rounding_probe import probe
+    found = probe()
+    for op, res in found.items():
+        assert max(res[r] for r in ("up", "away", "single")) == 1.0, (op, res)
+    for op in ("CONV_2D", "FULLY_CONNECTED", "PRELU"):
+        assert found[op][E.OPTIMIZED[op]] == 1.0, (op, found[op])
