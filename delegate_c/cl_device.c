@@ -97,6 +97,7 @@ int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuD
   }
   dev->refcount = 1;
   pthread_mutex_init(&dev->mutex, NULL);
+  pthread_cond_init(&dev->cache.done, NULL);
   dev->platform = list[i].platform;
   dev->device = list[i].device;
   dev->fp16 = fp16;
@@ -126,13 +127,25 @@ int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuD
 
 void gpu_device_retain(GpuDevice* dev) { __atomic_add_fetch(&dev->refcount, 1, __ATOMIC_ACQ_REL); }
 
+void gpu_device_wait_cache_writes(GpuDevice* dev) {
+  while (dev->cache.pending) pthread_cond_wait(&dev->cache.done, &dev->mutex);
+}
+
 void gpu_device_release(GpuDevice* dev) {
   if (!dev || __atomic_sub_fetch(&dev->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
   for (int i = 0; i < dev->num_programs; ++i) cl.clReleaseProgram(dev->programs[i].program);
   if (dev->queue) cl.clReleaseCommandQueue(dev->queue);
   if (dev->context) cl.clReleaseContext(dev->context);
+  pthread_cond_destroy(&dev->cache.done);
   pthread_mutex_destroy(&dev->mutex);
   free(dev);
+}
+
+/* TFLITE_GPU_BUILD_LOG=1: one stderr line per program compiled from source
+ * (cold-start measurements). */
+static int build_log_enabled(void) {
+  const char* v = getenv("TFLITE_GPU_BUILD_LOG");
+  return v && *v == '1';
 }
 
 /* The options of one (file, defines) program. */
@@ -161,7 +174,9 @@ static cl_program build_program(GpuDevice* dev, const char* file, const char* de
   clock_gettime(CLOCK_MONOTONIC, &t0);
   rc = cl.clBuildProgram(prog, 1, &dev->device, opts, NULL, NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  dev->compile_seconds += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  dev->compile_seconds += secs;
+  if (build_log_enabled()) fprintf(stderr, "tflite-gpu build %s [%s]: %.3f s\n", file, defines, secs);
   if (rc != CL_SUCCESS) {
     char log[4096] = "";
     cl.clGetProgramBuildInfo(prog, dev->device, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log, NULL);

@@ -41,6 +41,8 @@ typedef struct GpuDevice {
   int source_builds;      /* programs compiled from source so far */
   struct {
     int hits, misses, writes, rejected; /* partitions; rejected: corrupt or unreadable files */
+    int pending;          /* cache writes still running on their threads */
+    pthread_cond_t done;  /* signalled when one finishes */
   } cache;                /* the kernel cache (serialization.c), under mutex */
   /* With TFLITE_GPU_PROFILE=1 the queue records event times; invokes add
    * them here per kernel name (under mutex). */
@@ -59,6 +61,9 @@ typedef struct GpuDevice {
 int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuDevice** out, char* err,
                       size_t errlen);
 void gpu_device_retain(GpuDevice* dev);
+/* Waits until no kernel-cache write of this device is running (dev->mutex
+ * held; it is released while waiting). */
+void gpu_device_wait_cache_writes(GpuDevice* dev);
 void gpu_device_release(GpuDevice* dev);
 
 /* A kernel from an embedded .cl file built with extra `defines` ("" for

@@ -24,6 +24,7 @@ TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const TfLiteDelegate* delegate,
   out->live_peak_bytes = d->live_peak_bytes;
   out->compile_seconds = d->compile_seconds;
   pthread_mutex_lock(&d->dev->mutex);
+  gpu_device_wait_cache_writes(d->dev); /* counts final: writes run on their own threads */
   out->cache_hits = d->dev->cache.hits;
   out->cache_misses = d->dev->cache.misses;
   out->cache_writes = d->dev->cache.writes;

@@ -163,9 +163,77 @@ void ser_partition_built(PartitionCache* pc, GpuDevice* dev, int log_level) {
 
 /* ---- save ---- */
 
+/* A save in progress: the binaries are read back, serialized and written
+ * on a thread of its own, off the first invoke's path. On PoCL reading
+ * CL_PROGRAM_BINARIES is the expensive part: for every kernel of every
+ * program it compiles a generic (any local size) work-group function, on
+ * top of the specialised ones the first invoke's launches compiled, which
+ * made the cache-writing run 2-3x a cold one. The job holds a device
+ * reference, so the programs (owned by the device) outlive it. */
+typedef struct SaveJob {
+  GpuDevice* dev;
+  char* path;
+  char* key;
+  int log_level;
+  int count;
+  cl_program progs[KC_MAX_ENTRIES];
+  char names[KC_MAX_ENTRIES][KC_MAX_NAME];
+} SaveJob;
+
+static void save_job_run(SaveJob* job) {
+  GpuDevice* dev = job->dev;
+  KcEntry entries[KC_MAX_ENTRIES];
+  int count = 0, ok = 1;
+  for (int i = 0; i < job->count && ok; ++i) {
+    size_t size = 0;
+    unsigned char* bin = gpu_device_program_binary(dev, job->progs[i], &size);
+    if (!bin) {
+      ok = 0;
+      break;
+    }
+    entries[count] = (KcEntry){job->names[i], strlen(job->names[i]), bin, size};
+    count++;
+  }
+  size_t size = 0;
+  unsigned char* file = ok ? kc_serialize(job->key, entries, count, &size) : NULL;
+  char why[4400];
+  int written = 0;
+  if (!file) {
+    gd_log(job->log_level, GD_LOG_WARNING, "kernel cache: could not read back the program binaries; not saved");
+  } else if (kc_write_file(job->path, file, size, why, sizeof(why))) {
+    gd_log(job->log_level, GD_LOG_WARNING, "kernel cache: %s; not saved", why);
+  } else {
+    written = 1;
+    gd_log(job->log_level, GD_LOG_INFO, "kernel cache %s: wrote %zu bytes (%d programs)", job->path, size, count);
+  }
+  free(file);
+  for (int i = 0; i < count; ++i) free((void*)entries[i].data);
+  pthread_mutex_lock(&dev->mutex);
+  dev->cache.writes += written;
+  dev->cache.pending--;
+  pthread_cond_broadcast(&dev->cache.done);
+  pthread_mutex_unlock(&dev->mutex);
+  free(job->path);
+  free(job->key);
+  free(job);
+  gpu_device_release(dev);
+}
+
+static void* save_job_thread(void* arg) {
+  save_job_run(arg);
+  return NULL;
+}
+
 void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, int log_level) {
   if (pc->state != SER_MISS) return;
   pc->state = SER_SAVED; /* one attempt, whatever happens */
+  SaveJob* job = calloc(1, sizeof(*job));
+  if (!job || !(job->path = strdup(pc->path)) || !(job->key = strdup(pc->key))) {
+    if (job) free(job->path);
+    free(job);
+    gd_log(log_level, GD_LOG_WARNING, "kernel cache: out of memory; not saved");
+    return;
+  }
   const GpuProgram* progs[KC_MAX_ENTRIES];
   int nprogs = 0;
   for (int i = 0; i < ex->num_dispatches; ++i) {
@@ -174,36 +242,30 @@ void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, 
     for (int j = 0; j < nprogs && !seen; ++j) seen = progs[j] == p;
     if (!seen && nprogs < KC_MAX_ENTRIES) progs[nprogs++] = p;
   }
-  KcEntry entries[KC_MAX_ENTRIES];
-  char names[KC_MAX_ENTRIES][KC_MAX_NAME];
-  int count = 0, ok = 1;
-  for (int i = 0; i < nprogs && ok; ++i) {
-    size_t size = 0;
-    unsigned char* bin = gpu_device_program_binary(dev, progs[i]->program, &size);
-    if (!bin) {
-      ok = 0;
-      break;
-    }
-    entry_name(dev, progs[i]->file, progs[i]->defines, names[count], sizeof(names[count]));
-    entries[count] = (KcEntry){names[count], strlen(names[count]), bin, size};
-    count++;
+  for (int i = 0; i < nprogs; ++i) {
+    job->progs[i] = progs[i]->program;
+    entry_name(dev, progs[i]->file, progs[i]->defines, job->names[i], sizeof(job->names[i]));
   }
-  size_t size = 0;
-  unsigned char* file = ok ? kc_serialize(pc->key, entries, count, &size) : NULL;
-  char why[4400];
-  if (!file) {
-    gd_log(log_level, GD_LOG_WARNING, "kernel cache: could not read back the program binaries; not saved");
-  } else if (kc_write_file(pc->path, file, size, why, sizeof(why))) {
-    gd_log(log_level, GD_LOG_WARNING, "kernel cache: %s; not saved", why);
-  } else {
-    dev->cache.writes++;
-    gd_log(log_level, GD_LOG_INFO, "kernel cache %s: wrote %zu bytes (%d programs)", pc->path, size, count);
+  job->count = nprogs;
+  job->log_level = log_level;
+  job->dev = dev;
+  gpu_device_retain(dev);
+  dev->cache.pending++; /* dev->mutex is held */
+  /* TFLITE_GPU_CACHE_SYNC=1 writes on the invoking thread (measurements). */
+  const char* sync = getenv("TFLITE_GPU_CACHE_SYNC");
+  if (!(sync && *sync == '1') && pthread_create(&pc->writer, NULL, save_job_thread, job) == 0) {
+    pc->writer_started = 1;
+    return;
   }
-  free(file);
-  for (int i = 0; i < count; ++i) free((void*)entries[i].data);
+  /* No thread: write now. The job takes dev->mutex at its end, which the
+   * caller holds. */
+  pthread_mutex_unlock(&dev->mutex);
+  save_job_run(job);
+  pthread_mutex_lock(&dev->mutex);
 }
 
 void ser_partition_free(PartitionCache* pc) {
+  if (pc->writer_started) pthread_join(pc->writer, NULL);
   free(pc->path);
   free(pc->key);
   memset(pc, 0, sizeof(*pc));

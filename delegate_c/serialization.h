@@ -25,6 +25,8 @@ typedef struct PartitionCache {
   char* key;  /* owned */
   int source_builds_before;
   int loaded; /* the file was valid for this key */
+  pthread_t writer; /* the thread writing the file after the first invoke */
+  int writer_started;
 } PartitionCache;
 
 /* Computes the partition's key and file, and loads the file's programs
@@ -35,8 +37,11 @@ void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token,
 /* After executor_build: a hit only if nothing had to be compiled. */
 void ser_partition_built(PartitionCache* pc, GpuDevice* dev, int log_level);
 /* After the first successful invoke of a miss (dev->mutex held): writes
- * the binaries of the programs this partition's dispatches use. */
+ * the binaries of the programs this partition's dispatches use, on a
+ * thread of its own (dev->cache.pending counts it until it is done;
+ * gpu_device_wait_cache_writes waits for it). */
 void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, int log_level);
+/* Waits for the partition's cache write, then frees. */
 void ser_partition_free(PartitionCache* pc);
 
 #endif

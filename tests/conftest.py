@@ -6,6 +6,7 @@ import dataclasses
 import os
 import pathlib
 import sys
+import tempfile
 
 import numpy as np
 
@@ -13,6 +14,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import tflite_gpu  # noqa: E402
+
+# `tflite-gpu check` caches kernels in the user's cache directory by
+# default; the tests (and the CLI children they start) use a directory of
+# their own instead, so a test run never writes to ~/.cache.
+os.environ.setdefault("TFLITE_GPU_CACHE_DIR", tempfile.mkdtemp(prefix="tflite-gpu-test-cache-"))
 from tflite_gpu import _capi  # noqa: E402
 
 

@@ -15,7 +15,8 @@ from ._library import library_path
 
 # Written once, in delegate_c/version.h (the library and setup.py read it too).
 __version__ = _header_version()
-__all__ = ["library_path", "load_delegate", "model_token", "runtime", "__version__"]
+__all__ = ["library_path", "load_delegate", "model_token", "cache_options", "default_cache_dir", "runtime",
+           "__version__"]
 
 
 RUNTIMES = ("tflite_runtime", "ai_edge_litert")
@@ -70,6 +71,25 @@ def model_token(model) -> str:
     else:
         raise TypeError(f"model_token expects a path or bytes, got {type(model).__name__}")
     return "tflite-" + h.hexdigest()[:32]
+
+
+def default_cache_dir(create: bool = False) -> str:
+    """The per-user kernel cache directory: $TFLITE_GPU_CACHE_DIR, else
+    $XDG_CACHE_HOME/tflite_gpu/kernels, else ~/.cache/tflite_gpu/kernels.
+
+    The tflite_gpu commands use it unless told --no-cache; the library never
+    caches on its own, so an application opts in with
+    load_delegate(**cache_options(default_cache_dir(create=True), path)).
+    create: make it (mode 0700, as the delegate refuses a directory that
+    other users can write to).
+    """
+    d = os.environ.get("TFLITE_GPU_CACHE_DIR")
+    if not d:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = os.path.join(base, "tflite_gpu", "kernels")
+    if create:
+        os.makedirs(d, mode=0o700, exist_ok=True)
+    return d
 
 
 def cache_options(cache_dir, model) -> dict:

@@ -30,7 +30,7 @@ import pathlib
 import sys
 import tempfile
 
-from . import __version__, _capi, cache_options, errors, isolate, resources, verify
+from . import __version__, _capi, cache_options, default_cache_dir, errors, isolate, resources, verify
 from ._library import LibraryNotFound
 from ._output import SafeStream, display, dumps
 from .errors import EXIT_CHECK_FAILED, EXIT_MODEL, EXIT_NO_OPENCL, EXIT_OK, EXIT_USAGE, CliError  # noqa: F401
@@ -166,15 +166,29 @@ def _check_output_path(path, flag: str) -> None:
 # Commands: each returns (exit code, the --json document or None)
 
 
+def _cache_dir(args, opts):
+    """--cache-dir, else the per-user default (made on first use), unless
+    --no-cache or the options name a cache themselves; None: no cache."""
+    if args.no_cache or "serialization_dir" in opts or "model_token" in opts:
+        return None
+    if args.cache_dir:
+        return args.cache_dir
+    try:
+        return default_cache_dir(create=True)
+    except OSError:
+        return None  # an unwritable home: run without the cache
+
+
 def cmd_check(args, out):
     from .check import CheckResult, format_result
 
     opts = _parse_opts(args.opt)
     # The machine's memory here; the device's, bad options and OpenCL in the child (it creates the delegate first).
     paths = [_verified(name, "check", None, io_copies=3) for name in args.model]
+    cache_dir = _cache_dir(args, opts)
     results, failed = [], False
     for path in paths:
-        model_opts = dict(opts, **cache_options(args.cache_dir, path)) if args.cache_dir else opts
+        model_opts = dict(opts, **cache_options(cache_dir, path)) if cache_dir else opts
         r = CheckResult.from_dict(_run_isolated("check", path, dict(path=str(path), options=model_opts,
                                                                     seed=args.seed, rtol_l2=args.tolerance)))
         results.append(r)
@@ -391,7 +405,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tolerance", type=_tolerance, default=None,
                    help="relative L2 bound (default 1e-4, FP16 1e-2)")
     p.add_argument("--cache-dir", metavar="DIR",
-                   help="kernel cache directory (serialization_dir; model_token from the model's bytes)")
+                   help="kernel cache directory (serialization_dir; model_token from the model's bytes); "
+                        "default $TFLITE_GPU_CACHE_DIR or $XDG_CACHE_HOME/tflite_gpu/kernels")
+    p.add_argument("--no-cache", action="store_true", help="compile every program (no kernel cache)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(fn=cmd_check)
 

@@ -1,0 +1,153 @@
+"""Cold start, cache-writing start and cached start of two builds of the
+library, A/B per model (issue 16); writes docs/benchmarks/coldstart.md and
+coldstart.json.
+
+Usage: python tools/bench_coldstart.py --before OLD.so --after NEW.so [--out-dir docs/benchmarks] [MODEL ...]
+       python tools/bench_coldstart.py --from-json docs/benchmarks/coldstart.json   # re-render the markdown
+
+Every run is a fresh process with POCL_KERNEL_CACHE=0, timing load_delegate +
+Interpreter + allocate_tensors + set inputs (zeros) + first invoke ("first"),
+and also until the interpreter and delegate are freed ("until freed": a
+kernel-cache write still running on its thread is waited for there). Per
+model and build: cold (no cache), writing (an empty serialization_dir),
+cached (the same directory again). The two builds alternate per model, so
+load on the machine hits both alike.
+
+Per-program build times: TFLITE_GPU_BUILD_LOG=1 prints one stderr line per
+program the library compiles.
+"""
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+from tflite_gpu import model_token, models  # noqa: E402
+
+CHILD = r"""
+import json, sys, time
+import numpy as np
+from tflite_gpu import bench, load_delegate
+mod = bench.runtime()
+path, opts = sys.argv[1], json.loads(sys.argv[2])
+t0 = time.perf_counter()
+d = load_delegate(**opts)
+it = mod.Interpreter(model_path=path, experimental_delegates=[d])
+t1 = time.perf_counter()
+it.allocate_tensors()
+for det in it.get_input_details():
+    it.set_tensor(det["index"], np.zeros(det["shape"], det["dtype"]))
+t2 = time.perf_counter()
+it.invoke()
+t3 = time.perf_counter()
+del it, d
+t4 = time.perf_counter()
+print(json.dumps({"interpreter": t1 - t0, "invoke": t3 - t2, "first": t3 - t0, "until_freed": t4 - t0}))
+"""
+
+
+def run(lib, path, opts):
+    env = dict(os.environ, POCL_KERNEL_CACHE="0", TFLITE_GPU_LIBRARY=str(lib),
+               PYTHONPATH=str(ROOT / "python"))
+    env.pop("TFLITE_GPU_CACHE_DIR", None)
+    p = subprocess.run([sys.executable, "-c", CHILD, str(path), json.dumps(opts)], env=env, capture_output=True,
+                       text=True)
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    return json.loads(lines[-1]) if lines else {"error": p.stderr[-300:]}
+
+
+def measure(libs, name):
+    path = models.model_path(name)
+    tok = model_token(path)
+    row = {"model": name}
+    for tag, lib in libs.items():
+        with tempfile.TemporaryDirectory(prefix="tflite_gpu_cold_") as d:
+            opts = {"serialization_dir": d, "model_token": tok}
+            row[tag] = {"cold": run(lib, path, {}), "write": run(lib, path, opts), "cached": run(lib, path, opts)}
+    return row
+
+
+def _f(x, key="first"):
+    return x.get(key) if isinstance(x, dict) else None
+
+
+def to_markdown(report) -> str:
+    rows = report["rows"]
+    lines = [
+        "# Cold start (issue 16)",
+        "",
+        f"- **Date**: {report['date']}",
+        f"- **Machine**: {report['machine']}; load average at start {report['loadavg_start']}, "
+        f"at end {report['loadavg_end']} (2 cores shared with other jobs: absolute times are noisy, "
+        "before and after alternate per model)",
+        "- **Method**: fresh process per run, POCL_KERNEL_CACHE=0; *first* = load_delegate + Interpreter + "
+        "allocate_tensors + set inputs + first invoke; *freed* = until the interpreter and delegate are "
+        "deleted (a cache write on its thread is waited for); writing = empty serialization_dir; cached = "
+        "the same directory again; FP32, one run each.",
+        "- **Targets**: first result <= 1.5 s cold; writing <= 1.2x cold; cached <= 0.15 s.",
+        "",
+        "| model | cold before (s) | cold after (s) | writing / cold before | writing / cold after "
+        "| writing after, until freed (s) | cached before (s) | cached after (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    ratios_b, ratios_a = [], []
+    for r in rows:
+        b, a = r["before"], r["after"]
+        cb, ca = _f(b["cold"]), _f(a["cold"])
+        wb, wa = _f(b["write"]), _f(a["write"])
+        rb = wb / cb if cb and wb else None
+        ra = wa / ca if ca and wa else None
+        if rb:
+            ratios_b.append(rb)
+        if ra:
+            ratios_a.append(ra)
+
+        def s(x, fmt="{:.3f}"):
+            return fmt.format(x) if x is not None else "error"
+
+        lines.append(f"| {r['model']} | {s(cb)} | {s(ca)} | {s(rb, '{:.2f}x')} | {s(ra, '{:.2f}x')} | "
+                     f"{s(_f(a['write'], 'until_freed'))} | {s(_f(b['cached']))} | {s(_f(a['cached']))} |")
+    if ratios_b and ratios_a:
+        lines += ["", f"Writing / cold, median over models: before {statistics.median(ratios_b):.2f}x, "
+                      f"after {statistics.median(ratios_a):.2f}x (worst {max(ratios_a):.2f}x)."]
+    lines += ["", report.get("notes", "")]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="*")
+    ap.add_argument("--before")
+    ap.add_argument("--after")
+    ap.add_argument("--out-dir", default=str(ROOT / "docs" / "benchmarks"))
+    ap.add_argument("--from-json")
+    args = ap.parse_args(argv)
+    out = pathlib.Path(args.out_dir)
+    if args.from_json:
+        report = json.loads(pathlib.Path(args.from_json).read_text())
+    else:
+        if not (args.before and args.after):
+            ap.error("--before and --after are required")
+        names = args.models or list(models.MODELS)
+        load0 = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+        rows = []
+        for n in names:
+            rows.append(measure({"before": args.before, "after": args.after}, n))
+            print(json.dumps(rows[-1]), flush=True)
+        report = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                  "machine": f"{os.cpu_count()} cores", "loadavg_start": load0,
+                  "loadavg_end": " / ".join(f"{x:.2f}" for x in os.getloadavg()), "rows": rows}
+        (out / "coldstart.json").write_text(json.dumps(report, indent=1) + "\n")
+    (out / "coldstart.md").write_text(to_markdown(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
