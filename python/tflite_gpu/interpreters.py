@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import pathlib
 
+import numpy as np
+
 from . import runtime
 
 CPU_KINDS = ("xnnpack", "builtin")
@@ -57,9 +59,9 @@ def make(model, *, delegate=None, cpu: str = "xnnpack", threads: int | None = No
 
 
 def set_inputs(it, inputs) -> None:
-    """Sets the interpreter's inputs, in input order."""
+    """Sets the interpreter's inputs, in input order, each as the input's dtype."""
     for det, x in zip(it.get_input_details(), inputs):
-        it.set_tensor(det["index"], x)
+        it.set_tensor(det["index"], np.asarray(x, dtype=det["dtype"]))
 
 
 def run(it, inputs) -> list:
