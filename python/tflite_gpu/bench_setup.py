@@ -31,6 +31,7 @@ def default_threads() -> int:
 def delegate_options(config: str, extra: dict | None = None) -> dict:
     opts = {"log_level": "silent"}
     opts.update(extra or {})
+    opts.pop("is_precision_loss_allowed", None)  # set last: it wins over any spelling in extra
     opts["is_precision_loss_allowed"] = "1" if config == "fp16" else "0"
     return opts
 

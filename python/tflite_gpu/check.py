@@ -26,7 +26,7 @@ import pathlib
 
 import numpy as np
 
-from . import _capi, interpreters, isolate, load_delegate, resources, verify
+from . import _capi, interpreters, isolate, load_delegate, resolved, resources, verify
 from ._output import display
 from .interpreters import model_source  # noqa: F401 - also this module's API (bench, explain)
 
@@ -317,7 +317,7 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     after = _capi.delegate_stats(delegate._get_native_delegate_pointer())  # the cache is written by the first invoke
     del gpu
     cache = None
-    if options.get("serialization_dir") or options.get("delegate_serialize_dir") or options.get("serialize_dir"):
+    if resolved.options(options)["serialization_dir"]:  # under any of its spellings
         cache = {k: after["cache_" + k] for k in ("hits", "misses", "writes", "rejected")}
 
     # The precision the library resolved from the options (priorities
@@ -360,9 +360,6 @@ def _delegate_run(source, options, inputs_for, runs=1, delegate=None):
     return details, outs, stats, device
 
 
-_PRECISION_KEYS = ("is_precision_loss_allowed", "gpu_precision_loss_allowed", "precision_loss_allowed")
-
-
 def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate=None) -> CheckResult:
     """The delegate as requested (run twice: determinism) against the
     delegate in the other precision, within the FP16 tolerance."""
@@ -375,7 +372,8 @@ def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate
         raise RuntimeError(f"the CPU interpreter cannot run it ({cpu_error}), and neither can the "
                            f"delegate ({_first_line(e)})") from e
     fp16 = device["precision"] == "fp16"  # as the library resolved it
-    other = {k: v for k, v in options.items() if k not in _PRECISION_KEYS}
+    other = dict(options)
+    other.pop("is_precision_loss_allowed", None)  # set last: the library applies options in order
     other["is_precision_loss_allowed"] = "0" if fp16 else "1"
     isolate.phase("delegate:other precision")
     _, (expected,), _, other_device = _delegate_run(source, other, inputs_for)
