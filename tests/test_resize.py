@@ -68,7 +68,7 @@ def _chain_model(fp16_weights=True, fixed_reshape=False):
 
 def _interp(model, delegate=None):
     """Through `delegate`, else the builtin CPU kernels; not allocated yet."""
-    return interpreters.make(model, delegate=delegate, cpu="builtin", allocate=False)
+    return interpreters.make(model, delegate=delegate, cpu="xnnpack" if delegate else "builtin", allocate=False)
 
 
 def _run(it, x):

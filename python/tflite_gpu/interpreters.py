@@ -39,19 +39,20 @@ def model_source(model) -> dict:
 
 def make(model, *, delegate=None, cpu: str = "xnnpack", threads: int | None = None, allocate: bool = True):
     """An interpreter for `model` (a path, .tflite bytes or model_source's
-    dict): through `delegate` when given, else on the CPU with XNNPACK
-    (cpu="xnnpack", the runtime's default) or the builtin kernels only
-    (cpu="builtin"); tensors allocated unless allocate=False."""
+    dict): through `delegate` when given; `cpu` picks the CPU kernels of the
+    nodes it leaves (all nodes without one): XNNPACK ("xnnpack", the
+    runtime's default) or the builtin kernels only ("builtin"). Tensors
+    allocated unless allocate=False."""
     mod = runtime()
     kwargs = dict(model_source(model))
     if threads is not None:
         kwargs["num_threads"] = threads
+    if cpu not in CPU_KINDS:
+        raise ValueError(f"unknown CPU kind {cpu!r} (one of {', '.join(CPU_KINDS)})")
     if delegate is not None:
         kwargs["experimental_delegates"] = [delegate]
-    elif cpu == "builtin":
+    if cpu == "builtin":
         kwargs["experimental_op_resolver_type"] = mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
-    elif cpu != "xnnpack":
-        raise ValueError(f"unknown CPU kind {cpu!r} (one of {', '.join(CPU_KINDS)})")
     it = mod.Interpreter(**kwargs)
     if allocate:
         it.allocate_tensors()
