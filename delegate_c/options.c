@@ -424,3 +424,36 @@ size_t gpu_config_describe(char* buf, size_t size) {
   }
   return used;
 }
+
+/* The options as the library resolves them (aliases, priorities, defaults),
+ * one "key\tvalue" line each, for tools that must not re-derive them from
+ * option spellings: precision (fp16 or fp32), is_precision_loss_allowed,
+ * inference_preference, inference_priority1-3, experimental_flags,
+ * max_delegated_partitions, serialization (1: kernel cache on),
+ * serialization_dir, model_token, device, kernel_set (as requested; auto
+ * is resolved per device when the delegate is created) and log_level.
+ * Returns the text's length (call with size 0 to size the buffer), or -1
+ * with the reason in err when the options are rejected. */
+TFLITE_GPU_EXPORT int tflite_gpu_resolve_options(const char* const* keys, const char* const* values, int n,
+                                                 char* buf, size_t size, char* err, size_t errlen) {
+  GpuConfig cfg;
+  if (gpu_config_from_strings(&cfg, keys, values, n, err, errlen)) return -1;
+  const TfLiteGpuDelegateOptionsV2* o = &cfg.v2;
+  char tmp[1];
+  if (!buf || !size) buf = tmp, size = 1;
+  int len = snprintf(
+      buf, size,
+      "precision\t%s\nis_precision_loss_allowed\t%d\ninference_preference\t%s\ninference_priority1\t%s\n"
+      "inference_priority2\t%s\ninference_priority3\t%s\nexperimental_flags\t%lld\nmax_delegated_partitions\t%d\n"
+      "serialization\t%d\nserialization_dir\t%s\nmodel_token\t%s\ndevice\t%s\nkernel_set\t%s\nlog_level\t%s\n",
+      cfg.fp16 ? "fp16" : "fp32", o->is_precision_loss_allowed,
+      o->inference_preference >= 0 && o->inference_preference < 3 ? kUsageNames[o->inference_preference] : "?",
+      kPriorityNames[o->inference_priority1], kPriorityNames[o->inference_priority2],
+      kPriorityNames[o->inference_priority3], (long long)o->experimental_flags, o->max_delegated_partitions,
+      (o->experimental_flags & TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_SERIALIZATION) ? 1 : 0,
+      cfg.serialization_dir ? cfg.serialization_dir : "", cfg.model_token ? cfg.model_token : "",
+      cfg.device ? cfg.device : "", kernel_set_name((KernelSet)cfg.kernel_set),
+      cfg.log_level >= 0 && cfg.log_level < 4 ? kLogNames[cfg.log_level] : "?");
+  gpu_config_free(&cfg);
+  return len;
+}

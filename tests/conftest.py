@@ -19,7 +19,7 @@ import tflite_gpu  # noqa: E402
 # default; the tests (and the CLI children they start) use a directory of
 # their own instead, so a test run never writes to ~/.cache.
 os.environ.setdefault("TFLITE_GPU_CACHE_DIR", tempfile.mkdtemp(prefix="tflite-gpu-test-cache-"))
-from tflite_gpu import _capi  # noqa: E402
+from tflite_gpu import _capi, interpreters  # noqa: E402
 
 
 @dataclasses.dataclass
@@ -30,23 +30,15 @@ class DelegateReport:
 
 
 def _interpreter(model_bytes, delegates=None):
-    mod = tflite_gpu.runtime()
-    kwargs = {"model_content": model_bytes}
+    """Through the delegate(s), else the builtin CPU kernels as the
+    reference (no XNNPACK rewrites); tensors allocated."""
     if delegates:
-        kwargs["experimental_delegates"] = delegates
-    else:
-        # Builtin kernels as the reference: no XNNPACK rewrites.
-        kwargs["experimental_op_resolver_type"] = mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
-    it = mod.Interpreter(**kwargs)
-    it.allocate_tensors()
-    return it
+        (delegate,) = delegates
+        return interpreters.make(model_bytes, delegate=delegate)
+    return interpreters.make(model_bytes, cpu="builtin")
 
 
-def _run(it, inputs):
-    for det, x in zip(it.get_input_details(), inputs):
-        it.set_tensor(det["index"], np.asarray(x, dtype=det["dtype"]))
-    it.invoke()
-    return [it.get_tensor(det["index"]).copy() for det in it.get_output_details()]
+_run = interpreters.run  # sets the inputs (as the inputs' dtypes), invokes, copies the outputs
 
 
 def run_cpu(model_bytes, inputs):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tflite_gpu
-from tflite_gpu import _capi
+from tflite_gpu import _capi, interpreters
 from tflite_gpu.model_builder import ModelBuilder
 
 from conftest import assert_close, run_cpu
@@ -18,10 +18,8 @@ from conftest import assert_close, run_cpu
 
 def _delegate_run(model, inputs):
     delegate = tflite_gpu.load_delegate(log_level="warning")
-    it = tflite_gpu.runtime().Interpreter(model_content=model, experimental_delegates=[delegate])
-    it.allocate_tensors()
-    for d, x in zip(it.get_input_details(), inputs):
-        it.set_tensor(d["index"], x)
+    it = interpreters.make(model, delegate=delegate)
+    interpreters.set_inputs(it, inputs)
     it.invoke()
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
     return [it.get_tensor(d["index"]).copy() for d in it.get_output_details()], stats
@@ -116,8 +114,7 @@ def test_declared_output_shape_that_lies_falls_back(capfd):
 def test_resize_to_zero_batch_fails_clearly(capfd):
     from test_resize import C_IN, _chain_model
     delegate = tflite_gpu.load_delegate(log_level="warning")
-    it = tflite_gpu.runtime().Interpreter(model_content=_chain_model(), experimental_delegates=[delegate])
-    it.allocate_tensors()
+    it = interpreters.make(_chain_model(), delegate=delegate)
     it.resize_tensor_input(it.get_input_details()[0]["index"], [0, 9, 7, C_IN])
     with pytest.raises(RuntimeError):
         it.allocate_tensors()
@@ -134,10 +131,8 @@ def _choose_nodes(model):
     """The delegate's node choice alone: its Prepare runs when the
     interpreter is made; nothing is allocated or invoked (a refused node's
     CPU kernel may well fail on these sizes, which is the runtime's affair)."""
-    mod = tflite_gpu.runtime()
     delegate = tflite_gpu.load_delegate(log_level="silent")
-    it = mod.Interpreter(model_content=model, experimental_delegates=[delegate],
-                         experimental_op_resolver_type=mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    it = interpreters.make(model, delegate=delegate, cpu="builtin", allocate=False)
     return it, _capi.delegate_nodes(delegate._get_native_delegate_pointer())
 
 

@@ -5,7 +5,7 @@ import pytest
 
 import tflite_gpu
 from conftest import assert_close, run_cpu
-from tflite_gpu import _capi
+from tflite_gpu import _capi, interpreters
 from tflite_gpu.model_builder import ModelBuilder
 
 
@@ -27,12 +27,9 @@ def _run_delegate(model, inputs):
     """One invoke through the delegate: the outputs, and the delegate's
     stats (CPU nodes, dispatches) once the graph is planned."""
     d = tflite_gpu.load_delegate(log_level="silent")
-    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
-    it.allocate_tensors()
+    it = interpreters.make(model, delegate=d)
     stats = _capi.delegate_stats(d._get_native_delegate_pointer())
-    it.set_tensor(it.get_input_details()[0]["index"], inputs[0])
-    it.invoke()
-    return [it.get_tensor(det["index"]) for det in it.get_output_details()], stats
+    return interpreters.run(it, inputs), stats
 
 
 def _model(order, c, alpha_shape):

@@ -9,22 +9,17 @@ import tflite_gpu
 from conftest import assert_close, run_cpu
 from op_cases import (gather_cases, mirror_pad_cases, one_hot_cases, pack_cases, split_cases, tile_cases,
                       transpose_cases, unpack_cases)
-from tflite_gpu import _capi
+from tflite_gpu import _capi, interpreters
 from tflite_gpu.model_builder import ModelBuilder
 
 
 def _run_delegate(model, inputs, **options):
     options.setdefault("log_level", "silent")
     d = tflite_gpu.load_delegate(**options)
-    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
-    it.allocate_tensors()
+    it = interpreters.make(model, delegate=d)
     ptr = d._get_native_delegate_pointer()
     stats, nodes = _capi.delegate_stats(ptr), _capi.delegate_nodes(ptr)
-    for det, x in zip(it.get_input_details(), inputs):
-        it.set_tensor(det["index"], np.asarray(x, det["dtype"]))
-    it.invoke()
-    outs = [it.get_tensor(det["index"]).copy() for det in it.get_output_details()]
-    return outs, stats, nodes
+    return interpreters.run(it, inputs), stats, nodes
 
 
 def _check(model, inputs, cpu_nodes=0, rtol=1e-4, **options):

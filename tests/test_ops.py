@@ -1,7 +1,7 @@
 """Single-op models: the delegate against the stock CPU interpreter.
 
-The models come from op_cases.py; each case feeds both sides the same seeded
-normal inputs.  A case that the delegate leaves on the CPU would compare the
+The models come from the op_cases package (one module per op family);
+each case feeds both sides the same seeded normal inputs.  A case that the delegate leaves on the CPU would compare the
 CPU with itself, so full delegation is asserted too (except for the few
 cases marked must_delegate=False).
 """

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tflite_gpu
-from tflite_gpu import _capi
+from tflite_gpu import _capi, interpreters
 from tflite_gpu.model_builder import ModelBuilder
 
 from conftest import assert_close
@@ -67,17 +67,12 @@ def _chain_model(fp16_weights=True, fixed_reshape=False):
 
 
 def _interp(model, delegate=None):
-    mod = tflite_gpu.runtime()
-    if delegate is None:
-        return mod.Interpreter(model_content=model,
-                               experimental_op_resolver_type=mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-    return mod.Interpreter(model_content=model, experimental_delegates=[delegate])
+    """Through `delegate`, else the builtin CPU kernels; not allocated yet."""
+    return interpreters.make(model, delegate=delegate, cpu="xnnpack" if delegate else "builtin", allocate=False)
 
 
 def _run(it, x):
-    it.set_tensor(it.get_input_details()[0]["index"], x)
-    it.invoke()
-    return [it.get_tensor(d["index"]).copy() for d in it.get_output_details()]
+    return interpreters.run(it, [x])
 
 
 def _resize(it, shape):

@@ -14,7 +14,7 @@ import pytest
 
 import tflite_gpu
 from conftest import ROOT, assert_close, run_cpu
-from tflite_gpu import _capi
+from tflite_gpu import _capi, interpreters
 from tflite_gpu.model_builder import ModelBuilder
 
 SHAPE = [2, 5, 7, 3]  # batch > 1, odd sizes, 3 channels
@@ -47,11 +47,8 @@ def _run(model, cache_dir, token="tok", **options):
     if cache_dir is not None:
         opts.update(serialization_dir=str(cache_dir), model_token=token)
     d = tflite_gpu.load_delegate(**opts)
-    it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
-    it.allocate_tensors()
-    it.set_tensor(it.get_input_details()[0]["index"], INPUTS[0])
-    it.invoke()
-    out = it.get_tensor(it.get_output_details()[0]["index"]).copy()
+    it = interpreters.make(model, delegate=d)
+    out = interpreters.run(it, INPUTS)[0]
     st = _capi.delegate_stats(d._get_native_delegate_pointer())
     assert st["cpu_nodes"] == 0
     del it, d

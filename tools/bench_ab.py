@@ -22,7 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
 import tflite_gpu  # noqa: E402
-from tflite_gpu import models  # noqa: E402
+from tflite_gpu import interpreters, models  # noqa: E402
 
 
 def _options(pairs):
@@ -34,15 +34,12 @@ def _options(pairs):
 
 
 def _interpreter(path, library=None, options=None, threads=2):
-    mod = tflite_gpu.runtime()
-    kw = {"model_path": str(path), "num_threads": threads}
-    if library:
-        kw["experimental_delegates"] = [mod.load_delegate(library, options)]
-    it = mod.Interpreter(**kw)
-    it.allocate_tensors()
+    # A library of its own (the A or B build), so load_delegate(library, ...) directly.
+    delegate = tflite_gpu.runtime().load_delegate(library, options) if library else None
+    it = interpreters.make(path, delegate=delegate, threads=threads)
     rng = np.random.default_rng(0)
-    for det in it.get_input_details():
-        it.set_tensor(det["index"], rng.uniform(-1, 1, det["shape"]).astype(det["dtype"]))
+    interpreters.set_inputs(it, [rng.uniform(-1, 1, det["shape"]).astype(det["dtype"])
+                                 for det in it.get_input_details()])
     return it
 
 

@@ -26,8 +26,9 @@ import pathlib
 
 import numpy as np
 
-from . import _capi, isolate, load_delegate, resources, runtime, verify
+from . import _capi, interpreters, isolate, load_delegate, resolved, resources, verify
 from ._output import display
+from .interpreters import model_source  # noqa: F401 - also this module's API (bench, explain)
 
 # FP32: both sides compute in float32 and differ only in summation order;
 # 1e-4 relative L2 leaves room for that on deep models and still catches
@@ -255,13 +256,6 @@ def _compare(det, actual, expected, tol, noise, dequantize_steps, tol_from="FP32
                         max_steps=float(steps.max()) if steps.size else 0.0, **common)
 
 
-def _run(interpreter, inputs):
-    for det, x in zip(interpreter.get_input_details(), inputs):
-        interpreter.set_tensor(det["index"], x)
-    interpreter.invoke()
-    return [interpreter.get_tensor(det["index"]).copy() for det in interpreter.get_output_details()]
-
-
 def _rel_l2(actual, expected) -> float:
     a, e = np.asarray(actual, np.float64), np.asarray(expected, np.float64)
     if not e.size:
@@ -280,18 +274,6 @@ def load(options: dict):
         raise DelegateLoadError(str(e)) from e
 
 
-def model_source(path) -> dict:
-    """Interpreter keyword arguments for a model file: model_path, or the
-    bytes (model_content) when the name cannot be passed to the runtime (a
-    name that is not UTF-8)."""
-    s = str(path)
-    try:
-        s.encode("utf-8")
-        return {"model_path": s}
-    except UnicodeEncodeError:
-        return {"model_content": pathlib.Path(path).read_bytes()}
-
-
 def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: float | None = None) -> CheckResult:
     """Runs `model` (a path) on the CPU and with the delegate; see CheckResult.
 
@@ -306,41 +288,36 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     path = pathlib.Path(model)
     info = verify.verify_file(path)
     resources.check_fits(path, info, "check", interpreters=1, io_copies=3, delegate_options=options)
-    mod = runtime()
     source = model_source(path)
     isolate.phase("delegate:create")
     delegate = load(options)  # first: bad options or no device are found before any long run
     isolate.phase("cpu")
     try:
-        cpu = mod.Interpreter(**source,
-                              experimental_op_resolver_type=mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-        cpu.allocate_tensors()
+        cpu = interpreters.make(source, cpu="builtin")
     except (RuntimeError, ValueError) as e:
         return _check_without_cpu(path, source, options, seed, rtol_l2, _first_line(e), delegate)
     out_details = cpu.get_output_details()
     inputs = random_inputs(cpu.get_input_details(), seed)
-    expected = _run(cpu, inputs)
+    expected = interpreters.run(cpu, inputs)
     del cpu
     isolate.phase("cpu:xnnpack")
     try:
-        xnnpack = mod.Interpreter(**source)
-        xnnpack.allocate_tensors()
+        xnnpack = interpreters.make(source)
         noise = [_rel_l2(a, e) if np.isfinite(e).all() and np.isfinite(a).all() else 0.0
-                 for a, e in zip(_run(xnnpack, inputs), expected)]
+                 for a, e in zip(interpreters.run(xnnpack, inputs), expected)]
         del xnnpack
     except (RuntimeError, ValueError):  # XNNPACK refuses what the builtin kernels ran: no noise estimate
         noise = [0.0] * len(expected)
 
     isolate.phase("delegate")
-    gpu = mod.Interpreter(**source, experimental_delegates=[delegate])
-    gpu.allocate_tensors()
+    gpu = interpreters.make(source, delegate=delegate)
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
     device = _capi.delegate_device(delegate._get_native_delegate_pointer())
-    actual = _run(gpu, inputs)
+    actual = interpreters.run(gpu, inputs)
     after = _capi.delegate_stats(delegate._get_native_delegate_pointer())  # the cache is written by the first invoke
     del gpu
     cache = None
-    if options.get("serialization_dir") or options.get("delegate_serialize_dir") or options.get("serialize_dir"):
+    if resolved.options(options)["serialization_dir"]:  # under any of its spellings
         cache = {k: after["cache_" + k] for k in ("hits", "misses", "writes", "rejected")}
 
     # The precision the library resolved from the options (priorities
@@ -372,20 +349,15 @@ def _delegate_run(source, options, inputs_for, runs=1, delegate=None):
     """(interpreter details, outputs of each run, stats, device) of the model
     through the delegate (or a new one with these options); inputs_for(input
     details) gives the inputs."""
-    mod = runtime()
     delegate = delegate or load(options)
-    it = mod.Interpreter(**source, experimental_delegates=[delegate])
-    it.allocate_tensors()
+    it = interpreters.make(source, delegate=delegate)
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
     device = _capi.delegate_device(delegate._get_native_delegate_pointer())
     inputs = inputs_for(it.get_input_details())
-    outs = [_run(it, inputs) for _ in range(runs)]
+    outs = [interpreters.run(it, inputs) for _ in range(runs)]
     details = it.get_output_details()
     del it
     return details, outs, stats, device
-
-
-_PRECISION_KEYS = ("is_precision_loss_allowed", "gpu_precision_loss_allowed", "precision_loss_allowed")
 
 
 def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate=None) -> CheckResult:
@@ -400,7 +372,8 @@ def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate
         raise RuntimeError(f"the CPU interpreter cannot run it ({cpu_error}), and neither can the "
                            f"delegate ({_first_line(e)})") from e
     fp16 = device["precision"] == "fp16"  # as the library resolved it
-    other = {k: v for k, v in options.items() if k not in _PRECISION_KEYS}
+    other = dict(options)
+    other.pop("is_precision_loss_allowed", None)  # set last: the library applies options in order
     other["is_precision_loss_allowed"] = "0" if fp16 else "1"
     isolate.phase("delegate:other precision")
     _, (expected,), _, other_device = _delegate_run(source, other, inputs_for)

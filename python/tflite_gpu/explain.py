@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pathlib
 
-from . import _capi, isolate, resources, runtime, verify
+from . import _capi, interpreters, isolate, resources, verify
 from .check import as_cli_errors, load, model_source
 
 
@@ -20,16 +20,15 @@ def explain(model, options: dict | None = None) -> dict:
     path = pathlib.Path(model)
     info = verify.verify_file(path)
     resources.check_fits(path, info, "explain", interpreters=1, delegate_options=options)
-    mod = runtime()
     source = model_source(path)
     isolate.phase("delegate:create")
     delegate = load(options)
     isolate.phase("cpu:parse")
-    mod.Interpreter(**source)  # the runtime's own parse first: its crash is not the delegate's
+    interpreters.make(source, allocate=False)  # the runtime's own parse first: its crash is not the delegate's
     isolate.phase("delegate")
     # Delegation happens while the interpreter is built; the report holds
     # the decision for every node and the partitions that were built.
-    it = mod.Interpreter(**source, experimental_delegates=[delegate])
+    it = interpreters.make(source, delegate=delegate, allocate=False)
     ptr = delegate._get_native_delegate_pointer()
     nodes, parts = _capi.delegate_nodes(ptr), _capi.delegate_partitions(ptr)
     device = _capi.delegate_device(ptr)

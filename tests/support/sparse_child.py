@@ -12,25 +12,16 @@ import sys
 import numpy as np
 
 import tflite_gpu
-from tflite_gpu import _capi
+from tflite_gpu import _capi, interpreters
 
 
 def main():
     mode, path, out = sys.argv[1], sys.argv[2], sys.argv[3]
-    mod = tflite_gpu.runtime()
-    kwargs = dict(model_content=open(path, "rb").read(),
-                  experimental_op_resolver_type=mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-    delegate = None
-    if mode == "gpu":
-        delegate = tflite_gpu.load_delegate(log_level="silent")
-        kwargs["experimental_delegates"] = [delegate]
-    it = mod.Interpreter(**kwargs)
-    it.allocate_tensors()
+    delegate = tflite_gpu.load_delegate(log_level="silent") if mode == "gpu" else None
+    it = interpreters.make(open(path, "rb").read(), delegate=delegate, cpu="builtin")
     rng = np.random.default_rng(0)
-    for d in it.get_input_details():
-        it.set_tensor(d["index"], rng.uniform(-1, 1, d["shape"]).astype(d["dtype"]))
-    it.invoke()
-    np.savez(out, *[it.get_tensor(d["index"]).copy() for d in it.get_output_details()])
+    inputs = [rng.uniform(-1, 1, d["shape"]).astype(d["dtype"]) for d in it.get_input_details()]
+    np.savez(out, *interpreters.run(it, inputs))
     report = {"ok": True}
     if delegate is not None:
         nodes = _capi.delegate_nodes(delegate._get_native_delegate_pointer())

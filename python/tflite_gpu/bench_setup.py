@@ -1,0 +1,63 @@
+"""The benchmark's configurations and their interpreters: CPU XNNPACK, CPU
+builtin kernels, the delegate in FP32 and in FP16 (see bench's module doc)."""
+from __future__ import annotations
+
+import os
+
+from . import interpreters, load_delegate
+from .check import random_inputs
+
+CONFIGS = ("xnnpack", "builtin", "fp32", "fp16")
+CPU_CONFIGS = ("xnnpack", "builtin")
+DELEGATE_CONFIGS = ("fp32", "fp16")
+LABELS = {
+    "xnnpack": "CPU XNNPACK",
+    "builtin": "CPU builtin",
+    "fp32": "delegate FP32",
+    "fp16": "delegate FP16",
+}
+DEFAULT_WARMUP = 3
+DEFAULT_ITERATIONS = 30
+DEFAULT_TOP = 10
+
+
+def default_threads() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def delegate_options(config: str, extra: dict | None = None) -> dict:
+    opts = {"log_level": "silent"}
+    opts.update(extra or {})
+    opts.pop("is_precision_loss_allowed", None)  # set last: it wins over any spelling in extra
+    opts["is_precision_loss_allowed"] = "1" if config == "fp16" else "0"
+    return opts
+
+
+def make_interpreter(model_path, config: str, threads: int, extra_options: dict | None = None):
+    """(interpreter, delegate or None) for one configuration, tensors allocated."""
+    if config in CPU_CONFIGS:
+        return interpreters.make(model_path, cpu=config, threads=threads), None
+    if config in DELEGATE_CONFIGS:
+        delegate = load_delegate(**delegate_options(config, extra_options))
+        return interpreters.make(model_path, delegate=delegate, threads=threads), delegate
+    raise ValueError(f"unknown configuration {config!r} (one of {', '.join(CONFIGS)})")
+
+
+def _set_inputs(it, seed: int):
+    interpreters.set_inputs(it, random_inputs(it.get_input_details(), seed))
+
+
+def _short_error(e: BaseException | str) -> str:
+    """The informative lines of an error, on one line (at most 1000 characters)."""
+    from .errors import reason
+
+    text = reason(e)
+    return text if len(text) <= 1000 else text[:997] + "..."
+
+
+def _phase_name(config: str, what: str) -> str:
+    """isolate phase names: "cpu:..." while a CPU configuration runs, "delegate:..." while the delegate does."""
+    return f"{'delegate' if config in DELEGATE_CONFIGS else 'cpu'}:{config} {what}"
