@@ -58,6 +58,7 @@ typedef struct {
   int32_t fault_injection;
 } TfLiteGpuDebugCounters;
 int tflite_gpu_debug_counters(TfLiteGpuDebugCounters* out);
+int tflite_gpu_debug_command_buffers(int64_t* live, int64_t* replays);
 int tflite_gpu_fault_inject(const char* spec);
 """
 
@@ -233,6 +234,14 @@ def debug_counters() -> dict:
     out = ffi.new("TfLiteGpuDebugCounters*")
     lib().tflite_gpu_debug_counters(out)
     return {name: int(getattr(out, name)) for name in _COUNTERS}
+
+
+def command_buffer_counters() -> dict:
+    """Recorded command buffers alive and replays enqueued since the library
+    loaded (the dispatch-list replay, delegate_c/cmdbuf.c)."""
+    live, replays = ffi.new("int64_t*"), ffi.new("int64_t*")
+    lib().tflite_gpu_debug_command_buffers(live, replays)
+    return {"live": int(live[0]), "replays": int(replays[0])}
 
 
 def live_cl_objects() -> int:
