@@ -37,9 +37,13 @@ typedef struct CmdBufApi {
   NDRangeFn ndrange;
 } CmdBufApi;
 
+/* Opt-in: on PoCL 3.1 (2 CPU cores) the replay measured no faster than
+ * enqueueing each kernel (docs/benchmarks/small-models.md): its
+ * clEnqueueCommandBufferKHR re-creates every recorded command per replay,
+ * so the host work per kernel stays. */
 int cmdbuf_enabled(void) {
   const char* e = getenv("TFLITE_GPU_COMMAND_BUFFER");
-  return !(e && *e == '0');
+  return e && *e == '1';
 }
 
 /* The entry points for a platform; 0 when any is missing. */

@@ -1,8 +1,8 @@
 """The dispatch-list replay (delegate_c/cmdbuf.c): where the device offers
 cl_khr_command_buffer, invokes after the first replay the partition's
 kernels as one recorded command buffer. It must give the same bits as the
-kernel-by-kernel path (TFLITE_GPU_COMMAND_BUFFER=0, read when a partition
-records, after its first invoke), be dropped and re-recorded when a resize
+kernel-by-kernel path (the default; TFLITE_GPU_COMMAND_BUFFER=1 turns the
+replay on, read when a partition records, after its first invoke), be dropped and re-recorded when a resize
 re-plans, be released with the interpreter, and stay off under profiling."""
 from __future__ import annotations
 
@@ -69,6 +69,12 @@ def test_replay_gives_the_same_bits_as_enqueueing_each_kernel(monkeypatch):
     before = _capi.command_buffer_counters()
     it_off, off = _invokes(monkeypatch, "0", xs)
     assert _capi.command_buffer_counters() == before  # switched off: nothing recorded
+    monkeypatch.delenv("TFLITE_GPU_COMMAND_BUFFER")
+    it_default = _interpreter(_model(), [tflite_gpu.load_delegate(**test_options())])
+    for x, want in zip(xs, off):
+        np.testing.assert_array_equal(_run(it_default, [x])[0], want)
+    assert _capi.command_buffer_counters() == before  # off by default
+    del it_default
     it_on, on = _invokes(monkeypatch, "1", xs)
     after = _capi.command_buffer_counters()
     assert after["live"] == before["live"] + 1
