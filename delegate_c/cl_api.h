@@ -8,6 +8,17 @@
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
+
+/* cl_khr_command_buffer (cmdbuf.c) for OpenCL headers older than it: the
+ * provisional extension's types and the one device query used. */
+#ifndef CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR
+typedef struct _cl_command_buffer_khr* cl_command_buffer_khr;
+typedef cl_uint cl_sync_point_khr;
+typedef cl_bitfield cl_command_buffer_properties_khr;
+typedef cl_bitfield cl_ndrange_kernel_command_properties_khr;
+typedef struct _cl_mutable_command_khr* cl_mutable_command_khr;
+#define CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR 0x12AA
+#endif
 #include <stddef.h>
 
 /* X(name, return type, parameter list) */
