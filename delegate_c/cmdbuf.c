@@ -60,6 +60,7 @@ static int load_api(cl_platform_id p, CmdBufApi* api) {
 /* The queue has every property the extension requires of it. */
 static int queue_fits(const GpuDevice* dev) {
   cl_command_queue_properties need = 0, have = 0;
+  if (!cl.clGetCommandQueueInfo) return 0; /* optional in cl_api.h */
   if (cl.clGetDeviceInfo(dev->device, CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR, sizeof(need), &need,
                          NULL) != CL_SUCCESS)
     return 0;
