@@ -22,6 +22,9 @@ static int resolve_all(void* handle, char* err, size_t errlen) {
   }
   TFLITE_GPU_CL_FUNCTIONS(TFLITE_GPU_CL_RESOLVE)
 #undef TFLITE_GPU_CL_RESOLVE
+#define TFLITE_GPU_CL_RESOLVE_OPTIONAL(name, ret, params) *(void**)(&cl.name) = dlsym(handle, #name);
+  TFLITE_GPU_CL_OPTIONAL_FUNCTIONS(TFLITE_GPU_CL_RESOLVE_OPTIONAL)
+#undef TFLITE_GPU_CL_RESOLVE_OPTIONAL
   return 0;
 }
 

@@ -7,6 +7,18 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
+
+/* cl_khr_command_buffer (cmdbuf.c) for OpenCL headers older than it: the
+ * provisional extension's types and the one device query used. */
+#ifndef CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR
+typedef struct _cl_command_buffer_khr* cl_command_buffer_khr;
+typedef cl_uint cl_sync_point_khr;
+typedef cl_bitfield cl_command_buffer_properties_khr;
+typedef cl_bitfield cl_ndrange_kernel_command_properties_khr;
+typedef struct _cl_mutable_command_khr* cl_mutable_command_khr;
+#define CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR 0x12AA
+#endif
 #include <stddef.h>
 
 /* X(name, return type, parameter list) */
@@ -50,9 +62,16 @@
   X(clReleaseEvent, cl_int, (cl_event))                                                                \
   X(clGetEventProfilingInfo, cl_int, (cl_event, cl_profiling_info, size_t, void*, size_t*))
 
+/* Optional entry points: NULL when the library lacks them (the command
+ * buffer replay, cmdbuf.c, is then off). */
+#define TFLITE_GPU_CL_OPTIONAL_FUNCTIONS(X)                                                             \
+  X(clGetExtensionFunctionAddressForPlatform, void*, (cl_platform_id, const char*))                    \
+  X(clGetCommandQueueInfo, cl_int, (cl_command_queue, cl_command_queue_info, size_t, void*, size_t*))
+
 typedef struct ClApi {
 #define TFLITE_GPU_CL_FIELD(name, ret, params) ret(CL_API_CALL* name) params;
   TFLITE_GPU_CL_FUNCTIONS(TFLITE_GPU_CL_FIELD)
+  TFLITE_GPU_CL_OPTIONAL_FUNCTIONS(TFLITE_GPU_CL_FIELD)
 #undef TFLITE_GPU_CL_FIELD
 } ClApi;
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmdbuf.h"
 #include "half.h"
 #include "memory_plan.h"
 #include "selectors.h"
@@ -481,7 +482,15 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
     cl_int rc = cl.clEnqueueWriteBuffer(q, b->staging, CL_FALSE, 0, b->bytes, t->data.raw, 0, NULL, NULL);
     if (rc != CL_SUCCESS) return ex_fail(ex, "writing input %s: %s", t->name ? t->name : "?", cl_error_name(rc));
   }
-  for (int i = 0; i < ex->num_dispatches; ++i) {
+  /* After the first invoke (which enqueues kernel by kernel, so a failure
+   * names its op) the dispatches replay as one recorded command buffer
+   * where the device offers cl_khr_command_buffer. */
+  if (ex->replay) {
+    cl_int rc = cmdbuf_enqueue(ex);
+    if (rc != CL_SUCCESS)
+      return ex_fail(ex, "enqueueing the command buffer of %d kernels: %s", ex->num_dispatches, cl_error_name(rc));
+  }
+  for (int i = 0; i < ex->num_dispatches && !ex->replay; ++i) {
     const Dispatch* d = &ex->dispatches[i];
     cl_event* ev = ex->events ? &ex->events[i] : NULL;
     cl_int rc = cl.clEnqueueNDRangeKernel(q, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, ev);
@@ -506,11 +515,16 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
   cl_int rc = cl.clFinish(q);
   if (rc != CL_SUCCESS) return ex_fail(ex, "clFinish: %s", cl_error_name(rc));
   if (ex->events) collect_profile(ex);
+  if (!ex->replay_tried) {
+    ex->replay_tried = 1;
+    cmdbuf_record(ex);
+  }
   return 0;
 }
 
 void executor_free(Executor* ex) {
   if (!ex->dev) return;
+  cmdbuf_release(ex); /* before the kernels and buffers it refers to */
   for (int i = 0; i < ex->num_dispatches; ++i) cl.clReleaseKernel(ex->dispatches[i].kernel);
   /* Sub-buffers before the arena they live in. */
   for (int i = ex->num_owned - 1; i >= 0; --i) cl.clReleaseMemObject(ex->owned[i]);

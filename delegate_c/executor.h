@@ -37,6 +37,12 @@ typedef struct Executor {
   Dispatch* dispatches;
   int num_dispatches, cap_dispatches;
   cl_event* events;    /* one per dispatch, only when the device profiles */
+  /* The dispatches recorded as one command buffer (cmdbuf.c), replayed by
+   * invokes after the first; NULL: enqueued one by one. */
+  cl_command_buffer_khr replay;
+  void* replay_enqueue; /* its entry points (clEnqueue/clReleaseCommandBufferKHR) */
+  void* replay_release;
+  int replay_tried;
   BoundaryTensor* inputs;
   int num_inputs;
   BoundaryTensor* outputs;

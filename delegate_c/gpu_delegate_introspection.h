@@ -83,6 +83,9 @@ TFLITE_GPU_EXPORT int tflite_gpu_debug_counters(TfLiteGpuDebugCounters* out);
 /* "build=N,alloc=N,enqueue=N,transfer=N": fail the Nth OpenCL call of a
  * kind; 0, or -1 when malformed or the build lacks FAULT_INJECTION=1. */
 TFLITE_GPU_EXPORT int tflite_gpu_fault_inject(const char* spec);
+/* Command buffers alive, and replays enqueued, since the library loaded
+ * (cmdbuf.c; TFLITE_GPU_COMMAND_BUFFER=1 turns the replay on). */
+TFLITE_GPU_EXPORT int tflite_gpu_debug_command_buffers(int64_t* live, int64_t* replays);
 
 /* cffi-end */
 

@@ -191,6 +191,14 @@ def debug_counters() -> dict:
     return counters
 
 
+def command_buffer_counters() -> dict:
+    """Recorded command buffers alive and replays enqueued since the library
+    loaded (the dispatch-list replay, delegate_c/cmdbuf.c)."""
+    live, replays = ffi.new("int64_t*"), ffi.new("int64_t*")
+    lib().tflite_gpu_debug_command_buffers(live, replays)
+    return {"live": int(live[0]), "replays": int(replays[0])}
+
+
 def live_cl_objects() -> int:
     c = debug_counters()
     return sum(v for k, v in c.items() if k.startswith("live_"))
