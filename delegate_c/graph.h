@@ -184,6 +184,8 @@ typedef struct GNode {
     struct {
       float scale;
       int zero_point, qmin, qmax;
+      int mode;   /* QMODE_* (int8_exact.h); 0: quantize-dequantize */
+      int params; /* int8_exact.c's per-channel int32 params (a constant holding their bits), or -1 */
     } quant;
     struct {
       int axis; /* GD_B..GD_C */

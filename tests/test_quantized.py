@@ -575,16 +575,23 @@ def test_runtime_per_channel_quantized_tensor_stays_on_cpu():
 
 
 def test_quantize_dequantize_is_fused_into_conv():
-    """The grid step after a quantized conv runs inside the conv kernel:
-    input conversion, conv, output conversion; a quantized ADD still gets
-    its own small kernel."""
-    model, inputs = _build(conv, np.int8, 5, "fused-qdq")
-    delegate = tflite_gpu.load_delegate(log_level="silent")
-    it = _interpreter(model, [delegate])
-    (part,) = _capi.delegate_partitions(delegate._get_native_delegate_pointer())
-    assert part["dispatches"] == 3
-    assert_within_steps(_run(it, inputs)[0], run_cpu(model, inputs)[0], "fused")
-    del it
+    """The grid step after a quantized conv that keeps the float view (here
+    uint8; int8 with FP16 storage) runs inside the conv kernel: input
+    conversion, conv, output conversion; an int8 conv takes the integer
+    path (delegate_c/int8_exact.c): input conversion, integer view, conv,
+    requantization, output conversion. A quantized ADD still gets its own
+    small kernel."""
+    for dtype, dispatches in ((np.uint8, 3), (np.int8, 5)):
+        model, inputs = _build(conv, dtype, 5, "fused-qdq")
+        delegate = tflite_gpu.load_delegate(log_level="silent")
+        it = _interpreter(model, [delegate])
+        (part,) = _capi.delegate_partitions(delegate._get_native_delegate_pointer())
+        assert part["dispatches"] == dispatches, dtype
+        out, expected = _run(it, inputs)[0], run_cpu(model, inputs)[0]
+        assert_within_steps(out, expected, "fused")
+        if dtype == np.int8:
+            np.testing.assert_array_equal(out, expected)
+        del it
     model, inputs = _build(add, np.int8, 5, "unfused-qdq")
     delegate = tflite_gpu.load_delegate(log_level="silent")
     it = _interpreter(model, [delegate])
