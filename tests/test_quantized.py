@@ -359,6 +359,9 @@ def test_quantized_op_matches_cpu_integer_kernels(build, dtype, c):
         # (softmax over one channel is 1 everywhere, which saturates to qmax).
         assert len(np.unique(e)) > 1 or e.size == 1 or (c == 1 and build in (softmax, softmax_beta))
         assert_within_steps(a, e, case_id)
+        if dtype == np.int8 and build in (conv, fully_connected, prelu):
+            # TFLite's integer requantization (delegate_c/int8_exact.c): bit exact.
+            np.testing.assert_array_equal(a, e, case_id)
 
 
 @pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
