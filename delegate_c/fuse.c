@@ -68,7 +68,7 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
   GNode* prod = &g->nodes[p];
   GNode* cons = &g->nodes[c];
   if (cons->op == GOP_QUANTIZE) {
-    if (prod->num_epi == GD_MAX_EPILOGUE || cons->p.quant.mode != 0) return 0; /* int8_exact.c's modes */
+    if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
     /* Its params take the alpha operand: not with a fused PReLU. */
     for (int k = 0; k < prod->num_epi; ++k)
       if (prod->epi[k].op == EPI_PRELU || prod->epi[k].op == EPI_QDQ) return 0;

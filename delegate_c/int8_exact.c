@@ -150,7 +150,7 @@ static int exact_conv_fc(Lowering* lw, const NodeInfo* ni, int first_new, GOp op
   int acc = xi < 0 ? -1 : graph_add_tensor(lw->g, lw->g->tensors[dst].shape, lw->g->tensors[dst].rank);
   if (acc < 0) return lower_error(lw, "out of memory");
   /* Integer view of the input, placed just before the op. */
-  GNode* pre = graph_add_node(lw->g, GOP_QUANTIZE);
+  GNode* pre = graph_add_node(lw->g, GOP_INT8_EXACT);
   if (!pre) return lower_error(lw, "out of memory");
   pre->inputs[0] = src;
   pre->num_inputs = 1;
@@ -171,7 +171,7 @@ static int exact_conv_fc(Lowering* lw, const NodeInfo* ni, int first_new, GOp op
     n->p.fc.weights = w_new;
     n->p.fc.bias = b_new;
   }
-  GNode* rq = graph_add_node(lw->g, GOP_QUANTIZE);
+  GNode* rq = graph_add_node(lw->g, GOP_INT8_EXACT);
   if (!rq) return lower_error(lw, "out of memory");
   rq->inputs[0] = acc;
   rq->num_inputs = 1;
@@ -225,7 +225,7 @@ static int exact_prelu(Lowering* lw, const NodeInfo* ni, int first_new) {
   memcpy(&pd[4], &in_scale, sizeof in_scale);
   for (int c = 0; c < channels; ++c)
     put_int(pd, 5 + (size_t)c, (int32_t)at->data.int8[count == 1 ? 0 : c] - at->params.zero_point); /* scalar: every channel */
-  n->op = GOP_QUANTIZE;
+  n->op = GOP_INT8_EXACT;
   n->num_inputs = 1;
   memset(&n->p, 0, sizeof n->p);
   n->p.quant.scale = out_scale;

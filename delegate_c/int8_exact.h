@@ -7,9 +7,8 @@
 #include "executor.h"
 #include "op_table.h"
 
-/* GOP_QUANTIZE modes (GNode.p.quant.mode). */
+/* GOP_INT8_EXACT modes (GNode.p.quant.mode). */
 enum {
-  QMODE_QDQ = 0,      /* quantize-dequantize (quantize.cl) */
   QMODE_INT_VIEW = 1, /* x / scale rounded: the float view's integers q - zero_point */
   QMODE_REQUANT = 2,  /* integer accumulator -> MultiplyByQuantizedMultiplier per channel -> float view */
   QMODE_PRELU = 3     /* PRELU on the integers, two multipliers, -> float view */
@@ -20,7 +19,7 @@ enum {
  * otherwise leaves the nodes alone. 0, or -1 with lw->err set. */
 int lower_int8_exact(Lowering* lw, const NodeInfo* ni, int first_new);
 
-/* Encodes a GOP_QUANTIZE node whose mode is not QMODE_QDQ. */
+/* Encodes a GOP_INT8_EXACT node. */
 int encode_int8_exact(Executor* ex, int node);
 
 #endif

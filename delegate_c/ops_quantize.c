@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "executor.h"
-#include "int8_exact.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
@@ -139,7 +138,7 @@ int lower_quant_outputs(Lowering* lw, const NodeInfo* ni, int first_new) {
     /* No writer among this op's nodes: the output aliases an earlier
      * tensor, whose values are already on a grid. */
     if (writer < 0) continue;
-    if (lw->g->nodes[writer].op == GOP_QUANTIZE) continue; /* int8_exact.c's: already on the grid */
+    if (lw->g->nodes[writer].op == GOP_INT8_EXACT) continue; /* already on the grid */
     /* The op writes a float temporary; the snapped values take the
      * tensor's place for its readers and the partition boundary. */
     int tmp = graph_add_tensor(lw->g, lw->g->tensors[id].shape, lw->g->tensors[id].rank);
@@ -153,7 +152,6 @@ int lower_quant_outputs(Lowering* lw, const NodeInfo* ni, int first_new) {
 
 int encode_quantize(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
-  if (n->p.quant.mode != QMODE_QDQ) return encode_int8_exact(ex, node);
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "quantize.cl", "quantize_dequantize", &a)) return -1;
   karg_float(&a, n->p.quant.scale);
