@@ -133,8 +133,8 @@ static int exact_conv_fc(Lowering* lw, const NodeInfo* ni, int first_new, GOp op
   int w_new = add_const(lw, wshape, wrank, per * (size_t)cout, &wd);
   int bshape[4] = {1, 1, 1, cout};
   int b_new = w_new < 0 ? -1 : add_const(lw, bshape, 1, (size_t)cout, &bd);
-  int pshape[4] = {1, 1, 1, 2 * cout};
-  int params = b_new < 0 ? -1 : add_const(lw, pshape, 1, 2 * (size_t)cout, &pd);
+  int pshape[4] = {1, 1, 1, 2 * ((cout + 3) / 4 * 4)}; /* whole slices: the kernel loads 8 ints per slice */
+  int params = b_new < 0 ? -1 : add_const(lw, pshape, 1, (size_t)pshape[3], &pd);
   if (params < 0) return -1;
   for (size_t k = 0; k < per * (size_t)cout; ++k) wd[k] = (float)wt->data.int8[k];
   for (int c = 0; c < cout; ++c) {
@@ -207,9 +207,9 @@ static int exact_prelu(Lowering* lw, const NodeInfo* ni, int first_new) {
     int dims[8], rank = mv_dims(mv, ai, dims, 8);
     if (rank < 1 || count != (size_t)channels || dims[rank - 1] != channels) return 0;
   }
-  int pshape[4] = {1, 1, 1, 5 + channels};
+  int pshape[4] = {1, 1, 1, 5 + (channels + 3) / 4 * 4}; /* whole slices: the kernel loads 4 alphas per slice */
   float* pd;
-  int params = add_const(lw, pshape, 1, 5 + (size_t)channels, &pd);
+  int params = add_const(lw, pshape, 1, (size_t)pshape[3], &pd);
   if (params < 0) return -1;
   n = &lw->g->nodes[first_new];
   double m_pos, m_neg;
