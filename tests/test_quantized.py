@@ -626,3 +626,35 @@ def test_model_builder_quantization_params():
     details = {d["name"]: d["quantization_parameters"] for d in it.get_tensor_details()}
     np.testing.assert_allclose(details["tensor_1"]["scales"], [0.1, 0.2, 0.3], rtol=1e-6)
     assert details["tensor_0"]["zero_points"].tolist() == [-1]
+
+
+@pytest.mark.parametrize("wmax,dispatches", [(100, 5), (127, 4)], ids=["exact", "over-2^24"])
+def test_int8_fully_connected_accumulation_bound(wmax, dispatches):
+    """The integer path (delegate_c/int8_exact.c) needs every partial sum
+    below 2^24: 600 inputs with |q - zp| up to 255 and |w| = 100 stay under
+    it (15.3M: input conversion, integer view, FC, requantization, output;
+    bit exact), |w| = 127 do not (19.4M: the float view, FC then its grid
+    step, within steps)."""
+    from tflite_gpu.model_builder import quantization
+    rng = np.random.default_rng(600)
+    mb = ModelBuilder()
+    x = mb.add_input([2, 600], np.int8, quant=quantization(0.02, -128))
+    wq = (rng.choice([-1, 1], [4, 600]) * wmax).astype(np.int8)
+    wq[:, ::7] = rng.integers(-wmax, wmax + 1, wq[:, ::7].shape)
+    w = mb.add_tensor([4, 600], np.int8, data=wq, quant=quantization(0.01))
+    b = mb.add_tensor([4], np.int32, data=rng.integers(-500, 500, 4).astype(np.int32), quant=quantization(0.0002))
+    y = mb.add_tensor([2, 4], np.int8, quant=quantization(0.6, 3))
+    mb.add_op("FULLY_CONNECTED", [x, w, b], [y], version=4)
+    mb.mark_output(y)
+    model = mb.build()
+    inputs = [rng.integers(-128, 128, [2, 600]).astype(np.int8)]
+    delegate = tflite_gpu.load_delegate(log_level="silent")
+    it = _interpreter(model, [delegate])
+    (part,) = _capi.delegate_partitions(delegate._get_native_delegate_pointer())
+    assert part["dispatches"] == dispatches
+    out, expected = _run(it, inputs)[0], run_cpu(model, inputs)[0]
+    assert len(np.unique(expected)) > 2
+    assert_within_steps(out, expected, "fc-bound")
+    if wmax == 100:
+        np.testing.assert_array_equal(out, expected)
+    del it
