@@ -658,3 +658,28 @@ def test_int8_fully_connected_accumulation_bound(wmax, dispatches):
     if wmax == 100:
         np.testing.assert_array_equal(out, expected)
     del it
+
+
+@pytest.mark.parametrize("alpha_shape", [[1], [1, 1, 6]], ids=["scalar", "per-channel"])
+def test_int8_prelu_integer_path(alpha_shape):
+    """PRELU on the integers (delegate_c/int8_exact.c) with one alpha or one
+    per channel, and an alpha zero point: one kernel, bit exact."""
+    from tflite_gpu.model_builder import quantization
+    rng = np.random.default_rng(7)
+    mb = ModelBuilder()
+    x = mb.add_input([2, 5, 7, 6], np.int8, quant=quantization(0.031, 9))
+    aq = rng.integers(-128, 128, alpha_shape).astype(np.int8)
+    alpha = mb.add_tensor(alpha_shape, np.int8, data=aq, quant=quantization(0.004, -20))
+    y = mb.add_tensor([2, 5, 7, 6], np.int8, quant=quantization(0.027, -5))
+    mb.add_op("PRELU", [x, alpha], [y])
+    mb.mark_output(y)
+    model = mb.build()
+    inputs = [rng.integers(-128, 128, [2, 5, 7, 6]).astype(np.int8)]
+    delegate = tflite_gpu.load_delegate(log_level="silent")
+    it = _interpreter(model, [delegate])
+    (part,) = _capi.delegate_partitions(delegate._get_native_delegate_pointer())
+    assert part["dispatches"] == 3  # input conversion, PRELU, output conversion
+    out, expected = _run(it, inputs)[0], run_cpu(model, inputs)[0]
+    assert len(np.unique(expected)) > 50
+    np.testing.assert_array_equal(out, expected)
+    del it
