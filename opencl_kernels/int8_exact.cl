@@ -57,9 +57,9 @@ __kernel void int8_prelu(__global const storage_t* src, __global storage_t* dst,
   int4 p = split_gid(gid, dst_shape);
   int4 x = convert_int4_rte(LOAD4(src, gid) / as_float(params[4]));
   int4 alpha = vload4(0, params + 5 + 4 * p.z);
-  int4 pos = int8x_mbqm4(x, (int4)(params[0]), (int4)(params[1]), 0);
-  int4 neg = int8x_mbqm4(x * alpha, (int4)(params[2]), (int4)(params[3]), 0);
-  int4 q = select(neg, pos, x >= (int4)(0)) + zero_point;
+  int4 pos = x >= (int4)(0);
+  int4 q = int8x_mbqm4(select(x * alpha, x, pos), select((int4)(params[2]), (int4)(params[0]), pos),
+                       select((int4)(params[3]), (int4)(params[1]), pos), 0) + zero_point;
   float4 y = convert_float4(clamp(q, qmin, qmax) - zero_point) * scale;
   STORE4(mask_tail(y, p.z, dst_shape.z), dst, gid);
 }
