@@ -7,6 +7,7 @@
 
 #include "cmdbuf.h"
 #include "half.h"
+#include "int8_exact.h"
 #include "memory_plan.h"
 #include "selectors.h"
 
@@ -388,6 +389,7 @@ static EncodeFn encoder_for(GOp op) {
     case GOP_QUANTIZE: return encode_quantize;
     case GOP_ARG_MINMAX: return encode_arg_minmax;
     case GOP_L2_NORM: return encode_l2_norm;
+    case GOP_INT8_EXACT: return encode_int8_exact;
   }
   return NULL;
 }

@@ -71,6 +71,7 @@ typedef enum GOp {
   GOP_QUANTIZE,            /* quantize-dequantize onto an int8/uint8 grid: p.quant */
   GOP_ARG_MINMAX,          /* index of the max/min along one axis, as a float: p.arg */
   GOP_L2_NORM,             /* x / max(|x|, 1e-6) over channels */
+  GOP_INT8_EXACT,          /* int8_exact.c: integer view / requantization / PRELU; p.quant with a mode */
 } GOp;
 
 /* Binary, unary, remap, border, reduce and epilogue codes, shared with
@@ -184,6 +185,8 @@ typedef struct GNode {
     struct {
       float scale;
       int zero_point, qmin, qmax;
+      int mode;   /* GOP_INT8_EXACT: QMODE_* (int8_exact.h) */
+      int params; /* GOP_INT8_EXACT: per-channel int32 params (a constant holding their bits), or -1 */
     } quant;
     struct {
       int axis; /* GD_B..GD_C */

@@ -27,6 +27,7 @@ typedef struct ModelView {
   unsigned char* const_kind;
   unsigned char* foldable; /* per node: a DEQUANTIZE/DENSIFY of a constant */
   int enable_quant;
+  int fp16_storage; /* set before lowering: int8_exact.c's integer path needs FP32 storage */
   /* Re-planning after a resize: op checks write each computed output shape
    * into the TFLite tensor (context->ResizeTensor) instead of comparing. */
   int infer_shapes;

@@ -138,6 +138,7 @@ int lower_quant_outputs(Lowering* lw, const NodeInfo* ni, int first_new) {
     /* No writer among this op's nodes: the output aliases an earlier
      * tensor, whose values are already on a grid. */
     if (writer < 0) continue;
+    if (lw->g->nodes[writer].op == GOP_INT8_EXACT) continue; /* already on the grid */
     /* The op writes a float temporary; the snapped values take the
      * tensor's place for its readers and the partition boundary. */
     int tmp = graph_add_tensor(lw->g, lw->g->tensors[id].shape, lw->g->tensors[id].rank);

@@ -65,6 +65,7 @@ static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t er
   Graph g = {0};
   int* outputs = malloc((size_t)(k->output_tensors->size + 1) * sizeof(int));
   if (!outputs) return snprintf(err, errlen, "out of memory"), -1;
+  k->mv.fp16_storage = k->dev->fp16;
   int rc = lower_partition(&k->mv, k->nodes, k->output_tensors, &g, outputs, err, errlen);
   if (rc == 0 && fuse_graph(&g, outputs, k->output_tensors->size) < 0) {
     rc = -1;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "delegate.h"
+#include "int8_exact.h"
 #include "op_table.h"
 
 static int cmp_int(const void* a, const void* b) { return *(const int*)a - *(const int*)b; }
@@ -36,6 +37,7 @@ int lower_partition(const ModelView* mv, const TfLiteIntArray* to_replace, const
     if (!d || !d->lower) continue; /* folded constants: read by their consumers */
     int first_new = g->num_nodes;
     rc = d->lower(&lw, &ni);
+    if (rc == 0) rc = lower_int8_exact(&lw, &ni, first_new); /* int8 conv / FC / PRELU: the CPU's integers */
     if (rc == 0) rc = lower_quant_outputs(&lw, &ni, first_new); /* int8/uint8 outputs snap to their grid */
     for (int j = first_new; j < g->num_nodes; ++j) {
       g->nodes[j].tflite_node = nodes[k];

@@ -359,6 +359,9 @@ def test_quantized_op_matches_cpu_integer_kernels(build, dtype, c):
         # (softmax over one channel is 1 everywhere, which saturates to qmax).
         assert len(np.unique(e)) > 1 or e.size == 1 or (c == 1 and build in (softmax, softmax_beta))
         assert_within_steps(a, e, case_id)
+        if dtype == np.int8 and build in (conv, fully_connected, prelu):
+            # TFLite's integer requantization (delegate_c/int8_exact.c): bit exact.
+            np.testing.assert_array_equal(a, e, case_id)
 
 
 @pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
@@ -575,16 +578,23 @@ def test_runtime_per_channel_quantized_tensor_stays_on_cpu():
 
 
 def test_quantize_dequantize_is_fused_into_conv():
-    """The grid step after a quantized conv runs inside the conv kernel:
-    input conversion, conv, output conversion; a quantized ADD still gets
-    its own small kernel."""
-    model, inputs = _build(conv, np.int8, 5, "fused-qdq")
-    delegate = tflite_gpu.load_delegate(log_level="silent")
-    it = _interpreter(model, [delegate])
-    (part,) = _capi.delegate_partitions(delegate._get_native_delegate_pointer())
-    assert part["dispatches"] == 3
-    assert_within_steps(_run(it, inputs)[0], run_cpu(model, inputs)[0], "fused")
-    del it
+    """The grid step after a quantized conv that keeps the float view (here
+    uint8; int8 with FP16 storage) runs inside the conv kernel: input
+    conversion, conv, output conversion; an int8 conv takes the integer
+    path (delegate_c/int8_exact.c): input conversion, integer view, conv,
+    requantization, output conversion. A quantized ADD still gets its own
+    small kernel."""
+    for dtype, dispatches in ((np.uint8, 3), (np.int8, 5)):
+        model, inputs = _build(conv, dtype, 5, "fused-qdq")
+        delegate = tflite_gpu.load_delegate(log_level="silent")
+        it = _interpreter(model, [delegate])
+        (part,) = _capi.delegate_partitions(delegate._get_native_delegate_pointer())
+        assert part["dispatches"] == dispatches, dtype
+        out, expected = _run(it, inputs)[0], run_cpu(model, inputs)[0]
+        assert_within_steps(out, expected, "fused")
+        if dtype == np.int8:
+            np.testing.assert_array_equal(out, expected)
+        del it
     model, inputs = _build(add, np.int8, 5, "unfused-qdq")
     delegate = tflite_gpu.load_delegate(log_level="silent")
     it = _interpreter(model, [delegate])
@@ -616,3 +626,60 @@ def test_model_builder_quantization_params():
     details = {d["name"]: d["quantization_parameters"] for d in it.get_tensor_details()}
     np.testing.assert_allclose(details["tensor_1"]["scales"], [0.1, 0.2, 0.3], rtol=1e-6)
     assert details["tensor_0"]["zero_points"].tolist() == [-1]
+
+
+@pytest.mark.parametrize("wmax,dispatches", [(100, 5), (127, 4)], ids=["exact", "over-2^24"])
+def test_int8_fully_connected_accumulation_bound(wmax, dispatches):
+    """The integer path (delegate_c/int8_exact.c) needs every partial sum
+    below 2^24: 600 inputs with |q - zp| up to 255 and |w| = 100 stay under
+    it (15.3M: input conversion, integer view, FC, requantization, output;
+    bit exact), |w| = 127 do not (19.4M: the float view, FC then its grid
+    step, within steps)."""
+    from tflite_gpu.model_builder import quantization
+    rng = np.random.default_rng(600)
+    mb = ModelBuilder()
+    x = mb.add_input([2, 600], np.int8, quant=quantization(0.02, -128))
+    wq = (rng.choice([-1, 1], [4, 600]) * wmax).astype(np.int8)
+    wq[:, ::7] = rng.integers(-wmax, wmax + 1, wq[:, ::7].shape)
+    w = mb.add_tensor([4, 600], np.int8, data=wq, quant=quantization(0.01))
+    b = mb.add_tensor([4], np.int32, data=rng.integers(-500, 500, 4).astype(np.int32), quant=quantization(0.0002))
+    y = mb.add_tensor([2, 4], np.int8, quant=quantization(0.6, 3))
+    mb.add_op("FULLY_CONNECTED", [x, w, b], [y], version=4)
+    mb.mark_output(y)
+    model = mb.build()
+    inputs = [rng.integers(-128, 128, [2, 600]).astype(np.int8)]
+    delegate = tflite_gpu.load_delegate(log_level="silent")
+    it = _interpreter(model, [delegate])
+    (part,) = _capi.delegate_partitions(delegate._get_native_delegate_pointer())
+    assert part["dispatches"] == dispatches
+    out, expected = _run(it, inputs)[0], run_cpu(model, inputs)[0]
+    assert len(np.unique(expected)) > 2
+    assert_within_steps(out, expected, "fc-bound")
+    if wmax == 100:
+        np.testing.assert_array_equal(out, expected)
+    del it
+
+
+@pytest.mark.parametrize("alpha_shape", [[1], [1, 1, 6]], ids=["scalar", "per-channel"])
+def test_int8_prelu_integer_path(alpha_shape):
+    """PRELU on the integers (delegate_c/int8_exact.c) with one alpha or one
+    per channel, and an alpha zero point: one kernel, bit exact."""
+    from tflite_gpu.model_builder import quantization
+    rng = np.random.default_rng(7)
+    mb = ModelBuilder()
+    x = mb.add_input([2, 5, 7, 6], np.int8, quant=quantization(0.031, 9))
+    aq = rng.integers(-128, 128, alpha_shape).astype(np.int8)
+    alpha = mb.add_tensor(alpha_shape, np.int8, data=aq, quant=quantization(0.004, -20))
+    y = mb.add_tensor([2, 5, 7, 6], np.int8, quant=quantization(0.027, -5))
+    mb.add_op("PRELU", [x, alpha], [y])
+    mb.mark_output(y)
+    model = mb.build()
+    inputs = [rng.integers(-128, 128, [2, 5, 7, 6]).astype(np.int8)]
+    delegate = tflite_gpu.load_delegate(log_level="silent")
+    it = _interpreter(model, [delegate])
+    (part,) = _capi.delegate_partitions(delegate._get_native_delegate_pointer())
+    assert part["dispatches"] == 3  # input conversion, PRELU, output conversion
+    out, expected = _run(it, inputs)[0], run_cpu(model, inputs)[0]
+    assert len(np.unique(expected)) > 50
+    np.testing.assert_array_equal(out, expected)
+    del it

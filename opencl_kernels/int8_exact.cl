@@ -1,0 +1,65 @@
+/* The CPU's integer requantization for int8 CONV_2D, FULLY_CONNECTED and
+ * PRELU (delegate_c/int8_exact.c, docs/int8-fidelity.md). Tensors hold the
+ * float view (q - zero_point) * scale; these kernels recover the integers
+ * exactly, apply TFLite's MultiplyByQuantizedMultiplier and write the float
+ * view back. 64-bit integers: OpenCL full profile (PoCL, desktop GPUs). */
+
+/* MultiplyByQuantizedMultiplier(x, q, shift) per lane, q >= 2^30 (so the
+ * saturating case of SaturatingRoundingDoublingHighMul never arises):
+ * round(x * 2^left * q / 2^31) with ties away from zero and the C++
+ * division's truncation toward zero (done as a shift with a bias for
+ * negatives: a 64-bit division was 10x slower on PoCL), then the rounding
+ * right shift with its ties up (toward +inf: the x86 wheels' CONV_2D /
+ * FULLY_CONNECTED) or away from zero (gemmlowp's RoundingDivideByPOT: PRELU). */
+inline int4 int8x_mbqm4(int4 x, int4 q, int4 shift, int ties_up) {
+  int4 left = max(shift, (int4)(0)), right = max(-shift, (int4)(0));
+  long4 ab = convert_long4(x << left) * convert_long4(q);
+  long4 r = ab + select((long4)(1L - (1L << 30)), (long4)(1L << 30), ab >= (long4)(0));
+  int4 t = convert_int4((r + ((r >> 63) & (long4)((1L << 31) - 1))) >> 31);
+  long4 rl = convert_long4(right);
+  if (ties_up) return convert_int4((convert_long4(t) + (((long4)(1) << rl) >> 1)) >> rl);
+  int4 mask = convert_int4(((long4)(1) << rl) - 1);
+  int4 threshold = (mask >> 1) - (t < (int4)(0)); /* a true vector comparison is -1 */
+  return (t >> right) - ((t & mask) > threshold);
+}
+
+/* xi = x / scale rounded: the integers q - zero_point of the float view. */
+__kernel void int8_int_view(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
+                            float scale, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, dst_shape);
+  STORE4(mask_tail(round(LOAD4(src, gid) / scale), p.z, dst_shape.z), dst, gid);
+}
+
+/* Integer-valued accumulator -> per channel c: params[2c] multiplier,
+ * params[2c + 1] shift (padded to whole slices); + zero point, clamped to
+ * [qmin, qmax] (the fused activation's range), stored as
+ * (q - zero point) * scale. */
+__kernel void int8_requant(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
+                           __global const int* params, float scale, int zero_point, int qmin, int qmax, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, dst_shape);
+  int8 m = vload8(p.z, params);
+  int4 q = int8x_mbqm4(convert_int4_rte(LOAD4(src, gid)), m.even, m.odd, 1) + zero_point;
+  float4 y = convert_float4(clamp(q, qmin, qmax) - zero_point) * scale;
+  STORE4(mask_tail(y, p.z, dst_shape.z), dst, gid);
+}
+
+/* PRELU on the integers (TFLite's reference prelu.h, two multipliers):
+ * params = (q_pos, shift_pos, q_neg, shift_neg, bits of the input scale,
+ * then alpha - alpha_zero_point per channel, padded to whole slices). */
+__kernel void int8_prelu(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
+                         __global const int* params, float scale, int zero_point, int qmin, int qmax, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int4 p = split_gid(gid, dst_shape);
+  int4 x = convert_int4_rte(LOAD4(src, gid) / as_float(params[4]));
+  int4 alpha = vload4(0, params + 5 + 4 * p.z);
+  int4 pos = x >= (int4)(0);
+  int4 q = int8x_mbqm4(select(x * alpha, x, pos), select((int4)(params[2]), (int4)(params[0]), pos),
+                       select((int4)(params[3]), (int4)(params[1]), pos), 0) + zero_point;
+  float4 y = convert_float4(clamp(q, qmin, qmax) - zero_point) * scale;
+  STORE4(mask_tail(y, p.z, dst_shape.z), dst, gid);
+}
