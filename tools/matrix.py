@@ -331,6 +331,9 @@ class Matrix:
         except ValueError:
             p.status, p.note = "FAIL", f"check exit {rc}, no JSON (see {p.log})"
             return
+        if not isinstance(results, list):  # an error document: the run stopped (a crash, a bad model)
+            p.status, p.note = "FAIL", f"check exit {rc}: {json.dumps(results)[:300]} (see {p.log})"
+            return
         bad = [pathlib.Path(r["model"]).stem for r in results if not r.get("passed")]
         known = {m for (m, prec) in KNOWN_FAILURES if prec == p.precision and m in self.models}
         unexpected = [m for m in bad if m not in known]
