@@ -2,7 +2,9 @@
  * PRELU (delegate_c/int8_exact.c, docs/int8-fidelity.md). Tensors hold the
  * float view (q - zero_point) * scale; these kernels recover the integers
  * exactly, apply TFLite's MultiplyByQuantizedMultiplier and write the float
- * view back. 64-bit integers: OpenCL full profile (PoCL, desktop GPUs). */
+ * view back. 64-bit integers: OpenCL full profile (PoCL, desktop GPUs).
+ * Integer clamps take vector bounds: Oclgrind 21.10 computes only lane 0 of
+ * clamp(int4, int, int) (found by the matrix: tools/matrix.py INT8_TESTS). */
 
 /* MultiplyByQuantizedMultiplier(x, q, shift) per lane, q >= 2^30 (so the
  * saturating case of SaturatingRoundingDoublingHighMul never arises):
@@ -16,11 +18,13 @@ inline int4 int8x_mbqm4(int4 x, int4 q, int4 shift, int ties_up) {
   long4 ab = convert_long4(x << left) * convert_long4(q);
   long4 r = ab + select((long4)(1L - (1L << 30)), (long4)(1L << 30), ab >= (long4)(0));
   int4 t = convert_int4((r + ((r >> 63) & (long4)((1L << 31) - 1))) >> 31);
-  long4 rl = convert_long4(right);
-  if (ties_up) return convert_int4((convert_long4(t) + (((long4)(1) << rl) >> 1)) >> rl);
-  int4 mask = convert_int4(((long4)(1) << rl) - 1);
-  int4 threshold = (mask >> 1) - (t < (int4)(0)); /* a true vector comparison is -1 */
-  return (t >> right) - ((t & mask) > threshold);
+  long4 tl = convert_long4(t), rl = convert_long4(right);
+  long4 nudge = ((long4)(1) << rl) >> 1;
+  if (ties_up) return convert_int4((tl + nudge) >> rl);
+  /* Ties away: one less nudge for negatives when right > 0 (a true vector
+   * comparison is -1). gemmlowp's mask/threshold form of the same rounding
+   * gives wrong lanes on Oclgrind 21.10. */
+  return convert_int4((tl + nudge + ((tl < (long4)(0)) & (rl > (long4)(0)))) >> rl);
 }
 
 /* xi = x / scale rounded: the integers q - zero_point of the float view. */
@@ -43,7 +47,7 @@ __kernel void int8_requant(__global const storage_t* src, __global storage_t* ds
   int4 p = split_gid(gid, dst_shape);
   int8 m = vload8(p.z, params);
   int4 q = int8x_mbqm4(convert_int4_rte(LOAD4(src, gid)), m.even, m.odd, 1) + zero_point;
-  float4 y = convert_float4(clamp(q, qmin, qmax) - zero_point) * scale;
+  float4 y = convert_float4(clamp(q, (int4)(qmin), (int4)(qmax)) - zero_point) * scale;
   STORE4(mask_tail(y, p.z, dst_shape.z), dst, gid);
 }
 
@@ -60,6 +64,6 @@ __kernel void int8_prelu(__global const storage_t* src, __global storage_t* dst,
   int4 pos = x >= (int4)(0);
   int4 q = int8x_mbqm4(select(x * alpha, x, pos), select((int4)(params[2]), (int4)(params[0]), pos),
                        select((int4)(params[3]), (int4)(params[1]), pos), 0) + zero_point;
-  float4 y = convert_float4(clamp(q, qmin, qmax) - zero_point) * scale;
+  float4 y = convert_float4(clamp(q, (int4)(qmin), (int4)(qmax)) - zero_point) * scale;
   STORE4(mask_tail(y, p.z, dst_shape.z), dst, gid);
 }

@@ -17,9 +17,12 @@ Pieces (KS = each kernel set, cpu and gpu):
             aborts on the `freeze` instruction of optimised LLVM 15 code),
             each with TFLITE_GPU_SEPARATE_BUFFERS=1: the single-kernel tests
             (test_cl_*.py, TFLITE_GPU_CL_SMALL=1; the GPU set adds
-            test_group_fallback.py) and the op-test sample of
-            KS. Any Oclgrind report fails the piece (tools/oclgrind_scan.py).
-  intel     the op-test sample of KS; the 14 models, KS x FP32/FP16.
+            test_group_fallback.py), the int8 integer-kernel tests of
+            test_quantized.py (GPU set) and the op-test sample of KS. Any
+            Oclgrind report fails the piece (tools/oclgrind_scan.py).
+  intel     the op-test sample of KS; the 14 models, KS x FP32/FP16; the
+            int8 tests (integer kernels and the MTCNN-like whole models,
+            CPU set).
 
 The op-test sample of a kernel set is a small set of tests that together
 launch every kernel (FP16-storage builds counted apart) that the PoCL run of
@@ -50,6 +53,10 @@ CL_TESTS = ["tests/test_cl_kernels.py", "tests/test_cl_conv_gpu.py", "tests/test
 # The GPU set's kernels rebuilt for smaller work-groups (through the
 # library): they run with the GPU set's single-kernel tests.
 GROUP_TESTS = ["tests/test_group_fallback.py"]
+# The int8 integer-arithmetic kernels (int8_exact.cl) are not in the op-test
+# sample (test_ops.py has no int8 cases): their own tests, as pytest args.
+INT8_KERNEL_TESTS = ["tests/test_quantized.py", "-k", "integer_kernels or accumulation_bound or prelu_integer"]
+INT8_MODEL_TESTS = ["tests/test_int8_fidelity.py"]
 # (model, precision) pairs that fail `check` on every implementation and
 # kernel set for a reason tracked elsewhere: still run and shown in the
 # table, but not a matrix failure; one that starts passing fails the piece,
@@ -367,6 +374,9 @@ class Matrix:
                               lambda p, ps=ps, tests=tests: self.oclgrind_piece(p, tests, ps,
                                                                                {"TFLITE_GPU_CL_SMALL": "1"}),
                               advisory=UNINIT_CPU_ADVISORY if ps == "uninit" and ks == "cpu" else ""))
+                if "gpu" in ksets:
+                    add(Piece("oclgrind", "gpu", "int8", f"int8 integer kernels ({ps})",
+                              lambda p, ps=ps: self.oclgrind_piece(p, INT8_KERNEL_TESTS, ps)))
             for ks in ksets:
                 for ps in passes:
                     what = f"op tests ({'all' if self.args.full else 'sample'}; {ps})"
@@ -382,6 +392,13 @@ class Matrix:
             for ks in ksets:
                 add(Piece("intel", ks, "FP32+FP16", f"op tests ({'all' if self.args.full else 'sample'})",
                           self.ops_piece, deps=(f"pocl/{ks}/FP32+FP16/op tests (all; kernel record)",),
+                          lane="intel"))
+            if "cpu" in ksets:
+                add(Piece("intel", "cpu", "int8", "int8 kernels and whole models",
+                          lambda p: self.pytest_piece(p, INT8_KERNEL_TESTS[:1] + INT8_MODEL_TESTS
+                                                      + INT8_KERNEL_TESTS[1:2]
+                                                      + [INT8_KERNEL_TESTS[2] + " or fidelity"],
+                                                      self.env("intel", "cpu")),
                           lane="intel"))
         if "pocl" in impls:
             for ks in ksets:
@@ -476,6 +493,8 @@ def main(argv=None):
                     help="only the op tests matching this pytest -k expression (for trying the matrix out)")
     ap.add_argument("--models", default=os.environ.get("TFLITE_GPU_MATRIX_MODELS"),
                     help="comma-separated models instead of the 14 (for trying the matrix out)")
+    ap.add_argument("--only", help="only the pieces whose name matches this regular expression "
+                    "(for trying the matrix out; a dependency outside the selection is not run)")
     ap.add_argument("--list", action="store_true", help="print the pieces and exit")
     args = ap.parse_args(argv)
 
@@ -496,6 +515,8 @@ def main(argv=None):
         ksets = ["default"]
     m = Matrix(args)
     m.plan(impls, ksets, passes)
+    if args.only:
+        m.pieces = [p for p in m.pieces if re.search(args.only, p.name)]
     if args.list:
         for p in m.pieces:
             print(f"{p.lane:6s} {p.name}" + (f"  (after {', '.join(p.deps)})" if p.deps else ""))
