@@ -357,43 +357,6 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   return karg_done(ex, &a);
 }
 
-typedef int (*EncodeFn)(Executor* ex, int node);
-
-static EncodeFn encoder_for(GOp op) {
-  switch (op) {
-    case GOP_CONV2D: return encode_conv2d;
-    case GOP_DEPTHWISE: return encode_depthwise;
-    case GOP_POOL: return encode_pool;
-    case GOP_BINARY: return encode_binary;
-    case GOP_UNARY: return encode_unary;
-    case GOP_CONCAT: return encode_concat;
-    case GOP_REMAP: return encode_remap;
-    case GOP_RESIZE_BILINEAR: return encode_resize_bilinear;
-    case GOP_REDUCE: return encode_reduce;
-    case GOP_FULLY_CONNECTED: return encode_fully_connected;
-    case GOP_DEPTH_TO_SPACE: return encode_depth_to_space;
-    case GOP_TRANSPOSE_CONV: return encode_transpose_conv;
-    case GOP_LANDMARKS_TO_MATRIX: return encode_landmarks_to_matrix;
-    case GOP_TRANSFORM_LANDMARKS: return encode_transform_landmarks;
-    case GOP_TRANSFORM_TENSOR: return encode_transform_tensor;
-    case GOP_MAX_POOL_ARGMAX: return encode_pool_argmax;
-    case GOP_MAX_UNPOOL: return encode_unpool;
-    case GOP_RESAMPLER: return encode_resampler;
-    case GOP_SOFTMAX: return encode_softmax;
-    case GOP_CUMSUM: return encode_cumsum;
-    case GOP_BATCH_MATMUL: return encode_batch_matmul;
-    case GOP_LSTM_CELL: return encode_lstm_cell;
-    case GOP_SPACE_TO_DEPTH: return encode_space_to_depth;
-    case GOP_RESIZE_NEAREST: return encode_resize_nearest;
-    case GOP_ONE_HOT: return encode_one_hot;
-    case GOP_QUANTIZE: return encode_quantize;
-    case GOP_ARG_MINMAX: return encode_arg_minmax;
-    case GOP_L2_NORM: return encode_l2_norm;
-    case GOP_INT8_EXACT: return encode_int8_exact;
-  }
-  return NULL;
-}
-
 int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs, char* err,
                    size_t errlen) {
   memset(ex, 0, sizeof(*ex));
@@ -439,8 +402,7 @@ int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, i
   for (int k = 0; k < ex->num_inputs; ++k)
     if (add_conversion(ex, &ex->inputs[k], 1)) return -1;
   for (int k = 0; k < gr->num_nodes; ++k) {
-    EncodeFn fn = encoder_for(gr->nodes[k].op);
-    if (!fn || fn(ex, k)) {
+    if (gr->nodes[k].op->encode(ex, k)) {
       char why[1024];
       snprintf(why, sizeof(why), "%.1000s", ex->err);
       return ex_fail(ex, "%s (node %d): %s", gr->nodes[k].name ? gr->nodes[k].name : "op", gr->nodes[k].tflite_node,

@@ -113,37 +113,7 @@ int upload_dense_weights(Executor* ex, const GTensor* weights, int src_channels,
 int upload_dense_weights_blocked(Executor* ex, const GTensor* weights, int src_channels, const GTensor* bias,
                                  int block_slices, cl_mem* wm, cl_mem* bm);
 
-/* Per-op encoders (in the op files). */
-int encode_conv2d(Executor* ex, int node);
-int encode_depthwise(Executor* ex, int node);
-int encode_pool(Executor* ex, int node);
-int encode_binary(Executor* ex, int node);
-int encode_unary(Executor* ex, int node);
-int encode_concat(Executor* ex, int node);
-int encode_remap(Executor* ex, int node);
-int encode_resize_bilinear(Executor* ex, int node);
-int encode_reduce(Executor* ex, int node);
-int encode_fully_connected(Executor* ex, int node);
-int encode_depth_to_space(Executor* ex, int node);
-int encode_transpose_conv(Executor* ex, int node);
-int encode_landmarks_to_matrix(Executor* ex, int node);
-int encode_transform_landmarks(Executor* ex, int node);
-int encode_transform_tensor(Executor* ex, int node);
-int encode_pool_argmax(Executor* ex, int node);
-int encode_unpool(Executor* ex, int node);
-int encode_resampler(Executor* ex, int node);
-int encode_softmax(Executor* ex, int node);
-int encode_cumsum(Executor* ex, int node);
-int encode_batch_matmul(Executor* ex, int node);
-int encode_lstm_cell(Executor* ex, int node);
-int encode_space_to_depth(Executor* ex, int node);
-int encode_resize_nearest(Executor* ex, int node);
-int encode_one_hot(Executor* ex, int node);
-
 /* GATHER / ONE_HOT indices as an int32 device buffer (ops_layout.c). */
 cl_mem ex_int_indices(Executor* ex, int tensor);
-int encode_quantize(Executor* ex, int node);
-int encode_arg_minmax(Executor* ex, int node);
-int encode_l2_norm(Executor* ex, int node);
 
 #endif

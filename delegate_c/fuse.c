@@ -52,7 +52,7 @@ static int channel_pad_of(const Graph* g, int t, int c, const int* outputs, int 
   int k = writer(g, t), only = -1;
   if (k < 0 || is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1 || only != c) return -1;
   const GNode* pad = &g->nodes[k];
-  if (pad->op != GOP_REMAP || pad->p.remap.mode != REMAP_PAD || pad->p.remap.value != 0.0f || pad->num_inputs != 1)
+  if (pad->op != &kGOpRemap || pad->p.remap.mode != REMAP_PAD || pad->p.remap.value != 0.0f || pad->num_inputs != 1)
     return -1;
   const int* b = pad->p.remap.begin;
   const int* in = g->tensors[pad->inputs[0]].shape;
@@ -67,7 +67,7 @@ static int channel_pad_of(const Graph* g, int t, int c, const int* outputs, int 
 static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* outputs, int num_outputs) {
   GNode* prod = &g->nodes[p];
   GNode* cons = &g->nodes[c];
-  if (cons->op == GOP_QUANTIZE) {
+  if (cons->op == &kGOpQuantize) {
     if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
     /* Its params take the alpha operand: not with a fused PReLU. */
     for (int k = 0; k < prod->num_epi; ++k)
@@ -77,7 +77,7 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     prod->outputs[0] = cons->outputs[0];
     return 1;
   }
-  if (cons->op == GOP_UNARY) {
+  if (cons->op == &kGOpUnary) {
     /* A RELU-family node after the conv, or after its fused ADD, becomes
      * that step's activation (BlazeFace blocks: ADD then RELU). */
     int act = cons->p.unary.op == UN_RELU ? kTfLiteActRelu
@@ -90,7 +90,7 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     prod->outputs[0] = cons->outputs[0];
     return 1;
   }
-  if (prod->num_epi == GD_MAX_EPILOGUE || cons->op != GOP_BINARY || cons->num_inputs != 2) return 0;
+  if (prod->num_epi == GD_MAX_EPILOGUE || cons->op != &kGOpBinary || cons->num_inputs != 2) return 0;
   const int* out_shape = g->tensors[cons->outputs[0]].shape;
   if (memcmp(out_shape, g->tensors[t].shape, sizeof(int) * 4) != 0) return 0;
   int other = cons->inputs[0] == t ? cons->inputs[1] : cons->inputs[0];
@@ -135,7 +135,7 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
  * conv reading it as its source. */
 static int fold_pad(Graph* g, int k, const int* outputs, int num_outputs) {
   GNode* pad = &g->nodes[k];
-  if (pad->op != GOP_REMAP || pad->p.remap.mode != REMAP_PAD || pad->p.remap.value != 0.0f || pad->num_inputs != 1)
+  if (pad->op != &kGOpRemap || pad->p.remap.mode != REMAP_PAD || pad->p.remap.value != 0.0f || pad->num_inputs != 1)
     return 0;
   const int* b = pad->p.remap.begin;
   const int* in = g->tensors[pad->inputs[0]].shape;
@@ -149,7 +149,7 @@ static int fold_pad(Graph* g, int k, const int* outputs, int num_outputs) {
     const GNode* n = &g->nodes[c];
     for (int j = 0; j < n->num_inputs; ++j) {
       if (n->inputs[j] != t) continue;
-      if ((n->op != GOP_CONV2D && n->op != GOP_DEPTHWISE) || j != 0) return 0;
+      if ((n->op != &kGOpConv2d && n->op != &kGOpDepthwise) || j != 0) return 0;
       ++readers;
     }
   }
@@ -176,7 +176,7 @@ int fuse_graph(Graph* g, const int* outputs, int num_outputs) {
     }
   for (int p = 0; p < g->num_nodes; ++p) {
     GNode* prod = &g->nodes[p];
-    if (dead[p] || (prod->op != GOP_CONV2D && prod->op != GOP_DEPTHWISE)) continue;
+    if (dead[p] || (prod->op != &kGOpConv2d && prod->op != &kGOpDepthwise)) continue;
     for (;;) {
       int t = prod->outputs[0], c = -1;
       if (is_output(t, outputs, num_outputs) || readers(g, t, &c) != 1 || dead[c] || !try_fuse(g, p, c, t, dead, outputs, num_outputs)) break;

@@ -42,37 +42,21 @@ typedef struct GTensor {
 
 enum { GD_QNONE = 0, GD_QINT8 = 1, GD_QUINT8 = 2 };
 
-typedef enum GOp {
-  GOP_CONV2D,
-  GOP_DEPTHWISE,
-  GOP_POOL,
-  GOP_BINARY,
-  GOP_UNARY,
-  GOP_CONCAT,
-  GOP_REMAP, /* reshape, slices, pads, transpose, tile, gather: per-axis index maps */
-  GOP_RESIZE_BILINEAR,
-  GOP_REDUCE,
-  GOP_FULLY_CONNECTED,
-  GOP_DEPTH_TO_SPACE,
-  GOP_TRANSPOSE_CONV, /* p.conv: kw, kh, sx, sy, pad_x, pad_y, weights, bias */
-  GOP_LANDMARKS_TO_MATRIX, /* MediaPipe Landmarks2TransformMatrix: p.l2m */
-  GOP_TRANSFORM_LANDMARKS, /* MediaPipe TransformLandmarks: inputs (landmarks, matrix) */
-  GOP_TRANSFORM_TENSOR,    /* MediaPipe TransformTensorBilinear: inputs (tensor, matrix) */
-  GOP_MAX_POOL_ARGMAX,     /* MediaPipe MaxPoolingWithArgmax2D: p.pool; outputs (values, indices) */
-  GOP_MAX_UNPOOL,          /* MediaPipe MaxUnpooling2D: p.pool; inputs (values, indices) */
-  GOP_RESAMPLER,           /* MediaPipe Resampler: inputs (source, warp) */
-  GOP_SOFTMAX,
-  GOP_CUMSUM,
-  GOP_BATCH_MATMUL,
-  GOP_LSTM_CELL, /* inputs: gates, prev state; outputs: activation, state */
-  GOP_SPACE_TO_DEPTH,
-  GOP_RESIZE_NEAREST,
-  GOP_ONE_HOT,
-  GOP_QUANTIZE,            /* quantize-dequantize onto an int8/uint8 grid: p.quant */
-  GOP_ARG_MINMAX,          /* index of the max/min along one axis, as a float: p.arg */
-  GOP_L2_NORM,             /* x / max(|x|, 1e-6) over channels */
-  GOP_INT8_EXACT,          /* int8_exact.c: integer view / requantization / PRELU; p.quant with a mode */
-} GOp;
+/* A graph op: its name (dumps, errors) and its encoder, which asks the
+ * selector (target.h) for a kernel variant, packs weights and binds the
+ * arguments (executor.h). A node points at its op: no central switch. Each
+ * op file defines the graph ops its lowerings create, static unless another
+ * file looks for them (fusion, the int8 rewrite): those are declared here. */
+struct Executor;
+typedef struct GOpDesc {
+  const char* name;
+  int (*encode)(struct Executor* ex, int node);
+} GOpDesc;
+typedef const GOpDesc* GOp;
+extern const GOpDesc kGOpConv2d, kGOpDepthwise, kGOpFullyConnected; /* ops_conv.c, ops_fully_connected.c */
+extern const GOpDesc kGOpBinary, kGOpUnary;                         /* ops_elementwise.c */
+extern const GOpDesc kGOpConcat, kGOpRemap;                         /* ops_layout.c */
+extern const GOpDesc kGOpQuantize, kGOpInt8Exact;                   /* ops_quantize.c, int8_exact.c */
 
 /* Binary, unary, remap, border, reduce and epilogue codes, shared with
  * the kernels: opencl_kernels/kernel_abi.h. Epilogue steps are fused into
@@ -185,8 +169,8 @@ typedef struct GNode {
     struct {
       float scale;
       int zero_point, qmin, qmax;
-      int mode;   /* GOP_INT8_EXACT: QMODE_* (int8_exact.h) */
-      int params; /* GOP_INT8_EXACT: per-channel int32 params (a constant holding their bits), or -1 */
+      int mode;   /* kGOpInt8Exact: QMODE_* (int8_exact.h) */
+      int params; /* kGOpInt8Exact: per-channel int32 params (a constant holding their bits), or -1 */
     } quant;
     struct {
       int axis; /* GD_B..GD_C */

@@ -32,6 +32,11 @@
 #include "quant_multiplier.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_int8_exact(Executor* ex, int node);
+/* int8_exact.c: integer view / requantization / PRELU; p.quant with a mode */
+const GOpDesc kGOpInt8Exact = {"INT8_EXACT", encode_int8_exact};
+
 /* Per-tensor int8 runtime tensor: scale and zero point. */
 static int int8_tensor(const ModelView* mv, int t, float* scale, int* zp) {
   int qtype;
@@ -125,7 +130,7 @@ static int exact_conv_fc(Lowering* lw, const NodeInfo* ni, int first_new, GOp op
     for (size_t k = 0; k < per; ++k) s += fabs((double)wt->data.int8[(size_t)c * per + k]) * max_x;
     if (s >= 16777216.0) return 0;
   }
-  int w_old = op == GOP_CONV2D ? n->p.conv.weights : n->p.fc.weights;
+  int w_old = op == &kGOpConv2d ? n->p.conv.weights : n->p.fc.weights;
   int src = n->inputs[0], dst = n->outputs[0];
   int wshape[4], wrank = lw->g->tensors[w_old].rank;
   memcpy(wshape, lw->g->tensors[w_old].shape, sizeof wshape);
@@ -150,7 +155,7 @@ static int exact_conv_fc(Lowering* lw, const NodeInfo* ni, int first_new, GOp op
   int acc = xi < 0 ? -1 : graph_add_tensor(lw->g, lw->g->tensors[dst].shape, lw->g->tensors[dst].rank);
   if (acc < 0) return lower_error(lw, "out of memory");
   /* Integer view of the input, placed just before the op. */
-  GNode* pre = graph_add_node(lw->g, GOP_INT8_EXACT);
+  GNode* pre = graph_add_node(lw->g, &kGOpInt8Exact);
   if (!pre) return lower_error(lw, "out of memory");
   pre->inputs[0] = src;
   pre->num_inputs = 1;
@@ -164,14 +169,14 @@ static int exact_conv_fc(Lowering* lw, const NodeInfo* ni, int first_new, GOp op
   n->inputs[0] = xi;
   n->outputs[0] = acc;
   n->act = kTfLiteActNone;
-  if (op == GOP_CONV2D) {
+  if (op == &kGOpConv2d) {
     n->p.conv.weights = w_new;
     n->p.conv.bias = b_new;
   } else {
     n->p.fc.weights = w_new;
     n->p.fc.bias = b_new;
   }
-  GNode* rq = graph_add_node(lw->g, GOP_INT8_EXACT);
+  GNode* rq = graph_add_node(lw->g, &kGOpInt8Exact);
   if (!rq) return lower_error(lw, "out of memory");
   rq->inputs[0] = acc;
   rq->num_inputs = 1;
@@ -190,7 +195,7 @@ static int exact_prelu(Lowering* lw, const NodeInfo* ni, int first_new) {
   const ModelView* mv = lw->mv;
   if (lw->g->num_nodes != first_new + 1) return 0;
   GNode* n = &lw->g->nodes[first_new];
-  if (n->op != GOP_BINARY || n->p.binary.op != BIN_PRELU || n->act != kTfLiteActNone) return 0;
+  if (n->op != &kGOpBinary || n->p.binary.op != BIN_PRELU || n->act != kTfLiteActNone) return 0;
   float in_scale, out_scale;
   int in_zp, out_zp;
   if (!int8_tensor(mv, ni_input(ni, 0), &in_scale, &in_zp) || !int8_tensor(mv, ni_output(ni, 0), &out_scale, &out_zp))
@@ -225,7 +230,7 @@ static int exact_prelu(Lowering* lw, const NodeInfo* ni, int first_new) {
   memcpy(&pd[4], &in_scale, sizeof in_scale);
   for (int c = 0; c < channels; ++c)
     put_int(pd, 5 + (size_t)c, (int32_t)at->data.int8[count == 1 ? 0 : c] - at->params.zero_point); /* scalar: every channel */
-  n->op = GOP_INT8_EXACT;
+  n->op = &kGOpInt8Exact;
   n->num_inputs = 1;
   memset(&n->p, 0, sizeof n->p);
   n->p.quant.scale = out_scale;
@@ -240,14 +245,14 @@ static int exact_prelu(Lowering* lw, const NodeInfo* ni, int first_new) {
 int lower_int8_exact(Lowering* lw, const NodeInfo* ni, int first_new) {
   if (!lw->mv->enable_quant || lw->mv->fp16_storage) return 0;
   switch (ni->reg->builtin_code) {
-    case kBuiltinConv2d: return exact_conv_fc(lw, ni, first_new, GOP_CONV2D);
-    case kBuiltinFullyConnected: return exact_conv_fc(lw, ni, first_new, GOP_FULLY_CONNECTED);
+    case kBuiltinConv2d: return exact_conv_fc(lw, ni, first_new, &kGOpConv2d);
+    case kBuiltinFullyConnected: return exact_conv_fc(lw, ni, first_new, &kGOpFullyConnected);
     case kBuiltinPrelu: return exact_prelu(lw, ni, first_new);
     default: return 0;
   }
 }
 
-int encode_int8_exact(Executor* ex, int node) {
+static int encode_int8_exact(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (n->p.quant.mode == QMODE_INT_VIEW) {

@@ -7,7 +7,7 @@
 #include "executor.h"
 #include "op_table.h"
 
-/* GOP_INT8_EXACT modes (GNode.p.quant.mode). */
+/* kGOpInt8Exact modes (GNode.p.quant.mode). */
 enum {
   QMODE_INT_VIEW = 1, /* x / scale rounded: the float view's integers q - zero_point */
   QMODE_REQUANT = 2,  /* integer accumulator -> MultiplyByQuantizedMultiplier per channel -> float view */
@@ -19,7 +19,5 @@ enum {
  * otherwise leaves the nodes alone. 0, or -1 with lw->err set. */
 int lower_int8_exact(Lowering* lw, const NodeInfo* ni, int first_new);
 
-/* Encodes a GOP_INT8_EXACT node. */
-int encode_int8_exact(Executor* ex, int node);
 
 #endif

@@ -9,6 +9,11 @@
 #include "op_table.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_arg_minmax(Executor* ex, int node);
+/* index of the max/min along one axis, as a float: p.arg */
+static const GOpDesc kGOpArgMinmax = {"ARG_MINMAX", encode_arg_minmax};
+
 /* An index above 2^24 has no exact float. */
 #define ARG_MAX_AXIS_SIZE (1 << 24)
 
@@ -75,7 +80,7 @@ int lower_arg_minmax(Lowering* lw, const NodeInfo* ni) {
     target = graph_add_tensor(lw->g, kept, 4);
     if (target < 0) return lower_error(lw, "out of memory");
   }
-  GNode* n = graph_add_node(lw->g, GOP_ARG_MINMAX);
+  GNode* n = graph_add_node(lw->g, &kGOpArgMinmax);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = in;
   n->num_inputs = 1;
@@ -87,7 +92,7 @@ int lower_arg_minmax(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_arg_minmax(Executor* ex, int node) {
+static int encode_arg_minmax(Executor* ex, int node) {
   /* Kernel axis order (x, y, c, b). */
   static const int kToKernel[4] = {3, 1, 0, 2};
   const GNode* n = &ex->g.nodes[node];

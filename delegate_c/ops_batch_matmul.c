@@ -11,6 +11,10 @@
 #include "selectors.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_batch_matmul(Executor* ex, int node);
+static const GOpDesc kGOpBatchMatmul = {"BATCH_MATMUL", encode_batch_matmul};
+
 int check_batch_matmul(const NodeInfo* ni) {
   const TfLiteBatchMatMulParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
@@ -52,7 +56,7 @@ int lower_batch_matmul(Lowering* lw, const NodeInfo* ni) {
   int b = a < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
   int out = b < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, GOP_BATCH_MATMUL);
+  GNode* n = graph_add_node(lw->g, &kGOpBatchMatmul);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = a;
   n->inputs[1] = b;
@@ -64,7 +68,7 @@ int lower_batch_matmul(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_batch_matmul(Executor* ex, int node) {
+static int encode_batch_matmul(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   const int* d = dst->shape;

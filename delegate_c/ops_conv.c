@@ -8,6 +8,12 @@
 #include "selectors.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_conv2d(Executor* ex, int node);
+const GOpDesc kGOpConv2d = {"CONV2D", encode_conv2d};
+static int encode_depthwise(Executor* ex, int node);
+const GOpDesc kGOpDepthwise = {"DEPTHWISE", encode_depthwise};
+
 /* Shared checks of the input / weights / bias / output of both convs. */
 static int check_conv_common(const NodeInfo* ni, int padding, int sw, int sh, int dw, int dh, int act) {
   int n = ni_num_inputs(ni);
@@ -126,19 +132,19 @@ static int lower_conv_common(Lowering* lw, const NodeInfo* ni, GOp op, int paddi
   n->p.conv.pad_x = conv_pad_before(padding, src->shape[GD_W], n->p.conv.kw, sw, dw);
   n->p.conv.weights = w;
   n->p.conv.bias = b;
-  n->p.conv.multiplier = op == GOP_DEPTHWISE ? wt->shape[3] / src->shape[GD_C] : 1;
+  n->p.conv.multiplier = op == &kGOpDepthwise ? wt->shape[3] / src->shape[GD_C] : 1;
   return 0;
 }
 
 int lower_conv2d(Lowering* lw, const NodeInfo* ni) {
   const TfLiteConvParams* p = ni->node->builtin_data;
-  return lower_conv_common(lw, ni, GOP_CONV2D, p->padding, p->stride_width, p->stride_height,
+  return lower_conv_common(lw, ni, &kGOpConv2d, p->padding, p->stride_width, p->stride_height,
                            p->dilation_width_factor, p->dilation_height_factor, p->activation);
 }
 
 int lower_depthwise(Lowering* lw, const NodeInfo* ni) {
   const TfLiteDepthwiseConvParams* p = ni->node->builtin_data;
-  return lower_conv_common(lw, ni, GOP_DEPTHWISE, p->padding, p->stride_width, p->stride_height,
+  return lower_conv_common(lw, ni, &kGOpDepthwise, p->padding, p->stride_width, p->stride_height,
                            p->dilation_width_factor, p->dilation_height_factor, p->activation);
 }
 
@@ -212,7 +218,7 @@ static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weigh
   karg_mem(&a, residual);
   karg_int4(&a, epi[0], epi[1], epi[2], epi[3]);
   karg_int(&a, res_slices);
-  if (n->op == GOP_DEPTHWISE && n->p.conv.multiplier != 1) karg_int(&a, n->p.conv.multiplier);
+  if (n->op == &kGOpDepthwise && n->p.conv.multiplier != 1) karg_int(&a, n->p.conv.multiplier);
   karg_int(&a, total);
   return karg_done(ex, &a);
 }
@@ -252,7 +258,7 @@ int upload_dense_weights(Executor* ex, const GTensor* wt, int src_channels, cons
   return upload_dense_weights_blocked(ex, wt, src_channels, bias, 1, wm, bm);
 }
 
-int encode_conv2d(Executor* ex, int node) {
+static int encode_conv2d(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* bias = n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL;
@@ -266,7 +272,7 @@ int encode_conv2d(Executor* ex, int node) {
   return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total) : -1;
 }
 
-int encode_depthwise(Executor* ex, int node) {
+static int encode_depthwise(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* wt = &ex->g.tensors[n->p.conv.weights];
   int kh = wt->shape[1], kw = wt->shape[2], cout = wt->shape[3];

@@ -4,6 +4,10 @@
 #include "op_table.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_cumsum(Executor* ex, int node);
+static const GOpDesc kGOpCumsum = {"CUMSUM", encode_cumsum};
+
 /* The BHWC axis to scan, or -1 with reason set. */
 static int cumsum_axis(const NodeInfo* ni) {
   int dims[8];
@@ -38,7 +42,7 @@ int lower_cumsum(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, GOP_CUMSUM);
+  GNode* n = graph_add_node(lw->g, &kGOpCumsum);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = in;
   n->num_inputs = 1;
@@ -50,7 +54,7 @@ int lower_cumsum(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_cumsum(Executor* ex, int node) {
+static int encode_cumsum(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* s = ex->g.tensors[n->inputs[0]].shape;
   int lines[4] = {s[0], s[1], s[2], s[3]};

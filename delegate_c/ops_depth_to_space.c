@@ -7,6 +7,12 @@
 #include "op_table.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_depth_to_space(Executor* ex, int node);
+static const GOpDesc kGOpDepthToSpace = {"DEPTH_TO_SPACE", encode_depth_to_space};
+static int encode_space_to_depth(Executor* ex, int node);
+static const GOpDesc kGOpSpaceToDepth = {"SPACE_TO_DEPTH", encode_space_to_depth};
+
 /* The checks both ops share; fills bs and the rank-4 input shape. */
 static int check_block_op(const NodeInfo* ni, int* bs, int in[4]) {
   const int* block_size = ni->node->builtin_data;
@@ -62,7 +68,7 @@ int check_space_to_depth(const NodeInfo* ni) {
   return check_output_shape64(ni, ni_output(ni, 0), out);
 }
 
-int lower_depth_to_space(Lowering* lw, const NodeInfo* ni) { return lower_block_op(lw, ni, GOP_DEPTH_TO_SPACE); }
-int lower_space_to_depth(Lowering* lw, const NodeInfo* ni) { return lower_block_op(lw, ni, GOP_SPACE_TO_DEPTH); }
-int encode_depth_to_space(Executor* ex, int node) { return encode_block_op(ex, node, "depth_to_space"); }
-int encode_space_to_depth(Executor* ex, int node) { return encode_block_op(ex, node, "space_to_depth"); }
+int lower_depth_to_space(Lowering* lw, const NodeInfo* ni) { return lower_block_op(lw, ni, &kGOpDepthToSpace); }
+int lower_space_to_depth(Lowering* lw, const NodeInfo* ni) { return lower_block_op(lw, ni, &kGOpSpaceToDepth); }
+static int encode_depth_to_space(Executor* ex, int node) { return encode_block_op(ex, node, "depth_to_space"); }
+static int encode_space_to_depth(Executor* ex, int node) { return encode_block_op(ex, node, "space_to_depth"); }

@@ -9,6 +9,12 @@
 #include "selectors.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_binary(Executor* ex, int node);
+const GOpDesc kGOpBinary = {"BINARY", encode_binary};
+static int encode_unary(Executor* ex, int node);
+const GOpDesc kGOpUnary = {"UNARY", encode_unary};
+
 static int binary_code(int builtin) {
   switch (builtin) {
     case kBuiltinAdd: return BIN_ADD;
@@ -109,7 +115,7 @@ int lower_binary(Lowering* lw, const NodeInfo* ni) {
   int b = a < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
   int out = b < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, GOP_BINARY);
+  GNode* n = graph_add_node(lw->g, &kGOpBinary);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = a;
   n->inputs[1] = b;
@@ -136,7 +142,7 @@ static int encode_select(Executor* ex, int node) {
   return karg_done(ex, &a);
 }
 
-int encode_binary(Executor* ex, int node) {
+static int encode_binary(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   if (n->p.binary.op == BIN_SELECT) return encode_select(ex, node);
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
@@ -226,7 +232,7 @@ int lower_select(Lowering* lw, const NodeInfo* ni) {
     if (lower_reshape_node(lw, c, moved)) return -1;
     c = moved;
   }
-  GNode* n = graph_add_node(lw->g, GOP_BINARY);
+  GNode* n = graph_add_node(lw->g, &kGOpBinary);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = c;
   n->inputs[1] = x;
@@ -271,7 +277,7 @@ int lower_add_n(Lowering* lw, const NodeInfo* ni) {
       dst = graph_add_tensor(lw->g, lw->g->tensors[out].shape, lw->g->tensors[out].rank);
       if (dst < 0) return lower_error(lw, "out of memory");
     }
-    GNode* node = graph_add_node(lw->g, GOP_BINARY);
+    GNode* node = graph_add_node(lw->g, &kGOpBinary);
     if (!node) return lower_error(lw, "out of memory");
     node->inputs[0] = acc;
     node->inputs[1] = in;
@@ -324,7 +330,7 @@ int check_unary(const NodeInfo* ni) {
 
 /* Also used by other lowerings to apply a fused activation as its own node. */
 int lower_unary_node(Lowering* lw, int in, int out, int op, float alpha, int tflite_node) {
-  GNode* n = graph_add_node(lw->g, GOP_UNARY);
+  GNode* n = graph_add_node(lw->g, &kGOpUnary);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = in;
   n->num_inputs = 1;
@@ -380,7 +386,7 @@ int lower_cast(Lowering* lw, const NodeInfo* ni) {
   return lower_unary_node(lw, in, out, op, 0.0f, ni->index);
 }
 
-int encode_unary(Executor* ex, int node) {
+static int encode_unary(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_kernel k = ex_dispatch(ex, "elementwise.cl", "unary_op", phwc4_items(dst->shape), node);

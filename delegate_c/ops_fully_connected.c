@@ -14,6 +14,10 @@
 #include "selectors.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_fully_connected(Executor* ex, int node);
+const GOpDesc kGOpFullyConnected = {"FULLY_CONNECTED", encode_fully_connected};
+
 int check_fully_connected(const NodeInfo* ni) {
   const TfLiteFullyConnectedParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
@@ -93,7 +97,7 @@ int lower_fully_connected(Lowering* lw, const NodeInfo* ni) {
     if (src < 0) return lower_error(lw, "out of memory");
     if (lower_reshape_node(lw, in, src)) return -1;
   }
-  GNode* n = graph_add_node(lw->g, GOP_FULLY_CONNECTED);
+  GNode* n = graph_add_node(lw->g, &kGOpFullyConnected);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = src;
   n->num_inputs = 1;
@@ -105,7 +109,7 @@ int lower_fully_connected(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_fully_connected(Executor* ex, int node) {
+static int encode_fully_connected(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* wt = &ex->g.tensors[n->p.fc.weights];
   const GTensor* bias = n->p.fc.bias >= 0 ? &ex->g.tensors[n->p.fc.bias] : NULL;

@@ -9,6 +9,10 @@
 #include "op_table.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_one_hot(Executor* ex, int node);
+static const GOpDesc kGOpOneHot = {"ONE_HOT", encode_one_hot};
+
 int lower_indices(Lowering* lw, int t) {
   if (t < 0 || t >= lw->mv->num_tensors) return lower_error(lw, "indices tensor %d out of range", t);
   if (lw->map[t] >= 0) {
@@ -190,7 +194,7 @@ int lower_one_hot(Lowering* lw, const NodeInfo* ni) {
   int q = mv_dims(lw->mv, ni_input(ni, 0), idims, 8);
   int rank_out = q + 1;
   int a = p->axis == -1 ? q : p->axis;
-  GNode* n = graph_add_node(lw->g, GOP_ONE_HOT);
+  GNode* n = graph_add_node(lw->g, &kGOpOneHot);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = indices;
   n->num_inputs = 1;
@@ -205,7 +209,7 @@ int lower_one_hot(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_one_hot(Executor* ex, int node) {
+static int encode_one_hot(Executor* ex, int node) {
   static const int kToKernel[4] = {3, 1, 0, 2};
   static const int kFromKernel[4] = {GD_W, GD_H, GD_C, GD_B};
   const GNode* n = &ex->g.nodes[node];

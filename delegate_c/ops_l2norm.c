@@ -4,6 +4,11 @@
 #include "op_table.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_l2_norm(Executor* ex, int node);
+/* x / max(|x|, 1e-6) over channels */
+static const GOpDesc kGOpL2Norm = {"L2_NORM", encode_l2_norm};
+
 int check_l2_norm(const NodeInfo* ni) {
   const TfLiteL2NormParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
@@ -29,7 +34,7 @@ int lower_l2_norm(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, GOP_L2_NORM);
+  GNode* n = graph_add_node(lw->g, &kGOpL2Norm);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = in;
   n->num_inputs = 1;
@@ -38,7 +43,7 @@ int lower_l2_norm(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_l2_norm(Executor* ex, int node) {
+static int encode_l2_norm(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* s = ex->g.tensors[n->inputs[0]].shape;
   /* One work-item per pixel: its channel row. */

@@ -28,6 +28,14 @@
 #include "executor.h"
 #include "op_table.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_landmarks_to_matrix(Executor* ex, int node);
+/* MediaPipe Landmarks2TransformMatrix: p.l2m */
+static const GOpDesc kGOpLandmarksToMatrix = {"LANDMARKS_TO_MATRIX", encode_landmarks_to_matrix};
+static int encode_transform_landmarks(Executor* ex, int node);
+/* MediaPipe TransformLandmarks: inputs (landmarks, matrix) */
+static const GOpDesc kGOpTransformLandmarks = {"TRANSFORM_LANDMARKS", encode_transform_landmarks};
+
 #define GD_MAX_SUBSET 4096
 
 typedef struct L2MParams {
@@ -144,7 +152,7 @@ int lower_landmarks_to_matrix(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   int subset = out < 0 ? -1 : subset_tensor(lw, p);
-  GNode* n = subset < 0 ? NULL : graph_add_node(lw->g, GOP_LANDMARKS_TO_MATRIX);
+  GNode* n = subset < 0 ? NULL : graph_add_node(lw->g, &kGOpLandmarksToMatrix);
   if (!n) {
     free(p);
     return subset < 0 ? -1 : lower_error(lw, "out of memory");
@@ -177,7 +185,7 @@ int lower_landmarks_to_matrix(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_landmarks_to_matrix(Executor* ex, int node) {
+static int encode_landmarks_to_matrix(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const LandmarksMatrixParams* q = &n->p.l2m;
   const GTensor* st = &ex->g.tensors[q->subset];
@@ -262,7 +270,7 @@ int lower_transform_landmarks(Lowering* lw, const NodeInfo* ni) {
   int mat = in < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
   int out = mat < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, GOP_TRANSFORM_LANDMARKS);
+  GNode* n = graph_add_node(lw->g, &kGOpTransformLandmarks);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = in;
   n->inputs[1] = mat;
@@ -274,7 +282,7 @@ int lower_transform_landmarks(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_transform_landmarks(Executor* ex, int node) {
+static int encode_transform_landmarks(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "landmarks.cl", "transform_landmarks", &a)) return -1;

@@ -8,6 +8,13 @@
 #include "op_table.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_concat(Executor* ex, int node);
+const GOpDesc kGOpConcat = {"CONCAT", encode_concat};
+static int encode_remap(Executor* ex, int node);
+/* reshape, slices, pads, transpose, tile, gather: per-axis index maps */
+const GOpDesc kGOpRemap = {"REMAP", encode_remap};
+
 /* ---------------- CONCATENATION ---------------- */
 
 static int act_to_unary(int act) {
@@ -69,7 +76,7 @@ int lower_concat(Lowering* lw, const NodeInfo* ni) {
     ins[k] = lower_tensor(lw, ni_input(ni, k));
     if (ins[k] < 0) return -1;
   }
-  GNode* node = graph_add_node(lw->g, GOP_CONCAT);
+  GNode* node = graph_add_node(lw->g, &kGOpConcat);
   if (!node) return lower_error(lw, "out of memory");
   memcpy(node->inputs, ins, (size_t)n * sizeof(int));
   node->num_inputs = n;
@@ -80,7 +87,7 @@ int lower_concat(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_concat(Executor* ex, int node) {
+static int encode_concat(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   int axis = n->p.concat.axis;
@@ -109,7 +116,7 @@ int encode_concat(Executor* ex, int node) {
 /* ------- remap: RESHAPE, PAD, PADV2, MIRROR_PAD, STRIDED_SLICE ------- */
 
 GNode* lower_remap_node(Lowering* lw, int in, int out, int mode) {
-  GNode* n = graph_add_node(lw->g, GOP_REMAP);
+  GNode* n = graph_add_node(lw->g, &kGOpRemap);
   if (!n) {
     lower_error(lw, "out of memory");
     return NULL;
@@ -428,7 +435,7 @@ cl_mem ex_int_indices(Executor* ex, int tensor) {
 
 /* Reshapes, slices and pads (identity perm, constant fill) take the short
  * `remap` kernel; every other map takes `remap_map`. */
-int encode_remap(Executor* ex, int node) {
+static int encode_remap(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* b = n->p.remap.begin;
   const int* s = n->p.remap.stride;

@@ -15,6 +15,11 @@
 #include "op_table.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_lstm_cell(Executor* ex, int node);
+/* inputs: gates, prev state; outputs: activation, state */
+static const GOpDesc kGOpLstmCell = {"LSTM_CELL", encode_lstm_cell};
+
 enum { LSTM_IN = 0, LSTM_PREV_ACT, LSTM_WEIGHTS, LSTM_BIAS, LSTM_PREV_STATE };
 
 /* A rank-2 tensor's dims, or -1. */
@@ -78,7 +83,7 @@ int lower_lstm(Lowering* lw, const NodeInfo* ni) {
     if ((t[k] = lower_tensor(lw, ni_input(ni, k))) < 0) return -1;
   for (int k = 0; k < 4; ++k)
     if ((o[k] = lower_tensor(lw, ni_output(ni, k))) < 0) return -1;
-  GNode* cat = graph_add_node(lw->g, GOP_CONCAT);
+  GNode* cat = graph_add_node(lw->g, &kGOpConcat);
   if (!cat) return lower_error(lw, "out of memory");
   cat->inputs[0] = t[LSTM_IN];
   cat->inputs[1] = t[LSTM_PREV_ACT];
@@ -86,7 +91,7 @@ int lower_lstm(Lowering* lw, const NodeInfo* ni) {
   cat->outputs[0] = o[2];
   cat->num_outputs = 1;
   cat->p.concat.axis = GD_C;
-  GNode* fc = graph_add_node(lw->g, GOP_FULLY_CONNECTED);
+  GNode* fc = graph_add_node(lw->g, &kGOpFullyConnected);
   if (!fc) return lower_error(lw, "out of memory");
   fc->inputs[0] = o[2];
   fc->num_inputs = 1;
@@ -95,7 +100,7 @@ int lower_lstm(Lowering* lw, const NodeInfo* ni) {
   fc->act = kTfLiteActNone;
   fc->p.fc.weights = t[LSTM_WEIGHTS];
   fc->p.fc.bias = t[LSTM_BIAS];
-  GNode* cell = graph_add_node(lw->g, GOP_LSTM_CELL);
+  GNode* cell = graph_add_node(lw->g, &kGOpLstmCell);
   if (!cell) return lower_error(lw, "out of memory");
   cell->inputs[0] = o[3];
   cell->inputs[1] = t[LSTM_PREV_STATE];
@@ -106,7 +111,7 @@ int lower_lstm(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_lstm_cell(Executor* ex, int node) {
+static int encode_lstm_cell(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* state = &ex->g.tensors[n->outputs[1]];
   size_t items = phwc4_items(state->shape);

@@ -3,6 +3,10 @@
 #include "op_table.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_pool(Executor* ex, int node);
+static const GOpDesc kGOpPool = {"POOL", encode_pool};
+
 int check_pool(const NodeInfo* ni) {
   const TfLitePoolParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
@@ -28,7 +32,7 @@ int lower_pool(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, GOP_POOL);
+  GNode* n = graph_add_node(lw->g, &kGOpPool);
   if (!n) return lower_error(lw, "out of memory");
   const GTensor* src = &lw->g->tensors[in];
   n->inputs[0] = in;
@@ -46,7 +50,7 @@ int lower_pool(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_pool(Executor* ex, int node) {
+static int encode_pool(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "pool.cl", "pool2d", &a)) return -1;

@@ -15,6 +15,14 @@
 #include "op_table.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_pool_argmax(Executor* ex, int node);
+/* MediaPipe MaxPoolingWithArgmax2D: p.pool; outputs (values, indices) */
+static const GOpDesc kGOpMaxPoolArgmax = {"MAX_POOL_ARGMAX", encode_pool_argmax};
+static int encode_unpool(Executor* ex, int node);
+/* MediaPipe MaxUnpooling2D: p.pool; inputs (values, indices) */
+static const GOpDesc kGOpMaxUnpool = {"MAX_UNPOOL", encode_unpool};
+
 #define POOL_OPTION_BYTES 24 /* the six leading int32s of TfLitePoolParams */
 
 static int raw_pool_params(const NodeInfo* ni, TfLitePoolParams* p) {
@@ -95,7 +103,7 @@ static int lower_common(Lowering* lw, const NodeInfo* ni, GOp op, int n_in, int 
   n->p.pool.kh = p.filter_height;
   n->p.pool.sx = p.stride_width;
   n->p.pool.sy = p.stride_height;
-  if (op == GOP_MAX_POOL_ARGMAX) {
+  if (op == &kGOpMaxPoolArgmax) {
     n->act = p.activation;
     n->p.pool.pad_x = conv_pad_before(p.padding, s[GD_W], p.filter_width, p.stride_width, 1);
     n->p.pool.pad_y = conv_pad_before(p.padding, s[GD_H], p.filter_height, p.stride_height, 1);
@@ -107,10 +115,10 @@ static int lower_common(Lowering* lw, const NodeInfo* ni, GOp op, int n_in, int 
   return 0;
 }
 
-int lower_pool_argmax(Lowering* lw, const NodeInfo* ni) { return lower_common(lw, ni, GOP_MAX_POOL_ARGMAX, 1, 2); }
-int lower_unpool(Lowering* lw, const NodeInfo* ni) { return lower_common(lw, ni, GOP_MAX_UNPOOL, 2, 1); }
+int lower_pool_argmax(Lowering* lw, const NodeInfo* ni) { return lower_common(lw, ni, &kGOpMaxPoolArgmax, 1, 2); }
+int lower_unpool(Lowering* lw, const NodeInfo* ni) { return lower_common(lw, ni, &kGOpMaxUnpool, 2, 1); }
 
-int encode_pool_argmax(Executor* ex, int node) {
+static int encode_pool_argmax(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "pool_argmax.cl", "max_pool_with_argmax", &a)) return -1;
@@ -122,7 +130,7 @@ int encode_pool_argmax(Executor* ex, int node) {
   return karg_done(ex, &a);
 }
 
-int encode_unpool(Executor* ex, int node) {
+static int encode_unpool(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "pool_argmax.cl", "max_unpooling", &a)) return -1;

@@ -12,6 +12,11 @@
 #include "op_table.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_quantize(Executor* ex, int node);
+/* quantize-dequantize onto an int8/uint8 grid: p.quant */
+const GOpDesc kGOpQuantize = {"QUANTIZE", encode_quantize};
+
 int quant_params(const ModelView* mv, int tensor, int* qtype, float* scale, int* zero_point) {
   if (tensor < 0 || tensor >= mv->num_tensors) return -1;
   const TfLiteTensor* t = mv_tensor(mv, tensor);
@@ -38,7 +43,7 @@ const char* quant_tensor_problem(const ModelView* mv, int tensor) {
 
 /* Appends a quantize-dequantize node from graph tensor in to out. */
 static int add_qdq_node(Lowering* lw, int in, int out, int qtype, float scale, int zero_point) {
-  GNode* n = graph_add_node(lw->g, GOP_QUANTIZE);
+  GNode* n = graph_add_node(lw->g, &kGOpQuantize);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = in;
   n->num_inputs = 1;
@@ -138,7 +143,7 @@ int lower_quant_outputs(Lowering* lw, const NodeInfo* ni, int first_new) {
     /* No writer among this op's nodes: the output aliases an earlier
      * tensor, whose values are already on a grid. */
     if (writer < 0) continue;
-    if (lw->g->nodes[writer].op == GOP_INT8_EXACT) continue; /* already on the grid */
+    if (lw->g->nodes[writer].op == &kGOpInt8Exact) continue; /* already on the grid */
     /* The op writes a float temporary; the snapped values take the
      * tensor's place for its readers and the partition boundary. */
     int tmp = graph_add_tensor(lw->g, lw->g->tensors[id].shape, lw->g->tensors[id].rank);
@@ -150,7 +155,7 @@ int lower_quant_outputs(Lowering* lw, const NodeInfo* ni, int first_new) {
   return 0;
 }
 
-int encode_quantize(Executor* ex, int node) {
+static int encode_quantize(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "quantize.cl", "quantize_dequantize", &a)) return -1;

@@ -10,6 +10,10 @@
 #include "selectors.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_reduce(Executor* ex, int node);
+static const GOpDesc kGOpReduce = {"REDUCE", encode_reduce};
+
 static int reduce_code(int builtin) {
   switch (builtin) {
     case kBuiltinMean: return REDUCE_MEAN;
@@ -81,7 +85,7 @@ int lower_reduce(Lowering* lw, const NodeInfo* ni) {
     target = graph_add_tensor(lw->g, kept, 4);
     if (target < 0) return lower_error(lw, "out of memory");
   }
-  GNode* n = graph_add_node(lw->g, GOP_REDUCE);
+  GNode* n = graph_add_node(lw->g, &kGOpReduce);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = in;
   n->num_inputs = 1;
@@ -93,7 +97,7 @@ int lower_reduce(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_reduce(Executor* ex, int node) {
+static int encode_reduce(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* r = n->p.reduce.axes;
   KernelVariant v;

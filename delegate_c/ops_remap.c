@@ -261,7 +261,7 @@ int lower_pack(Lowering* lw, const NodeInfo* ni) {
     if (ins[k] < 0) return lower_error(lw, "out of memory");
     if (lower_reshape_node(lw, in, ins[k])) return -1;
   }
-  GNode* node = graph_add_node(lw->g, GOP_CONCAT);
+  GNode* node = graph_add_node(lw->g, &kGOpConcat);
   if (!node) return lower_error(lw, "out of memory");
   memcpy(node->inputs, ins, (size_t)n * sizeof(int));
   node->num_inputs = n;

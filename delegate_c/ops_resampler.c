@@ -8,6 +8,11 @@
 #include "executor.h"
 #include "op_table.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_resampler(Executor* ex, int node);
+/* MediaPipe Resampler: inputs (source, warp) */
+static const GOpDesc kGOpResampler = {"RESAMPLER", encode_resampler};
+
 int check_resampler(const NodeInfo* ni) {
   if (check_io(ni, 2, 1)) return -1;
   int in[4], warp[4];
@@ -23,7 +28,7 @@ int lower_resampler(Lowering* lw, const NodeInfo* ni) {
   int warp = in < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
   int out = warp < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, GOP_RESAMPLER);
+  GNode* n = graph_add_node(lw->g, &kGOpResampler);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = in;
   n->inputs[1] = warp;
@@ -33,7 +38,7 @@ int lower_resampler(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_resampler(Executor* ex, int node) {
+static int encode_resampler(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "resampler.cl", "resampler", &a)) return -1;

@@ -8,6 +8,12 @@
 #include "selectors.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_resize_bilinear(Executor* ex, int node);
+static const GOpDesc kGOpResizeBilinear = {"RESIZE_BILINEAR", encode_resize_bilinear};
+static int encode_resize_nearest(Executor* ex, int node);
+static const GOpDesc kGOpResizeNearest = {"RESIZE_NEAREST", encode_resize_nearest};
+
 /* Both resize ops: a rank-4 runtime input and a constant int32 size. */
 static int check_resize(const NodeInfo* ni) {
   if (check_io(ni, 2, 1) || check_const_input(ni, 1, "size", kTfLiteInt32)) return -1;
@@ -69,7 +75,7 @@ static GNode* lower_resize_node(Lowering* lw, const NodeInfo* ni, GOp op, int al
 int lower_resize_bilinear(Lowering* lw, const NodeInfo* ni) {
   const TfLiteResizeBilinearParams* p = ni->node->builtin_data;
   float sx, sy;
-  GNode* n = lower_resize_node(lw, ni, GOP_RESIZE_BILINEAR, p->align_corners, &sx, &sy);
+  GNode* n = lower_resize_node(lw, ni, &kGOpResizeBilinear, p->align_corners, &sx, &sy);
   if (!n) return -1;
   n->p.resize.half_pixel_centers = p->half_pixel_centers;
   n->p.resize.scale_x = sx;
@@ -77,7 +83,7 @@ int lower_resize_bilinear(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_resize_bilinear(Executor* ex, int node) {
+static int encode_resize_bilinear(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* d = ex->g.tensors[n->outputs[0]].shape;
   KernelVariant v;
@@ -100,7 +106,7 @@ int encode_resize_bilinear(Executor* ex, int node) {
 int lower_resize_nearest(Lowering* lw, const NodeInfo* ni) {
   const TfLiteResizeNearestNeighborParams* p = ni->node->builtin_data;
   float sx, sy;
-  GNode* n = lower_resize_node(lw, ni, GOP_RESIZE_NEAREST, p->align_corners, &sx, &sy);
+  GNode* n = lower_resize_node(lw, ni, &kGOpResizeNearest, p->align_corners, &sx, &sy);
   if (!n) return -1;
   n->p.nearest.align_corners = p->align_corners;
   n->p.nearest.half_pixel_centers = p->half_pixel_centers;
@@ -109,7 +115,7 @@ int lower_resize_nearest(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_resize_nearest(Executor* ex, int node) {
+static int encode_resize_nearest(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "resize.cl", "resize_nearest", &a)) return -1;

@@ -9,6 +9,10 @@
 #include "selectors.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_softmax(Executor* ex, int node);
+static const GOpDesc kGOpSoftmax = {"SOFTMAX", encode_softmax};
+
 int check_softmax(const NodeInfo* ni) {
   if (check_io(ni, 1, 1)) return -1;
   if (ni->reg->builtin_code == kBuiltinSoftmax) {
@@ -28,7 +32,7 @@ int lower_softmax(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, GOP_SOFTMAX);
+  GNode* n = graph_add_node(lw->g, &kGOpSoftmax);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = in;
   n->num_inputs = 1;
@@ -39,7 +43,7 @@ int lower_softmax(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_softmax(Executor* ex, int node) {
+static int encode_softmax(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* s = ex->g.tensors[n->inputs[0]].shape;
   KernelVariant v;

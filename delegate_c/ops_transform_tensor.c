@@ -14,6 +14,11 @@
 #include "executor.h"
 #include "op_table.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_transform_tensor(Executor* ex, int node);
+/* MediaPipe TransformTensorBilinear: inputs (tensor, matrix) */
+static const GOpDesc kGOpTransformTensor = {"TRANSFORM_TENSOR", encode_transform_tensor};
+
 static int transform_tensor_version(const FlexRef* m) {
   if (custom_has(m, "output_height") == 1) return 2;
   if (custom_has(m, "output_size") == 1) return 1;
@@ -55,7 +60,7 @@ int lower_transform_tensor(Lowering* lw, const NodeInfo* ni) {
   int mat = in < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
   int out = mat < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, GOP_TRANSFORM_TENSOR);
+  GNode* n = graph_add_node(lw->g, &kGOpTransformTensor);
   if (!n) return lower_error(lw, "out of memory");
   n->inputs[0] = in;
   n->inputs[1] = mat;
@@ -72,7 +77,7 @@ int lower_transform_tensor(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_transform_tensor(Executor* ex, int node) {
+static int encode_transform_tensor(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "transform_tensor.cl", "transform_tensor_bilinear", &a)) return -1;

@@ -17,6 +17,11 @@
 #include "op_table.h"
 #include "tflite_builtins.h"
 
+/* The graph ops this file encodes (graph.h: a node points at its op). */
+static int encode_transpose_conv(Executor* ex, int node);
+/* p.conv: kw, kh, sx, sy, pad_x, pad_y, weights, bias */
+static const GOpDesc kGOpTransposeConv = {"TRANSPOSE_CONV", encode_transpose_conv};
+
 /* Where one variant keeps its pieces. */
 typedef struct TransposeConvArgs {
   int input, weights, bias; /* TFLite tensor indices; bias -1 when absent */
@@ -143,7 +148,7 @@ int lower_transpose_conv(Lowering* lw, const NodeInfo* ni) {
   if (w < 0 || (a.bias >= 0 && b < 0)) return -1;
   int out = lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, GOP_TRANSPOSE_CONV);
+  GNode* n = graph_add_node(lw->g, &kGOpTransposeConv);
   if (!n) return lower_error(lw, "out of memory");
   const int* s = lw->g->tensors[in].shape;
   const int* d = lw->g->tensors[out].shape;
@@ -165,7 +170,7 @@ int lower_transpose_conv(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-int encode_transpose_conv(Executor* ex, int node) {
+static int encode_transpose_conv(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* bias = n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL;
   cl_mem wm, bm;
