@@ -39,6 +39,16 @@ GNode* graph_add_node(Graph* g, GOp op) {
   return n;
 }
 
+GNode* graph_add_node_io(Graph* g, GOp op, int in, int out) {
+  GNode* n = graph_add_node(g, op);
+  if (!n) return NULL;
+  n->inputs[0] = in;
+  n->num_inputs = 1;
+  n->outputs[0] = out;
+  n->num_outputs = 1;
+  return n;
+}
+
 void graph_free(Graph* g) {
   for (int i = 0; i < g->num_tensors; ++i) free(g->tensors[i].data);
   free(g->tensors);

@@ -188,6 +188,8 @@ typedef struct Graph {
 
 int graph_add_tensor(Graph* g, const int shape[4], int rank);  /* -1 on OOM */
 GNode* graph_add_node(Graph* g, GOp op);                        /* NULL on OOM */
+/* A node of one input and one output. NULL on OOM. */
+GNode* graph_add_node_io(Graph* g, GOp op, int in, int out);
 void graph_free(Graph* g);
 
 static inline size_t shape_elements(const int s[4]) {

@@ -155,12 +155,8 @@ static int exact_conv_fc(Lowering* lw, const NodeInfo* ni, int first_new, GOp op
   int acc = xi < 0 ? -1 : graph_add_tensor(lw->g, lw->g->tensors[dst].shape, lw->g->tensors[dst].rank);
   if (acc < 0) return lower_error(lw, "out of memory");
   /* Integer view of the input, placed just before the op. */
-  GNode* pre = graph_add_node(lw->g, &kGOpInt8Exact);
+  GNode* pre = graph_add_node_io(lw->g, &kGOpInt8Exact, src, xi);
   if (!pre) return lower_error(lw, "out of memory");
-  pre->inputs[0] = src;
-  pre->num_inputs = 1;
-  pre->outputs[0] = xi;
-  pre->num_outputs = 1;
   pre->p.quant.scale = in_scale;
   pre->p.quant.mode = QMODE_INT_VIEW;
   pre->p.quant.params = -1;
@@ -176,12 +172,8 @@ static int exact_conv_fc(Lowering* lw, const NodeInfo* ni, int first_new, GOp op
     n->p.fc.weights = w_new;
     n->p.fc.bias = b_new;
   }
-  GNode* rq = graph_add_node(lw->g, &kGOpInt8Exact);
+  GNode* rq = graph_add_node_io(lw->g, &kGOpInt8Exact, acc, dst);
   if (!rq) return lower_error(lw, "out of memory");
-  rq->inputs[0] = acc;
-  rq->num_inputs = 1;
-  rq->outputs[0] = dst;
-  rq->num_outputs = 1;
   rq->p.quant.scale = out_scale;
   rq->p.quant.zero_point = out_zp;
   rq->p.quant.qmin = lo;

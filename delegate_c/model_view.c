@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "sparse_densify.h"
 #include "tflite_builtins.h"
 
@@ -330,4 +331,28 @@ const char* type_name(int type) {
                                       "UINT64", "RESOURCE", "VARIANT", "UINT32", "UINT16", "INT4"};
   if (type < 0 || type >= (int)(sizeof(names) / sizeof(names[0]))) return "UNKNOWN_TYPE";
   return names[type];
+}
+
+int quant_params(const ModelView* mv, int tensor, int* qtype, float* scale, int* zero_point) {
+  if (tensor < 0 || tensor >= mv->num_tensors) return -1;
+  const TfLiteTensor* t = mv_tensor(mv, tensor);
+  if (t->type != kTfLiteInt8 && t->type != kTfLiteUInt8) return -1;
+  if (t->quantization.type != kTfLiteAffineQuantization || !t->quantization.params) return -1;
+  const TfLiteAffineQuantization* aq = t->quantization.params;
+  if (aq->scale && aq->scale->size > 1) return -1; /* per-channel */
+  if (!(t->params.scale > 0.0f)) return -1;
+  *qtype = t->type == kTfLiteInt8 ? GD_QINT8 : GD_QUINT8;
+  *scale = t->params.scale;
+  *zero_point = t->params.zero_point;
+  return 0;
+}
+
+const char* quant_tensor_problem(const ModelView* mv, int tensor) {
+  const TfLiteTensor* t = mv_tensor(mv, tensor);
+  if (t->quantization.type != kTfLiteAffineQuantization || !t->quantization.params)
+    return "has no quantization parameters";
+  const TfLiteAffineQuantization* aq = t->quantization.params;
+  if (aq->scale && aq->scale->size > 1) return "is a non-constant per-channel quantized tensor";
+  if (!(t->params.scale > 0.0f)) return "has a quantization scale <= 0";
+  return NULL;
 }

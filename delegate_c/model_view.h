@@ -72,4 +72,11 @@ void op_display_name(const TfLiteRegistration* reg, char* buf, size_t size);
 const char* builtin_name(int code);
 const char* type_name(int type);
 
+/* A runtime-style int8/uint8 tensor with per-tensor affine params: fills
+ * qtype (GD_QINT8/GD_QUINT8, graph.h), scale, zero point and returns 0;
+ * else -1. */
+int quant_params(const ModelView* mv, int tensor, int* qtype, float* scale, int* zero_point);
+/* Why an int8/uint8 runtime tensor cannot be viewed as float, or NULL. */
+const char* quant_tensor_problem(const ModelView* mv, int tensor);
+
 #endif

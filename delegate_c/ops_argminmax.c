@@ -17,9 +17,15 @@ static const GOpDesc kGOpArgMinmax = {"ARG_MINMAX", encode_arg_minmax};
 /* An index above 2^24 has no exact float. */
 #define ARG_MAX_AXIS_SIZE (1 << 24)
 
-/* The BHWC axis reduced, the TFLite output dims (rank - 1 of them) and
- * their count; -1 with a reason. */
-static int arg_axis(const NodeInfo* ni, int* axis4, int out_dims[4]) {
+typedef struct ArgParams {
+  int axis4;                   /* the BHWC axis reduced */
+  int out_dims[4], out_rank;   /* TFLite's output dims: the input's without the axis */
+} ArgParams;
+
+static int parse_arg_minmax(const NodeInfo* ni, void* out) {
+  ArgParams* p = out;
+  if (!ni->node->builtin_data) return reason(ni, "missing parameters");
+  if (check_io(ni, 2, 1)) return -1;
   int dims[8], axis[8], count;
   int rank = mv_dims(ni->mv, ni_input(ni, 0), dims, 8);
   if (rank < 1 || rank > 4) return reason(ni, "input 0 must have rank 1-4, has %d", rank);
@@ -32,16 +38,15 @@ static int arg_axis(const NodeInfo* ni, int* axis4, int out_dims[4]) {
   int a = axis[0] < 0 ? axis[0] + rank : axis[0];
   if (dims[a] > ARG_MAX_AXIS_SIZE)
     return reason(ni, "the axis has size %d; indices above 2^24 are not exact as the partition's floats", dims[a]);
-  *axis4 = axis_to_bhwc(a, rank);
-  int n = 0;
+  p->axis4 = axis_to_bhwc(a, rank);
+  p->out_rank = 0;
   for (int d = 0; d < rank; ++d)
-    if (d != a) out_dims[n++] = dims[d];
-  return n;
+    if (d != a) p->out_dims[p->out_rank++] = dims[d];
+  return 0;
 }
 
-int check_arg_minmax(const NodeInfo* ni) {
-  if (!ni->node->builtin_data) return reason(ni, "missing parameters");
-  if (check_io(ni, 2, 1)) return -1;
+static int check_arg_minmax(const NodeInfo* ni) {
+  const ArgParams* p = ni->params;
   int out = ni_output(ni, 0);
   int type = (int)mv_tensor(ni->mv, out)->type;
   if (type != kTfLiteInt32 && type != kTfLiteInt64)
@@ -50,43 +55,35 @@ int check_arg_minmax(const NodeInfo* ni) {
    * float-valued indices this op leaves inside the partition. */
   if (feeds_indices(ni->mv, out))
     return reason(ni, "its output is the indices of a GATHER/ONE_HOT, which read raw int32 partition inputs");
-  int axis4, out_dims[4];
-  int out_rank = arg_axis(ni, &axis4, out_dims);
-  if (out_rank < 0) return -1;
   int declared[8];
   int declared_rank = mv_dims(ni->mv, out, declared, 8);
-  if (declared_rank != out_rank)
-    return reason(ni, "output has rank %d; dropping the axis gives rank %d", declared_rank, out_rank);
-  int expect[4];
-  shape_from_dims(out_dims, out_rank, expect);
-  return check_output_shape(ni, out, expect);
+  if (declared_rank != p->out_rank)
+    return reason(ni, "output has rank %d; dropping the axis gives rank %d", declared_rank, p->out_rank);
+  return 0;
 }
 
-int lower_arg_minmax(Lowering* lw, const NodeInfo* ni) {
-  int axis4, out_dims[4];
-  char why[256];
-  NodeInfo quiet = *ni;
-  quiet.reason = why;
-  quiet.reason_len = sizeof(why);
-  if (arg_axis(&quiet, &axis4, out_dims) < 0) return lower_error(lw, "%s", why);
+static int infer_arg_minmax(const NodeInfo* ni, int k, int shape[4]) {
+  const ArgParams* p = ni->params;
+  (void)k;
+  return shape_from_dims(p->out_dims, p->out_rank, shape);
+}
+
+static int lower_arg_minmax(Lowering* lw, const NodeInfo* ni) {
+  const ArgParams* p = ni->params;
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
   int kept[4];
   memcpy(kept, lw->g->tensors[in].shape, sizeof(kept));
-  kept[axis4] = 1;
+  kept[p->axis4] = 1;
   int target = out;
   if (memcmp(kept, lw->g->tensors[out].shape, sizeof(kept)) != 0) {
     target = graph_add_tensor(lw->g, kept, 4);
     if (target < 0) return lower_error(lw, "out of memory");
   }
-  GNode* n = graph_add_node(lw->g, &kGOpArgMinmax);
+  GNode* n = graph_add_node_io(lw->g, &kGOpArgMinmax, in, target);
   if (!n) return lower_error(lw, "out of memory");
-  n->inputs[0] = in;
-  n->num_inputs = 1;
-  n->outputs[0] = target;
-  n->num_outputs = 1;
-  n->p.arg.axis = axis4;
+  n->p.arg.axis = p->axis4;
   n->p.arg.is_min = ni->reg->builtin_code == kBuiltinArgMin;
   if (target != out) return lower_reshape_node(lw, target, out);
   return 0;
@@ -109,3 +106,20 @@ static int encode_arg_minmax(Executor* ex, int node) {
   karg_int(&a, (int)phwc4_items(dst->shape));
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+/* ARG_MAX and ARG_MIN share theirs. */
+#define ARG_CONSTRAINTS \
+  "constant axis (1 value, int32/int64, negative allowed) of a rank 1-4 input; INT32 or INT64 output, also at a " \
+  "partition boundary (not as GATHER/ONE_HOT indices); ties give the first index; the index travels as a float: " \
+  "exact to 2^24 (FP16 storage: axes up to 2048)"
+const OpDef kOpArgMax = {.builtin_code = kBuiltinArgMax, .max_version = 2,
+    .parse = parse_arg_minmax, .params_size = sizeof(ArgParams), .check = check_arg_minmax,
+    .infer = infer_arg_minmax, .lower = lower_arg_minmax,
+    .extra_output_types = "INT32/INT64",
+    .constraints = ARG_CONSTRAINTS};
+const OpDef kOpArgMin = {.builtin_code = kBuiltinArgMin, .max_version = 2,
+    .parse = parse_arg_minmax, .params_size = sizeof(ArgParams), .check = check_arg_minmax,
+    .infer = infer_arg_minmax, .lower = lower_arg_minmax,
+    .extra_output_types = "INT32/INT64",
+    .constraints = ARG_CONSTRAINTS};

@@ -15,7 +15,7 @@
 static int encode_batch_matmul(Executor* ex, int node);
 static const GOpDesc kGOpBatchMatmul = {"BATCH_MATMUL", encode_batch_matmul};
 
-int check_batch_matmul(const NodeInfo* ni) {
+static int check_batch_matmul(const NodeInfo* ni) {
   const TfLiteBatchMatMulParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (ni_num_inputs(ni) != 2 || ni_num_outputs(ni) != 1)
@@ -50,7 +50,7 @@ int check_batch_matmul(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), out);
 }
 
-int lower_batch_matmul(Lowering* lw, const NodeInfo* ni) {
+static int lower_batch_matmul(Lowering* lw, const NodeInfo* ni) {
   const TfLiteBatchMatMulParams* p = ni->node->builtin_data;
   int a = lower_tensor(lw, ni_input(ni, 0));
   int b = a < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
@@ -95,3 +95,9 @@ static int encode_batch_matmul(Executor* ex, int node) {
   karg_int(&a, (int)v.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpBatchMatmul = {.builtin_code = kBuiltinBatchMatmul, .max_version = 4,
+    .check = check_batch_matmul, .lower = lower_batch_matmul,
+    .constraints = "2 inputs of rank 2-4, either one constant (upstream: a constant RHS only if 2-D); adj_x, adj_y; batch "
+     "dims broadcast; float32 sums; no hybrid int8 operand"};

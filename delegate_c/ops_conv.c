@@ -52,7 +52,7 @@ static void conv_output(const int in[4], int padding, int kh, int kw, int sh, in
   out[GD_C] = cout;
 }
 
-int check_conv2d(const NodeInfo* ni) {
+static int check_conv2d(const NodeInfo* ni) {
   const TfLiteConvParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (check_conv_common(ni, p->padding, p->stride_width, p->stride_height, p->dilation_width_factor,
@@ -76,7 +76,7 @@ int check_conv2d(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), out);
 }
 
-int check_depthwise(const NodeInfo* ni) {
+static int check_depthwise(const NodeInfo* ni) {
   const TfLiteDepthwiseConvParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (check_conv_common(ni, p->padding, p->stride_width, p->stride_height, p->dilation_width_factor,
@@ -113,12 +113,8 @@ static int lower_conv_common(Lowering* lw, const NodeInfo* ni, GOp op, int paddi
   if (w < 0 || (ni_input(ni, 2) >= 0 && b < 0)) return -1;
   int out = lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, op);
+  GNode* n = graph_add_node_io(lw->g, op, in, out);
   if (!n) return lower_error(lw, "out of memory");
-  n->inputs[0] = in;
-  n->num_inputs = 1;
-  n->outputs[0] = out;
-  n->num_outputs = 1;
   n->act = act;
   const GTensor* src = &lw->g->tensors[in];
   const GTensor* wt = &lw->g->tensors[w];
@@ -136,13 +132,13 @@ static int lower_conv_common(Lowering* lw, const NodeInfo* ni, GOp op, int paddi
   return 0;
 }
 
-int lower_conv2d(Lowering* lw, const NodeInfo* ni) {
+static int lower_conv2d(Lowering* lw, const NodeInfo* ni) {
   const TfLiteConvParams* p = ni->node->builtin_data;
   return lower_conv_common(lw, ni, &kGOpConv2d, p->padding, p->stride_width, p->stride_height,
                            p->dilation_width_factor, p->dilation_height_factor, p->activation);
 }
 
-int lower_depthwise(Lowering* lw, const NodeInfo* ni) {
+static int lower_depthwise(Lowering* lw, const NodeInfo* ni) {
   const TfLiteDepthwiseConvParams* p = ni->node->builtin_data;
   return lower_conv_common(lw, ni, &kGOpDepthwise, p->padding, p->stride_width, p->stride_height,
                            p->dilation_width_factor, p->dilation_height_factor, p->activation);
@@ -300,3 +296,13 @@ static int encode_depthwise(Executor* ex, int node) {
   cl_kernel k = ex_dispatch_variant(ex, &v, node);
   return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total) : -1;
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpConv2d = {.builtin_code = kBuiltinConv2d, .max_version = 6,
+    .check = check_conv2d, .lower = lower_conv2d,
+    .constraints = "constant weights (float32, or float16/int8 behind a folded DEQUANTIZE); stride, dilation >= 1; "
+     "SAME/VALID; optional bias; fused activation"};
+const OpDef kOpDepthwiseConv2d = {.builtin_code = kBuiltinDepthwiseConv2d, .max_version = 6,
+    .check = check_depthwise, .lower = lower_depthwise,
+    .constraints = "constant weights; any depth_multiplier (upstream: 1 unless one input channel); stride, dilation >= 1; "
+     "fused activation"};

@@ -8,8 +8,14 @@
 static int encode_cumsum(Executor* ex, int node);
 static const GOpDesc kGOpCumsum = {"CUMSUM", encode_cumsum};
 
-/* The BHWC axis to scan, or -1 with reason set. */
-static int cumsum_axis(const NodeInfo* ni) {
+typedef struct CumsumParams {
+  int axis; /* BHWC axis to scan */
+} CumsumParams;
+
+static int parse_cumsum(const NodeInfo* ni, void* out) {
+  CumsumParams* p = out;
+  if (!ni->node->builtin_data) return reason(ni, "missing parameters");
+  if (check_io(ni, 2, 1) || check_const_input(ni, 1, "axis", kTfLiteInt32)) return -1;
   int dims[8];
   int rank = mv_dims(ni->mv, ni_input(ni, 0), dims, 8);
   if (rank < 1 || rank > 4) return reason(ni, "input 0 must have rank 1-4, has %d", rank);
@@ -19,38 +25,28 @@ static int cumsum_axis(const NodeInfo* ni) {
     return reason(ni, "axis (input 1): %s", err);
   if (count != 1) return reason(ni, "axis (input 1) must hold one value, holds %d", count);
   if (axis[0] < -rank || axis[0] >= rank) return reason(ni, "axis %d is out of range for rank %d", axis[0], rank);
-  return axis_to_bhwc(axis[0] < 0 ? axis[0] + rank : axis[0], rank);
+  p->axis = axis_to_bhwc(axis[0] < 0 ? axis[0] + rank : axis[0], rank);
+  return 0;
 }
 
-int check_cumsum(const NodeInfo* ni) {
-  if (!ni->node->builtin_data) return reason(ni, "missing parameters");
-  if (check_io(ni, 2, 1) || check_const_input(ni, 1, "axis", kTfLiteInt32)) return -1;
-  if (cumsum_axis(ni) < 0) return -1;
-  int in[4];
-  if (ni_shape(ni, ni_input(ni, 0), in) < 0) return reason(ni, "input 0 has no usable shape");
-  return check_output_shape(ni, ni_output(ni, 0), in);
+/* The output has the input's shape. */
+static int infer_cumsum(const NodeInfo* ni, int k, int shape[4]) {
+  (void)k;
+  if (ni_shape(ni, ni_input(ni, 0), shape) < 0) return reason(ni, "input 0 has no usable shape");
+  return 0;
 }
 
-int lower_cumsum(Lowering* lw, const NodeInfo* ni) {
-  const TfLiteCumsumParams* p = ni->node->builtin_data;
-  char why[256];
-  NodeInfo quiet = *ni;
-  quiet.reason = why;
-  quiet.reason_len = sizeof(why);
-  int axis = cumsum_axis(&quiet);
-  if (axis < 0) return lower_error(lw, "%s", why);
+static int lower_cumsum(Lowering* lw, const NodeInfo* ni) {
+  const TfLiteCumsumParams* tp = ni->node->builtin_data;
+  const CumsumParams* p = ni->params;
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, &kGOpCumsum);
+  GNode* n = graph_add_node_io(lw->g, &kGOpCumsum, in, out);
   if (!n) return lower_error(lw, "out of memory");
-  n->inputs[0] = in;
-  n->num_inputs = 1;
-  n->outputs[0] = out;
-  n->num_outputs = 1;
-  n->p.cumsum.axis = axis;
-  n->p.cumsum.exclusive = p->exclusive;
-  n->p.cumsum.reverse = p->reverse;
+  n->p.cumsum.axis = p->axis;
+  n->p.cumsum.exclusive = tp->exclusive;
+  n->p.cumsum.reverse = tp->reverse;
   return 0;
 }
 
@@ -74,3 +70,8 @@ static int encode_cumsum(Executor* ex, int node) {
   karg_int(&a, (int)items);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpCumsum = {.builtin_code = kBuiltinCumsum, .max_version = 1,
+    .parse = parse_cumsum, .params_size = sizeof(CumsumParams), .infer = infer_cumsum, .lower = lower_cumsum,
+    .constraints = "constant int32 axis (any, negative allowed) of a rank 1-4 tensor; exclusive and reverse; float32 sums"};

@@ -3,6 +3,7 @@
  * densified once at prepare; this check explains why any other one stays on
  * the CPU. */
 #include "op_table.h"
+#include "tflite_builtins.h"
 
 int check_densify(const NodeInfo* ni) {
   if (ni_num_inputs(ni) != 1 || ni_num_outputs(ni) != 1)
@@ -22,3 +23,7 @@ int check_densify(const NodeInfo* ni) {
   /* Folding was refused for a reason the encoding does not show. */
   return reason(ni, "only DENSIFY of a constant sparse tensor whose readers are all delegated");
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpDensify = {.builtin_code = kBuiltinDensify, .max_version = 1,
+    .constraints = "only of a constant sparse tensor: densified once at prepare"};

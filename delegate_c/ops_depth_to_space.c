@@ -31,12 +31,8 @@ static int lower_block_op(Lowering* lw, const NodeInfo* ni, GOp op) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, op);
+  GNode* n = graph_add_node_io(lw->g, op, in, out);
   if (!n) return lower_error(lw, "out of memory");
-  n->inputs[0] = in;
-  n->num_inputs = 1;
-  n->outputs[0] = out;
-  n->num_outputs = 1;
   n->p.depth_to_space.block = *(const int*)ni->node->builtin_data;
   return 0;
 }
@@ -49,7 +45,7 @@ static int encode_block_op(Executor* ex, int node, const char* kernel) {
   return karg_done(ex, &a);
 }
 
-int check_depth_to_space(const NodeInfo* ni) {
+static int check_depth_to_space(const NodeInfo* ni) {
   int bs, in[4];
   if (check_block_op(ni, &bs, in)) return -1;
   const int64_t bs2 = (int64_t)bs * bs;
@@ -59,7 +55,7 @@ int check_depth_to_space(const NodeInfo* ni) {
   return check_output_shape64(ni, ni_output(ni, 0), out);
 }
 
-int check_space_to_depth(const NodeInfo* ni) {
+static int check_space_to_depth(const NodeInfo* ni) {
   int bs, in[4];
   if (check_block_op(ni, &bs, in)) return -1;
   if (in[GD_H] % bs || in[GD_W] % bs)
@@ -68,7 +64,15 @@ int check_space_to_depth(const NodeInfo* ni) {
   return check_output_shape64(ni, ni_output(ni, 0), out);
 }
 
-int lower_depth_to_space(Lowering* lw, const NodeInfo* ni) { return lower_block_op(lw, ni, &kGOpDepthToSpace); }
-int lower_space_to_depth(Lowering* lw, const NodeInfo* ni) { return lower_block_op(lw, ni, &kGOpSpaceToDepth); }
+static int lower_depth_to_space(Lowering* lw, const NodeInfo* ni) { return lower_block_op(lw, ni, &kGOpDepthToSpace); }
+static int lower_space_to_depth(Lowering* lw, const NodeInfo* ni) { return lower_block_op(lw, ni, &kGOpSpaceToDepth); }
 static int encode_depth_to_space(Executor* ex, int node) { return encode_block_op(ex, node, "depth_to_space"); }
 static int encode_space_to_depth(Executor* ex, int node) { return encode_block_op(ex, node, "space_to_depth"); }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpDepthToSpace = {.builtin_code = kBuiltinDepthToSpace, .max_version = 2,
+    .check = check_depth_to_space, .lower = lower_depth_to_space,
+    .constraints = "rank-4 input; block_size > 1 dividing the channels evenly (DCR order)"};
+const OpDef kOpSpaceToDepth = {.builtin_code = kBuiltinSpaceToDepth, .max_version = 2,
+    .check = check_space_to_depth, .lower = lower_space_to_depth,
+    .constraints = "rank-4 input; block_size > 1 dividing height and width"};

@@ -81,7 +81,7 @@ static int broadcast_into(int out[4], const int a[4]) {
   return 0;
 }
 
-int check_binary(const NodeInfo* ni) {
+static int check_binary(const NodeInfo* ni) {
   if (ni_num_inputs(ni) != 2 || ni_num_outputs(ni) != 1)
     return reason(ni, "needs 2 inputs and 1 output, has %d and %d", ni_num_inputs(ni), ni_num_outputs(ni));
   int a = ni_input(ni, 0), b = ni_input(ni, 1);
@@ -110,7 +110,7 @@ int check_binary(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), out);
 }
 
-int lower_binary(Lowering* lw, const NodeInfo* ni) {
+static int lower_binary(Lowering* lw, const NodeInfo* ni) {
   int a = lower_tensor(lw, ni_input(ni, 0));
   int b = a < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
   int out = b < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
@@ -187,7 +187,7 @@ static int encode_binary(Executor* ex, int node) {
 
 /* SELECT (v1) takes a condition of x's shape, a scalar, or a vector along
  * x's first dimension; SELECT_V2 broadcasts all three operands. */
-int check_select(const NodeInfo* ni) {
+static int check_select(const NodeInfo* ni) {
   if (ni_num_inputs(ni) != 3 || ni_num_outputs(ni) != 1)
     return reason(ni, "needs 3 inputs and 1 output, has %d and %d", ni_num_inputs(ni), ni_num_outputs(ni));
   int c = ni_input(ni, 0), x = ni_input(ni, 1), y = ni_input(ni, 2);
@@ -216,7 +216,7 @@ int check_select(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), out);
 }
 
-int lower_select(Lowering* lw, const NodeInfo* ni) {
+static int lower_select(Lowering* lw, const NodeInfo* ni) {
   int c = lower_tensor(lw, ni_input(ni, 0));
   int x = c < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
   int y = x < 0 ? -1 : lower_tensor(lw, ni_input(ni, 2));
@@ -248,7 +248,7 @@ int lower_select(Lowering* lw, const NodeInfo* ni) {
 
 /* Any number of same-shape inputs (upstream: exactly 2), summed as a chain
  * of ADDs in input order, as the CPU sums them. */
-int check_add_n(const NodeInfo* ni) {
+static int check_add_n(const NodeInfo* ni) {
   int n = ni_num_inputs(ni);
   if (n < 2 || ni_num_outputs(ni) != 1) return reason(ni, "needs 2 or more inputs and 1 output");
   int out[4], runtime = 0;
@@ -264,7 +264,7 @@ int check_add_n(const NodeInfo* ni) {
   return check_float_operands(ni, 0, n);
 }
 
-int lower_add_n(Lowering* lw, const NodeInfo* ni) {
+static int lower_add_n(Lowering* lw, const NodeInfo* ni) {
   int n = ni_num_inputs(ni);
   int acc = lower_tensor(lw, ni_input(ni, 0));
   int out = acc < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
@@ -317,7 +317,7 @@ static int unary_code(const NodeInfo* ni) {
   }
 }
 
-int check_unary(const NodeInfo* ni) {
+static int check_unary(const NodeInfo* ni) {
   if (ni_num_inputs(ni) != 1 || ni_num_outputs(ni) != 1) return reason(ni, "needs 1 input and 1 output");
   if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant");
   int code = ni->reg->builtin_code;
@@ -328,21 +328,7 @@ int check_unary(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), in);
 }
 
-/* Also used by other lowerings to apply a fused activation as its own node. */
-int lower_unary_node(Lowering* lw, int in, int out, int op, float alpha, int tflite_node) {
-  GNode* n = graph_add_node(lw->g, &kGOpUnary);
-  if (!n) return lower_error(lw, "out of memory");
-  n->inputs[0] = in;
-  n->num_inputs = 1;
-  n->outputs[0] = out;
-  n->num_outputs = 1;
-  n->p.unary.op = op;
-  n->p.unary.alpha = alpha;
-  n->tflite_node = tflite_node;
-  return 0;
-}
-
-int lower_unary(Lowering* lw, const NodeInfo* ni) {
+static int lower_unary(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
@@ -368,14 +354,14 @@ int feeds_indices(const ModelView* mv, int t) {
   return 0;
 }
 
-int check_cast(const NodeInfo* ni) {
+static int check_cast(const NodeInfo* ni) {
   int out = ni_output(ni, 0);
   if (out >= 0 && mv_tensor(ni->mv, out)->type == kTfLiteInt32 && feeds_indices(ni->mv, out))
     return reason(ni, "its INT32 output is the indices of a GATHER/ONE_HOT, which read raw int32 partition inputs");
   return check_unary(ni);
 }
 
-int lower_cast(Lowering* lw, const NodeInfo* ni) {
+static int lower_cast(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
@@ -400,3 +386,112 @@ static int encode_unary(Executor* ex, int node) {
   karg_int(&a, (int)phwc4_items(dst->shape));
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+/* The six comparisons share their rules. */
+#define CMP_CONSTRAINTS \
+  "2 float inputs with broadcasting; BOOL output, also at a partition boundary (upstream: only into CAST/SELECT)"
+const OpDef kOpAbs = {.builtin_code = kBuiltinAbs, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpAdd = {.builtin_code = kBuiltinAdd, .max_version = 2, .check = check_binary, .lower = lower_binary,
+    .constraints = "2 inputs (runtime or constant) with TFLite broadcasting; fused activation"};
+const OpDef kOpAddN = {.builtin_code = kBuiltinAddN, .max_version = 2, .check = check_add_n, .lower = lower_add_n,
+    .constraints = "2 or more same-shape inputs (upstream: exactly 2), at least one runtime; summed in input order"};
+const OpDef kOpCast = {.builtin_code = kBuiltinCast, .max_version = 5, .check = check_cast, .lower = lower_cast,
+    .extra_input_types = "INT32/BOOL", .extra_inputs = ~0u, .extra_output_types = "INT32/BOOL",
+    .constraints = "1 runtime input; FLOAT32, INT32 and BOOL in any combination (upstream: bool<->float, float/int32 among "
+     "themselves); the partition holds them as floats: int32 exact to 2^24 (FP16 storage: 2^11)"};
+const OpDef kOpCos = {.builtin_code = kBuiltinCos, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpDiv = {.builtin_code = kBuiltinDiv, .max_version = 2, .check = check_binary, .lower = lower_binary,
+    .constraints = "2 inputs with broadcasting; fused activation"};
+const OpDef kOpElu = {.builtin_code = kBuiltinElu, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpEqual = {.builtin_code = kBuiltinEqual, .max_version = 2, .check = check_binary, .lower = lower_binary,
+    .extra_output_types = "BOOL",
+    .constraints = CMP_CONSTRAINTS};
+const OpDef kOpExp = {.builtin_code = kBuiltinExp, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpFloor = {.builtin_code = kBuiltinFloor, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpFloorDiv = {.builtin_code = kBuiltinFloorDiv, .max_version = 2,
+    .check = check_binary, .lower = lower_binary,
+    .constraints = "2 float inputs with broadcasting; floor of the exact quotient, as the CPU computes it"};
+const OpDef kOpFloorMod = {.builtin_code = kBuiltinFloorMod, .max_version = 2,
+    .check = check_binary, .lower = lower_binary,
+    .constraints = "2 float inputs with broadcasting; result has the divisor's sign"};
+const OpDef kOpGelu = {.builtin_code = kBuiltinGelu, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input; approximate (tanh) or exact (erf)"};
+const OpDef kOpGreater = {.builtin_code = kBuiltinGreater, .max_version = 2, .check = check_binary, .lower = lower_binary,
+    .extra_output_types = "BOOL",
+    .constraints = CMP_CONSTRAINTS};
+const OpDef kOpGreaterEqual = {.builtin_code = kBuiltinGreaterEqual, .max_version = 2, .check = check_binary, .lower = lower_binary,
+    .extra_output_types = "BOOL",
+    .constraints = CMP_CONSTRAINTS};
+const OpDef kOpHardSwish = {.builtin_code = kBuiltinHardSwish, .max_version = 1,
+    .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpLeakyRelu = {.builtin_code = kBuiltinLeakyRelu, .max_version = 2,
+    .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input; any alpha"};
+const OpDef kOpLess = {.builtin_code = kBuiltinLess, .max_version = 2, .check = check_binary, .lower = lower_binary,
+    .extra_output_types = "BOOL",
+    .constraints = CMP_CONSTRAINTS};
+const OpDef kOpLessEqual = {.builtin_code = kBuiltinLessEqual, .max_version = 2, .check = check_binary, .lower = lower_binary,
+    .extra_output_types = "BOOL",
+    .constraints = CMP_CONSTRAINTS};
+const OpDef kOpLog = {.builtin_code = kBuiltinLog, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpLogicalAnd = {.builtin_code = kBuiltinLogicalAnd, .max_version = 2, .check = check_binary, .lower = lower_binary,
+    .extra_input_types = "BOOL", .extra_inputs = ~0u, .extra_output_types = "BOOL",
+    .constraints = "2 BOOL inputs with broadcasting; BOOL output (at a partition boundary too)"};
+const OpDef kOpLogistic = {.builtin_code = kBuiltinLogistic, .max_version = 2,
+    .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpMaximum = {.builtin_code = kBuiltinMaximum, .max_version = 2,
+    .check = check_binary, .lower = lower_binary,
+    .constraints = "2 inputs with broadcasting"};
+const OpDef kOpMinimum = {.builtin_code = kBuiltinMinimum, .max_version = 2,
+    .check = check_binary, .lower = lower_binary,
+    .constraints = "2 inputs with broadcasting"};
+const OpDef kOpMul = {.builtin_code = kBuiltinMul, .max_version = 3, .check = check_binary, .lower = lower_binary,
+    .constraints = "2 inputs with broadcasting; fused activation"};
+const OpDef kOpNeg = {.builtin_code = kBuiltinNeg, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpNotEqual = {.builtin_code = kBuiltinNotEqual, .max_version = 2, .check = check_binary, .lower = lower_binary,
+    .extra_output_types = "BOOL",
+    .constraints = CMP_CONSTRAINTS};
+const OpDef kOpPow = {.builtin_code = kBuiltinPow, .max_version = 2, .check = check_binary, .lower = lower_binary,
+    .constraints = "2 float inputs with broadcasting"};
+const OpDef kOpPrelu = {.builtin_code = kBuiltinPrelu, .max_version = 1, .check = check_binary, .lower = lower_binary,
+    .constraints = "alpha constant or runtime, broadcast to the input"};
+const OpDef kOpRelu = {.builtin_code = kBuiltinRelu, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpRelu6 = {.builtin_code = kBuiltinRelu6, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpReluN1To1 = {.builtin_code = kBuiltinReluN1To1, .max_version = 1,
+    .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpRsqrt = {.builtin_code = kBuiltinRsqrt, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpSelect = {.builtin_code = kBuiltinSelect, .max_version = 1, .check = check_select, .lower = lower_select,
+    .extra_input_types = "BOOL", .extra_inputs = 1u << 0,
+    .constraints = "BOOL condition of x's shape, a scalar, or a vector along x's first dimension; x and y of one shape"};
+const OpDef kOpSelectV2 = {.builtin_code = kBuiltinSelectV2, .max_version = 1, .check = check_select, .lower = lower_select,
+    .extra_input_types = "BOOL", .extra_inputs = 1u << 0,
+    .constraints = "BOOL condition, x and y broadcast together (upstream: x/y of the output's shape or scalars)"};
+const OpDef kOpSign = {.builtin_code = kBuiltinSign, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpSin = {.builtin_code = kBuiltinSin, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpSqrt = {.builtin_code = kBuiltinSqrt, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpSquare = {.builtin_code = kBuiltinSquare, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};
+const OpDef kOpSquaredDifference = {.builtin_code = kBuiltinSquaredDifference, .max_version = 2,
+    .check = check_binary, .lower = lower_binary,
+    .constraints = "2 inputs with broadcasting"};
+const OpDef kOpSub = {.builtin_code = kBuiltinSub, .max_version = 2, .check = check_binary, .lower = lower_binary,
+    .constraints = "2 inputs with broadcasting; fused activation"};
+const OpDef kOpTanh = {.builtin_code = kBuiltinTanh, .max_version = 2, .check = check_unary, .lower = lower_unary,
+    .constraints = "1 runtime input"};

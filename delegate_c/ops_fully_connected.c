@@ -18,7 +18,7 @@
 static int encode_fully_connected(Executor* ex, int node);
 const GOpDesc kGOpFullyConnected = {"FULLY_CONNECTED", encode_fully_connected};
 
-int check_fully_connected(const NodeInfo* ni) {
+static int check_fully_connected(const NodeInfo* ni) {
   const TfLiteFullyConnectedParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   int n = ni_num_inputs(ni);
@@ -80,7 +80,7 @@ int check_fully_connected(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), expect);
 }
 
-int lower_fully_connected(Lowering* lw, const NodeInfo* ni) {
+static int lower_fully_connected(Lowering* lw, const NodeInfo* ni) {
   const TfLiteFullyConnectedParams* p = ni->node->builtin_data;
   int in = lower_tensor(lw, ni_input(ni, 0));
   int w = in < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
@@ -97,12 +97,8 @@ int lower_fully_connected(Lowering* lw, const NodeInfo* ni) {
     if (src < 0) return lower_error(lw, "out of memory");
     if (lower_reshape_node(lw, in, src)) return -1;
   }
-  GNode* n = graph_add_node(lw->g, &kGOpFullyConnected);
+  GNode* n = graph_add_node_io(lw->g, &kGOpFullyConnected, src, out);
   if (!n) return lower_error(lw, "out of memory");
-  n->inputs[0] = src;
-  n->num_inputs = 1;
-  n->outputs[0] = out;
-  n->num_outputs = 1;
   n->act = p->activation;
   n->p.fc.weights = w;
   n->p.fc.bias = b;
@@ -136,3 +132,10 @@ static int encode_fully_connected(Executor* ex, int node) {
   karg_int(&a, (int)v.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpFullyConnected = {.builtin_code = kBuiltinFullyConnected, .max_version = 9,
+    .check = check_fully_connected, .lower = lower_fully_connected,
+    .constraints = "constant weights [O,K] (float32; float16/int8 behind a folded DEQUANTIZE; int8/uint8 quantized, also "
+     "hybrid, dequantized at prepare); default weights format; optional bias; input of any rank <= 4 with a multiple of K elements; "
+     "keep_num_dims; fused activation"};

@@ -13,7 +13,7 @@
 static int encode_one_hot(Executor* ex, int node);
 static const GOpDesc kGOpOneHot = {"ONE_HOT", encode_one_hot};
 
-int lower_indices(Lowering* lw, int t) {
+static int lower_indices(Lowering* lw, int t) {
   if (t < 0 || t >= lw->mv->num_tensors) return lower_error(lw, "indices tensor %d out of range", t);
   if (lw->map[t] >= 0) {
     if (!mv_is_const(lw->mv, t) && !lw->g->tensors[lw->map[t]].is_int32)
@@ -87,7 +87,7 @@ static void index_strides(const int* idims, const int* axes4, int q, int stride4
 
 /* ---------------- GATHER ---------------- */
 
-int check_gather(const NodeInfo* ni) {
+static int check_gather(const NodeInfo* ni) {
   const TfLiteGatherParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (ni_num_inputs(ni) != 2 || ni_num_outputs(ni) != 1) return reason(ni, "needs 2 inputs and 1 output");
@@ -112,7 +112,7 @@ int check_gather(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), out);
 }
 
-int lower_gather(Lowering* lw, const NodeInfo* ni) {
+static int lower_gather(Lowering* lw, const NodeInfo* ni) {
   const TfLiteGatherParams* p = ni->node->builtin_data;
   int params = lower_tensor(lw, ni_input(ni, 0));
   int indices = params < 0 ? -1 : lower_indices(lw, ni_input(ni, 1));
@@ -153,7 +153,7 @@ static int const_scalar(const NodeInfo* ni, int k, const char* what) {
   return 0;
 }
 
-int check_one_hot(const NodeInfo* ni) {
+static int check_one_hot(const NodeInfo* ni) {
   const TfLiteOneHotParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (ni_num_inputs(ni) != 4 || ni_num_outputs(ni) != 1) return reason(ni, "needs 4 inputs and 1 output");
@@ -176,7 +176,7 @@ int check_one_hot(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), out);
 }
 
-int lower_one_hot(Lowering* lw, const NodeInfo* ni) {
+static int lower_one_hot(Lowering* lw, const NodeInfo* ni) {
   const TfLiteOneHotParams* p = ni->node->builtin_data;
   float *on, *off;
   if (mv_const_float(lw->mv, ni_input(ni, 2), &on, lw->err, lw->errlen)) return -1;
@@ -194,12 +194,8 @@ int lower_one_hot(Lowering* lw, const NodeInfo* ni) {
   int q = mv_dims(lw->mv, ni_input(ni, 0), idims, 8);
   int rank_out = q + 1;
   int a = p->axis == -1 ? q : p->axis;
-  GNode* n = graph_add_node(lw->g, &kGOpOneHot);
+  GNode* n = graph_add_node_io(lw->g, &kGOpOneHot, indices, out);
   if (!n) return lower_error(lw, "out of memory");
-  n->inputs[0] = indices;
-  n->num_inputs = 1;
-  n->outputs[0] = out;
-  n->num_outputs = 1;
   n->p.one_hot.axis = 4 - rank_out + a;
   n->p.one_hot.on = on_value;
   n->p.one_hot.off = off_value;
@@ -231,3 +227,14 @@ static int encode_one_hot(Executor* ex, int node) {
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpGather = {.builtin_code = kBuiltinGather, .max_version = 1, .check = check_gather, .lower = lower_gather,
+    .index_inputs = 1u << 1,
+    .constraints = "params runtime or constant, any axis (negative too); indices constant int32/int64 (checked in range) or "
+     "runtime int32 (out-of-range reads give 0), of any rank with an output rank <= 4 (upstream: 1-D); "
+     "batch_dims 0"};
+const OpDef kOpOneHot = {.builtin_code = kBuiltinOneHot, .max_version = 1, .check = check_one_hot, .lower = lower_one_hot,
+    .index_inputs = 1u << 0,
+    .constraints = "runtime int32 indices (of rank <= 3), read as ints at the partition boundary; constant depth; constant "
+     "float on/off values; any axis (upstream: last axis, batch/channels only)"};

@@ -9,7 +9,7 @@ static int encode_l2_norm(Executor* ex, int node);
 /* x / max(|x|, 1e-6) over channels */
 static const GOpDesc kGOpL2Norm = {"L2_NORM", encode_l2_norm};
 
-int check_l2_norm(const NodeInfo* ni) {
+static int check_l2_norm(const NodeInfo* ni) {
   const TfLiteL2NormParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (check_io(ni, 1, 1)) return -1;
@@ -30,16 +30,12 @@ int check_l2_norm(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), in);
 }
 
-int lower_l2_norm(Lowering* lw, const NodeInfo* ni) {
+static int lower_l2_norm(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, &kGOpL2Norm);
+  GNode* n = graph_add_node_io(lw->g, &kGOpL2Norm, in, out);
   if (!n) return lower_error(lw, "out of memory");
-  n->inputs[0] = in;
-  n->num_inputs = 1;
-  n->outputs[0] = out;
-  n->num_outputs = 1;
   return 0;
 }
 
@@ -57,3 +53,9 @@ static int encode_l2_norm(Executor* ex, int node) {
   karg_int(&a, (int)items);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpL2Normalization = {.builtin_code = kBuiltinL2Normalization, .max_version = 1,
+    .check = check_l2_norm, .lower = lower_l2_norm,
+    .constraints = "float32, over the last axis of a rank 1-4 tensor: x / max(sqrt(sum x^2), 1e-6) as TFLite; fused activation "
+     "NONE (the CPU kernel refuses others); int8/uint8 (integer kernel) stays on the CPU"};

@@ -27,6 +27,7 @@
 #include "custom_options.h"
 #include "executor.h"
 #include "op_table.h"
+#include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
 static int encode_landmarks_to_matrix(Executor* ex, int node);
@@ -101,7 +102,7 @@ static int l2m_params(const NodeInfo* ni, L2MParams* p) {
   return 0;
 }
 
-int check_landmarks_to_matrix(const NodeInfo* ni) {
+static int check_landmarks_to_matrix(const NodeInfo* ni) {
   if (ni_num_inputs(ni) != 1 || ni_num_outputs(ni) != 1)
     return reason(ni, "needs 1 input and 1 output, has %d and %d", ni_num_inputs(ni), ni_num_outputs(ni));
   if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant; a runtime input is required");
@@ -138,16 +139,12 @@ static int subset_tensor(Lowering* lw, const L2MParams* p) {
   return id;
 }
 
-int lower_landmarks_to_matrix(Lowering* lw, const NodeInfo* ni) {
-  char why[256];
-  NodeInfo tmp = *ni;
-  tmp.reason = why;
-  tmp.reason_len = sizeof(why);
+static int lower_landmarks_to_matrix(Lowering* lw, const NodeInfo* ni) {
   L2MParams* p = malloc(sizeof(*p));
   if (!p) return lower_error(lw, "out of memory");
-  if (l2m_params(&tmp, p)) {
+  if (l2m_params(ni, p)) {
     free(p);
-    return lower_error(lw, "%s", why);
+    return -1; /* the parse wrote lw->err */
   }
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
@@ -246,7 +243,7 @@ static int transform_landmarks_params(const NodeInfo* ni, int* dims, float* scal
   return 0;
 }
 
-int check_transform_landmarks(const NodeInfo* ni) {
+static int check_transform_landmarks(const NodeInfo* ni) {
   if (check_io(ni, 2, 1)) return -1;
   int dims;
   float scale;
@@ -258,14 +255,10 @@ int check_transform_landmarks(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), in);
 }
 
-int lower_transform_landmarks(Lowering* lw, const NodeInfo* ni) {
-  char why[256];
-  NodeInfo tmp = *ni;
-  tmp.reason = why;
-  tmp.reason_len = sizeof(why);
+static int lower_transform_landmarks(Lowering* lw, const NodeInfo* ni) {
   int dims;
   float scale;
-  if (transform_landmarks_params(&tmp, &dims, &scale)) return lower_error(lw, "%s", why);
+  if (transform_landmarks_params(ni, &dims, &scale)) return -1; /* the parse wrote lw->err */
   int in = lower_tensor(lw, ni_input(ni, 0));
   int mat = in < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
   int out = mat < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
@@ -293,3 +286,14 @@ static int encode_transform_landmarks(Executor* ex, int node) {
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpCustomLandmarks2TransformMatrix = {.builtin_code = kBuiltinCustom, .custom_name = "Landmarks2TransformMatrix", .max_version = 2,
+    .check = check_landmarks_to_matrix, .lower = lower_landmarks_to_matrix,
+    .constraints = "MediaPipe: v1 landmarks [1,1,1,3N], v2 [1,N,3] -> [1,4,4] matrix; FlexBuffers options (v1: subset, "
+     "input_hw, output_hw, dimensions 3, landmarks_range, bbox_size_multiplier; v2: subset_idxs, "
+     "target_rotation_radians, output_height/width, scale_x/y); landmark indices checked against N"};
+const OpDef kOpCustomTransformLandmarks = {.builtin_code = kBuiltinCustom, .custom_name = "TransformLandmarks", .max_version = 2,
+    .check = check_transform_landmarks, .lower = lower_transform_landmarks,
+    .constraints = "MediaPipe: landmarks (v1 [1,H,W,C] with options dimensions 2/3 and scale; v2 [1,N,2|3]) and a [1,4,4] "
+     "matrix"};

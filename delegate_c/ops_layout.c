@@ -28,7 +28,7 @@ static int act_to_unary(int act) {
   }
 }
 
-int check_concat(const NodeInfo* ni) {
+static int check_concat(const NodeInfo* ni) {
   const TfLiteConcatenationParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   int n = ni_num_inputs(ni);
@@ -59,7 +59,7 @@ int check_concat(const NodeInfo* ni) {
   return check_output_shape64(ni, ni_output(ni, 0), out);
 }
 
-int lower_concat(Lowering* lw, const NodeInfo* ni) {
+static int lower_concat(Lowering* lw, const NodeInfo* ni) {
   const TfLiteConcatenationParams* p = ni->node->builtin_data;
   int rank = mv_tensor(lw->mv, ni_input(ni, 0))->dims->size;
   int out = lower_tensor(lw, ni_output(ni, 0));
@@ -115,21 +115,6 @@ static int encode_concat(Executor* ex, int node) {
 
 /* ------- remap: RESHAPE, PAD, PADV2, MIRROR_PAD, STRIDED_SLICE ------- */
 
-GNode* lower_remap_node(Lowering* lw, int in, int out, int mode) {
-  GNode* n = graph_add_node(lw->g, &kGOpRemap);
-  if (!n) {
-    lower_error(lw, "out of memory");
-    return NULL;
-  }
-  n->inputs[0] = in;
-  n->num_inputs = 1;
-  n->outputs[0] = out;
-  n->num_outputs = 1;
-  n->p.remap.mode = mode;
-  for (int d = 0; d < 4; ++d) n->p.remap.stride[d] = 1, n->p.remap.perm[d] = d;
-  return n;
-}
-
 /* Re-planning after a resize: the output shape TFLite's RESHAPE would give
  * (the constant shape input, else the parameters; one -1 resolved). */
 static int infer_reshape(const NodeInfo* ni, const int in[4]) {
@@ -163,7 +148,7 @@ static int infer_reshape(const NodeInfo* ni, const int in[4]) {
   return set_output_dims(ni, ni_output(ni, 0), dims, rank);
 }
 
-int check_reshape(const NodeInfo* ni) {
+static int check_reshape(const NodeInfo* ni) {
   int n = ni_num_inputs(ni);
   if (n < 1 || n > 2 || ni_num_outputs(ni) != 1) return reason(ni, "needs 1-2 inputs and 1 output");
   if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant");
@@ -176,7 +161,7 @@ int check_reshape(const NodeInfo* ni) {
   return 0;
 }
 
-int lower_reshape(Lowering* lw, const NodeInfo* ni) {
+static int lower_reshape(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
@@ -196,7 +181,7 @@ static int check_dims_change(const NodeInfo* ni, const int* dims, int rank) {
   return 0;
 }
 
-int check_expand_dims(const NodeInfo* ni) {
+static int check_expand_dims(const NodeInfo* ni) {
   if (ni_num_inputs(ni) != 2 || ni_num_outputs(ni) != 1) return reason(ni, "needs 2 inputs and 1 output");
   if (mv_is_const(ni->mv, ni_input(ni, 0))) return reason(ni, "input 0 is a constant");
   if (!mv_is_const(ni->mv, ni_input(ni, 1))) return reason(ni, "the axis (input 1) must be a constant");
@@ -213,7 +198,7 @@ int check_expand_dims(const NodeInfo* ni) {
   return check_dims_change(ni, dims, rank + 1);
 }
 
-int check_squeeze(const NodeInfo* ni) {
+static int check_squeeze(const NodeInfo* ni) {
   const TfLiteSqueezeParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (ni_num_inputs(ni) != 1 || ni_num_outputs(ni) != 1) return reason(ni, "needs 1 input and 1 output");
@@ -246,7 +231,7 @@ static int pad_border(const NodeInfo* ni) {
   return -1;
 }
 
-int check_pad(const NodeInfo* ni) {
+static int check_pad(const NodeInfo* ni) {
   int code = ni->reg->builtin_code;
   int n_in = code == kBuiltinPadv2 ? 3 : 2;
   if (ni_num_inputs(ni) != n_in || ni_num_outputs(ni) != 1)
@@ -282,7 +267,7 @@ int check_pad(const NodeInfo* ni) {
   return check_output_shape64(ni, ni_output(ni, 0), out);
 }
 
-int lower_pad(Lowering* lw, const NodeInfo* ni) {
+static int lower_pad(Lowering* lw, const NodeInfo* ni) {
   int pads[8], count;
   if (mv_const_ints(lw->mv, ni_input(ni, 1), pads, 8, &count, lw->err, lw->errlen)) return -1;
   float value = 0.0f;
@@ -348,7 +333,7 @@ static int slice_params(const NodeInfo* ni, const ModelView* mv, int begin4[4], 
   return 0;
 }
 
-int check_strided_slice(const NodeInfo* ni) {
+static int check_strided_slice(const NodeInfo* ni) {
   const TfLiteStridedSliceParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (ni_num_inputs(ni) != 4 || ni_num_outputs(ni) != 1) return reason(ni, "needs 4 inputs and 1 output");
@@ -375,13 +360,9 @@ int check_strided_slice(const NodeInfo* ni) {
   return 0;
 }
 
-int lower_strided_slice(Lowering* lw, const NodeInfo* ni) {
+static int lower_strided_slice(Lowering* lw, const NodeInfo* ni) {
   int begin[4], stride[4], size[4];
-  NodeInfo quiet = *ni;
-  char why[256];
-  quiet.reason = why;
-  quiet.reason_len = sizeof(why);
-  if (slice_params(&quiet, lw->mv, begin, stride, size)) return lower_error(lw, "%s", why);
+  if (slice_params(ni, lw->mv, begin, stride, size)) return -1;
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
@@ -472,3 +453,29 @@ static int encode_remap(Executor* ex, int node) {
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpConcatenation = {.builtin_code = kBuiltinConcatenation, .max_version = 2,
+    .check = check_concat, .lower = lower_concat,
+    .constraints = "any axis of a rank <= 4 tensor; up to 16 inputs; fused activation"};
+const OpDef kOpMirrorPad = {.builtin_code = kBuiltinMirrorPad, .max_version = 2,
+    .check = check_pad, .lower = lower_pad,
+    .constraints = "constant paddings on any of the (up to 4) axes; REFLECT (padding < size) and SYMMETRIC (padding <= size; "
+     "upstream: REFLECT only)"};
+const OpDef kOpPad = {.builtin_code = kBuiltinPad, .max_version = 2, .check = check_pad, .lower = lower_pad,
+    .constraints = "constant paddings on any of the (up to 4) axes; zero fill"};
+const OpDef kOpPadv2 = {.builtin_code = kBuiltinPadv2, .max_version = 2, .check = check_pad, .lower = lower_pad,
+    .constraints = "constant paddings on any of the (up to 4) axes; constant float32 pad value"};
+const OpDef kOpReshape = {.builtin_code = kBuiltinReshape, .max_version = 1,
+    .check = check_reshape, .lower = lower_reshape,
+    .constraints = "same element count; rank <= 4 in and out"};
+const OpDef kOpSqueeze = {.builtin_code = kBuiltinSqueeze, .max_version = 1,
+    .check = check_squeeze, .lower = lower_reshape,
+    .constraints = "squeeze_dims of size 1 (or every size-1 dimension); rank <= 4 in and out"};
+const OpDef kOpExpandDims = {.builtin_code = kBuiltinExpandDims, .max_version = 1,
+    .check = check_expand_dims, .lower = lower_reshape,
+    .constraints = "constant int32 axis (negative allowed); rank <= 4 out"};
+const OpDef kOpStridedSlice = {.builtin_code = kBuiltinStridedSlice, .max_version = 4,
+    .check = check_strided_slice, .lower = lower_strided_slice,
+    .constraints = "constant begin/end/strides; begin/end masks; positive strides; ellipsis/new-axis masks 0; "
+     "shrink_axis_mask supported"};

@@ -31,7 +31,7 @@ static int dims2(const NodeInfo* ni, int t, int d[2]) {
   return 0;
 }
 
-int check_lstm(const NodeInfo* ni) {
+static int check_lstm(const NodeInfo* ni) {
   const TfLiteLSTMParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (p->kernel_type != kTfLiteLSTMBasicKernel)
@@ -77,7 +77,7 @@ int check_lstm(const NodeInfo* ni) {
   return 0;
 }
 
-int lower_lstm(Lowering* lw, const NodeInfo* ni) {
+static int lower_lstm(Lowering* lw, const NodeInfo* ni) {
   int t[5], o[4];
   for (int k = 0; k < 5; ++k)
     if ((t[k] = lower_tensor(lw, ni_input(ni, k))) < 0) return -1;
@@ -91,12 +91,8 @@ int lower_lstm(Lowering* lw, const NodeInfo* ni) {
   cat->outputs[0] = o[2];
   cat->num_outputs = 1;
   cat->p.concat.axis = GD_C;
-  GNode* fc = graph_add_node(lw->g, &kGOpFullyConnected);
+  GNode* fc = graph_add_node_io(lw->g, &kGOpFullyConnected, o[2], o[3]);
   if (!fc) return lower_error(lw, "out of memory");
-  fc->inputs[0] = o[2];
-  fc->num_inputs = 1;
-  fc->outputs[0] = o[3];
-  fc->num_outputs = 1;
   fc->act = kTfLiteActNone;
   fc->p.fc.weights = t[LSTM_WEIGHTS];
   fc->p.fc.bias = t[LSTM_BIAS];
@@ -127,3 +123,9 @@ static int encode_lstm_cell(Executor* ex, int node) {
   karg_int(&a, (int)items);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpLstm = {.builtin_code = kBuiltinLstm, .max_version = 4, .check = check_lstm, .lower = lower_lstm,
+    .constraints = "basic kernel (kernel_type BASIC): 3 runtime inputs [B,I], [B,O], [B,O], constant float weights "
+     "[4O,I+O] and bias [4O]; TANH; cell_clip = proj_clip = 0; 4 outputs. The full kernel (20/24 inputs, "
+     "variable state tensors), which upstream also takes, stays on the CPU"};

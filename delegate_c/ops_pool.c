@@ -7,7 +7,7 @@
 static int encode_pool(Executor* ex, int node);
 static const GOpDesc kGOpPool = {"POOL", encode_pool};
 
-int check_pool(const NodeInfo* ni) {
+static int check_pool(const NodeInfo* ni) {
   const TfLitePoolParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (ni_num_inputs(ni) != 1 || ni_num_outputs(ni) != 1) return reason(ni, "needs 1 input and 1 output");
@@ -27,7 +27,7 @@ int check_pool(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), out);
 }
 
-int lower_pool(Lowering* lw, const NodeInfo* ni) {
+static int lower_pool(Lowering* lw, const NodeInfo* ni) {
   const TfLitePoolParams* p = ni->node->builtin_data;
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
@@ -61,3 +61,11 @@ static int encode_pool(Executor* ex, int node) {
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpAveragePool2d = {.builtin_code = kBuiltinAveragePool2d, .max_version = 2,
+    .check = check_pool, .lower = lower_pool,
+    .constraints = "filter and stride > 0; SAME/VALID; fused activation"};
+const OpDef kOpMaxPool2d = {.builtin_code = kBuiltinMaxPool2d, .max_version = 2,
+    .check = check_pool, .lower = lower_pool,
+    .constraints = "filter and stride > 0; SAME/VALID; fused activation"};

@@ -44,7 +44,7 @@ static int unpool_pad(int in, int out, int k, int stride) {
   return total > 0 ? (int)(total / 2) : 0;
 }
 
-int check_pool_argmax(const NodeInfo* ni) {
+static int check_pool_argmax(const NodeInfo* ni) {
   TfLitePoolParams p;
   if (check_io(ni, 1, 2) || raw_pool_params(ni, &p)) return -1;
   if (p.padding != kTfLitePaddingSame && p.padding != kTfLitePaddingValid)
@@ -62,7 +62,7 @@ int check_pool_argmax(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 1), out);
 }
 
-int check_unpool(const NodeInfo* ni) {
+static int check_unpool(const NodeInfo* ni) {
   TfLitePoolParams p;
   if (check_io(ni, 2, 1) || raw_pool_params(ni, &p)) return -1;
   int in[4], idx[4];
@@ -81,11 +81,7 @@ int check_unpool(const NodeInfo* ni) {
 
 static int lower_common(Lowering* lw, const NodeInfo* ni, GOp op, int n_in, int n_out) {
   TfLitePoolParams p;
-  char why[200];
-  NodeInfo tmp = *ni;
-  tmp.reason = why;
-  tmp.reason_len = sizeof(why);
-  if (raw_pool_params(&tmp, &p)) return lower_error(lw, "%s", why);
+  if (raw_pool_params(ni, &p)) return -1; /* the parse wrote lw->err */
   int ids[4];
   for (int k = 0; k < n_in + n_out; ++k) {
     ids[k] = lower_tensor(lw, k < n_in ? ni_input(ni, k) : ni_output(ni, k - n_in));
@@ -115,8 +111,8 @@ static int lower_common(Lowering* lw, const NodeInfo* ni, GOp op, int n_in, int 
   return 0;
 }
 
-int lower_pool_argmax(Lowering* lw, const NodeInfo* ni) { return lower_common(lw, ni, &kGOpMaxPoolArgmax, 1, 2); }
-int lower_unpool(Lowering* lw, const NodeInfo* ni) { return lower_common(lw, ni, &kGOpMaxUnpool, 2, 1); }
+static int lower_pool_argmax(Lowering* lw, const NodeInfo* ni) { return lower_common(lw, ni, &kGOpMaxPoolArgmax, 1, 2); }
+static int lower_unpool(Lowering* lw, const NodeInfo* ni) { return lower_common(lw, ni, &kGOpMaxUnpool, 2, 1); }
 
 static int encode_pool_argmax(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
@@ -140,3 +136,13 @@ static int encode_unpool(Executor* ex, int node) {
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpCustomMaxPoolingWithArgmax2D = {.builtin_code = kBuiltinCustom, .custom_name = "MaxPoolingWithArgmax2D", .max_version = 2,
+    .check = check_pool_argmax, .lower = lower_pool_argmax,
+    .constraints = "MediaPipe: 1 input, 2 outputs (values, argmax within the window + 0.1, as float); custom_options = raw "
+     "TfLitePoolParams; filter and stride > 0; SAME/VALID; fused activation"};
+const OpDef kOpCustomMaxUnpooling2D = {.builtin_code = kBuiltinCustom, .custom_name = "MaxUnpooling2D", .max_version = 1,
+    .check = check_unpool, .lower = lower_unpool,
+    .constraints = "MediaPipe: values and indices [B,H,W,C] -> [B,H*kh,W*kw,C]; custom_options = raw TfLitePoolParams; "
+     "filter and stride > 0; an index outside its window is dropped (the CPU writes it outside the window)"};

@@ -17,38 +17,10 @@ static int encode_quantize(Executor* ex, int node);
 /* quantize-dequantize onto an int8/uint8 grid: p.quant */
 const GOpDesc kGOpQuantize = {"QUANTIZE", encode_quantize};
 
-int quant_params(const ModelView* mv, int tensor, int* qtype, float* scale, int* zero_point) {
-  if (tensor < 0 || tensor >= mv->num_tensors) return -1;
-  const TfLiteTensor* t = mv_tensor(mv, tensor);
-  if (t->type != kTfLiteInt8 && t->type != kTfLiteUInt8) return -1;
-  if (t->quantization.type != kTfLiteAffineQuantization || !t->quantization.params) return -1;
-  const TfLiteAffineQuantization* aq = t->quantization.params;
-  if (aq->scale && aq->scale->size > 1) return -1; /* per-channel */
-  if (!(t->params.scale > 0.0f)) return -1;
-  *qtype = t->type == kTfLiteInt8 ? GD_QINT8 : GD_QUINT8;
-  *scale = t->params.scale;
-  *zero_point = t->params.zero_point;
-  return 0;
-}
-
-const char* quant_tensor_problem(const ModelView* mv, int tensor) {
-  const TfLiteTensor* t = mv_tensor(mv, tensor);
-  if (t->quantization.type != kTfLiteAffineQuantization || !t->quantization.params)
-    return "has no quantization parameters";
-  const TfLiteAffineQuantization* aq = t->quantization.params;
-  if (aq->scale && aq->scale->size > 1) return "is a non-constant per-channel quantized tensor";
-  if (!(t->params.scale > 0.0f)) return "has a quantization scale <= 0";
-  return NULL;
-}
-
 /* Appends a quantize-dequantize node from graph tensor in to out. */
 static int add_qdq_node(Lowering* lw, int in, int out, int qtype, float scale, int zero_point) {
-  GNode* n = graph_add_node(lw->g, &kGOpQuantize);
+  GNode* n = graph_add_node_io(lw->g, &kGOpQuantize, in, out);
   if (!n) return lower_error(lw, "out of memory");
-  n->inputs[0] = in;
-  n->num_inputs = 1;
-  n->outputs[0] = out;
-  n->num_outputs = 1;
   n->p.quant.scale = scale;
   n->p.quant.zero_point = zero_point;
   n->p.quant.qmin = qtype == GD_QINT8 ? -128 : 0;
@@ -56,7 +28,7 @@ static int add_qdq_node(Lowering* lw, int in, int out, int qtype, float scale, i
   return 0;
 }
 
-int check_quantize(const NodeInfo* ni) {
+static int check_quantize(const NodeInfo* ni) {
   if (check_io(ni, 1, 1)) return -1;
   int qtype, zp;
   float scale;
@@ -65,7 +37,7 @@ int check_quantize(const NodeInfo* ni) {
   return 0;
 }
 
-int lower_quantize(Lowering* lw, const NodeInfo* ni) {
+static int lower_quantize(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = lower_tensor(lw, ni_output(ni, 0));
   if (in < 0 || out < 0) return -1;
@@ -76,7 +48,7 @@ int lower_quantize(Lowering* lw, const NodeInfo* ni) {
   return add_qdq_node(lw, in, out, qtype, scale, zp);
 }
 
-int check_dequantize(const NodeInfo* ni) {
+static int check_dequantize(const NodeInfo* ni) {
   int in = ni_input(ni, 0);
   if (in >= 0 && in < ni->mv->num_tensors && mv_is_const(ni->mv, in)) {
     /* A foldable one never gets here (partition.c decides those). */
@@ -91,7 +63,7 @@ int check_dequantize(const NodeInfo* ni) {
   return 0;
 }
 
-int lower_dequantize(Lowering* lw, const NodeInfo* ni) {
+static int lower_dequantize(Lowering* lw, const NodeInfo* ni) {
   /* Folded at prepare: its consumers read the float constant. */
   if (mv_is_const(lw->mv, ni_output(ni, 0))) return 0;
   int in = lower_tensor(lw, ni_input(ni, 0));
@@ -166,3 +138,13 @@ static int encode_quantize(Executor* ex, int node) {
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpDequantize = {.builtin_code = kBuiltinDequantize, .max_version = 3,
+    .check = check_dequantize, .lower = lower_dequantize,
+    .constraints = "of a constant float16 (or int8/uint8 with ENABLE_QUANT) tensor: folded into a float constant at "
+     "prepare, never run per invoke; of a runtime int8/uint8 tensor (ENABLE_QUANT): a copy of its float view"};
+const OpDef kOpQuantize = {.builtin_code = kBuiltinQuantize, .max_version = 2,
+    .check = check_quantize, .lower = lower_quantize,
+    .constraints = "ENABLE_QUANT: float32 or int8/uint8 runtime input, int8/uint8 output with per-tensor quantization; "
+     "a quantize-dequantize onto the output's grid"};

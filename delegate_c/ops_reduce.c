@@ -25,10 +25,16 @@ static int reduce_code(int builtin) {
   }
 }
 
-/* The reduced BHWC axes (1 where reduced) and the TFLite output dims the
- * op must declare. Returns the output rank, or -1 with reason set. */
-static int reduced_axes(const NodeInfo* ni, int reduced[4], int out_dims[4]) {
-  const TfLiteReducerParams* p = ni->node->builtin_data;
+typedef struct ReduceParams {
+  int reduced[4];              /* BHWC: 1 where reduced */
+  int out_dims[4], out_rank;   /* the TFLite output dims the op must declare */
+} ReduceParams;
+
+static int parse_reduce(const NodeInfo* ni, void* out) {
+  ReduceParams* p = out;
+  const TfLiteReducerParams* tp = ni->node->builtin_data;
+  if (!tp) return reason(ni, "missing parameters");
+  if (check_io(ni, 2, 1) || check_const_input(ni, 1, "axes", kTfLiteInt32)) return -1;
   int dims[8];
   int rank = mv_dims(ni->mv, ni_input(ni, 0), dims, 8);
   if (rank < 1 || rank > 4) return reason(ni, "input 0 must have rank 1-4, has %d", rank);
@@ -41,58 +47,48 @@ static int reduced_axes(const NodeInfo* ni, int reduced[4], int out_dims[4]) {
     if (axes[k] < -rank || axes[k] >= rank) return reason(ni, "axis %d is out of range for rank %d", axes[k], rank);
     by_dim[axes[k] < 0 ? axes[k] + rank : axes[k]] = 1; /* repeats count once, as in TFLite */
   }
-  for (int d = 0; d < 4; ++d) reduced[d] = 0;
-  int out_rank = 0;
+  p->out_rank = 0;
   for (int d = 0; d < rank; ++d) {
-    reduced[axis_to_bhwc(d, rank)] = by_dim[d];
+    p->reduced[axis_to_bhwc(d, rank)] = by_dim[d];
     if (!by_dim[d])
-      out_dims[out_rank++] = dims[d];
-    else if (p->keep_dims)
-      out_dims[out_rank++] = 1;
+      p->out_dims[p->out_rank++] = dims[d];
+    else if (tp->keep_dims)
+      p->out_dims[p->out_rank++] = 1;
   }
-  return out_rank;
+  return 0;
 }
 
-int check_reduce(const NodeInfo* ni) {
-  if (!ni->node->builtin_data) return reason(ni, "missing parameters");
-  if (check_io(ni, 2, 1) || check_const_input(ni, 1, "axes", kTfLiteInt32)) return -1;
-  int reduced[4], out_dims[4];
-  int out_rank = reduced_axes(ni, reduced, out_dims);
-  if (out_rank < 0) return -1;
+static int check_reduce(const NodeInfo* ni) {
+  const ReduceParams* p = ni->params;
   int declared[8];
   int declared_rank = mv_dims(ni->mv, ni_output(ni, 0), declared, 8);
-  if (declared_rank != out_rank)
-    return reason(ni, "output has rank %d; the reduction gives rank %d", declared_rank, out_rank);
-  int expect[4];
-  shape_from_dims(out_dims, out_rank, expect);
-  return check_output_shape(ni, ni_output(ni, 0), expect);
+  if (declared_rank != p->out_rank)
+    return reason(ni, "output has rank %d; the reduction gives rank %d", declared_rank, p->out_rank);
+  return 0;
 }
 
-int lower_reduce(Lowering* lw, const NodeInfo* ni) {
-  int reduced[4], out_dims[4];
-  char why[256];
-  NodeInfo quiet = *ni;
-  quiet.reason = why;
-  quiet.reason_len = sizeof(why);
-  if (reduced_axes(&quiet, reduced, out_dims) < 0) return lower_error(lw, "%s", why);
+static int infer_reduce(const NodeInfo* ni, int k, int shape[4]) {
+  const ReduceParams* p = ni->params;
+  (void)k;
+  return shape_from_dims(p->out_dims, p->out_rank, shape);
+}
+
+static int lower_reduce(Lowering* lw, const NodeInfo* ni) {
+  const ReduceParams* p = ni->params;
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
   int kept[4];
-  for (int d = 0; d < 4; ++d) kept[d] = reduced[d] ? 1 : lw->g->tensors[in].shape[d];
+  for (int d = 0; d < 4; ++d) kept[d] = p->reduced[d] ? 1 : lw->g->tensors[in].shape[d];
   int target = out;
   if (memcmp(kept, lw->g->tensors[out].shape, sizeof(kept)) != 0) {
     target = graph_add_tensor(lw->g, kept, 4);
     if (target < 0) return lower_error(lw, "out of memory");
   }
-  GNode* n = graph_add_node(lw->g, &kGOpReduce);
+  GNode* n = graph_add_node_io(lw->g, &kGOpReduce, in, target);
   if (!n) return lower_error(lw, "out of memory");
-  n->inputs[0] = in;
-  n->num_inputs = 1;
-  n->outputs[0] = target;
-  n->num_outputs = 1;
   n->p.reduce.op = reduce_code(ni->reg->builtin_code);
-  memcpy(n->p.reduce.axes, reduced, sizeof(reduced));
+  memcpy(n->p.reduce.axes, p->reduced, sizeof(p->reduced));
   if (target != out) return lower_reshape_node(lw, target, out);
   return 0;
 }
@@ -114,3 +110,24 @@ static int encode_reduce(Executor* ex, int node) {
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpMean = {.builtin_code = kBuiltinMean, .max_version = 3,
+    .parse = parse_reduce, .params_size = sizeof(ReduceParams), .check = check_reduce,
+    .infer = infer_reduce, .lower = lower_reduce,
+    .constraints = "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false; float32 accumulation"};
+const OpDef kOpReduceMax = {.builtin_code = kBuiltinReduceMax, .max_version = 3,
+    .parse = parse_reduce, .params_size = sizeof(ReduceParams), .check = check_reduce,
+    .infer = infer_reduce, .lower = lower_reduce,
+    .constraints = "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false"};
+const OpDef kOpReduceMin = {.builtin_code = kBuiltinReduceMin, .max_version = 3,
+    .parse = parse_reduce, .params_size = sizeof(ReduceParams), .check = check_reduce,
+    .infer = infer_reduce, .lower = lower_reduce,
+    .constraints = "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false"};
+const OpDef kOpReduceProd = {.builtin_code = kBuiltinReduceProd, .max_version = 2,
+    .parse = parse_reduce, .params_size = sizeof(ReduceParams), .check = check_reduce,
+    .infer = infer_reduce, .lower = lower_reduce,
+    .constraints = "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false; float32 products"};
+const OpDef kOpSum = {.builtin_code = kBuiltinSum, .max_version = 2, .parse = parse_reduce, .params_size = sizeof(ReduceParams), .check = check_reduce,
+    .infer = infer_reduce, .lower = lower_reduce,
+    .constraints = "constant int32 axes, any combination of the (up to 4) axes, negative allowed; keep_dims true or false; float32 sums"};

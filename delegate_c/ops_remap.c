@@ -37,7 +37,7 @@ static int norm_axis(int axis, int rank) {
 
 /* ---------------- TRANSPOSE ---------------- */
 
-int check_transpose(const NodeInfo* ni) {
+static int check_transpose(const NodeInfo* ni) {
   if (ni_num_inputs(ni) != 2 || ni_num_outputs(ni) != 1) return reason(ni, "needs 2 inputs and 1 output");
   int in[4], perm[8], count;
   int rank = runtime_input(ni, 0, 1, in);
@@ -51,7 +51,7 @@ int check_transpose(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), out);
 }
 
-int lower_transpose(Lowering* lw, const NodeInfo* ni) {
+static int lower_transpose(Lowering* lw, const NodeInfo* ni) {
   int perm[8], count;
   if (mv_const_ints(lw->mv, ni_input(ni, 1), perm, 8, &count, lw->err, lw->errlen)) return -1;
   int in = lower_tensor(lw, ni_input(ni, 0));
@@ -67,7 +67,7 @@ int lower_transpose(Lowering* lw, const NodeInfo* ni) {
 
 /* ---------------- TILE ---------------- */
 
-int check_tile(const NodeInfo* ni) {
+static int check_tile(const NodeInfo* ni) {
   if (ni_num_inputs(ni) != 2 || ni_num_outputs(ni) != 1) return reason(ni, "needs 2 inputs and 1 output");
   int in[4], mult[8], count;
   int rank = runtime_input(ni, 0, 1, in);
@@ -81,7 +81,7 @@ int check_tile(const NodeInfo* ni) {
   return check_output_shape64(ni, ni_output(ni, 0), out);
 }
 
-int lower_tile(Lowering* lw, const NodeInfo* ni) {
+static int lower_tile(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
@@ -111,20 +111,16 @@ static int slice_box(const NodeInfo* ni, int begin4[4], int size4[4]) {
   return 0;
 }
 
-int check_slice(const NodeInfo* ni) {
+static int check_slice(const NodeInfo* ni) {
   if (ni_num_inputs(ni) != 3 || ni_num_outputs(ni) != 1) return reason(ni, "needs 3 inputs and 1 output");
   int begin[4], size[4];
   if (slice_box(ni, begin, size)) return -1;
   return check_output_shape(ni, ni_output(ni, 0), size);
 }
 
-int lower_slice(Lowering* lw, const NodeInfo* ni) {
+static int lower_slice(Lowering* lw, const NodeInfo* ni) {
   int begin[4], size[4];
-  NodeInfo quiet = *ni;
-  char why[256];
-  quiet.reason = why;
-  quiet.reason_len = sizeof(why);
-  if (slice_box(&quiet, begin, size)) return lower_error(lw, "%s", why);
+  if (slice_box(ni, begin, size)) return -1;
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
@@ -176,7 +172,7 @@ static int split_pieces(const NodeInfo* ni, int* axis4, int* sizes, int max) {
 
 #define MAX_PIECES 256
 
-int check_split(const NodeInfo* ni) {
+static int check_split(const NodeInfo* ni) {
   int axis4, sizes[MAX_PIECES];
   int pieces = split_pieces(ni, &axis4, sizes, MAX_PIECES);
   if (pieces < 0) return -1;
@@ -194,14 +190,10 @@ int check_split(const NodeInfo* ni) {
   return 0;
 }
 
-int lower_split(Lowering* lw, const NodeInfo* ni) {
+static int lower_split(Lowering* lw, const NodeInfo* ni) {
   int axis4, sizes[MAX_PIECES];
-  NodeInfo quiet = *ni;
-  char why[256];
-  quiet.reason = why;
-  quiet.reason_len = sizeof(why);
-  int pieces = split_pieces(&quiet, &axis4, sizes, MAX_PIECES);
-  if (pieces < 0) return lower_error(lw, "%s", why);
+  int pieces = split_pieces(ni, &axis4, sizes, MAX_PIECES);
+  if (pieces < 0) return -1;
   int in = lower_tensor(lw, ni_input(ni, ni->reg->builtin_code == kBuiltinSplitV ? 0 : 1));
   if (in < 0) return -1;
   for (int i = 0, offset = 0; i < pieces; offset += sizes[i++]) {
@@ -215,7 +207,7 @@ int lower_split(Lowering* lw, const NodeInfo* ni) {
 
 /* ---------------- PACK ---------------- */
 
-int check_pack(const NodeInfo* ni) {
+static int check_pack(const NodeInfo* ni) {
   const TfLitePackParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   int n = ni_num_inputs(ni);
@@ -240,7 +232,7 @@ int check_pack(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), out);
 }
 
-int lower_pack(Lowering* lw, const NodeInfo* ni) {
+static int lower_pack(Lowering* lw, const NodeInfo* ni) {
   const TfLitePackParams* p = ni->node->builtin_data;
   int n = ni_num_inputs(ni);
   int out = lower_tensor(lw, ni_output(ni, 0));
@@ -273,7 +265,7 @@ int lower_pack(Lowering* lw, const NodeInfo* ni) {
 
 /* ---------------- UNPACK ---------------- */
 
-int check_unpack(const NodeInfo* ni) {
+static int check_unpack(const NodeInfo* ni) {
   const TfLiteUnpackParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (ni_num_inputs(ni) != 1) return reason(ni, "needs 1 input");
@@ -293,7 +285,7 @@ int check_unpack(const NodeInfo* ni) {
   return 0;
 }
 
-int lower_unpack(Lowering* lw, const NodeInfo* ni) {
+static int lower_unpack(Lowering* lw, const NodeInfo* ni) {
   const TfLiteUnpackParams* p = ni->node->builtin_data;
   int in = lower_tensor(lw, ni_input(ni, 0));
   if (in < 0) return -1;
@@ -318,3 +310,21 @@ int lower_unpack(Lowering* lw, const NodeInfo* ni) {
   }
   return 0;
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpPack = {.builtin_code = kBuiltinPack, .max_version = 4, .check = check_pack, .lower = lower_pack,
+    .constraints = "1 to 16 inputs of the same shape, rank <= 3; any axis (negative too)"};
+const OpDef kOpSlice = {.builtin_code = kBuiltinSlice, .max_version = 2, .check = check_slice, .lower = lower_slice,
+    .constraints = "constant begin/size (int32/int64), size -1 to the end; rank 1-4 (upstream: 3-4)"};
+const OpDef kOpSplit = {.builtin_code = kBuiltinSplit, .max_version = 4, .check = check_split, .lower = lower_split,
+    .constraints = "constant axis (negative too) of a rank 1-4 input; equal pieces; up to 256 outputs"};
+const OpDef kOpSplitV = {.builtin_code = kBuiltinSplitV, .max_version = 2, .check = check_split, .lower = lower_split,
+    .constraints = "constant size_splits (one may be -1) and axis (negative too) of a rank 1-4 input; up to 256 outputs"};
+const OpDef kOpTile = {.builtin_code = kBuiltinTile, .max_version = 3, .check = check_tile, .lower = lower_tile,
+    .constraints = "constant multiples >= 1 on any of the (up to 4) axes"};
+const OpDef kOpTranspose = {.builtin_code = kBuiltinTranspose, .max_version = 4,
+    .check = check_transpose, .lower = lower_transpose,
+    .constraints = "constant perm: any permutation of a rank 1-4 input (upstream: rank 2-4)"};
+const OpDef kOpUnpack = {.builtin_code = kBuiltinUnpack, .max_version = 4,
+    .check = check_unpack, .lower = lower_unpack,
+    .constraints = "any axis (negative too) of a rank 1-4 input"};

@@ -7,13 +7,14 @@
 
 #include "executor.h"
 #include "op_table.h"
+#include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
 static int encode_resampler(Executor* ex, int node);
 /* MediaPipe Resampler: inputs (source, warp) */
 static const GOpDesc kGOpResampler = {"RESAMPLER", encode_resampler};
 
-int check_resampler(const NodeInfo* ni) {
+static int check_resampler(const NodeInfo* ni) {
   if (check_io(ni, 2, 1)) return -1;
   int in[4], warp[4];
   if (ni_shape(ni, ni_input(ni, 0), in) != 4) return reason(ni, "input 0 must have rank 4");
@@ -23,7 +24,7 @@ int check_resampler(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), in);
 }
 
-int lower_resampler(Lowering* lw, const NodeInfo* ni) {
+static int lower_resampler(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int warp = in < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
   int out = warp < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
@@ -47,3 +48,8 @@ static int encode_resampler(Executor* ex, int node) {
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpCustomResampler = {.builtin_code = kBuiltinCustom, .custom_name = "Resampler", .max_version = 1,
+    .check = check_resampler, .lower = lower_resampler,
+    .constraints = "MediaPipe: source [B,H,W,C] and warp [B,H,W,2] -> [B,H,W,C], bilinear, zeros outside"};

@@ -31,7 +31,7 @@ static int check_resize(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), out);
 }
 
-int check_resize_bilinear(const NodeInfo* ni) {
+static int check_resize_bilinear(const NodeInfo* ni) {
   const TfLiteResizeBilinearParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (p->align_corners && p->half_pixel_centers)
@@ -41,7 +41,7 @@ int check_resize_bilinear(const NodeInfo* ni) {
 
 /* TFLite's nearest-neighbor kernel accepts both flags together (the
  * rounding of align_corners with the half-pixel offset). */
-int check_resize_nearest(const NodeInfo* ni) {
+static int check_resize_nearest(const NodeInfo* ni) {
   if (!ni->node->builtin_data) return reason(ni, "missing parameters");
   return check_resize(ni);
 }
@@ -72,7 +72,7 @@ static GNode* lower_resize_node(Lowering* lw, const NodeInfo* ni, GOp op, int al
   return n;
 }
 
-int lower_resize_bilinear(Lowering* lw, const NodeInfo* ni) {
+static int lower_resize_bilinear(Lowering* lw, const NodeInfo* ni) {
   const TfLiteResizeBilinearParams* p = ni->node->builtin_data;
   float sx, sy;
   GNode* n = lower_resize_node(lw, ni, &kGOpResizeBilinear, p->align_corners, &sx, &sy);
@@ -103,7 +103,7 @@ static int encode_resize_bilinear(Executor* ex, int node) {
   return karg_done(ex, &a);
 }
 
-int lower_resize_nearest(Lowering* lw, const NodeInfo* ni) {
+static int lower_resize_nearest(Lowering* lw, const NodeInfo* ni) {
   const TfLiteResizeNearestNeighborParams* p = ni->node->builtin_data;
   float sx, sy;
   GNode* n = lower_resize_node(lw, ni, &kGOpResizeNearest, p->align_corners, &sx, &sy);
@@ -126,3 +126,11 @@ static int encode_resize_nearest(Executor* ex, int node) {
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpResizeBilinear = {.builtin_code = kBuiltinResizeBilinear, .max_version = 3,
+    .check = check_resize_bilinear, .lower = lower_resize_bilinear,
+    .constraints = "rank-4 input; constant int32 size [2]; align_corners or half_pixel_centers (not both)"};
+const OpDef kOpResizeNearestNeighbor = {.builtin_code = kBuiltinResizeNearestNeighbor, .max_version = 3,
+    .check = check_resize_nearest, .lower = lower_resize_nearest,
+    .constraints = "rank-4 input; constant int32 size [2]; align_corners and half_pixel_centers"};

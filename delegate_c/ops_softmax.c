@@ -13,7 +13,7 @@
 static int encode_softmax(Executor* ex, int node);
 static const GOpDesc kGOpSoftmax = {"SOFTMAX", encode_softmax};
 
-int check_softmax(const NodeInfo* ni) {
+static int check_softmax(const NodeInfo* ni) {
   if (check_io(ni, 1, 1)) return -1;
   if (ni->reg->builtin_code == kBuiltinSoftmax) {
     const TfLiteSoftmaxParams* p = ni->node->builtin_data;
@@ -28,16 +28,12 @@ int check_softmax(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), in);
 }
 
-int lower_softmax(Lowering* lw, const NodeInfo* ni) {
+static int lower_softmax(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
   if (out < 0) return -1;
-  GNode* n = graph_add_node(lw->g, &kGOpSoftmax);
+  GNode* n = graph_add_node_io(lw->g, &kGOpSoftmax, in, out);
   if (!n) return lower_error(lw, "out of memory");
-  n->inputs[0] = in;
-  n->num_inputs = 1;
-  n->outputs[0] = out;
-  n->num_outputs = 1;
   n->p.softmax.log = ni->reg->builtin_code == kBuiltinLogSoftmax;
   n->p.softmax.beta = n->p.softmax.log ? 1.0f : ((const TfLiteSoftmaxParams*)ni->node->builtin_data)->beta;
   return 0;
@@ -59,3 +55,12 @@ static int encode_softmax(Executor* ex, int node) {
   karg_int(&a, (int)v.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpLogSoftmax = {.builtin_code = kBuiltinLogSoftmax, .max_version = 2,
+    .check = check_softmax, .lower = lower_softmax,
+    .constraints = "over the last axis of a rank 1-4 tensor (not in upstream's table); max-subtracted, float32 sums"};
+const OpDef kOpSoftmax = {.builtin_code = kBuiltinSoftmax, .max_version = 2,
+    .check = check_softmax, .lower = lower_softmax,
+    .constraints = "over the last axis of a rank 1-4 tensor; any finite beta (upstream: beta 1 only); max-subtracted, "
+     "float32 sums"};

@@ -13,6 +13,7 @@
 #include "custom_options.h"
 #include "executor.h"
 #include "op_table.h"
+#include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
 static int encode_transform_tensor(Executor* ex, int node);
@@ -25,7 +26,7 @@ static int transform_tensor_version(const FlexRef* m) {
   return -1;
 }
 
-int check_transform_tensor(const NodeInfo* ni) {
+static int check_transform_tensor(const NodeInfo* ni) {
   if (check_io(ni, 2, 1)) return -1;
   FlexRef m;
   int oh = -1, ow = -1;
@@ -55,7 +56,7 @@ int check_transform_tensor(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), out);
 }
 
-int lower_transform_tensor(Lowering* lw, const NodeInfo* ni) {
+static int lower_transform_tensor(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int mat = in < 0 ? -1 : lower_tensor(lw, ni_input(ni, 1));
   int out = mat < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
@@ -68,11 +69,7 @@ int lower_transform_tensor(Lowering* lw, const NodeInfo* ni) {
   n->outputs[0] = out;
   n->num_outputs = 1;
   FlexRef m;
-  char why[200];
-  NodeInfo tmp = *ni;
-  tmp.reason = why;
-  tmp.reason_len = sizeof(why);
-  if (custom_options_map(&tmp, &m)) return lower_error(lw, "%s", why);
+  if (custom_options_map(ni, &m)) return -1; /* the parse wrote lw->err */
   n->p.transform.align_corners = transform_tensor_version(&m) == 2;
   return 0;
 }
@@ -87,3 +84,12 @@ static int encode_transform_tensor(Executor* ex, int node) {
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpCustomTransformTensor = {.builtin_code = kBuiltinCustom, .custom_name = "TransformTensor", .max_version = 1,
+    .check = check_transform_tensor, .lower = lower_transform_tensor,
+    .constraints = "MediaPipe: version 1's registered name of TransformTensorBilinear (options output_size, mode bilinear)"};
+const OpDef kOpCustomTransformTensorBilinear = {.builtin_code = kBuiltinCustom, .custom_name = "TransformTensorBilinear", .max_version = 2,
+    .check = check_transform_tensor, .lower = lower_transform_tensor,
+    .constraints = "MediaPipe: [1,H,W,C] tensor and [1,4,4] matrix -> [1,OH,OW,C]; options v1 output_size (mode bilinear), "
+     "v2 output_height/width (pixel-centre aligned); batch 1"};

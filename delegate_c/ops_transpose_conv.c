@@ -80,7 +80,7 @@ static int transpose_pad(const NodeInfo* ni, int padding, int in, int out, int k
   return total > 0 ? (int)(total / 2) : 0;
 }
 
-int check_transpose_conv(const NodeInfo* ni) {
+static int check_transpose_conv(const NodeInfo* ni) {
   TransposeConvArgs a = {0};
   if (transpose_conv_args(ni, &a)) return -1;
   if (a.input < 0 || mv_is_const(ni->mv, a.input)) return reason(ni, "the data input is a constant or missing");
@@ -135,13 +135,9 @@ int check_transpose_conv(const NodeInfo* ni) {
   return check_output_shape(ni, ni_output(ni, 0), out);
 }
 
-int lower_transpose_conv(Lowering* lw, const NodeInfo* ni) {
+static int lower_transpose_conv(Lowering* lw, const NodeInfo* ni) {
   TransposeConvArgs a = {0};
-  char why[200];
-  NodeInfo tmp = *ni;
-  tmp.reason = why;
-  tmp.reason_len = sizeof(why);
-  if (transpose_conv_args(&tmp, &a)) return lower_error(lw, "%s", why);
+  if (transpose_conv_args(ni, &a)) return -1; /* the parse wrote lw->err */
   int in = lower_tensor(lw, a.input);
   int w = in < 0 ? -1 : lower_tensor(lw, a.weights);
   int b = (w < 0 || a.bias < 0) ? -1 : lower_tensor(lw, a.bias);
@@ -186,3 +182,13 @@ static int encode_transpose_conv(Executor* ex, int node) {
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }
+
+/* The TFLite ops this file runs (op_table.c lists them). */
+const OpDef kOpCustomConvolution2DTransposeBias = {.builtin_code = kBuiltinCustom, .custom_name = "Convolution2DTransposeBias", .max_version = 1,
+    .check = check_transpose_conv, .lower = lower_transpose_conv,
+    .constraints = "MediaPipe: input, constant weights (OHWI) and bias; custom_options = raw TfLiteTransposeConvParams "
+     "(padding, stride_w, stride_h); SAME/VALID; stride >= 1"};
+const OpDef kOpTransposeConv = {.builtin_code = kBuiltinTransposeConv, .max_version = 3,
+    .check = check_transpose_conv, .lower = lower_transpose_conv,
+    .constraints = "constant weights (OHWI) and int32 output_shape; optional bias (v3); SAME/VALID; stride >= 1; "
+     "no fused activation (v4 is above the limit)"};

@@ -183,7 +183,7 @@ int partition_select(const ModelView* mv, int max_partitions, int log_level, Par
   }
   for (int i = 0; i < n; ++i) {
     if (mv->foldable[i]) continue; /* decided by settle_folds */
-    NodeInfo ni;
+    NodeInfo ni = {0};
     char why[512] = "";
     ni.mv = mv;
     ni.index = mv->plan[i];

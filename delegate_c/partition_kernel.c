@@ -167,14 +167,14 @@ static int replan(PartitionKernel* k, char* err, size_t errlen) {
   int rc = 0;
   for (int i = 0; i < k->nodes->size && rc == 0; ++i) {
     char why[GD_ERR_LEN / 2] = "";
-    NodeInfo ni = {&k->mv, k->nodes->data[i], NULL, NULL, why, sizeof(why)};
+    NodeInfo ni = {&k->mv, k->nodes->data[i], NULL, NULL, why, sizeof(why), NULL};
     if (mv_node(&k->mv, ni.index, &ni.node, &ni.reg)) {
       rc = -1;
       snprintf(err, errlen, "GetNodeAndRegistration(%d) failed", ni.index);
       break;
     }
     const OpDef* def = op_lookup(ni.reg);
-    if (def && !def->check) continue;
+    if (def && !def->lower) continue;
     /* Folded constants (DEQUANTIZE/DENSIFY of a constant) keep their shapes. */
     if (ni.node->outputs && ni.node->outputs->size > 0 && ni.node->outputs->data[0] >= 0 &&
         k->mv.const_kind[ni.node->outputs->data[0]] == CONST_FOLDED)

@@ -27,7 +27,9 @@ int lower_partition(const ModelView* mv, const TfLiteIntArray* to_replace, const
   Lowering lw = {mv, g, map, err, errlen};
   int rc = 0;
   for (int k = 0; k < to_replace->size && rc == 0; ++k) {
-    NodeInfo ni = {mv, nodes[k], NULL, NULL, NULL, 0};
+    /* One error channel: a parse helper shared with the check (reason())
+     * writes straight into the lowering's error. */
+    NodeInfo ni = {mv, nodes[k], NULL, NULL, err, errlen, NULL};
     if (mv_node(mv, nodes[k], &ni.node, &ni.reg)) {
       rc = -1;
       snprintf(err, errlen, "GetNodeAndRegistration(%d) failed", nodes[k]);
@@ -36,7 +38,9 @@ int lower_partition(const ModelView* mv, const TfLiteIntArray* to_replace, const
     const OpDef* d = op_lookup(ni.reg);
     if (!d || !d->lower) continue; /* folded constants: read by their consumers */
     int first_new = g->num_nodes;
-    rc = d->lower(&lw, &ni);
+    OpParams params;
+    rc = op_parse(d, &ni, &params);
+    if (rc == 0) rc = d->lower(&lw, &ni);
     if (rc == 0) rc = lower_int8_exact(&lw, &ni, first_new); /* int8 conv / FC / PRELU: the CPU's integers */
     if (rc == 0) rc = lower_quant_outputs(&lw, &ni, first_new); /* int8/uint8 outputs snap to their grid */
     for (int j = first_new; j < g->num_nodes; ++j) {

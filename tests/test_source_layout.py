@@ -27,15 +27,6 @@ BUILD = ROOT / "build-layout"
 MAX_LINES = 600
 CALL_RELOCATIONS = {"R_X86_64_PLT32", "R_AARCH64_CALL26", "R_AARCH64_JUMP26"}
 
-# Call-graph circles that are known and being removed elsewhere (the op
-# descriptor work moves the helpers op_table.c calls out of the ops files,
-# and what the ops call out of op_table.c). Each entry is one strongly
-# connected set of files, as the test finds it. Empty this set when that
-# work is merged: a listed circle that no longer exists fails the test too,
-# so the list cannot go stale.
-KNOWN_CALL_CIRCLES_UNTIL_OP_DESCRIPTORS = {
-    frozenset({"op_table.c", "ops_densify.c", "ops_elementwise.c", "ops_layout.c", "ops_quantize.c"}),
-}
 
 
 def _circles(edges):
@@ -133,12 +124,10 @@ def test_no_circle_in_the_call_graph():
     edges = _call_graph()
     # The graph is real: the delegate's layers call down.
     assert "partition_kernel.c" in edges["delegate.c"] and "delegate.c" in edges["c_api.c"], edges
-    circles = set(_circles(edges))
-    unknown = circles - KNOWN_CALL_CIRCLES_UNTIL_OP_DESCRIPTORS
-    assert not unknown, "call circles between files:\n" + _describe(sorted(unknown, key=sorted), edges)
-    gone = KNOWN_CALL_CIRCLES_UNTIL_OP_DESCRIPTORS - circles
-    assert not gone, ("listed as known but no longer found (remove them from "
-                      "KNOWN_CALL_CIRCLES_UNTIL_OP_DESCRIPTORS):\n" + "\n".join(", ".join(sorted(c)) for c in gone))
+    # The op files call the helpers (op_helpers.c); the registry calls no op file.
+    assert "op_helpers.c" in edges["ops_conv.c"] and not any(f.startswith("ops_") for f in edges["op_table.c"]), edges
+    circles = sorted(_circles(edges), key=sorted)
+    assert not circles, "call circles between files:\n" + _describe(circles, edges)
 
 
 def test_the_version_is_written_once():
