@@ -138,6 +138,10 @@ typedef struct GNode {
     struct {
       int block;
     } depth_to_space;
+    struct {
+      int block[2]; /* H, W */
+      int pad[2];   /* SPACE_TO_BATCH_ND: top, left padding; BATCH_TO_SPACE_ND: top, left crop */
+    } space_batch;
     LandmarksMatrixParams l2m;
     struct {
       int dims;    /* 2 or 3 components per landmark */

@@ -22,6 +22,7 @@
   X(kOpArgMax)                            /* ops_argminmax.c */     \
   X(kOpArgMin)                            /* ops_argminmax.c */     \
   X(kOpAveragePool2d)                     /* ops_pool.c */          \
+  X(kOpBatchToSpaceNd)                    /* ops_space_batch.c */   \
   X(kOpBatchMatmul)                       /* ops_batch_matmul.c */  \
   X(kOpCast)                              /* ops_elementwise.c */   \
   X(kOpConcatenation)                     /* ops_layout.c */        \
@@ -97,6 +98,7 @@
   X(kOpSlice)                             /* ops_remap.c */         \
   X(kOpSoftmax)                           /* ops_softmax.c */       \
   X(kOpSpaceToDepth)                      /* ops_depth_to_space.c */ \
+  X(kOpSpaceToBatchNd)                    /* ops_space_batch.c */   \
   X(kOpSplit)                             /* ops_remap.c */         \
   X(kOpSplitV)                            /* ops_remap.c */         \
   X(kOpSqrt)                              /* ops_elementwise.c */   \

@@ -31,6 +31,8 @@ enum TfLiteBuiltinCode {
   kBuiltinCustom = 32,
   kBuiltinPad = 34,
   kBuiltinGather = 36,
+  kBuiltinBatchToSpaceNd = 37,
+  kBuiltinSpaceToBatchNd = 38,
   kBuiltinTranspose = 39,
   kBuiltinMean = 40,
   kBuiltinSub = 41,
