@@ -20,6 +20,7 @@ import tflite_gpu  # noqa: E402
 # their own instead, so a test run never writes to ~/.cache.
 os.environ.setdefault("TFLITE_GPU_CACHE_DIR", tempfile.mkdtemp(prefix="tflite-gpu-test-cache-"))
 from tflite_gpu import _capi, interpreters  # noqa: E402
+from tflite_gpu.model_builder import ModelBuilder  # noqa: E402
 
 
 @dataclasses.dataclass
@@ -67,6 +68,19 @@ def run_delegate(model_bytes, inputs, **options):
     outputs = _run(it, inputs)
     del it
     return outputs, DelegateReport(stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"])
+
+
+def run_refusal(build, seed, capfd):
+    """A model the delegate should (partly) refuse: build(mb, rng) adds its
+    ops and returns the inputs. Returns (delegate outputs, CPU outputs,
+    report, the delegate's log at warning level)."""
+    mb = ModelBuilder()
+    inputs = build(mb, np.random.default_rng(seed))
+    model = mb.build()
+    expected = run_cpu(model, inputs)
+    capfd.readouterr()
+    actual, report = run_delegate(model, inputs, log_level="warning")
+    return actual, expected, report, capfd.readouterr().err
 
 
 def rel_l2(actual, expected):

@@ -3,8 +3,7 @@ refuse stay on the CPU with a precise reason, and the model stays right."""
 import numpy as np
 import pytest
 
-from conftest import assert_close, run_cpu, run_delegate
-from tflite_gpu.model_builder import ModelBuilder
+from conftest import assert_close, run_refusal
 
 
 def _sum_runtime_axes(mb, rng):
@@ -51,13 +50,7 @@ def _bmm_int8_rhs(mb, rng):
     (_bmm_int8_rhs, "BATCH_MATMUL: input 1 has type INT8: hybrid quantized BATCH_MATMUL is not supported"),
 ], ids=["sum-runtime-axes", "cumsum-runtime-axis", "reduce-rank5", "bmm-int8-rhs"])
 def test_refused_with_reason_and_still_correct(build, reason, capfd):
-    rng = np.random.default_rng(5)
-    mb = ModelBuilder()
-    inputs = build(mb, rng)
-    model = mb.build()
-    expected = run_cpu(model, inputs)
-    actual, report = run_delegate(model, inputs, log_level="warning")
-    err = capfd.readouterr().err
+    actual, expected, report, err = run_refusal(build, 5, capfd)
     assert reason in err, err
     assert report.cpu_nodes == 1 and report.delegated_nodes == 0
     # The node runs on the CPU either way, so results are identical, except

@@ -5,8 +5,7 @@ delegated ops and a dilated convolution built from them with the CPU.)"""
 import numpy as np
 import pytest
 
-from conftest import assert_close, run_cpu, run_delegate
-from tflite_gpu.model_builder import ModelBuilder
+from conftest import assert_close, run_refusal
 
 
 def _ints(mb, values):
@@ -38,13 +37,7 @@ def _rank3(mb, rng):
     (_rank3, "SPACE_TO_BATCH_ND: input 0 must have rank 4 (rank 3 stays on the CPU)"),
 ], ids=["runtime-block", "rank3"])
 def test_refused_with_reason_and_still_correct(build, reason, capfd):
-    rng = np.random.default_rng(11)
-    mb = ModelBuilder()
-    inputs = build(mb, rng)
-    model = mb.build()
-    expected = run_cpu(model, inputs)
-    actual, report = run_delegate(model, inputs, log_level="warning")
-    err = capfd.readouterr().err
+    actual, expected, report, err = run_refusal(build, 11, capfd)
     assert reason in err, err
     assert report.cpu_nodes == 1
     for got, want in zip(actual, expected):
