@@ -139,6 +139,10 @@ typedef struct GNode {
       int block;
     } depth_to_space;
     struct {
+      int radius;
+      float bias, alpha, beta;
+    } lrn;
+    struct {
       int block[2]; /* H, W */
       int pad[2];   /* SPACE_TO_BATCH_ND: top, left padding; BATCH_TO_SPACE_ND: top, left crop */
     } space_batch;

@@ -58,6 +58,7 @@
   X(kOpLeakyRelu)                         /* ops_elementwise.c */   \
   X(kOpLess)                              /* ops_elementwise.c */   \
   X(kOpLessEqual)                         /* ops_elementwise.c */   \
+  X(kOpLocalResponseNormalization)        /* ops_lrn.c */           \
   X(kOpLog)                               /* ops_elementwise.c */   \
   X(kOpLogicalAnd)                        /* ops_elementwise.c */   \
   X(kOpLogistic)                          /* ops_elementwise.c */   \

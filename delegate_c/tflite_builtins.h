@@ -16,6 +16,7 @@ enum TfLiteBuiltinCode {
   kBuiltinDequantize = 6,
   kBuiltinFloor = 8,
   kBuiltinFullyConnected = 9,
+  kBuiltinLocalResponseNormalization = 13,
   kBuiltinLogistic = 14,
   kBuiltinLstm = 16,
   kBuiltinMaxPool2d = 17,
@@ -276,6 +277,13 @@ typedef struct {
 typedef struct {
   TfLiteFusedActivation activation;
 } TfLiteL2NormParams;
+
+typedef struct {
+  int radius;
+  float bias;
+  float alpha;
+  float beta;
+} TfLiteLocalResponseNormParams;
 
 typedef struct {
   int values_count;

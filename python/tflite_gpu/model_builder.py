@@ -65,6 +65,8 @@ def _int_vector(value):
 # that the op's table lacks is rejected when the model is built.
 _FIELDS = {
     "padding": ("Padding", _padding),
+    "radius": ("Radius", int),
+    "bias": ("Bias", float),
     "stride_w": ("StrideW", int),
     "stride_h": ("StrideH", int),
     "dilation_w": ("DilationWFactor", int),
@@ -169,6 +171,8 @@ _OPTIONS = {
     "ARG_MAX": ("ArgMaxOptions", dict(output_type="INT32")),
     "ARG_MIN": ("ArgMinOptions", dict(output_type="INT32")),
     "L2_NORMALIZATION": ("L2NormOptions", _ACT_DEFAULTS),
+    "LOCAL_RESPONSE_NORMALIZATION": ("LocalResponseNormalizationOptions",
+                                     dict(radius=5, bias=1.0, alpha=1.0, beta=0.5)),
     "REVERSE_V2": ("ReverseV2Options", {}),
 }
 

@@ -257,6 +257,25 @@ def l2_norm_cases():
         _l2_norm_case([2, 3, 5], 1e-8)]
 
 
+def _lrn_case(shape, radius, bias, alpha, beta):
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, shape, inputs)
+        _output(mb, "LOCAL_RESPONSE_NORMALIZATION", [x], shape,
+                options=dict(radius=radius, bias=bias, alpha=alpha, beta=beta))
+        return inputs
+
+    return Case(f"lrn-{_shape_id(shape)}-r{radius}-b{bias:g}-a{alpha:g}-p{beta:g}", build)
+
+
+def lrn_cases():
+    """Windows cut by the channel ends (radius >= C too), beta 0.5 and 1
+    (the CPU's special cases) and others."""
+    return [_lrn_case([2, 7, 9, 5], 2, 1.0, 1e-1, 0.75), _lrn_case([1, 5, 5, 17], 5, 2.0, 1e-4, 0.75),
+            _lrn_case([2, 3, 5, 1], 1, 1.0, 0.5, 0.5), _lrn_case([1, 4, 3, 3], 4, 0.5, 2.0, 1.0),
+            _lrn_case([1, 6, 7, 8], 0, 1.0, 1.0, 0.5), _lrn_case([3, 2, 3, 16], 3, 1.5, 0.25, 1.5)]
+
+
 # -- LSTM (basic kernel) ---------------------------------------------------------
 
 def _lstm_case(batch, depth, units, outputs=(0, 1, 2, 3)):
@@ -291,6 +310,6 @@ def lstm_cases():
 
 def math_cases():
     """Reductions, softmax, cumsum, batch matmul, LSTM, ARG_MAX/ARG_MIN and
-    L2_NORMALIZATION (also run in FP16)."""
+    L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION (also run in FP16)."""
     return (reduce_cases() + softmax_cases() + cumsum_cases() + batch_matmul_cases() + lstm_cases()
-            + arg_minmax_cases() + l2_norm_cases())
+            + arg_minmax_cases() + l2_norm_cases() + lrn_cases())
