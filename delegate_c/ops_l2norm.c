@@ -9,7 +9,9 @@ static int encode_l2_norm(Executor* ex, int node);
 /* x / max(|x|, 1e-6) over channels */
 static const GOpDesc kGOpL2Norm = {"L2_NORM", encode_l2_norm};
 
-static int check_l2_norm(const NodeInfo* ni) {
+/* Nothing to keep (no params_size): the parse only validates. */
+static int parse_l2_norm(const NodeInfo* ni, void* out) {
+  (void)out;
   const TfLiteL2NormParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (check_io(ni, 1, 1)) return -1;
@@ -25,9 +27,14 @@ static int check_l2_norm(const NodeInfo* ni) {
   int dims[8];
   int rank = mv_dims(ni->mv, ni_input(ni, 0), dims, 8);
   if (rank < 1 || rank > 4) return reason(ni, "input 0 must have rank 1-4, has %d", rank);
-  int in[4];
-  if (ni_shape(ni, ni_input(ni, 0), in) < 0) return reason(ni, "input 0 has no usable shape");
-  return check_output_shape(ni, ni_output(ni, 0), in);
+  return 0;
+}
+
+/* The output has the input's shape. */
+static int infer_l2_norm(const NodeInfo* ni, int k, int shape[4]) {
+  (void)k;
+  if (ni_shape(ni, ni_input(ni, 0), shape) < 0) return reason(ni, "input 0 has no usable shape");
+  return 0;
 }
 
 static int lower_l2_norm(Lowering* lw, const NodeInfo* ni) {
@@ -56,6 +63,7 @@ static int encode_l2_norm(Executor* ex, int node) {
 
 /* The TFLite ops this file runs (op_table.c lists them). */
 const OpDef kOpL2Normalization = {.builtin_code = kBuiltinL2Normalization, .max_version = 1,
-    .check = check_l2_norm, .lower = lower_l2_norm,
+    .parse = parse_l2_norm, .infer = infer_l2_norm,
+    .lower = lower_l2_norm,
     .constraints = "float32, over the last axis of a rank 1-4 tensor: x / max(sqrt(sum x^2), 1e-6) as TFLite; fused activation "
      "NONE (the CPU kernel refuses others); int8/uint8 (integer kernel) stays on the CPU"};
