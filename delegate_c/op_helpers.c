@@ -42,6 +42,12 @@ int ni_shape(const NodeInfo* ni, int tensor, int out[4]) {
   return rank;
 }
 
+int infer_input_shape(const NodeInfo* ni, int k, int shape[4]) {
+  (void)k;
+  if (ni_shape(ni, ni_input(ni, 0), shape) < 0) return reason(ni, "input 0 has no usable shape");
+  return 0;
+}
+
 int check_activation(const NodeInfo* ni, int act) {
   if (act == kTfLiteActNone || act == kTfLiteActRelu || act == kTfLiteActReluN1To1 || act == kTfLiteActRelu6)
     return 0;

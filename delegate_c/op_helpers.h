@@ -38,6 +38,8 @@ int ni_num_inputs(const NodeInfo* ni);
 int ni_num_outputs(const NodeInfo* ni);
 /* BHWC shape of a tensor; -1 for rank > 4. Returns the rank. */
 int ni_shape(const NodeInfo* ni, int tensor, int out[4]);
+/* An OpDef.infer for ops whose every output has input 0's shape. */
+int infer_input_shape(const NodeInfo* ni, int k, int shape[4]);
 /* Checks a fused activation; rejects SIGN_BIT and unknown codes. */
 int check_activation(const NodeInfo* ni, int act);
 /* n_in inputs (the first a runtime tensor) and n_out outputs. */

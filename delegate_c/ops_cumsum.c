@@ -29,13 +29,6 @@ static int parse_cumsum(const NodeInfo* ni, void* out) {
   return 0;
 }
 
-/* The output has the input's shape. */
-static int infer_cumsum(const NodeInfo* ni, int k, int shape[4]) {
-  (void)k;
-  if (ni_shape(ni, ni_input(ni, 0), shape) < 0) return reason(ni, "input 0 has no usable shape");
-  return 0;
-}
-
 static int lower_cumsum(Lowering* lw, const NodeInfo* ni) {
   const TfLiteCumsumParams* tp = ni->node->builtin_data;
   const CumsumParams* p = ni->params;
@@ -73,5 +66,5 @@ static int encode_cumsum(Executor* ex, int node) {
 
 /* The TFLite ops this file runs (op_table.c lists them). */
 const OpDef kOpCumsum = {.builtin_code = kBuiltinCumsum, .max_version = 1,
-    .parse = parse_cumsum, .params_size = sizeof(CumsumParams), .infer = infer_cumsum, .lower = lower_cumsum,
+    .parse = parse_cumsum, .params_size = sizeof(CumsumParams), .infer = infer_input_shape, .lower = lower_cumsum,
     .constraints = "constant int32 axis (any, negative allowed) of a rank 1-4 tensor; exclusive and reverse; float32 sums"};

@@ -30,13 +30,6 @@ static int parse_l2_norm(const NodeInfo* ni, void* out) {
   return 0;
 }
 
-/* The output has the input's shape. */
-static int infer_l2_norm(const NodeInfo* ni, int k, int shape[4]) {
-  (void)k;
-  if (ni_shape(ni, ni_input(ni, 0), shape) < 0) return reason(ni, "input 0 has no usable shape");
-  return 0;
-}
-
 static int lower_l2_norm(Lowering* lw, const NodeInfo* ni) {
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = in < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
@@ -63,7 +56,7 @@ static int encode_l2_norm(Executor* ex, int node) {
 
 /* The TFLite ops this file runs (op_table.c lists them). */
 const OpDef kOpL2Normalization = {.builtin_code = kBuiltinL2Normalization, .max_version = 1,
-    .parse = parse_l2_norm, .infer = infer_l2_norm,
+    .parse = parse_l2_norm, .infer = infer_input_shape,
     .lower = lower_l2_norm,
     .constraints = "float32, over the last axis of a rank 1-4 tensor: x / max(sqrt(sum x^2), 1e-6) as TFLite; fused activation "
      "NONE (the CPU kernel refuses others); int8/uint8 (integer kernel) stays on the CPU"};

@@ -22,13 +22,6 @@ static int parse_lrn(const NodeInfo* ni, void* out) {
   return 0;
 }
 
-/* The output has the input's shape. */
-static int infer_lrn(const NodeInfo* ni, int k, int shape[4]) {
-  (void)k;
-  if (ni_shape(ni, ni_input(ni, 0), shape) < 0) return reason(ni, "input 0 has no usable shape");
-  return 0;
-}
-
 static int lower_lrn(Lowering* lw, const NodeInfo* ni) {
   const TfLiteLocalResponseNormParams* p = ni->params;
   int in = lower_tensor(lw, ni_input(ni, 0));
@@ -57,7 +50,7 @@ static int encode_lrn(Executor* ex, int node) {
 
 /* The TFLite ops this file runs (op_table.c lists them). */
 const OpDef kOpLocalResponseNormalization = {.builtin_code = kBuiltinLocalResponseNormalization, .max_version = 1,
-    .parse = parse_lrn, .params_size = sizeof(TfLiteLocalResponseNormParams), .infer = infer_lrn,
+    .parse = parse_lrn, .params_size = sizeof(TfLiteLocalResponseNormParams), .infer = infer_input_shape,
     .lower = lower_lrn,
     .constraints = "float32 rank-4 input; any radius >= 0, bias, alpha, beta; the window [c - radius, c + radius] "
                    "as the CPU's kernel; float32 sums (not in upstream's table)"};

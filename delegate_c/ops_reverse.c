@@ -27,13 +27,6 @@ static int parse_reverse(const NodeInfo* ni, void* out) {
   return 0;
 }
 
-/* The output has the input's shape. */
-static int infer_reverse(const NodeInfo* ni, int k, int shape[4]) {
-  (void)k;
-  if (ni_shape(ni, ni_input(ni, 0), shape) < 0) return reason(ni, "input 0 has no usable shape");
-  return 0;
-}
-
 static int lower_reverse(Lowering* lw, const NodeInfo* ni) {
   const ReverseParams* p = ni->params;
   int in = lower_tensor(lw, ni_input(ni, 0));
@@ -48,7 +41,7 @@ static int lower_reverse(Lowering* lw, const NodeInfo* ni) {
 
 /* The TFLite ops this file runs (op_table.c lists them). */
 const OpDef kOpReverseV2 = {.builtin_code = kBuiltinReverseV2, .max_version = 2,
-    .parse = parse_reverse, .params_size = sizeof(ReverseParams), .infer = infer_reverse,
+    .parse = parse_reverse, .params_size = sizeof(ReverseParams), .infer = infer_input_shape,
     .lower = lower_reverse,
     .constraints = "constant int32 axis tensor of exactly 1 axis (negative allowed) of a rank 1-4 input; several axes stay "
      "on the CPU (the TFLite 2.x kernel reverses only the first, LiteRT's only contiguous ones)"};
