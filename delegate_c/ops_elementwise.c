@@ -325,7 +325,7 @@ static int check_unary(const NodeInfo* ni) {
     return reason(ni, "missing parameters");
   int in[4];
   if (ni_shape(ni, ni_input(ni, 0), in) < 0) return reason(ni, "input 0 must have rank <= 4");
-  return check_output_shape(ni, ni_output(ni, 0), in);
+  return 0; /* the output shape: infer_input_shape, settled by the gate */
 }
 
 static int lower_unary(Lowering* lw, const NodeInfo* ni) {
@@ -391,28 +391,34 @@ static int encode_unary(Executor* ex, int node) {
 /* The six comparisons share their rules. */
 #define CMP_CONSTRAINTS \
   "2 float inputs with broadcasting; BOOL output, also at a partition boundary (upstream: only into CAST/SELECT)"
-const OpDef kOpAbs = {.builtin_code = kBuiltinAbs, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpAbs = {.builtin_code = kBuiltinAbs, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
 const OpDef kOpAdd = {.builtin_code = kBuiltinAdd, .max_version = 2, .check = check_binary, .lower = lower_binary,
     .constraints = "2 inputs (runtime or constant) with TFLite broadcasting; fused activation"};
 const OpDef kOpAddN = {.builtin_code = kBuiltinAddN, .max_version = 2, .check = check_add_n, .lower = lower_add_n,
     .constraints = "2 or more same-shape inputs (upstream: exactly 2), at least one runtime; summed in input order"};
-const OpDef kOpCast = {.builtin_code = kBuiltinCast, .max_version = 5, .check = check_cast, .lower = lower_cast,
+const OpDef kOpCast = {.builtin_code = kBuiltinCast, .max_version = 5,
+    .check = check_cast, .infer = infer_input_shape, .lower = lower_cast,
     .extra_input_types = "INT32/BOOL", .extra_inputs = ~0u, .extra_output_types = "INT32/BOOL",
     .constraints = "1 runtime input; FLOAT32, INT32 and BOOL in any combination (upstream: bool<->float, float/int32 among "
      "themselves); the partition holds them as floats: int32 exact to 2^24 (FP16 storage: 2^11)"};
-const OpDef kOpCos = {.builtin_code = kBuiltinCos, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpCos = {.builtin_code = kBuiltinCos, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
 const OpDef kOpDiv = {.builtin_code = kBuiltinDiv, .max_version = 2, .check = check_binary, .lower = lower_binary,
     .constraints = "2 inputs with broadcasting; fused activation"};
-const OpDef kOpElu = {.builtin_code = kBuiltinElu, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpElu = {.builtin_code = kBuiltinElu, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
 const OpDef kOpEqual = {.builtin_code = kBuiltinEqual, .max_version = 2, .check = check_binary, .lower = lower_binary,
     .extra_output_types = "BOOL",
     .constraints = CMP_CONSTRAINTS};
-const OpDef kOpExp = {.builtin_code = kBuiltinExp, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpExp = {.builtin_code = kBuiltinExp, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
-const OpDef kOpFloor = {.builtin_code = kBuiltinFloor, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpFloor = {.builtin_code = kBuiltinFloor, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
 const OpDef kOpFloorDiv = {.builtin_code = kBuiltinFloorDiv, .max_version = 2,
     .check = check_binary, .lower = lower_binary,
@@ -420,33 +426,39 @@ const OpDef kOpFloorDiv = {.builtin_code = kBuiltinFloorDiv, .max_version = 2,
 const OpDef kOpFloorMod = {.builtin_code = kBuiltinFloorMod, .max_version = 2,
     .check = check_binary, .lower = lower_binary,
     .constraints = "2 float inputs with broadcasting; result has the divisor's sign"};
-const OpDef kOpGelu = {.builtin_code = kBuiltinGelu, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpGelu = {.builtin_code = kBuiltinGelu, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input; approximate (tanh) or exact (erf)"};
-const OpDef kOpGreater = {.builtin_code = kBuiltinGreater, .max_version = 2, .check = check_binary, .lower = lower_binary,
+const OpDef kOpGreater = {.builtin_code = kBuiltinGreater, .max_version = 2,
+    .check = check_binary, .lower = lower_binary,
     .extra_output_types = "BOOL",
     .constraints = CMP_CONSTRAINTS};
-const OpDef kOpGreaterEqual = {.builtin_code = kBuiltinGreaterEqual, .max_version = 2, .check = check_binary, .lower = lower_binary,
+const OpDef kOpGreaterEqual = {.builtin_code = kBuiltinGreaterEqual, .max_version = 2,
+    .check = check_binary, .lower = lower_binary,
     .extra_output_types = "BOOL",
     .constraints = CMP_CONSTRAINTS};
 const OpDef kOpHardSwish = {.builtin_code = kBuiltinHardSwish, .max_version = 1,
-    .check = check_unary, .lower = lower_unary,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
 const OpDef kOpLeakyRelu = {.builtin_code = kBuiltinLeakyRelu, .max_version = 2,
-    .check = check_unary, .lower = lower_unary,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input; any alpha"};
 const OpDef kOpLess = {.builtin_code = kBuiltinLess, .max_version = 2, .check = check_binary, .lower = lower_binary,
     .extra_output_types = "BOOL",
     .constraints = CMP_CONSTRAINTS};
-const OpDef kOpLessEqual = {.builtin_code = kBuiltinLessEqual, .max_version = 2, .check = check_binary, .lower = lower_binary,
+const OpDef kOpLessEqual = {.builtin_code = kBuiltinLessEqual, .max_version = 2,
+    .check = check_binary, .lower = lower_binary,
     .extra_output_types = "BOOL",
     .constraints = CMP_CONSTRAINTS};
-const OpDef kOpLog = {.builtin_code = kBuiltinLog, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpLog = {.builtin_code = kBuiltinLog, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
-const OpDef kOpLogicalAnd = {.builtin_code = kBuiltinLogicalAnd, .max_version = 2, .check = check_binary, .lower = lower_binary,
+const OpDef kOpLogicalAnd = {.builtin_code = kBuiltinLogicalAnd, .max_version = 2,
+    .check = check_binary, .lower = lower_binary,
     .extra_input_types = "BOOL", .extra_inputs = ~0u, .extra_output_types = "BOOL",
     .constraints = "2 BOOL inputs with broadcasting; BOOL output (at a partition boundary too)"};
 const OpDef kOpLogistic = {.builtin_code = kBuiltinLogistic, .max_version = 2,
-    .check = check_unary, .lower = lower_unary,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
 const OpDef kOpMaximum = {.builtin_code = kBuiltinMaximum, .max_version = 2,
     .check = check_binary, .lower = lower_binary,
@@ -456,42 +468,54 @@ const OpDef kOpMinimum = {.builtin_code = kBuiltinMinimum, .max_version = 2,
     .constraints = "2 inputs with broadcasting"};
 const OpDef kOpMul = {.builtin_code = kBuiltinMul, .max_version = 3, .check = check_binary, .lower = lower_binary,
     .constraints = "2 inputs with broadcasting; fused activation"};
-const OpDef kOpNeg = {.builtin_code = kBuiltinNeg, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpNeg = {.builtin_code = kBuiltinNeg, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
-const OpDef kOpNotEqual = {.builtin_code = kBuiltinNotEqual, .max_version = 2, .check = check_binary, .lower = lower_binary,
+const OpDef kOpNotEqual = {.builtin_code = kBuiltinNotEqual, .max_version = 2,
+    .check = check_binary, .lower = lower_binary,
     .extra_output_types = "BOOL",
     .constraints = CMP_CONSTRAINTS};
 const OpDef kOpPow = {.builtin_code = kBuiltinPow, .max_version = 2, .check = check_binary, .lower = lower_binary,
     .constraints = "2 float inputs with broadcasting"};
 const OpDef kOpPrelu = {.builtin_code = kBuiltinPrelu, .max_version = 1, .check = check_binary, .lower = lower_binary,
     .constraints = "alpha constant or runtime, broadcast to the input"};
-const OpDef kOpRelu = {.builtin_code = kBuiltinRelu, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpRelu = {.builtin_code = kBuiltinRelu, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
-const OpDef kOpRelu6 = {.builtin_code = kBuiltinRelu6, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpRelu6 = {.builtin_code = kBuiltinRelu6, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
 const OpDef kOpReluN1To1 = {.builtin_code = kBuiltinReluN1To1, .max_version = 1,
-    .check = check_unary, .lower = lower_unary,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
-const OpDef kOpRsqrt = {.builtin_code = kBuiltinRsqrt, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpRsqrt = {.builtin_code = kBuiltinRsqrt, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
-const OpDef kOpSelect = {.builtin_code = kBuiltinSelect, .max_version = 1, .check = check_select, .lower = lower_select,
+const OpDef kOpSelect = {.builtin_code = kBuiltinSelect, .max_version = 1,
+    .check = check_select, .lower = lower_select,
     .extra_input_types = "BOOL", .extra_inputs = 1u << 0,
     .constraints = "BOOL condition of x's shape, a scalar, or a vector along x's first dimension; x and y of one shape"};
-const OpDef kOpSelectV2 = {.builtin_code = kBuiltinSelectV2, .max_version = 1, .check = check_select, .lower = lower_select,
+const OpDef kOpSelectV2 = {.builtin_code = kBuiltinSelectV2, .max_version = 1,
+    .check = check_select, .lower = lower_select,
     .extra_input_types = "BOOL", .extra_inputs = 1u << 0,
     .constraints = "BOOL condition, x and y broadcast together (upstream: x/y of the output's shape or scalars)"};
-const OpDef kOpSign = {.builtin_code = kBuiltinSign, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpSign = {.builtin_code = kBuiltinSign, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
-const OpDef kOpSin = {.builtin_code = kBuiltinSin, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpSin = {.builtin_code = kBuiltinSin, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
-const OpDef kOpSqrt = {.builtin_code = kBuiltinSqrt, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpSqrt = {.builtin_code = kBuiltinSqrt, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
-const OpDef kOpSquare = {.builtin_code = kBuiltinSquare, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpSquare = {.builtin_code = kBuiltinSquare, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
 const OpDef kOpSquaredDifference = {.builtin_code = kBuiltinSquaredDifference, .max_version = 2,
     .check = check_binary, .lower = lower_binary,
     .constraints = "2 inputs with broadcasting"};
 const OpDef kOpSub = {.builtin_code = kBuiltinSub, .max_version = 2, .check = check_binary, .lower = lower_binary,
     .constraints = "2 inputs with broadcasting; fused activation"};
-const OpDef kOpTanh = {.builtin_code = kBuiltinTanh, .max_version = 2, .check = check_unary, .lower = lower_unary,
+const OpDef kOpTanh = {.builtin_code = kBuiltinTanh, .max_version = 2,
+    .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
