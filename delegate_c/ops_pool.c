@@ -21,10 +21,20 @@ static int check_pool(const NodeInfo* ni) {
   if (check_window(ni, "height", in[GD_H], p->filter_height, p->stride_height, 1) ||
       check_window(ni, "width", in[GD_W], p->filter_width, p->stride_width, 1))
     return -1;
-  int out[4] = {in[GD_B], conv_out_size(p->padding, in[GD_H], p->filter_height, p->stride_height, 1),
-                conv_out_size(p->padding, in[GD_W], p->filter_width, p->stride_width, 1), in[GD_C]};
+  return 0;
+}
+
+/* TFLite's SAME/VALID output size (check_pool has bounded the window). */
+static int infer_pool(const NodeInfo* ni, int k, int out[4]) {
+  const TfLitePoolParams* p = ni->node->builtin_data;
+  int in[4];
+  (void)k;
+  ni_shape(ni, ni_input(ni, 0), in);
+  out[GD_B] = in[GD_B], out[GD_C] = in[GD_C];
+  out[GD_H] = conv_out_size(p->padding, in[GD_H], p->filter_height, p->stride_height, 1);
+  out[GD_W] = conv_out_size(p->padding, in[GD_W], p->filter_width, p->stride_width, 1);
   if (out[GD_H] < 1 || out[GD_W] < 1) return reason(ni, "the filter is larger than the input");
-  return check_output_shape(ni, ni_output(ni, 0), out);
+  return 0;
 }
 
 static int lower_pool(Lowering* lw, const NodeInfo* ni) {
@@ -64,8 +74,8 @@ static int encode_pool(Executor* ex, int node) {
 
 /* The TFLite ops this file runs (op_table.c lists them). */
 const OpDef kOpAveragePool2d = {.builtin_code = kBuiltinAveragePool2d, .max_version = 2,
-    .check = check_pool, .lower = lower_pool,
+    .check = check_pool, .infer = infer_pool, .lower = lower_pool,
     .constraints = "filter and stride > 0; SAME/VALID; fused activation"};
 const OpDef kOpMaxPool2d = {.builtin_code = kBuiltinMaxPool2d, .max_version = 2,
-    .check = check_pool, .lower = lower_pool,
+    .check = check_pool, .infer = infer_pool, .lower = lower_pool,
     .constraints = "filter and stride > 0; SAME/VALID; fused activation"};
