@@ -107,7 +107,16 @@ static int check_binary(const NodeInfo* ni) {
     for (int d = 0; d < 4; ++d)
       if (out[d] != sa[d]) return reason(ni, "alpha is larger than the input in dimension %d", d);
   }
-  return check_output_shape(ni, ni_output(ni, 0), out);
+  return 0;
+}
+
+/* The broadcast of the two input shapes (check_binary checked they do). */
+static int infer_binary(const NodeInfo* ni, int k, int out[4]) {
+  int sb[4];
+  (void)k;
+  if (ni_shape(ni, ni_input(ni, 0), out) < 0 || ni_shape(ni, ni_input(ni, 1), sb) < 0 || broadcast_into(out, sb))
+    return reason(ni, "the inputs do not broadcast");
+  return 0;
 }
 
 static int lower_binary(Lowering* lw, const NodeInfo* ni) {
@@ -394,7 +403,8 @@ static int encode_unary(Executor* ex, int node) {
 const OpDef kOpAbs = {.builtin_code = kBuiltinAbs, .max_version = 2,
     .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
-const OpDef kOpAdd = {.builtin_code = kBuiltinAdd, .max_version = 2, .check = check_binary, .lower = lower_binary,
+const OpDef kOpAdd = {.builtin_code = kBuiltinAdd, .max_version = 2,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .constraints = "2 inputs (runtime or constant) with TFLite broadcasting; fused activation"};
 const OpDef kOpAddN = {.builtin_code = kBuiltinAddN, .max_version = 2, .check = check_add_n, .lower = lower_add_n,
     .constraints = "2 or more same-shape inputs (upstream: exactly 2), at least one runtime; summed in input order"};
@@ -406,12 +416,14 @@ const OpDef kOpCast = {.builtin_code = kBuiltinCast, .max_version = 5,
 const OpDef kOpCos = {.builtin_code = kBuiltinCos, .max_version = 2,
     .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
-const OpDef kOpDiv = {.builtin_code = kBuiltinDiv, .max_version = 2, .check = check_binary, .lower = lower_binary,
+const OpDef kOpDiv = {.builtin_code = kBuiltinDiv, .max_version = 2,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .constraints = "2 inputs with broadcasting; fused activation"};
 const OpDef kOpElu = {.builtin_code = kBuiltinElu, .max_version = 2,
     .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
-const OpDef kOpEqual = {.builtin_code = kBuiltinEqual, .max_version = 2, .check = check_binary, .lower = lower_binary,
+const OpDef kOpEqual = {.builtin_code = kBuiltinEqual, .max_version = 2,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .extra_output_types = "BOOL",
     .constraints = CMP_CONSTRAINTS};
 const OpDef kOpExp = {.builtin_code = kBuiltinExp, .max_version = 2,
@@ -421,20 +433,20 @@ const OpDef kOpFloor = {.builtin_code = kBuiltinFloor, .max_version = 2,
     .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
 const OpDef kOpFloorDiv = {.builtin_code = kBuiltinFloorDiv, .max_version = 2,
-    .check = check_binary, .lower = lower_binary,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .constraints = "2 float inputs with broadcasting; floor of the exact quotient, as the CPU computes it"};
 const OpDef kOpFloorMod = {.builtin_code = kBuiltinFloorMod, .max_version = 2,
-    .check = check_binary, .lower = lower_binary,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .constraints = "2 float inputs with broadcasting; result has the divisor's sign"};
 const OpDef kOpGelu = {.builtin_code = kBuiltinGelu, .max_version = 2,
     .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input; approximate (tanh) or exact (erf)"};
 const OpDef kOpGreater = {.builtin_code = kBuiltinGreater, .max_version = 2,
-    .check = check_binary, .lower = lower_binary,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .extra_output_types = "BOOL",
     .constraints = CMP_CONSTRAINTS};
 const OpDef kOpGreaterEqual = {.builtin_code = kBuiltinGreaterEqual, .max_version = 2,
-    .check = check_binary, .lower = lower_binary,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .extra_output_types = "BOOL",
     .constraints = CMP_CONSTRAINTS};
 const OpDef kOpHardSwish = {.builtin_code = kBuiltinHardSwish, .max_version = 1,
@@ -443,41 +455,45 @@ const OpDef kOpHardSwish = {.builtin_code = kBuiltinHardSwish, .max_version = 1,
 const OpDef kOpLeakyRelu = {.builtin_code = kBuiltinLeakyRelu, .max_version = 2,
     .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input; any alpha"};
-const OpDef kOpLess = {.builtin_code = kBuiltinLess, .max_version = 2, .check = check_binary, .lower = lower_binary,
+const OpDef kOpLess = {.builtin_code = kBuiltinLess, .max_version = 2,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .extra_output_types = "BOOL",
     .constraints = CMP_CONSTRAINTS};
 const OpDef kOpLessEqual = {.builtin_code = kBuiltinLessEqual, .max_version = 2,
-    .check = check_binary, .lower = lower_binary,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .extra_output_types = "BOOL",
     .constraints = CMP_CONSTRAINTS};
 const OpDef kOpLog = {.builtin_code = kBuiltinLog, .max_version = 2,
     .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
 const OpDef kOpLogicalAnd = {.builtin_code = kBuiltinLogicalAnd, .max_version = 2,
-    .check = check_binary, .lower = lower_binary,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .extra_input_types = "BOOL", .extra_inputs = ~0u, .extra_output_types = "BOOL",
     .constraints = "2 BOOL inputs with broadcasting; BOOL output (at a partition boundary too)"};
 const OpDef kOpLogistic = {.builtin_code = kBuiltinLogistic, .max_version = 2,
     .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
 const OpDef kOpMaximum = {.builtin_code = kBuiltinMaximum, .max_version = 2,
-    .check = check_binary, .lower = lower_binary,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .constraints = "2 inputs with broadcasting"};
 const OpDef kOpMinimum = {.builtin_code = kBuiltinMinimum, .max_version = 2,
-    .check = check_binary, .lower = lower_binary,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .constraints = "2 inputs with broadcasting"};
-const OpDef kOpMul = {.builtin_code = kBuiltinMul, .max_version = 3, .check = check_binary, .lower = lower_binary,
+const OpDef kOpMul = {.builtin_code = kBuiltinMul, .max_version = 3,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .constraints = "2 inputs with broadcasting; fused activation"};
 const OpDef kOpNeg = {.builtin_code = kBuiltinNeg, .max_version = 2,
     .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
 const OpDef kOpNotEqual = {.builtin_code = kBuiltinNotEqual, .max_version = 2,
-    .check = check_binary, .lower = lower_binary,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .extra_output_types = "BOOL",
     .constraints = CMP_CONSTRAINTS};
-const OpDef kOpPow = {.builtin_code = kBuiltinPow, .max_version = 2, .check = check_binary, .lower = lower_binary,
+const OpDef kOpPow = {.builtin_code = kBuiltinPow, .max_version = 2,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .constraints = "2 float inputs with broadcasting"};
-const OpDef kOpPrelu = {.builtin_code = kBuiltinPrelu, .max_version = 1, .check = check_binary, .lower = lower_binary,
+const OpDef kOpPrelu = {.builtin_code = kBuiltinPrelu, .max_version = 1,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .constraints = "alpha constant or runtime, broadcast to the input"};
 const OpDef kOpRelu = {.builtin_code = kBuiltinRelu, .max_version = 2,
     .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
@@ -512,9 +528,10 @@ const OpDef kOpSquare = {.builtin_code = kBuiltinSquare, .max_version = 2,
     .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
     .constraints = "1 runtime input"};
 const OpDef kOpSquaredDifference = {.builtin_code = kBuiltinSquaredDifference, .max_version = 2,
-    .check = check_binary, .lower = lower_binary,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .constraints = "2 inputs with broadcasting"};
-const OpDef kOpSub = {.builtin_code = kBuiltinSub, .max_version = 2, .check = check_binary, .lower = lower_binary,
+const OpDef kOpSub = {.builtin_code = kBuiltinSub, .max_version = 2,
+    .check = check_binary, .infer = infer_binary, .lower = lower_binary,
     .constraints = "2 inputs with broadcasting; fused activation"};
 const OpDef kOpTanh = {.builtin_code = kBuiltinTanh, .max_version = 2,
     .check = check_unary, .infer = infer_input_shape, .lower = lower_unary,
