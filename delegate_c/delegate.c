@@ -31,7 +31,8 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
   PartitionResult pr;
   pthread_mutex_lock(&d->prepare_mutex);
   TfLiteStatus status = kTfLiteOk;
-  if (partition_select(&mv, d->cfg.v2.max_delegated_partitions, d->cfg.log_level, &pr, err, sizeof(err))) {
+  PartitionPolicy policy = {d->cfg.partition_policy, d->cfg.v2.max_delegated_partitions, d->dev};
+  if (partition_select(&mv, &policy, d->cfg.log_level, &pr, err, sizeof(err))) {
     context->ReportError(context, "TfLiteGpuDelegate Prepare: %s", err);
     status = kTfLiteDelegateError;
   } else {

@@ -58,6 +58,10 @@ int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, i
 /* Copies inputs in, runs every dispatch, copies outputs back. Call with
  * dev->mutex held. */
 int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen);
+/* Runs the partition reps times after one warm-up run, inputs zero, and
+ * sets best_us to the fastest run's wall time: input writes, every
+ * dispatch and output reads (partition_cost.c). Call with dev->mutex held. */
+int executor_time(Executor* ex, int reps, double* best_us, char* err, size_t errlen);
 void executor_free(Executor* ex);
 
 /* ---- for the encode functions of the op files ---- */

@@ -46,7 +46,10 @@ TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const struct TfLiteDelegate* de
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const struct TfLiteDelegate* delegate, char* buf, size_t size);
 /* what = 0: one line per node of the last Prepare,
  * "node\top\tversion\twhere\treason"; what = 1: one line per partition
- * built, "nodes\tkernels\tnode,node,...". */
+ * built, "nodes\tkernels\tnode,node,..."; what = 2 (partition_policy=
+ * measured): one line per candidate partition, "nodes\tdevice_us\tcpu_us\t
+ * gpu|cpu\tnode,node,..." (device time measured, -1 when it did not
+ * build; CPU time estimated). */
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const struct TfLiteDelegate* delegate, int what, char* buf,
                                                   size_t size);
 /* "platform\tdevice\tversion\tfp16|fp32\tkernel set"; -1 for NULL. */

@@ -50,10 +50,14 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const TfLiteDelegate* deleg
 }
 
 /* what = 0: PartitionResult.node_report of the last Prepare (see
- * partition.h); what = 1: the partitions built, one line per kernel. */
+ * partition.h); what = 1: the partitions built, one line per kernel;
+ * what = 2: the measured policy's candidates (PartitionResult.candidates). */
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const TfLiteDelegate* delegate, int what, char* buf, size_t size) {
   const GpuDelegate* d = (const GpuDelegate*)delegate;
-  const char* text = !d ? "" : what == 0 ? d->last.node_report : d->partition_report;
+  const char* text = !d            ? ""
+                     : what == 0   ? d->last.node_report
+                     : what == 2   ? d->last.candidates
+                                   : d->partition_report;
   if (!text) text = "";
   size_t len = strlen(text);
   if (size) snprintf(buf, size, "%s", text);

@@ -62,6 +62,7 @@ static int parse_int(const char* v, long long lo, long long hi, long long* out) 
 static const char* const kPriorityNames[] = {"AUTO", "MAX_PRECISION", "MIN_LATENCY", "MIN_MEMORY_USAGE"};
 static const char* const kUsageNames[] = {"FAST_SINGLE_ANSWER", "SUSTAINED_SPEED", "BALANCED"};
 static const char* const kLogNames[] = {"silent", "warning", "info", "verbose"};
+const char* const kPartitionPolicyNames[3] = {"largest", "all", "measured"};
 
 /* An enum given by name (case-insensitive, optional upstream prefix) or number. */
 static int parse_enum(const char* v, const char* const* names, int n, const char* prefix, int* out) {
@@ -187,6 +188,9 @@ static int set_kernel_set(GpuConfig* c, const char* v) {
   c->kernel_set = k;
   return 0;
 }
+static int set_partition_policy(GpuConfig* c, const char* v) {
+  return parse_enum(v, kPartitionPolicyNames, 3, "", &c->partition_policy);
+}
 static int set_log_level(GpuConfig* c, const char* v) {
   int e;
   if (parse_enum(v, kLogNames, 4, "", &e)) return -1;
@@ -226,6 +230,11 @@ static const OptionSpec kOptions[] = {
      set_backend},
     {"max_delegated_partitions", "", "integer >= 0 (0 means 1)", "1",
      "how many partitions to delegate, largest first", set_max_partitions},
+    {"partition_policy", "", "largest, all, measured or 0-2", "largest",
+     "which partitions to delegate: the largest max_delegated_partitions (upstream's rule), all of them, or the "
+     "set that minimises the model's time, each partition timed once on the device against its estimated CPU "
+     "time (at most max_delegated_partitions)",
+     set_partition_policy},
     {"serialization_dir", "delegate_serialize_dir,serialize_dir", "a directory path", "",
      "kernel cache directory: with model_token, compiled programs are saved there and loaded on the next start "
      "(it must exist and not be writable by others)",
@@ -429,7 +438,7 @@ size_t gpu_config_describe(char* buf, size_t size) {
  * one "key\tvalue" line each, for tools that must not re-derive them from
  * option spellings: precision (fp16 or fp32), is_precision_loss_allowed,
  * inference_preference, inference_priority1-3, experimental_flags,
- * max_delegated_partitions, serialization (1: kernel cache on),
+ * max_delegated_partitions, partition_policy, serialization (1: kernel cache on),
  * serialization_dir, model_token, device, kernel_set (as requested; auto
  * is resolved per device when the delegate is created) and log_level.
  * Returns the text's length (call with size 0 to size the buffer), or -1
@@ -445,11 +454,12 @@ TFLITE_GPU_EXPORT int tflite_gpu_resolve_options(const char* const* keys, const 
       buf, size,
       "precision\t%s\nis_precision_loss_allowed\t%d\ninference_preference\t%s\ninference_priority1\t%s\n"
       "inference_priority2\t%s\ninference_priority3\t%s\nexperimental_flags\t%lld\nmax_delegated_partitions\t%d\n"
-      "serialization\t%d\nserialization_dir\t%s\nmodel_token\t%s\ndevice\t%s\nkernel_set\t%s\nlog_level\t%s\n",
+      "partition_policy\t%s\nserialization\t%d\nserialization_dir\t%s\nmodel_token\t%s\ndevice\t%s\nkernel_set\t%s\nlog_level\t%s\n",
       cfg.fp16 ? "fp16" : "fp32", o->is_precision_loss_allowed,
       o->inference_preference >= 0 && o->inference_preference < 3 ? kUsageNames[o->inference_preference] : "?",
       kPriorityNames[o->inference_priority1], kPriorityNames[o->inference_priority2],
       kPriorityNames[o->inference_priority3], (long long)o->experimental_flags, o->max_delegated_partitions,
+      kPartitionPolicyNames[cfg.partition_policy],
       (o->experimental_flags & TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_SERIALIZATION) ? 1 : 0,
       cfg.serialization_dir ? cfg.serialization_dir : "", cfg.model_token ? cfg.model_token : "",
       cfg.device ? cfg.device : "", kernel_set_name((KernelSet)cfg.kernel_set),

@@ -16,8 +16,15 @@ typedef struct GpuConfig {
   char* device;                   /* owned: an OpenCL device index or name substring; NULL = default */
   int log_level;                  /* GD_LOG_* */
   int kernel_set;                 /* KernelSet (target.h): GD_KSET_AUTO unless the option says */
+  int partition_policy;           /* GD_PARTS_*: which partitions to delegate */
   int fp16;                       /* resolved precision: 1 = FP16 storage, 0 = FP32 */
 } GpuConfig;
+
+/* partition_policy: the largest max_delegated_partitions (upstream's
+ * rule), every partition, or those that measure faster on the device than
+ * their estimated CPU time (partition_cost.c), at most max_delegated_partitions. */
+enum { GD_PARTS_LARGEST = 0, GD_PARTS_ALL = 1, GD_PARTS_MEASURED = 2 };
+extern const char* const kPartitionPolicyNames[3];
 
 void gpu_config_default(GpuConfig* cfg);
 /* Copies options (NULL = defaults) into cfg, validating them. Returns 0 or

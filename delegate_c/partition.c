@@ -6,6 +6,8 @@
 
 #include "log.h"
 #include "op_table.h"
+#include "options.h"
+#include "partition_cost.h"
 
 /* Does every node reading `tensor` satisfy in_set? (0 readers: no.) */
 static int all_consumers_in(const ModelView* mv, int tensor, const unsigned char* in_set) {
@@ -63,15 +65,46 @@ static int count_set(const unsigned char* s, int n) {
 typedef struct PartInfo {
   const TfLiteIntArray* nodes;
   int size;
+  double gain_us; /* measured: estimated CPU time minus measured device time */
 } PartInfo;
 
 static int by_size_desc(const void* a, const void* b) {
   return ((const PartInfo*)b)->size - ((const PartInfo*)a)->size;
 }
 
-/* Narrows in_set to the largest max_parts partitions the runtime would form. */
-static int keep_largest(const ModelView* mv, unsigned char* in_set, int max_parts, int* num_parts, char* err,
-                        size_t errlen) {
+static int by_gain_desc(const void* a, const void* b) {
+  double x = ((const PartInfo*)a)->gain_us, y = ((const PartInfo*)b)->gain_us;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The measured policy's report: one line per candidate, in the runtime's order. */
+static char* candidates_text(const TfLiteDelegateParams* parts, int np, const PartCost* costs,
+                             const unsigned char* in_set, const ModelView* mv) {
+  size_t size = 64;
+  for (int p = 0; p < np; ++p) size += 64 + (size_t)parts[p].nodes_to_replace->size * 12;
+  char* buf = malloc(size);
+  if (!buf) return NULL;
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int p = 0; p < np; ++p) {
+    const TfLiteIntArray* nodes = parts[p].nodes_to_replace;
+    int chosen = 0;
+    for (int i = 0; i < mv->num_nodes && nodes->size; ++i) chosen |= mv->plan[i] == nodes->data[0] && in_set[i];
+    used += (size_t)snprintf(buf + used, size - used, "%d\t%.1f\t%.1f\t%s\t", nodes->size, costs[p].device_us,
+                             costs[p].cpu_us, chosen ? "gpu" : "cpu");
+    for (int k = 0; k < nodes->size; ++k)
+      used += (size_t)snprintf(buf + used, size - used, "%s%d", k ? "," : "", nodes->data[k]);
+    used += (size_t)snprintf(buf + used, size - used, "\n");
+  }
+  return buf;
+}
+
+/* Narrows in_set to the partitions the policy keeps among those the
+ * runtime would form: the largest max_partitions, all, or (measured) the
+ * ones faster on the device than on the CPU, best first, at most
+ * max_partitions of them. */
+static int choose_partitions(const ModelView* mv, unsigned char* in_set, const PartitionPolicy* pol, int log_level,
+                             int* num_parts, char** candidates, char* err, size_t errlen) {
   int n = count_set(in_set, mv->num_nodes);
   TfLiteIntArray* req = malloc(sizeof(TfLiteIntArray) + (size_t)(n + 1) * sizeof(int));
   if (!req) return snprintf(err, errlen, "out of memory"), -1;
@@ -84,31 +117,47 @@ static int keep_largest(const ModelView* mv, unsigned char* in_set, int max_part
   free(req);
   if (st != kTfLiteOk) return snprintf(err, errlen, "PreviewDelegatePartitioning failed"), -1;
   *num_parts = np;
-  if (np <= max_parts) return 0;
+  int measured = pol->policy == GD_PARTS_MEASURED;
+  if (pol->policy == GD_PARTS_ALL || (!measured && np <= pol->max_partitions)) return 0;
   PartInfo* info = malloc((size_t)np * sizeof(PartInfo));
-  if (!info) return snprintf(err, errlen, "out of memory"), -1;
-  for (int p = 0; p < np; ++p) info[p] = (PartInfo){parts[p].nodes_to_replace, parts[p].nodes_to_replace->size};
-  qsort(info, (size_t)np, sizeof(PartInfo), by_size_desc);
+  PartCost* costs = measured ? calloc((size_t)np, sizeof(PartCost)) : NULL;
+  if (!info || (measured && !costs)) {
+    free(info);
+    free(costs);
+    return snprintf(err, errlen, "out of memory"), -1;
+  }
+  if (measured) partition_costs(mv, pol->dev, parts, np, log_level, costs);
+  for (int p = 0; p < np; ++p) {
+    info[p] = (PartInfo){parts[p].nodes_to_replace, parts[p].nodes_to_replace->size, 0};
+    if (measured) info[p].gain_us = costs[p].device_us < 0 ? -1e300 : costs[p].cpu_us - costs[p].device_us;
+  }
+  qsort(info, (size_t)np, sizeof(PartInfo), measured ? by_gain_desc : by_size_desc);
   memset(in_set, 0, (size_t)mv->num_nodes);
-  for (int p = 0; p < max_parts; ++p) {
+  int kept = 0;
+  for (int p = 0; p < np && kept < pol->max_partitions; ++p) {
+    if (measured && info[p].gain_us <= 0) break;
+    ++kept;
     for (int k = 0; k < info[p].nodes->size; ++k) {
       for (int i = 0; i < mv->num_nodes; ++i)
         if (mv->plan[i] == info[p].nodes->data[k]) in_set[i] = 1;
     }
   }
+  if (measured) *candidates = candidates_text(parts, np, costs, in_set, mv);
   free(info);
-  *num_parts = max_parts;
+  free(costs);
+  *num_parts = kept;
   return 0;
 }
 
 void partition_result_free(PartitionResult* r) {
   free(r->nodes);
   free(r->node_report);
+  free(r->candidates);
   memset(r, 0, sizeof(*r));
 }
 
 /* The per-node lines of PartitionResult.node_report. */
-static char* node_report(const ModelView* mv, const unsigned char* in_set, char** reasons) {
+static char* node_report(const ModelView* mv, const unsigned char* in_set, char** reasons, const char* left_out) {
   size_t size = 256, used = 0;
   for (int i = 0; i < mv->num_nodes; ++i) size += 200 + (reasons[i] ? strlen(reasons[i]) : 0);
   char* buf = malloc(size);
@@ -126,7 +175,7 @@ static char* node_report(const ModelView* mv, const unsigned char* in_set, char*
     const char* why = reasons[i] ? reasons[i]
                       : in_set[i] ? (mv->foldable[i] ? "constant folded into the partition at prepare" : "")
                       : mv->foldable[i] ? "constant: folded inside the partition, evaluated once by the CPU"
-                                        : "supported, but outside the largest max_delegated_partitions partition(s)";
+                                        : left_out;
     int n = snprintf(buf + used, size - used, "%d\t%s\t%d\t%s\t%s\n", mv->plan[i], name, version,
                      in_set[i] ? "gpu" : "cpu", why);
     if (n > 0 && used + (size_t)n < size) used += (size_t)n;
@@ -165,8 +214,8 @@ static int graph_malformed(const ModelView* mv, char* why, size_t whylen) {
   return bad ? -1 : 0;
 }
 
-int partition_select(const ModelView* mv, int max_partitions, int log_level, PartitionResult* out, char* err,
-                     size_t errlen) {
+int partition_select(const ModelView* mv, const PartitionPolicy* pol, int log_level, PartitionResult* out,
+                     char* err, size_t errlen) {
   memset(out, 0, sizeof(*out));
   int n = mv->num_nodes;
   char malformed[256] = "";
@@ -220,8 +269,17 @@ int partition_select(const ModelView* mv, int max_partitions, int log_level, Par
     }
   }
   int parts = 0;
-  if (count_set(in_set, n) == n && n > 0) {
+  int full = count_set(in_set, n) == n && n > 0;
+  if (full && pol->policy != GD_PARTS_MEASURED) {
     parts = 1;
+  } else if (full) {
+    if (choose_partitions(mv, in_set, pol, log_level, &parts, &out->candidates, err, errlen)) {
+      for (int i = 0; i < n; ++i) free(reasons[i]);
+      free(reasons);
+      free(in_set);
+      free(report);
+      return -1;
+    }
   } else {
     /* Partial delegation: the runtime would group the constant-only folded
      * nodes into a partition of their own, away from their readers. Leave
@@ -229,7 +287,8 @@ int partition_select(const ModelView* mv, int max_partitions, int log_level, Par
      * and fold from their source constant inside the partition instead. */
     for (int i = 0; i < n; ++i)
       if (mv->foldable[i]) in_set[i] = 0;
-    if (count_set(in_set, n) > 0 && keep_largest(mv, in_set, max_partitions, &parts, err, errlen)) {
+    if (count_set(in_set, n) > 0 &&
+        choose_partitions(mv, in_set, pol, log_level, &parts, &out->candidates, err, errlen)) {
       for (int i = 0; i < n; ++i) free(reasons[i]);
       free(reasons);
       free(in_set);
@@ -249,7 +308,11 @@ int partition_select(const ModelView* mv, int max_partitions, int log_level, Par
   out->nodes->size = 0;
   for (int i = 0; i < n; ++i)
     if (in_set[i]) out->nodes->data[out->nodes->size++] = mv->plan[i];
-  out->node_report = node_report(mv, in_set, reasons);
+  out->node_report =
+      node_report(mv, in_set, reasons,
+                  pol->policy == GD_PARTS_MEASURED
+                      ? "supported, but partition_policy=measured left its partition on the CPU (see its costs)"
+                      : "supported, but outside the largest max_delegated_partitions partition(s)");
   for (int i = 0; i < n; ++i) free(reasons[i]);
   free(reasons);
   out->delegated = delegated;

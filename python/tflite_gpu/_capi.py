@@ -174,6 +174,19 @@ def delegate_partitions(delegate_pointer: int) -> list[dict]:
     return rows
 
 
+def delegate_candidates(delegate_pointer: int) -> list[dict]:
+    """partition_policy=measured: every candidate partition of the last
+    Prepare with its measured device time (None: it did not build), its
+    estimated CPU time, both in microseconds, and where it went."""
+    rows = []
+    for line in _delegate_text(delegate_pointer, 2).splitlines():
+        count, device_us, cpu_us, where, nodes = line.split("\t")
+        rows.append({"nodes": [int(n) for n in nodes.split(",") if n],
+                     "device_us": float(device_us) if float(device_us) >= 0 else None,
+                     "cpu_us": float(cpu_us), "where": where})
+    return rows
+
+
 _COUNTERS = ("live_contexts", "live_queues", "live_buffers", "live_programs", "live_kernels", "live_events",
              "program_builds", "host_allocations", "fault_injection")
 

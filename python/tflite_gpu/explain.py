@@ -12,7 +12,8 @@ from .check import as_cli_errors, load, model_source
 
 
 def explain(model, options: dict | None = None) -> dict:
-    """{"model", "device", "nodes", "partitions"}; the same errors as
+    """{"model", "device", "nodes", "partitions", "candidates"} (candidates:
+    partition_policy=measured's timed partitions, else []); the same errors as
     check.check_model. "device" holds the precision and the kernel set the
     library resolved (kernel_set=auto picks by device type)."""
     options = dict(options or {})
@@ -31,9 +32,10 @@ def explain(model, options: dict | None = None) -> dict:
     it = interpreters.make(source, delegate=delegate, allocate=False)
     ptr = delegate._get_native_delegate_pointer()
     nodes, parts = _capi.delegate_nodes(ptr), _capi.delegate_partitions(ptr)
+    candidates = _capi.delegate_candidates(ptr)
     device = _capi.delegate_device(ptr)
     del it
-    return {"model": str(path), "device": device, "nodes": nodes, "partitions": parts}
+    return {"model": str(path), "device": device, "nodes": nodes, "partitions": parts, "candidates": candidates}
 
 
 def isolated_explain(path, options):
@@ -51,4 +53,12 @@ def format_explain(report: dict) -> str:
         nodes_text = ",".join(map(str, p["nodes"][:12])) + (",..." if len(p["nodes"]) > 12 else "")
         lines.append(f"  partition {i}: {len(p['nodes'])} nodes ({nodes_text}), {p['dispatches']} kernel launches "
                      "per invoke")
+    if report.get("candidates"):
+        lines.append("\npartition_policy=measured: device time measured (inputs in, kernels, outputs out), "
+                     "CPU time estimated")
+        for c in report["candidates"]:
+            first = ",".join(map(str, c["nodes"][:8])) + (",..." if len(c["nodes"]) > 8 else "")
+            dev = "did not build" if c["device_us"] is None else f"{c['device_us']:.0f} us"
+            lines.append(f"  {len(c['nodes']):>4} nodes ({first}): device {dev}, CPU {c['cpu_us']:.0f} us "
+                         f"-> {c['where'].upper()}")
     return "\n".join(lines)
