@@ -26,57 +26,77 @@ static double now_us(void) {
 /* ---- host rates ---- */
 
 typedef float v8f __attribute__((vector_size(32)));
-enum { kTileK = 256 };
+typedef float v16f __attribute__((vector_size(64)));
+enum { kTileK = 256, kTileRows = 6 };
 
-/* A 4 x 16 register tile of a GEMM over K = 256: the inner loop of a CPU
- * convolution kernel. Returns the FLOPs done. */
-#define GEMM_TILE_BODY                                                     \
-  v8f acc[4][2] = {{{0}}};                                                 \
-  for (int k = 0; k < kTileK; ++k) {                                       \
-    v8f b0 = b[2 * k], b1 = b[2 * k + 1];                                  \
-    for (int r = 0; r < 4; ++r) {                                          \
-      float s = a[r * kTileK + k];                                         \
-      v8f av = {s, s, s, s, s, s, s, s};                                   \
-      acc[r][0] += av * b0;                                                \
-      acc[r][1] += av * b1;                                                \
-    }                                                                      \
-  }                                                                        \
-  for (int r = 0; r < 4; ++r) out[2 * r] = acc[r][0], out[2 * r + 1] = acc[r][1];
-
-static void gemm_tile_base(const float* a, const v8f* b, v8f* out) { GEMM_TILE_BODY }
-#if defined(__x86_64__) && defined(__GNUC__)
-/* What the interpreter's kernels (XNNPACK) use where the host has it. */
-__attribute__((target("avx2,fma"))) static void gemm_tile_avx2(const float* a, const v8f* b, v8f* out) {
-  GEMM_TILE_BODY
-}
+/* What the interpreter's kernels (XNNPACK) use where the host has it: FMA,
+ * contracted here since -std=c11 turns contraction off. */
+#if defined(__clang__)
+#define HOST_ISA(isa) __attribute__((target(isa)))
+#define CONTRACT_FMA _Pragma("clang fp contract(fast)")
+#else
+#define HOST_ISA(isa) __attribute__((target(isa), optimize("fp-contract=fast")))
+#define CONTRACT_FMA
 #endif
+
+/* A 6-row register tile of a GEMM over K = 256 with 2 vectors per row: the
+ * inner loop of a CPU convolution kernel (b holds 2 * kTileK vectors). */
+#define GEMM_TILE_BODY(V)                                                     \
+  CONTRACT_FMA                                                                \
+  V acc[kTileRows][2];                                                        \
+  memset(acc, 0, sizeof(acc));                                                \
+  for (int k = 0; k < kTileK; ++k) {                                          \
+    V b0 = b[2 * k], b1 = b[2 * k + 1];                                       \
+    _Pragma("GCC unroll 8") /* accumulators in registers */                   \
+    for (int r = 0; r < kTileRows; ++r) {                                     \
+      float s = a[r * kTileK + k]; /* broadcast */                            \
+      acc[r][0] += b0 * s;                                                    \
+      acc[r][1] += b1 * s;                                                    \
+    }                                                                         \
+  }                                                                           \
+  for (int r = 0; r < kTileRows; ++r) out[2 * r] = acc[r][0], out[2 * r + 1] = acc[r][1];
+
+static void tile8_base(const float* a, const v8f* b, v8f* out) { GEMM_TILE_BODY(v8f) }
+#if defined(__x86_64__) && defined(__GNUC__)
+HOST_ISA("avx2,fma") static void tile8_avx2(const float* a, const v8f* b, v8f* out) { GEMM_TILE_BODY(v8f) }
+HOST_ISA("avx512f,fma") static void tile16_avx512(const float* a, const v16f* b, v16f* out) { GEMM_TILE_BODY(v16f) }
+#endif
+
+/* FLOP/us of one tile function, best of 3 rounds of 2 ms. */
+#define TILE_RATE(fn, V, lanes, result)                                              \
+  do {                                                                               \
+    static V b[2 * kTileK], out[2 * kTileRows];                                                  \
+    for (int i = 0; i < 2 * kTileK; ++i) b[i] = (V){0} + 1e-3f * (float)(i % 3);    \
+    double best_ = 0;                                                                \
+    for (int round = 0; round < 3; ++round) {                                        \
+      double t0 = now_us();                                                          \
+      long calls = 0;                                                                \
+      do {                                                                           \
+        for (int i = 0; i < 64; ++i, ++calls) fn(a, b, out);                         \
+      } while (now_us() - t0 < 2000);                                                \
+      double rate = 2.0 * kTileRows * 2 * (lanes) * kTileK * (double)calls / (now_us() - t0); \
+      if (rate > best_) best_ = rate;                                                \
+    }                                                                                \
+    volatile float sink = out[0][0]; /* keeps the tiles from being optimised away */ \
+    (void)sink;                                                                      \
+    (result) = best_;                                                                \
+  } while (0)
 
 static HostRates g_rates;
 static pthread_once_t g_rates_once = PTHREAD_ONCE_INIT;
 
 static void measure_host_rates(void) {
-  void (*tile)(const float*, const v8f*, v8f*) = gemm_tile_base;
+  static float a[kTileRows * kTileK];
+  for (int i = 0; i < kTileRows * kTileK; ++i) a[i] = 1e-3f * (float)(i % 7);
+  double best = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) tile = gemm_tile_avx2;
+  if (__builtin_cpu_supports("avx512f"))
+    TILE_RATE(tile16_avx512, v16f, 16, best);
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    TILE_RATE(tile8_avx2, v8f, 8, best);
 #endif
-  static float a[4 * kTileK];
-  static v8f b[2 * kTileK], out[8];
-  for (int i = 0; i < 4 * kTileK; ++i) a[i] = 1e-3f * (float)(i % 7);
-  for (int i = 0; i < 2 * kTileK; ++i) b[i] = (v8f){1e-3f, 2e-3f, 0, 1e-3f, 0, 0, 1e-3f, 0};
-  const double tile_flops = 2.0 * 4 * 16 * kTileK;
-  double best = 0;
-  for (int round = 0; round < 3; ++round) {
-    double t0 = now_us();
-    int calls = 0;
-    do {
-      for (int i = 0; i < 64; ++i, ++calls) tile(a, b, out);
-    } while (now_us() - t0 < 2000);
-    double rate = tile_flops * calls / (now_us() - t0);
-    if (rate > best) best = rate;
-  }
-  volatile float sink = out[0][0]; /* keeps the tiles from being optimised away */
-  (void)sink;
+  if (best == 0) TILE_RATE(tile8_base, v8f, 8, best);
   g_rates.flops_per_us = best;
   /* memcpy of 8 MiB: reads and writes, 16 MiB of traffic per copy. */
   size_t bytes = 8u << 20;
@@ -210,6 +230,9 @@ done:
 
 void partition_costs(const ModelView* mv, GpuDevice* dev, const TfLiteDelegateParams* parts, int np,
                      int log_level, PartCost* costs) {
+  const HostRates* r = host_rates();
+  gd_log(log_level, GD_LOG_INFO,
+         "partition_policy=measured: CPU estimated at %.1f GFLOP/s, %.1f GB/s, %.1f us per node", r->flops_per_us * 1e-3, r->bytes_per_us * 1e-3, r->node_us);
   for (int p = 0; p < np; ++p) {
     char err[512] = "";
     costs[p].cpu_us = nodes_cpu_us(mv, parts[p].nodes_to_replace);
