@@ -62,8 +62,9 @@ cl_mem ex_upload(Executor* ex, const void* data, size_t bytes) {
   return create_buffer(ex, CL_MEM_READ_ONLY, bytes, data);
 }
 
-/* Element size of activations in device memory. */
-static size_t storage_size(const Executor* ex) { return ex->dev->fp16 ? 2 : 4; }
+/* Whether a tensor is held as half in device memory: FP16 storage, unless
+ * mixed_storage.c keeps it on float. */
+static int half_storage(const Executor* ex, const GTensor* t) { return ex->dev->fp16 && !t->fp32; }
 
 /* A constant used as an operand: uploaded once in PHWC4, storage type. */
 static cl_mem upload_const_phwc4(Executor* ex, GTensor* t) {
@@ -84,7 +85,7 @@ static cl_mem upload_const_phwc4(Executor* ex, GTensor* t) {
           f[dst] = t->data[src];
         }
   cl_mem m;
-  if (ex->dev->fp16) {
+  if (half_storage(ex, t)) {
     uint16_t* h = malloc((n ? n : 1) * sizeof(uint16_t));
     if (!h) {
       free(f);
@@ -126,6 +127,12 @@ static size_t variant_group(const KernelVariant* v) {
   return group;
 }
 
+/* The variant's defines, plus the one that keeps a node of an FP16
+ * partition on float storage (common.cl). */
+static void storage_defines(const KernelVariant* v, int on_float, char* out, size_t size) {
+  snprintf(out, size, "%s%s%s", v->defines, on_float && v->defines[0] ? " " : "", on_float ? "-DFP32_STORAGE=1" : "");
+}
+
 cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
   if (ex->num_dispatches == ex->cap_dispatches) {
     int cap = ex->cap_dispatches ? ex->cap_dispatches * 2 : 64;
@@ -141,7 +148,12 @@ cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
     ex_fail(ex, "kernel %s: %d launch dimensions", v->kernel, v->dims);
     return NULL;
   }
-  cl_kernel k = gpu_device_kernel(ex->dev, v->file, v->defines, v->kernel, ex->err, ex->errlen);
+  /* A node that mixed_storage.c keeps on float inside an FP16 partition
+   * (node -1, a boundary conversion: its tensor says). */
+  int on_float = ex->dev->fp16 && (node >= 0 ? ex->g.nodes[node].fp32 : ex->boundary_fp32);
+  char defines[GD_MAX_DEFINES + 32];
+  storage_defines(v, on_float, defines, sizeof(defines));
+  cl_kernel k = gpu_device_kernel(ex->dev, v->file, defines, v->kernel, ex->err, ex->errlen);
   if (!k) return NULL;
   size_t max_wg = kernel_max_group(ex, k);
   KernelVariant fitted;
@@ -158,7 +170,8 @@ cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
     }
     cl.clReleaseKernel(k);
     v = &fitted;
-    k = gpu_device_kernel(ex->dev, v->file, v->defines, v->kernel, ex->err, ex->errlen);
+    storage_defines(v, on_float, defines, sizeof(defines));
+    k = gpu_device_kernel(ex->dev, v->file, defines, v->kernel, ex->err, ex->errlen);
     if (!k) return NULL;
     size_t again = kernel_max_group(ex, k);
     if (again && variant_group(v) > again) {
@@ -281,7 +294,7 @@ static int plan_memory(Executor* ex) {
     GTensor* t = &g->tensors[i];
     if (t->data || t->is_int32 || t->last_use == -2) continue; /* constants; raw int inputs; unused */
     if (t->is_output) t->last_use = g->num_nodes;
-    t->bytes = shape_elements_phwc4(t->shape) * storage_size(ex);
+    t->bytes = shape_elements_phwc4(t->shape) * (half_storage(ex, t) ? 2 : 4);
     ids[n] = i;
     req[n++] = (MemoryRequest){t->bytes, t->first_use, t->last_use};
   }
@@ -342,7 +355,9 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   KernelVariant v = variant_1d("layout.cl", name, phwc4_items(t->shape));
   if (!quant && !typed) select_boundary(ex->dev, t->shape, to_device, &v);
   size_t items = v.total;
+  ex->boundary_fp32 = t->fp32;
   cl_kernel k = ex_dispatch_variant(ex, &v, -1);
+  ex->boundary_fp32 = 0;
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, to_device ? b->staging : t->mem);

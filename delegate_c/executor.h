@@ -47,6 +47,7 @@ typedef struct Executor {
   int num_inputs;
   BoundaryTensor* outputs;
   int num_outputs;
+  int boundary_fp32;   /* while adding a boundary conversion: its tensor is on float storage */
   char* err;
   size_t errlen;
 } Executor;

@@ -38,6 +38,7 @@ typedef struct GTensor {
   int qtype;         /* GD_QNONE, GD_QINT8 or GD_QUINT8 */
   float qscale;
   int qzero;
+  int fp32;          /* float storage inside an FP16 partition (mixed_storage.c) */
 } GTensor;
 
 enum { GD_QNONE = 0, GD_QINT8 = 1, GD_QUINT8 = 2 };
@@ -92,6 +93,7 @@ typedef struct GNode {
   int outputs[GD_MAX_NODE_OUTPUTS];
   int num_outputs;
   int act;            /* fused TfLiteFusedActivation */
+  int fp32;           /* runs on float storage inside an FP16 partition (mixed_storage.c) */
   union {
     struct {
       int kw, kh, sx, sy, dx, dy, pad_x, pad_y, multiplier;

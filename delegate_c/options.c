@@ -191,6 +191,8 @@ static int set_kernel_set(GpuConfig* c, const char* v) {
 static int set_partition_policy(GpuConfig* c, const char* v) {
   return parse_enum(v, kPartitionPolicyNames, 3, "", &c->partition_policy);
 }
+static const char* const kGuardNames[] = {"off", "on"};
+static int set_fp16_guard(GpuConfig* c, const char* v) { return parse_enum(v, kGuardNames, 2, "", &c->fp16_guard); }
 static int set_log_level(GpuConfig* c, const char* v) {
   int e;
   if (parse_enum(v, kLogNames, 4, "", &e)) return -1;
@@ -235,6 +237,11 @@ static const OptionSpec kOptions[] = {
      "set that minimises the model's time, each partition timed once on the device against its estimated CPU "
      "time (at most max_delegated_partitions)",
      set_partition_policy},
+    {"fp16_guard", "", "off, on or 0-1", "off",
+     "with FP16 storage: each partition is also run once on float storage at start-up (seeded inputs in [-1, 1)), "
+     "and an output more than 0.5% relative L2 from it keeps everything it depends on in float; costs a second "
+     "build and two runs per partition at start-up",
+     set_fp16_guard},
     {"serialization_dir", "delegate_serialize_dir,serialize_dir", "a directory path", "",
      "kernel cache directory: with model_token, compiled programs are saved there and loaded on the next start "
      "(it must exist and not be writable by others)",
@@ -438,7 +445,7 @@ size_t gpu_config_describe(char* buf, size_t size) {
  * one "key\tvalue" line each, for tools that must not re-derive them from
  * option spellings: precision (fp16 or fp32), is_precision_loss_allowed,
  * inference_preference, inference_priority1-3, experimental_flags,
- * max_delegated_partitions, partition_policy, serialization (1: kernel cache on),
+ * max_delegated_partitions, partition_policy, fp16_guard, serialization (1: kernel cache on),
  * serialization_dir, model_token, device, kernel_set (as requested; auto
  * is resolved per device when the delegate is created) and log_level.
  * Returns the text's length (call with size 0 to size the buffer), or -1
@@ -454,12 +461,12 @@ TFLITE_GPU_EXPORT int tflite_gpu_resolve_options(const char* const* keys, const 
       buf, size,
       "precision\t%s\nis_precision_loss_allowed\t%d\ninference_preference\t%s\ninference_priority1\t%s\n"
       "inference_priority2\t%s\ninference_priority3\t%s\nexperimental_flags\t%lld\nmax_delegated_partitions\t%d\n"
-      "partition_policy\t%s\nserialization\t%d\nserialization_dir\t%s\nmodel_token\t%s\ndevice\t%s\nkernel_set\t%s\nlog_level\t%s\n",
+      "partition_policy\t%s\nfp16_guard\t%s\nserialization\t%d\nserialization_dir\t%s\nmodel_token\t%s\ndevice\t%s\nkernel_set\t%s\nlog_level\t%s\n",
       cfg.fp16 ? "fp16" : "fp32", o->is_precision_loss_allowed,
       o->inference_preference >= 0 && o->inference_preference < 3 ? kUsageNames[o->inference_preference] : "?",
       kPriorityNames[o->inference_priority1], kPriorityNames[o->inference_priority2],
       kPriorityNames[o->inference_priority3], (long long)o->experimental_flags, o->max_delegated_partitions,
-      kPartitionPolicyNames[cfg.partition_policy],
+      kPartitionPolicyNames[cfg.partition_policy], kGuardNames[cfg.fp16_guard],
       (o->experimental_flags & TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_SERIALIZATION) ? 1 : 0,
       cfg.serialization_dir ? cfg.serialization_dir : "", cfg.model_token ? cfg.model_token : "",
       cfg.device ? cfg.device : "", kernel_set_name((KernelSet)cfg.kernel_set),

@@ -18,6 +18,7 @@ typedef struct GpuConfig {
   int kernel_set;                 /* KernelSet (target.h): GD_KSET_AUTO unless the option says */
   int partition_policy;           /* GD_PARTS_*: which partitions to delegate */
   int fp16;                       /* resolved precision: 1 = FP16 storage, 0 = FP32 */
+  int fp16_guard;                 /* 1: FP16 partitions keep outputs that drift from float on float (fp16_guard.c) */
 } GpuConfig;
 
 /* partition_policy: the largest max_delegated_partitions (upstream's

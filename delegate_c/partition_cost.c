@@ -14,6 +14,7 @@
 #include "executor.h"
 #include "fuse.h"
 #include "log.h"
+#include "mixed_storage.h"
 #include "partition_lower.h"
 #include "tflite_builtins.h"
 
@@ -209,7 +210,9 @@ static double device_us(const ModelView* mv, GpuDevice* dev, const TfLiteDelegat
   view.fp16_storage = dev->fp16;
   Graph g = {0};
   if (lower_partition(&view, nodes, p->output_tensors, &g, outputs, err, errlen)) goto done;
-  if (fuse_graph(&g, outputs, p->output_tensors->size) < 0) {
+  MixedStorageStats ms;
+  if (fuse_graph(&g, outputs, p->output_tensors->size) < 0 ||
+      (dev->fp16 && mixed_storage_apply(&g, outputs, p->output_tensors->size, NULL, &ms) < 0)) {
     graph_free(&g);
     snprintf(err, errlen, "out of memory");
     goto done;

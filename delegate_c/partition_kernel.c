@@ -9,8 +9,10 @@
 #include "cl_device.h"
 #include "delegate.h"
 #include "executor.h"
+#include "fp16_guard.h"
 #include "fuse.h"
 #include "log.h"
+#include "mixed_storage.h"
 #include "model_view.h"
 #include "op_table.h"
 #include "partition_lower.h"
@@ -30,6 +32,7 @@ typedef struct PartitionKernel {
   TfLiteIntArray* output_tensors;
   int stale;               /* a re-plan failed: output shapes must be inferred again */
   int replans;             /* successful re-plans, for reports and tests */
+  char* float_outputs;     /* fp16_guard: per output, 1 = it and what it depends on stay on float */
   char error[GD_ERR_LEN];  /* init failure, reported by prepare */
 } PartitionKernel;
 
@@ -67,10 +70,15 @@ static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t er
   if (!outputs) return snprintf(err, errlen, "out of memory"), -1;
   k->mv.fp16_storage = k->dev->fp16;
   int rc = lower_partition(&k->mv, k->nodes, k->output_tensors, &g, outputs, err, errlen);
-  if (rc == 0 && fuse_graph(&g, outputs, k->output_tensors->size) < 0) {
+  MixedStorageStats ms = {0, 0};
+  if (rc == 0 && (fuse_graph(&g, outputs, k->output_tensors->size) < 0 ||
+                  (k->dev->fp16 && mixed_storage_apply(&g, outputs, k->output_tensors->size, k->float_outputs, &ms) < 0))) {
     rc = -1;
     snprintf(err, errlen, "out of memory");
   }
+  if (rc == 0 && ms.float_nodes)
+    gd_log(k->log_level, GD_LOG_INFO, "FP16 partition: %d nodes kept on float storage, %d conversions",
+           ms.float_nodes, ms.casts);
   if (rc == 0) {
     pthread_mutex_lock(&k->dev->mutex);
     if (d && d->cache_on)
@@ -85,6 +93,51 @@ static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t er
   }
   free(outputs);
   return rc;
+}
+
+/* fp16_guard=on (FP16 partitions): builds the partition as planned and on
+ * float storage, compares their outputs on seeded inputs (fp16_guard.c)
+ * and sets k->float_outputs for the outputs too far apart. A failure here
+ * leaves the partition all half, with a warning. */
+static void guard_fp16(PartitionKernel* k) {
+  int n = k->output_tensors->size;
+  char* all = malloc((size_t)n + 1);
+  char* keep = calloc((size_t)n + 1, 1);
+  double* rel = calloc((size_t)n + 1, sizeof(double));
+  char err[GD_ERR_LEN] = "";
+  Executor half = {0}, ref = {0};
+  int flagged = -1;
+  if (!all || !keep || !rel) {
+    snprintf(err, sizeof(err), "out of memory");
+  } else {
+    memset(all, 1, (size_t)n);
+    k->float_outputs = NULL;
+    if (build_executor(k, &half, err, sizeof(err), NULL, NULL) == 0) {
+      k->float_outputs = all;
+      if (build_executor(k, &ref, err, sizeof(err), NULL, NULL) == 0) {
+        pthread_mutex_lock(&k->dev->mutex);
+        flagged = fp16_guard_compare(&half, &ref, GD_FP16_GUARD_RTOL, keep, rel, err, sizeof(err));
+        executor_free(&ref);
+        pthread_mutex_unlock(&k->dev->mutex);
+      }
+      pthread_mutex_lock(&k->dev->mutex);
+      executor_free(&half);
+      pthread_mutex_unlock(&k->dev->mutex);
+    }
+  }
+  k->float_outputs = NULL;
+  if (flagged < 0) {
+    gd_log(k->log_level, GD_LOG_WARNING, "fp16_guard: %s; the partition stays on half storage", err);
+  } else {
+    for (int i = 0; i < n; ++i)
+      if (rel[i] > 0)
+        gd_log(k->log_level, GD_LOG_INFO, "fp16_guard: output tensor %d on half storage is %.3g relative L2 from "
+               "float%s", k->output_tensors->data[i], rel[i], keep[i] ? ": kept on float with what it depends on" : "");
+    if (flagged > 0) k->float_outputs = keep, keep = NULL;
+  }
+  free(all);
+  free(keep);
+  free(rel);
 }
 
 static void remember_input_shapes(PartitionKernel* k) {
@@ -114,6 +167,7 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
   }
   /* Node indices follow execution order in the model. */
   qsort(k->nodes->data, (size_t)k->nodes->size, sizeof(int), cmp_int);
+  if (k->dev->fp16 && d->cfg.fp16_guard) guard_fp16(k);
   k->built = build_executor(k, &k->ex, k->error, sizeof(k->error), d, params) == 0;
   if (k->built) {
     k->input_shapes = malloc((size_t)(k->ex.num_inputs + 1) * 4 * sizeof(int));
@@ -153,6 +207,7 @@ static void kernel_free(TfLiteContext* context, void* buffer) {
   free(k->nodes);
   free(k->output_tensors);
   free(k->input_shapes);
+  free(k->float_outputs);
   free(k);
 }
 

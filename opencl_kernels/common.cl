@@ -7,8 +7,13 @@
  * tail checks and 0 * garbage never makes NaN.
  *
  * Storage type: float, or half with -DFP16_STORAGE=1 (vload_half works
- * without cl_khr_fp16, which PoCL lacks). Math is always float. */
+ * without cl_khr_fp16, which PoCL lacks). Math is always float. A node that
+ * mixed_storage.c keeps on float storage inside an FP16 partition is built
+ * with -DFP32_STORAGE=1 as well, which wins. */
 
+#if defined(FP16_STORAGE) && defined(FP32_STORAGE)
+#undef FP16_STORAGE
+#endif
 #ifdef FP16_STORAGE
 typedef half storage_t;
 #define LOAD4(p, i) vload_half4((i), (p))

@@ -314,3 +314,16 @@ __kernel void phwc4_to_bhwc_q(__global const storage_t* src, __global uchar* dst
     dst[base + c] = (uchar)(q & 0xff);
   }
 }
+
+/* Mixed storage (mixed_storage.c): one PHWC4 tensor between its half form
+ * and its float form, one float4 per work-item. The types are explicit, so
+ * these two do not depend on the storage defines. */
+__kernel void storage_half_to_float(__global const half* src, __global float* dst, int total) {
+  int gid = get_global_id(0);
+  if (gid < total) vstore4(vload_half4(gid, src), gid, dst);
+}
+
+__kernel void storage_float_to_half(__global const float* src, __global half* dst, int total) {
+  int gid = get_global_id(0);
+  if (gid < total) vstore_half4(vload4(gid, src), gid, dst);
+}

@@ -46,6 +46,20 @@ def test_model_fp16_storage(name, model_files):
         assert o.rel_l2 <= FP16_RTOL_L2 or o.max_abs <= 1e-7, f"{o.name}: relative L2 {o.rel_l2:.3g}"
 
 
+def test_pose_landmark_full_fp16_with_guard(model_files):
+    """Half storage alone loses its segmentation logits (0.025-0.09 relative
+    L2, docs/troubleshooting.md); fp16_guard=on keeps that output's nodes on
+    float and every output within the FP16 tolerance."""
+    opts = {"log_level": "silent", "is_precision_loss_allowed": 1}
+    plain = check_model(model_files["pose_landmark_full"], opts, seed=0)
+    seg = next(o for o in plain.outputs if o.name == "Identity_2")
+    assert seg.rel_l2 > FP16_RTOL_L2, "half storage alone was expected to lose the segmentation output"
+    r = check_model(model_files["pose_landmark_full"], dict(opts, fp16_guard="on"), seed=0)
+    assert r.device["precision"] == "fp16"
+    for o in r.outputs:
+        assert o.rel_l2 <= FP16_RTOL_L2 or o.max_abs <= 1e-7, f"{o.name}: relative L2 {o.rel_l2:.3g}"
+
+
 # The three models with MediaPipe custom ops: the stock CPU interpreter has
 # no kernels for those ops, so check_model compares the delegate in FP32
 # with the delegate in FP16 storage (FP16 tolerance) and checks that two

@@ -1,0 +1,113 @@
+"""fp16_guard=on: an FP16 partition is also run on float storage at start-up,
+and an output whose half result drifts from it keeps everything it depends
+on in float (mixed_storage.c), while the other outputs stay half.
+
+The model has two outputs of one input x, uniform in [-1, 1):
+  cancel = (x + 300) - 300   half storage rounds x + 300 to 0.25 steps, so
+                             the result is off by up to 0.125 (~10% relative)
+  double = x * 2             benign: half's 2^-11 relative rounding only
+The first is what pose_landmark_full's segmentation head does on a large
+scale (docs/troubleshooting.md)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tflite_gpu
+from conftest import _interpreter, _run, rel_l2, run_cpu, test_options
+from tflite_gpu.model_builder import ModelBuilder
+
+SHAPE = [1, 5, 7, 3]
+
+
+def guard_model(with_double=True, shape=SHAPE):
+    mb = ModelBuilder()
+    x = mb.add_input(shape)
+    c = shape[-1]
+    up = mb.add_tensor(shape)
+    mb.add_op("ADD", [x, mb.add_tensor([c], data=np.full(c, 300, np.float32))], [up], dict(fused_activation="NONE"))
+    back = mb.add_tensor(shape)
+    mb.add_op("ADD", [up, mb.add_tensor([c], data=np.full(c, -300, np.float32))], [back],
+              dict(fused_activation="NONE"))
+    mb.mark_output(back)
+    if with_double:
+        dbl = mb.add_tensor(shape)
+        mb.add_op("MUL", [x, mb.add_tensor([c], data=np.full(c, 2, np.float32))], [dbl], dict(fused_activation="NONE"))
+        mb.mark_output(dbl)
+    return mb.build()
+
+
+def inputs(seed=0, shape=SHAPE):
+    return [np.random.default_rng(seed).uniform(-1, 1, shape).astype(np.float32)]
+
+
+def _delegated(model, x, **options):
+    d = tflite_gpu.load_delegate(**test_options(**options))
+    it = _interpreter(model, [d])
+    out = _run(it, x)
+    del it
+    return out
+
+
+def test_half_storage_alone_loses_the_cancelling_output():
+    """The failure the guard exists for: without it, FP16 is 10% off."""
+    model, x = guard_model(), inputs()
+    cancel, _ = _delegated(model, x, is_precision_loss_allowed=1)
+    assert rel_l2(cancel, run_cpu(model, x)[0]) > 0.02
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_guard_keeps_only_the_drifting_output_on_float(seed, capfd):
+    model, x = guard_model(), inputs(seed)
+    expected = run_cpu(model, x)
+    cancel, double = _delegated(model, x, is_precision_loss_allowed=1, fp16_guard="on", log_level="info")
+    log = capfd.readouterr().err
+    # x itself arrives on half (the MUL reads it too): the cancelling
+    # output is x rounded to half, 2^-12 relative on average, 2^-11 at most.
+    assert rel_l2(cancel, expected[0]) < 1e-3
+    assert np.abs(cancel - expected[0]).max() <= 2.0 ** -11
+    assert rel_l2(double, expected[1]) < 1e-3
+    assert log.count("kept on float with what it depends on") == 1, log
+    assert "FP16 partition: 2 nodes kept on float storage" in log, log
+
+
+def test_an_input_that_only_float_nodes_read_arrives_on_float():
+    """With no half reader, x is never rounded: the same float arithmetic
+    as the CPU's, bit for bit."""
+    model, x = guard_model(with_double=False), inputs(2)
+    (cancel,) = _delegated(model, x, is_precision_loss_allowed=1, fp16_guard="on")
+    np.testing.assert_array_equal(cancel, run_cpu(model, x)[0])
+
+
+def test_guard_is_a_no_op_in_fp32(capfd):
+    model, x = guard_model(), inputs(3)
+    out = _delegated(model, x, fp16_guard="on", log_level="info")
+    for a, e in zip(out, run_cpu(model, x)):
+        np.testing.assert_allclose(a, e, rtol=1e-6, atol=1e-6)
+    assert "fp16_guard" not in capfd.readouterr().err
+
+
+def test_float_outputs_survive_a_resize():
+    """The outputs the guard chose stay on float when the partition is
+    planned again for new input shapes."""
+    model = guard_model()
+    d = tflite_gpu.load_delegate(**test_options(is_precision_loss_allowed=1, fp16_guard="on"))
+    it = _interpreter(model, [d])
+    shape = [2, 9, 4, 3]
+    it.resize_tensor_input(it.get_input_details()[0]["index"], shape)
+    it.allocate_tensors()
+    x = inputs(4, shape)
+    cancel, double = _run(it, x)
+    del it
+    ref_it = _interpreter(model)
+    ref_it.resize_tensor_input(ref_it.get_input_details()[0]["index"], shape)
+    ref_it.allocate_tensors()
+    expected = _run(ref_it, x)
+    assert np.abs(cancel - expected[0]).max() <= 2.0 ** -11
+    assert rel_l2(double, expected[1]) < 1e-3
+
+
+@pytest.mark.parametrize("bad", ["maybe", "2", ""])
+def test_bad_values_are_refused_by_name(bad):
+    with pytest.raises(ValueError, match="fp16_guard"):
+        tflite_gpu.load_delegate(**test_options(fp16_guard=bad))
