@@ -23,6 +23,10 @@ static size_t slices(const int s[4]) { return (size_t)(s[GD_C] + 3) / 4; }
 void select_binary_rows(const GpuDevice* dev, const int ds[4], KernelVariant* v) {
   row_variant(dev, "elementwise.cl", "binary_op_rows", (size_t)ds[GD_H] * ds[GD_W], slices(ds) * (size_t)ds[GD_B],
               ROW_TILE, "ROW_PIXELS", v);
+  /* Half arithmetic where the device has it (a node kept on float storage
+   * drops it, common.cl). Only the GPU set: CPU runtimes emulate half math. */
+  if (dev->kernel_set == GD_KSET_GPU && dev->fp16 && dev->caps.fp16)
+    snprintf(v->defines, sizeof(v->defines), "-DROW_PIXELS=1 -DHALF_MATH=1");
 }
 
 void select_boundary(const GpuDevice* dev, const int s[4], int to_device, KernelVariant* v) {

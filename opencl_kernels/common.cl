@@ -14,6 +14,15 @@
 #if defined(FP16_STORAGE) && defined(FP32_STORAGE)
 #undef FP16_STORAGE
 #endif
+/* HALF_MATH (the GPU set on a device with cl_khr_fp16, FP16 storage):
+ * kernels may compute in half where that rounds exactly as float math
+ * followed by a half store (one correctly rounded op per value). */
+#if defined(HALF_MATH) && !defined(FP16_STORAGE)
+#undef HALF_MATH
+#endif
+#ifdef HALF_MATH
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#endif
 #ifdef FP16_STORAGE
 typedef half storage_t;
 #define LOAD4(p, i) vload_half4((i), (p))

@@ -80,6 +80,43 @@ __kernel void binary_op(__global const storage_t* a, __global const storage_t* b
 #ifndef ROW_PIXELS
 #define ROW_PIXELS ROW_TILE
 #endif
+
+#ifdef HALF_MATH
+/* The ops and activations whose half result is the float result rounded
+ * once: the others take the float path below. */
+inline int half_exact(int op, int act) {
+  return (op == BIN_ADD || op == BIN_MUL || op == BIN_SUB || op == BIN_MAX || op == BIN_MIN || op == BIN_PRELU) &&
+         (act == ACT_NONE || act == ACT_RELU || act == ACT_RELU6 || act == ACT_RELU_N1_TO_1);
+}
+
+inline half4 binary_half(half4 a, half4 b, int op) {
+  switch (op) {
+    case BIN_ADD: return a + b;
+    case BIN_MUL: return a * b;
+    case BIN_SUB: return a - b;
+    case BIN_MAX: return fmax(a, b);
+    case BIN_MIN: return fmin(a, b);
+    default: return select(a * b, a, a >= (half)0.0f); /* BIN_PRELU */
+  }
+}
+
+inline half4 activate_half(half4 v, int act) {
+  switch (act) {
+    case ACT_RELU: return fmax(v, (half)0.0f);
+    case ACT_RELU6: return clamp(v, (half)0.0f, (half)6.0f);
+    case ACT_RELU_N1_TO_1: return clamp(v, (half)-1.0f, (half)1.0f);
+    default: return v;
+  }
+}
+
+inline half4 mask_tail_half(half4 v, int s, int C) {
+  int base = s * 4;
+  if (base + 4 <= C) return v;
+  return (half4)(base + 0 < C ? v.x : (half)0.0f, base + 1 < C ? v.y : (half)0.0f, base + 2 < C ? v.z : (half)0.0f,
+                 base + 3 < C ? v.w : (half)0.0f);
+}
+#endif
+
 __kernel void binary_op_rows(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
                              int4 dst_shape, int b_per_channel, int op, int act, int total) {
   int gid = get_global_id(0);
@@ -90,6 +127,16 @@ __kernel void binary_op_rows(__global const storage_t* a, __global const storage
   int s = sb % SLICES(dst_shape);
   int o = sb * plane + t * ROW_PIXELS;
   int n = min(ROW_PIXELS, plane - t * ROW_PIXELS);
+#ifdef HALF_MATH
+  if (half_exact(op, act)) {
+    half4 hc = b_per_channel ? vload4(s, b) : (half4)(0.0f);
+    for (int i = 0; i < n; ++i) {
+      half4 hb = b_per_channel ? hc : vload4(o + i, b);
+      vstore4(mask_tail_half(activate_half(binary_half(vload4(o + i, a), hb, op), act), s, dst_shape.z), o + i, dst);
+    }
+    return;
+  }
+#endif
   float4 vc = b_per_channel ? LOAD4(b, s) : (float4)(0.0f);
   for (int i = 0; i < n; ++i) {
     float4 vb = b_per_channel ? vc : LOAD4(b, o + i);

@@ -22,7 +22,8 @@ Pieces (KS = each kernel set, cpu and gpu):
             Oclgrind report fails the piece (tools/oclgrind_scan.py).
   intel     the op-test sample of KS; the 14 models, KS x FP32/FP16; the
             int8 tests (integer kernels and the MTCNN-like whole models,
-            CPU set).
+            CPU set); the half-arithmetic and fp16_guard tests (GPU set:
+            the only device here with cl_khr_fp16).
 
 The op-test sample of a kernel set is a small set of tests that together
 launch every kernel (FP16-storage builds counted apart) that the PoCL run of
@@ -57,6 +58,9 @@ GROUP_TESTS = ["tests/test_group_fallback.py"]
 # sample (test_ops.py has no int8 cases): their own tests, as pytest args.
 INT8_KERNEL_TESTS = ["tests/test_quantized.py", "-k", "integer_kernels or accumulation_bound or prelu_integer"]
 INT8_MODEL_TESTS = ["tests/test_int8_fidelity.py"]
+# Half arithmetic needs cl_khr_fp16, which only Intel's runtime has here
+# (test_half_math.py skips elsewhere); the FP16 guard's storage casts with it.
+HALF_TESTS = ["tests/test_half_math.py", "tests/test_fp16_guard.py"]
 # (model, precision) pairs that fail `check` on every implementation and
 # kernel set for a reason tracked elsewhere: still run and shown in the
 # table, but not a matrix failure; one that starts passing fails the piece,
@@ -393,6 +397,9 @@ class Matrix:
                 add(Piece("intel", ks, "FP32+FP16", f"op tests ({'all' if self.args.full else 'sample'})",
                           self.ops_piece, deps=(f"pocl/{ks}/FP32+FP16/op tests (all; kernel record)",),
                           lane="intel"))
+            if "gpu" in ksets:
+                add(Piece("intel", "gpu", "FP16", "half math and fp16_guard",
+                          lambda p: self.pytest_piece(p, HALF_TESTS, self.env("intel", "gpu")), lane="intel"))
             if "cpu" in ksets:
                 add(Piece("intel", "cpu", "int8", "int8 kernels and whole models",
                           lambda p: self.pytest_piece(p, INT8_KERNEL_TESTS[:1] + INT8_MODEL_TESTS
