@@ -148,6 +148,15 @@ cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
     ex_fail(ex, "kernel %s: %d launch dimensions", v->kernel, v->dims);
     return NULL;
   }
+  /* SUSTAINED_SPEED tuning (tune.c): this dispatch's group scaled by
+   * 2^scale; a fixed group only shrinks (its define is rebuilt). */
+  int scale = ex->tune && ex->num_dispatches < ex->tune_len ? ex->tune[ex->num_dispatches] : 0;
+  KernelVariant tuned;
+  if (scale < 0 && !(v->dims == 1 && v->local[0] == 0)) {
+    tuned = *v;
+    size_t want = variant_group(v) >> -scale;
+    if (variant_fit_group(&tuned, want ? want : 1) == 0) v = &tuned;
+  }
   /* A node that mixed_storage.c keeps on float inside an FP16 partition
    * (node -1, a boundary conversion: its tensor says). */
   int on_float = ex->dev->fp16 && (node >= 0 ? ex->g.nodes[node].fp32 : ex->boundary_fp32);
@@ -184,6 +193,8 @@ cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
   Dispatch d = {k, (cl_uint)v->dims, {1, 1, 1}, {1, 1, 1}, node, v->kernel};
   if (!fixed_group) {
     size_t local = v->heavy && !ex->dev->caps.is_gpu ? GD_LOCAL_SIZE_HEAVY_CPU : GD_LOCAL_SIZE;
+    local = scale >= 0 ? local << scale : local >> -scale;
+    if (!local) local = 1;
     /* A kernel the device can only run in smaller groups (registers). */
     if (max_wg && max_wg < local) local = max_wg;
     d.local[0] = local;
@@ -373,9 +384,26 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   return karg_done(ex, &a);
 }
 
+static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs, char* err,
+                 size_t errlen);
+
 int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs, char* err,
                    size_t errlen) {
+  return executor_build_tuned(ex, dev, g, outputs, num_outputs, NULL, 0, err, errlen);
+}
+
+int executor_build_tuned(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs,
+                         const signed char* tune, int tune_len, char* err, size_t errlen) {
   memset(ex, 0, sizeof(*ex));
+  ex->tune = tune;
+  ex->tune_len = tune_len;
+  int rc = build(ex, dev, g, outputs, num_outputs, err, errlen);
+  ex->tune = NULL;
+  return rc;
+}
+
+static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs, char* err,
+                 size_t errlen) {
   ex->dev = dev;
   gpu_device_retain(dev);
   ex->g = *g;

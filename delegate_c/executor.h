@@ -48,6 +48,8 @@ typedef struct Executor {
   BoundaryTensor* outputs;
   int num_outputs;
   int boundary_fp32;   /* while adding a boundary conversion: its tensor is on float storage */
+  const signed char* tune; /* while building: per dispatch, log2 of its group's scale (tune.c); not owned */
+  int tune_len;
   char* err;
   size_t errlen;
 } Executor;
@@ -59,6 +61,10 @@ int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, i
 /* Copies inputs in, runs every dispatch, copies outputs back. Call with
  * dev->mutex held. */
 int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen);
+/* executor_build with per-dispatch group scales (tune.c): dispatch i's
+ * work-group is scaled by 2^tune[i] (a fixed group only shrinks). */
+int executor_build_tuned(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs,
+                         const signed char* tune, int tune_len, char* err, size_t errlen);
 /* Runs the partition reps times after one warm-up run, inputs zero, and
  * sets best_us to the fastest run's wall time: input writes, every
  * dispatch and output reads (partition_cost.c). Call with dev->mutex held. */

@@ -215,7 +215,9 @@ static const OptionSpec kOptions[] = {
     {"gpu_precision_loss_allowed", "precision_loss_allowed", "true/false/1/0", "-1",
      "upstream tools' spelling of is_precision_loss_allowed", set_precision_loss},
     {"inference_preference", "", "FAST_SINGLE_ANSWER, SUSTAINED_SPEED, BALANCED or 0-2", "FAST_SINGLE_ANSWER",
-     "TfLiteGpuInferenceUsage", set_preference},
+     "TfLiteGpuInferenceUsage; SUSTAINED_SPEED also tunes each kernel's work-group size at start-up (every "
+     "dispatch timed at 4 group sizes), remembered beside the kernel-cache file when serialization_dir is set",
+     set_preference},
     {"gpu_inference_for_sustained_speed", "", "true/false", "false",
      "true sets inference_preference=SUSTAINED_SPEED", set_sustained},
     {"inference_priority1", "", "AUTO, MAX_PRECISION, MIN_LATENCY, MIN_MEMORY_USAGE or 0-3", "MAX_PRECISION",

@@ -17,6 +17,7 @@
 #include "op_table.h"
 #include "partition_lower.h"
 #include "serialization.h"
+#include "tune.h"
 
 typedef struct PartitionKernel {
   GpuDevice* dev;          /* retained: the kernel may outlive the delegate */
@@ -33,6 +34,9 @@ typedef struct PartitionKernel {
   int stale;               /* a re-plan failed: output shapes must be inferred again */
   int replans;             /* successful re-plans, for reports and tests */
   char* float_outputs;     /* fp16_guard: per output, 1 = it and what it depends on stay on float */
+  int sustained;           /* inference_preference=SUSTAINED_SPEED: work-groups tuned (tune.c) */
+  signed char* tune;       /* per dispatch, log2 of its group's scale; NULL: the selector's groups */
+  int tune_len;
   char error[GD_ERR_LEN];  /* init failure, reported by prepare */
 } PartitionKernel;
 
@@ -84,7 +88,16 @@ static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t er
     if (d && d->cache_on)
       ser_partition_begin(&k->cache, d->cfg.serialization_dir, d->cfg.model_token, k->dev, d->current_view, params,
                           k->log_level);
-    rc = executor_build(ex, k->dev, &g, outputs, k->output_tensors->size, err, errlen);
+    /* A tuning remembered beside the kernel-cache file: built with it
+     * straight away, so that the cached programs are the ones it uses. */
+    if (d && k->sustained && !k->tune && k->cache.path) {
+      char path[4096];
+      if (snprintf(path, sizeof(path), "%s.tune", k->cache.path) < (int)sizeof(path)) {
+        k->tune = tune_load(path, &k->tune_len);
+        if (k->tune) gd_log(k->log_level, GD_LOG_INFO, "SUSTAINED_SPEED: work-groups from %s", path);
+      }
+    }
+    rc = executor_build_tuned(ex, k->dev, &g, outputs, k->output_tensors->size, k->tune, k->tune_len, err, errlen);
     if (rc == 0 && d) ser_partition_built(&k->cache, k->dev, k->log_level);
     if (rc) executor_free(ex);
     pthread_mutex_unlock(&k->dev->mutex);
@@ -140,6 +153,63 @@ static void guard_fp16(PartitionKernel* k) {
   free(rel);
 }
 
+/* inference_preference=SUSTAINED_SPEED without a remembered tuning: the
+ * partition built once per candidate group scale, every dispatch timed
+ * (tune.c), then built again with each dispatch's best scale, which the
+ * kernel cache remembers. Any failure keeps the selector's groups. */
+static void tune_partition(PartitionKernel* k) {
+  int n = k->ex.num_dispatches;
+  double* us[GD_TUNE_CANDIDATES] = {NULL};
+  signed char* scales = malloc((size_t)n + 1);
+  signed char* tune = malloc((size_t)n + 1);
+  char err[GD_ERR_LEN] = "";
+  int ok = scales && tune;
+  for (int c = 0; ok && c < GD_TUNE_CANDIDATES; ++c) ok = (us[c] = malloc(sizeof(double) * (size_t)(n + 1))) != NULL;
+  if (!ok) snprintf(err, sizeof(err), "out of memory");
+  for (int c = 0; ok && c < GD_TUNE_CANDIDATES; ++c) {
+    Executor ex = {0}, *run = &k->ex; /* candidate 0 is the executor just built */
+    if (c > 0) {
+      memset(scales, kTuneScales[c], (size_t)n);
+      k->tune = scales, k->tune_len = n;
+      ok = build_executor(k, &ex, err, sizeof(err), NULL, NULL) == 0;
+      k->tune = NULL, k->tune_len = 0;
+      if (ok && ex.num_dispatches != n) ok = 0, snprintf(err, sizeof(err), "the dispatch lists differ");
+      run = &ex;
+    }
+    pthread_mutex_lock(&k->dev->mutex);
+    if (ok) ok = tune_time_dispatches(run, 3, us[c], err, sizeof(err)) == 0;
+    if (c > 0) executor_free(&ex);
+    pthread_mutex_unlock(&k->dev->mutex);
+  }
+  Executor tuned = {0};
+  if (ok) {
+    double ratio = tune_choose((const double* const*)us, n, tune);
+    int changed = 0;
+    for (int i = 0; i < n; ++i) changed += tune[i] != 0;
+    gd_log(k->log_level, GD_LOG_INFO, "SUSTAINED_SPEED: %d of %d dispatches take another work-group size; "
+           "kernel time %.2fx the selector's", changed, n, ratio);
+    k->tune = tune, k->tune_len = n;
+    ok = build_executor(k, &tuned, err, sizeof(err), NULL, NULL) == 0;
+  }
+  if (ok) {
+    pthread_mutex_lock(&k->dev->mutex);
+    executor_free(&k->ex);
+    k->ex = tuned;
+    pthread_mutex_unlock(&k->dev->mutex);
+    char path[4096];
+    if (k->cache.path && snprintf(path, sizeof(path), "%s.tune", k->cache.path) < (int)sizeof(path) &&
+        tune_save(path, tune, n))
+      gd_log(k->log_level, GD_LOG_WARNING, "SUSTAINED_SPEED: cannot write %s", path);
+    tune = NULL; /* k->tune owns it */
+  } else {
+    k->tune = NULL, k->tune_len = 0;
+    gd_log(k->log_level, GD_LOG_WARNING, "SUSTAINED_SPEED: tuning failed (%s); the selector's work-groups stay", err);
+  }
+  for (int c = 0; c < GD_TUNE_CANDIDATES; ++c) free(us[c]);
+  free(scales);
+  free(tune);
+}
+
 static void remember_input_shapes(PartitionKernel* k) {
   for (int i = 0; i < k->ex.num_inputs; ++i)
     memcpy(&k->input_shapes[4 * i], k->ex.g.tensors[k->ex.inputs[i].tensor].shape, 4 * sizeof(int));
@@ -168,7 +238,9 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
   /* Node indices follow execution order in the model. */
   qsort(k->nodes->data, (size_t)k->nodes->size, sizeof(int), cmp_int);
   if (k->dev->fp16 && d->cfg.fp16_guard) guard_fp16(k);
+  k->sustained = d->cfg.v2.inference_preference == TFLITE_GPU_INFERENCE_PREFERENCE_SUSTAINED_SPEED;
   k->built = build_executor(k, &k->ex, k->error, sizeof(k->error), d, params) == 0;
+  if (k->built && k->sustained && !k->tune && k->ex.num_dispatches > 0) tune_partition(k);
   if (k->built) {
     k->input_shapes = malloc((size_t)(k->ex.num_inputs + 1) * 4 * sizeof(int));
     if (!k->input_shapes) {
@@ -208,6 +280,7 @@ static void kernel_free(TfLiteContext* context, void* buffer) {
   free(k->output_tensors);
   free(k->input_shapes);
   free(k->float_outputs);
+  free(k->tune);
   free(k);
 }
 
