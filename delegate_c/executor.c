@@ -130,7 +130,9 @@ static size_t variant_group(const KernelVariant* v) {
 /* The variant's defines, plus the one that keeps a node of an FP16
  * partition on float storage (common.cl). */
 static void storage_defines(const KernelVariant* v, int on_float, char* out, size_t size) {
-  snprintf(out, size, "%s%s%s", v->defines, on_float && v->defines[0] ? " " : "", on_float ? "-DFP32_STORAGE=1" : "");
+  int n = snprintf(out, size, "%.*s%s%s", (int)sizeof(v->defines), v->defines, on_float && v->defines[0] ? " " : "",
+                   on_float ? "-DFP32_STORAGE=1" : "");
+  if (n < 0 || (size_t)n >= size) out[0] = '\0'; /* cannot happen: size holds both */
 }
 
 cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
@@ -160,7 +162,7 @@ cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
   /* A node that mixed_storage.c keeps on float inside an FP16 partition
    * (node -1, a boundary conversion: its tensor says). */
   int on_float = ex->dev->fp16 && (node >= 0 ? ex->g.nodes[node].fp32 : ex->boundary_fp32);
-  char defines[GD_MAX_DEFINES + 32];
+  char defines[2 * GD_MAX_DEFINES + 64]; /* the variant's and the storage define */
   storage_defines(v, on_float, defines, sizeof(defines));
   cl_kernel k = gpu_device_kernel(ex->dev, v->file, defines, v->kernel, ex->err, ex->errlen);
   if (!k) return NULL;
