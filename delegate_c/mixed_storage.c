@@ -100,25 +100,19 @@ static int apply(Graph* g, const char* mark, int* num_cast) {
   for (int t = 0; t < nt; ++t)
     if (producer[t] == -1 && !g->tensors[t].data && !g->tensors[t].is_int32 && !half_reader[t]) g->tensors[t].fp32 = 1;
   free(half_reader);
-  /* Constants take the storage of their first reader. */
   for (int k = 0; k < nn; ++k) {
     int* refs[GD_MAX_REFS];
     int is_out[GD_MAX_REFS];
     int m = node_refs(&g->nodes[k], refs, is_out);
     for (int r = 0; r < m; ++r) {
       int t = *refs[r];
-      if (is_out[r] || t < 0 || t >= nt || !g->tensors[t].data || producer[t] != -1) continue;
-      producer[t] = -2 - k; /* seen: storage fixed */
-      g->tensors[t].fp32 = mark[k];
-    }
-  }
-  for (int k = 0; k < nn; ++k) {
-    int* refs[GD_MAX_REFS];
-    int is_out[GD_MAX_REFS];
-    int m = node_refs(&g->nodes[k], refs, is_out);
-    for (int r = 0; r < m; ++r) {
-      int t = *refs[r];
-      if (is_out[r] || t < 0 || t >= nt || g->tensors[t].is_int32 || g->tensors[t].fp32 == mark[k]) continue;
+      if (is_out[r] || t < 0 || t >= nt) continue;
+      /* A constant takes the storage of its first reader. */
+      if (g->tensors[t].data && producer[t] == -1) {
+        producer[t] = -2 - k; /* seen: storage fixed */
+        g->tensors[t].fp32 = mark[k];
+      }
+      if (g->tensors[t].is_int32 || g->tensors[t].fp32 == mark[k]) continue;
       int* twin_of = mark[k] ? to_float : to_half;
       if (twin_of[t] < 0) {
         twin_of[t] = twin(g, t, mark[k]);

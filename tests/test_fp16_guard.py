@@ -111,3 +111,23 @@ def test_float_outputs_survive_a_resize():
 def test_bad_values_are_refused_by_name(bad):
     with pytest.raises(ValueError, match="fp16_guard"):
         tflite_gpu.load_delegate(**test_options(fp16_guard=bad))
+
+
+def test_a_constant_read_on_both_storages():
+    """One constant (300) read by the float ADD and by a half MUL: each
+    gets a copy in its own storage type."""
+    mb = ModelBuilder()
+    x = mb.add_input(SHAPE)
+    k = mb.add_tensor([3], data=np.full(3, 300, np.float32))
+    up, back, scaled = (mb.add_tensor(SHAPE) for _ in range(3))
+    mb.add_op("ADD", [x, k], [up], dict(fused_activation="NONE"))
+    mb.add_op("ADD", [up, mb.add_tensor([3], data=np.full(3, -300, np.float32))], [back],
+              dict(fused_activation="NONE"))
+    mb.add_op("MUL", [x, k], [scaled], dict(fused_activation="NONE"))
+    mb.mark_output(back)
+    mb.mark_output(scaled)
+    model, x_in = mb.build(), inputs(5)
+    expected = run_cpu(model, x_in)
+    cancel, scaled_out = _delegated(model, x_in, is_precision_loss_allowed=1, fp16_guard="on")
+    assert np.abs(cancel - expected[0]).max() <= 2.0 ** -11
+    assert rel_l2(scaled_out, expected[1]) < 1e-3
