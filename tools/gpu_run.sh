@@ -12,8 +12,9 @@
 #                                          an .icd naming libnvidia-opencl.so.1, installs the wheels
 #                                          with pip --no-index --target, then: `tflite-gpu devices`,
 #                                          tests/test_ops.py with each kernel set, `check` on the 14
-#                                          models with each kernel set in FP32 and FP16, `bench`
-#                                          against XNNPACK on 2 threads with each kernel set; logs,
+#                                          models with each kernel set in FP32 and FP16 (fp16_guard=on),
+#                                          `bench` against XNNPACK on 2 threads with each kernel set,
+#                                          tools/bench_tuning.py with the GPU set; logs,
 #                                          JSON and summary.md (tools/gpu_summary.py) in OUTDIR
 #
 # With the device tool (README, "Running on an NVIDIA GPU machine"):
@@ -22,7 +23,7 @@
 # since the tool brings back at most 8 files.
 #
 # Environment (run):
-#   GPU_RUN_STEPS       steps, default "devices ops models bench" (split a run across calls)
+#   GPU_RUN_STEPS       steps, default "devices ops models bench tune" (split a run across calls)
 #   GPU_RUN_ICD_LIBRARY the OpenCL driver library the .icd names (default: libnvidia-opencl.so.1,
 #                       searched under /usr/local/nvidia, /usr/lib*, and ldconfig's cache);
 #                       e.g. PoCL's libpocl.so.2 to rehearse the run on a machine without a GPU
@@ -225,7 +226,7 @@ print("python", __import__("sys").version.split()[0], "numpy", numpy.__version__
 
   local models="${GPU_RUN_MODELS:-}"
   [ -n "$models" ] || models=$("$python" -c 'from tflite_gpu.models import MODELS; print(" ".join(sorted(MODELS)))')
-  local steps="${GPU_RUN_STEPS:-devices ops models bench}"
+  local steps="${GPU_RUN_STEPS:-devices ops models bench tune}"
   local status=0 ks prec
 
   {
@@ -263,7 +264,7 @@ print("python", __import__("sys").version.split()[0], "numpy", numpy.__version__
     for ks in cpu gpu; do
       for prec in fp32 fp16; do
         local opts=(--opt "kernel_set=$ks")
-        [ "$prec" = fp16 ] && opts+=(--opt is_precision_loss_allowed=1)
+        [ "$prec" = fp16 ] && opts+=(--opt is_precision_loss_allowed=1 --opt fp16_guard=on)
         say "check, kernel set $ks, $prec"
         # shellcheck disable=SC2086
         limited "$python" -m tflite_gpu check $models "${opts[@]}" --json >"$files/models-$ks-$prec.json" \
@@ -291,6 +292,12 @@ EOF
         --json "$files/bench-$ks.json" --markdown "$files/bench-$ks.md" >"$files/bench-$ks.log" 2>&1 || status=1
       tail -n 2 "$files/bench-$ks.log"
     done
+  fi
+
+  if [[ " $steps " == *" tune "* ]]; then
+    say "work-group tuning (SUSTAINED_SPEED) against the selector's groups, GPU set"
+    limited "$python" "$ROOT/tools/bench_tuning.py" --kernel-sets gpu $models >"$files/tune-gpu.log" 2>&1 || status=1
+    cat "$files/tune-gpu.log"
   fi
 
   say "summary"
