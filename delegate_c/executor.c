@@ -421,7 +421,9 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   for (int k = 0; k < gr->num_nodes; ++k)
     for (int j = 0; j < gr->nodes[k].num_outputs; ++j) written[gr->nodes[k].outputs[j]] = 1;
   ex->inputs = calloc((size_t)gr->num_tensors + 1, sizeof(BoundaryTensor));
-  ex->outputs = calloc((size_t)num_outputs + 1, sizeof(BoundaryTensor));
+  int states = 0;
+  for (int id = 0; id < gr->num_tensors; ++id) states += gr->tensors[id].write_back >= 0 && written[id];
+  ex->outputs = calloc((size_t)(num_outputs + states) + 1, sizeof(BoundaryTensor));
   if (!ex->inputs || !ex->outputs) {
     free(written);
     return ex_fail(ex, "out of memory");
@@ -442,6 +444,13 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
     }
     gr->tensors[id].is_output = 1;
     ex->outputs[ex->num_outputs++] = (BoundaryTensor){gr->tensors[id].tflite_index, id, NULL, 0};
+  }
+  /* Sequence ops' final states, read back into their variable tensors. */
+  for (int id = 0; id < gr->num_tensors; ++id) {
+    if (gr->tensors[id].write_back < 0 || !written[id]) continue;
+    gr->tensors[id].is_output = 1;
+    ex->outputs[ex->num_outputs++] = (BoundaryTensor){gr->tensors[id].write_back, id, NULL, 0};
+    ex->num_state_outputs++;
   }
   free(written);
   if (plan_memory(ex)) return -1;

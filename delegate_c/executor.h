@@ -47,6 +47,7 @@ typedef struct Executor {
   int num_inputs;
   BoundaryTensor* outputs;
   int num_outputs;
+  int num_state_outputs; /* the last of outputs: states written back into variable tensors (GTensor.write_back) */
   int boundary_fp32;   /* while adding a boundary conversion: its tensor is on float storage */
   const signed char* tune; /* while building: per dispatch, log2 of its group's scale (tune.c); not owned */
   int tune_len;

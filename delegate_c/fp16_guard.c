@@ -89,10 +89,11 @@ static double rel_l2(const float* a, const float* r, size_t n, double* max_abs) 
 
 int fp16_guard_compare(Executor* half, Executor* ref, double limit, char* keep_float, double* rel, char* err,
                        size_t errlen) {
-  int n = half->num_outputs;
-  if (ref->num_outputs != n) return snprintf(err, errlen, "fp16_guard: the two builds differ in outputs"), -1;
-  unsigned char** a = calloc((size_t)n + 1, sizeof(*a));
-  unsigned char** b = calloc((size_t)n + 1, sizeof(*b));
+  int n = half->num_outputs - half->num_state_outputs; /* the partition's outputs, not written-back states */
+  if (ref->num_outputs != half->num_outputs) return snprintf(err, errlen, "fp16_guard: the two builds differ in outputs"), -1;
+  int all = half->num_outputs;
+  unsigned char** a = calloc((size_t)all + 1, sizeof(*a));
+  unsigned char** b = calloc((size_t)all + 1, sizeof(*b));
   int rc = -1;
   if (!a || !b) {
     snprintf(err, errlen, "out of memory");
@@ -116,7 +117,7 @@ int fp16_guard_compare(Executor* half, Executor* ref, double limit, char* keep_f
     rc += keep_float[k];
   }
 done:
-  for (int k = 0; a && b && k < n; ++k) free(a[k]), free(b[k]);
+  for (int k = 0; a && b && k < all; ++k) free(a[k]), free(b[k]);
   free(a);
   free(b);
   return rc;

@@ -19,6 +19,7 @@ int graph_add_tensor(Graph* g, const int shape_in[4], int rank) {
   memcpy(t->shape, shape, sizeof(t->shape));
   t->rank = rank;
   t->tflite_index = -1;
+  t->write_back = -1;
   t->first_use = -1;
   t->last_use = -1;
   return g->num_tensors++;

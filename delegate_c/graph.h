@@ -39,6 +39,8 @@ typedef struct GTensor {
   float qscale;
   int qzero;
   int fp32;          /* float storage inside an FP16 partition (mixed_storage.c) */
+  int write_back;    /* >= 0: the TFLite variable tensor this one is copied into after each invoke (the
+                      * state of a sequence op, ops_sequence.c); -1 otherwise */
 } GTensor;
 
 enum { GD_QNONE = 0, GD_QINT8 = 1, GD_QUINT8 = 2 };
@@ -186,6 +188,14 @@ typedef struct GNode {
       int axis; /* GD_B..GD_C */
       int is_min;
     } arg;
+    /* UNIDIRECTIONAL_SEQUENCE_LSTM (gates 4) / _RNN (gates 1): constants
+     * packed by the lowering as plain float rows, gate-major. */
+    struct {
+      int gates, time_major, cifg, peephole;
+      float cell_clip;
+      int wx, wh, bias; /* [gates][U][I], [gates][U][U], [gates][U] */
+      int peep;         /* [3][U] (input, forget, output gates; zeros where absent), or -1 */
+    } seq;
   } p;
 } GNode;
 

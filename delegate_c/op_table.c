@@ -112,6 +112,8 @@
   X(kOpTile)                              /* ops_remap.c */         \
   X(kOpTranspose)                         /* ops_remap.c */         \
   X(kOpTransposeConv)                     /* ops_transpose_conv.c */ \
+  X(kOpUnidirectionalSequenceLstm)        /* ops_sequence.c */      \
+  X(kOpUnidirectionalSequenceRnn)         /* ops_sequence.c */      \
   X(kOpUnpack)                            /* ops_remap.c */        
 
 #define DECLARE_OP(name) extern const OpDef name;

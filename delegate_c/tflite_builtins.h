@@ -39,6 +39,8 @@ enum TfLiteBuiltinCode {
   kBuiltinSub = 41,
   kBuiltinDiv = 42,
   kBuiltinSqueeze = 43,
+  kBuiltinUnidirectionalSequenceRnn = 35,
+  kBuiltinUnidirectionalSequenceLstm = 44,
   kBuiltinStridedSlice = 45,
   kBuiltinLogSoftmax = 50,
   kBuiltinSplit = 49,
@@ -277,6 +279,22 @@ typedef struct {
 typedef struct {
   TfLiteFusedActivation activation;
 } TfLiteL2NormParams;
+
+/* 2.14 also appends diagonal_recurrent_tensors to the LSTM's (not read:
+ * a diagonal recurrent weight shows as rank 1). */
+typedef struct {
+  TfLiteFusedActivation activation;
+  float cell_clip;
+  float proj_clip;
+  bool time_major;
+  bool asymmetric_quantize_inputs;
+} TfLiteUnidirectionalSequenceLSTMParams;
+
+typedef struct {
+  bool time_major;
+  TfLiteFusedActivation activation;
+  bool asymmetric_quantize_inputs;
+} TfLiteSequenceRNNParams;
 
 typedef struct {
   int radius;

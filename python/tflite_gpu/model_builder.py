@@ -97,6 +97,7 @@ _FIELDS = {
     "cell_clip": ("CellClip", float),
     "proj_clip": ("ProjClip", float),
     "kernel_type": ("KernelType", lambda v: _enum_value(tflite.LSTMKernelType, v)),
+    "time_major": ("TimeMajor", bool),
     "num_splits": ("NumSplits", int),
     "values_count": ("ValuesCount", int),
     "num": ("Num", int),
@@ -174,6 +175,11 @@ _OPTIONS = {
     "LOCAL_RESPONSE_NORMALIZATION": ("LocalResponseNormalizationOptions",
                                      dict(radius=5, bias=1.0, alpha=1.0, beta=0.5)),
     "REVERSE_V2": ("ReverseV2Options", {}),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": ("UnidirectionalSequenceLSTMOptions",
+                                     dict(fused_activation="TANH", cell_clip=0.0, proj_clip=0.0,
+                                          time_major=False)),
+    "UNIDIRECTIONAL_SEQUENCE_RNN": ("SequenceRNNOptions",
+                                    dict(fused_activation="TANH", time_major=False)),
 }
 
 
@@ -240,8 +246,12 @@ class ModelBuilder:
     # -- graph construction ------------------------------------------------
 
     def add_tensor(self, shape, dtype=np.float32, data=None, name=None,
-                   quant=None, shape_signature=None):
+                   quant=None, shape_signature=None, variable=False):
         """Add a tensor; with `data` it is a constant with its own buffer.
+
+        variable: a variable tensor (is_variable), state that ops such as
+        UNIDIRECTIONAL_SEQUENCE_LSTM update in place and that persists
+        across invokes; the runtime starts it at zero.
 
         quant: dict(scale=float|list, zero_point=int|list,
                     quantized_dimension=int): one scale (per-tensor) or one
@@ -260,7 +270,8 @@ class ModelBuilder:
             buffer = self._add_buffer(data)
         return self._add_tensor_record(
             shape=shape, type=_tensor_type(dtype), buffer=buffer, name=name,
-            quant=quant, shape_signature=shape_signature, sparsity=None)
+            quant=quant, shape_signature=shape_signature, sparsity=None,
+            variable=bool(variable))
 
     def add_sparse_tensor(self, dense, dtype=None, name=None, index_type=None):
         """Add a constant stored CSR-sparse, as the MediaPipe models store it.
@@ -399,6 +410,8 @@ class ModelBuilder:
             tflite.TensorAddSparsity(b, sparsity)
         if signature is not None:
             tflite.TensorAddShapeSignature(b, signature)
+        if t.get("variable"):
+            tflite.TensorAddIsVariable(b, True)
         return tflite.TensorEnd(b)
 
     @staticmethod

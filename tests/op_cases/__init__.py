@@ -1,6 +1,6 @@
 """Single-op test models for test_ops.py (and test_elementwise.py,
 test_layout_graphs.py), one module per op family: conv, elementwise,
-layout, spatial (pooling, bilinear resize), math_ops; _common holds Case
+layout, spatial (pooling, bilinear resize), math_ops, sequence (LSTM/RNN); _common holds Case
 and the graph helpers.
 
 Each Case holds a readable id and a `build(mb, rng, cpu)` function that writes
@@ -30,6 +30,7 @@ from .layout import (NEAREST_MODES, concat_cases, depth_to_space_cases, expand_s
                      strided_slice_cases, tile_cases, transpose_cases, unpack_cases)  # noqa: F401
 from .math_ops import (arg_minmax_cases, batch_matmul_cases, cumsum_cases, l2_norm_cases, lstm_cases, math_cases,
                        mean_cases, reduce_cases, softmax_cases)  # noqa: F401
+from .sequence import sequence_cases  # noqa: F401
 from .space_batch import space_batch_cases  # noqa: F401
 from .spatial import RESIZE_MODES, avgpool_cases, maxpool_cases, resize_cases  # noqa: F401
 from ._common import _unique
@@ -43,4 +44,5 @@ def all_cases():
                    + depth_to_space_cases() + math_cases() + transpose_cases() + slice_cases() + split_cases()
                    + pack_cases() + unpack_cases() + tile_cases() + mirror_pad_cases() + padv2_cases()
                    + space_to_depth_cases() + resize_nearest_cases() + gather_cases() + one_hot_cases()
-                   + elementwise_cases() + expand_squeeze_cases() + reverse_cases() + space_batch_cases())
+                   + elementwise_cases() + expand_squeeze_cases() + reverse_cases() + space_batch_cases()
+                   + sequence_cases())

@@ -1,0 +1,101 @@
+/* Recurrent sequence ops (delegate_c/ops_sequence.c): one dispatch per time
+ * step t, one work-item per (batch b, unit u). Step t reads the previous
+ * output h from the initial state (t == 0) or from row t - 1 of the output
+ * sequence, so no work-item writes what another one reads; the cell state
+ * of (b, u) is read and rewritten by its own work-item only. The final h
+ * and c land in the state tensors, which the executor copies back into the
+ * model's variable tensors. Weights are plain float rows, gate-major, and
+ * sums accumulate in float. seq_shape is the input's or output's BHWC
+ * shape (rank 3: H, W, C); a row (b, t) is (H, W) = (b, t), or (t, b) when
+ * time_major. state_shape is [B, U] (W, C). Work-items run over units
+ * rounded up to 4, and those past U write the zeros that PHWC4's padded
+ * lanes must hold for the kernels that read whole float4s. */
+
+/* Zeros in the padded lanes of the step's output row and of the states. */
+#define PAD_LANES(u, units)                                          \
+  if ((u) >= (units)) {                                              \
+    STORE1(0.0f, y, idx1(y_shape, 0, xy, xx, u));                   \
+    if (t == steps - 1) STORE1(0.0f, h_state, idx1(state_shape, 0, 0, b, u)); \
+    return;                                                          \
+  }
+
+/* sum over k < n of w[k] * v(row, k), v a [.., .., n] tensor's row. */
+inline float dot_row(__global const float* w, __global const storage_t* v, int4 shape, int ry, int rx, int n) {
+  float acc = 0.0f;
+  for (int k = 0; k < n; ++k) acc += w[k] * LOAD1(v, idx1(shape, 0, ry, rx, k));
+  return acc;
+}
+
+/* The previous output h as (buffer, shape, row): the initial state at step
+ * 0, else the output sequence's row t - 1. */
+#define PREV_H_ROW(b, t, time_major) \
+  ((t) == 0 ? 0 : ((time_major) ? (t) - 1 : (b))), ((t) == 0 ? (b) : ((time_major) ? (b) : (t) - 1))
+
+inline float sigmoid_seq(float x) { return 1.0f / (1.0f + exp(-x)); }
+
+/* UNIDIRECTIONAL_SEQUENCE_LSTM step, TFLite's gate order (input, forget,
+ * cell, output). flags = (time_major, activation, cifg, peephole): with
+ * CIFG the input gate is 1 - forget; peepholes add w * c_prev to the input
+ * and forget gates and w * c_new to the output gate. cell_clip > 0 clips
+ * the new cell state. */
+__kernel void lstm_step(__global const storage_t* x, __global const storage_t* h0, __global const storage_t* c0,
+                        __global storage_t* y, __global storage_t* h_state, __global storage_t* c_state,
+                        __global const float* wx, __global const float* wh, __global const float* bias,
+                        __global const float* peep, int4 x_shape, int4 y_shape, int4 state_shape, int4 flags,
+                        float cell_clip, int t, int steps, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int units = state_shape.z, depth = x_shape.z, units4 = SLICES(state_shape) * 4;
+  int u = gid % units4, b = gid / units4;
+  int time_major = flags.x, act = flags.y, cifg = flags.z, peephole = flags.w;
+  int xy = time_major ? t : b, xx = time_major ? b : t;
+  int st = idx1(state_shape, 0, 0, b, u);
+  if (u >= units) STORE1(0.0f, c_state, st);
+  PAD_LANES(u, units)
+  float c_prev = t == 0 ? LOAD1(c0, st) : LOAD1(c_state, st);
+  float g[4];
+  for (int gate = 0; gate < 4; ++gate) {
+    if (gate == 0 && cifg) continue;
+    int row = gate * units + u;
+    float acc = bias[row] + dot_row(wx + (size_t)row * depth, x, x_shape, xy, xx, depth);
+    if (t == 0)
+      acc += dot_row(wh + (size_t)row * units, h0, state_shape, 0, b, units);
+    else
+      acc += dot_row(wh + (size_t)row * units, y, y_shape, PREV_H_ROW(b, t, time_major), units);
+    g[gate] = acc;
+  }
+  float pi = peephole ? peep[u] : 0.0f, pf = peephole ? peep[units + u] : 0.0f;
+  float po = peephole ? peep[2 * units + u] : 0.0f;
+  float f = sigmoid_seq(g[1] + pf * c_prev);
+  float i = cifg ? 1.0f - f : sigmoid_seq(g[0] + pi * c_prev);
+  float c = f * c_prev + i * activate1(g[2], act);
+  if (cell_clip > 0.0f) c = clamp(c, -cell_clip, cell_clip);
+  float o = sigmoid_seq(g[3] + po * c);
+  float h = o * activate1(c, act);
+  STORE1(c, c_state, st);
+  STORE1(h, y, idx1(y_shape, 0, xy, xx, u));
+  if (t == steps - 1) STORE1(h, h_state, st);
+}
+
+/* UNIDIRECTIONAL_SEQUENCE_RNN step: h = act(wx x + wh h_prev + bias).
+ * flags = (time_major, activation, 0, 0). */
+__kernel void rnn_step(__global const storage_t* x, __global const storage_t* h0, __global storage_t* y,
+                       __global storage_t* h_state, __global const float* wx, __global const float* wh,
+                       __global const float* bias, int4 x_shape, int4 y_shape, int4 state_shape, int4 flags, int t,
+                       int steps, int total) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int units = state_shape.z, depth = x_shape.z, units4 = SLICES(state_shape) * 4;
+  int u = gid % units4, b = gid / units4;
+  int time_major = flags.x;
+  int xy = time_major ? t : b, xx = time_major ? b : t;
+  PAD_LANES(u, units)
+  float acc = bias[u] + dot_row(wx + (size_t)u * depth, x, x_shape, xy, xx, depth);
+  if (t == 0)
+    acc += dot_row(wh + (size_t)u * units, h0, state_shape, 0, b, units);
+  else
+    acc += dot_row(wh + (size_t)u * units, y, y_shape, PREV_H_ROW(b, t, time_major), units);
+  float h = activate1(acc, flags.y);
+  STORE1(h, y, idx1(y_shape, 0, xy, xx, u));
+  if (t == steps - 1) STORE1(h, h_state, idx1(state_shape, 0, 0, b, u));
+}
