@@ -191,7 +191,7 @@ typedef struct GNode {
     /* UNIDIRECTIONAL_SEQUENCE_LSTM (gates 4) / _RNN (gates 1): constants
      * packed by the lowering as plain float rows, gate-major. */
     struct {
-      int gates, time_major, cifg, peephole;
+      int gates, time_major, reverse, cifg, peephole; /* reverse: time runs backwards (bidirectional) */
       float cell_clip;
       int wx, wh, bias; /* [gates][U][I], [gates][U][U], [gates][U] */
       int peep;         /* [3][U] (input, forget, output gates; zeros where absent), or -1 */

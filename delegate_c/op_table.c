@@ -23,6 +23,7 @@
   X(kOpArgMin)                            /* ops_argminmax.c */     \
   X(kOpAveragePool2d)                     /* ops_pool.c */          \
   X(kOpBatchToSpaceNd)                    /* ops_space_batch.c */   \
+  X(kOpBidirectionalSequenceLstm)         /* ops_sequence.c */      \
   X(kOpBatchMatmul)                       /* ops_batch_matmul.c */  \
   X(kOpCast)                              /* ops_elementwise.c */   \
   X(kOpConcatenation)                     /* ops_layout.c */        \

@@ -1,6 +1,8 @@
 /* UNIDIRECTIONAL_SEQUENCE_LSTM and UNIDIRECTIONAL_SEQUENCE_RNN, the ops
- * TF's converter writes for Keras LSTM and SimpleRNN layers: one graph
- * node that dispatches one step kernel per time step
+ * TF's converter writes for Keras LSTM and SimpleRNN layers, and
+ * BIDIRECTIONAL_SEQUENCE_LSTM (a forward and a backward node, then a
+ * CONCAT when merged): one graph node per direction that dispatches one
+ * step kernel per time step
  * (opencl_kernels/sequence.cl). Their state inputs are variable tensors
  * that TFLite's kernels update in place and that persist across invokes:
  * the node reads them as partition inputs and writes the final states into
@@ -22,16 +24,27 @@ static const GOpDesc kGOpSequence = {"SEQUENCE", encode_sequence};
 /* UNIDIRECTIONAL_SEQUENCE_LSTM inputs: 1-4 input weights, 5-8 recurrent
  * weights (gates input, forget, cell, output), 9-11 peepholes (input,
  * forget, output), 12-15 biases, 16-17 projection, 18-19 the output and
- * cell states, 20-23 layer-norm coefficients (24-input form). */
+ * cell states, 20-23 layer-norm coefficients (24-input form).
+ * BIDIRECTIONAL_SEQUENCE_LSTM: the forward weights as 1-17, the backward
+ * ones as 18-34 (BI_BW + the same offsets), states 35-38 (forward output,
+ * cell, backward output, cell), then an auxiliary input and its weights. */
 enum { L_WX = 1, L_WH = 5, L_PEEP = 9, L_BIAS = 12, L_PROJ = 16, L_H = 18, L_C = 19, L_NORM = 20 };
+enum { BI_BW = 17, BI_STATES = 35, BI_AUX = 39, BI_INPUTS = 48 };
 /* UNIDIRECTIONAL_SEQUENCE_RNN inputs. */
 enum { R_WX = 1, R_WH = 2, R_BIAS = 3, R_H = 4 };
 
+/* One direction: its weights at the LSTM offsets + base, its state inputs. */
+typedef struct SeqDir {
+  int base, h, c; /* c: -1 for the RNN */
+  int cifg, peephole;
+} SeqDir;
+
 typedef struct SeqParams {
   int gates; /* 4 (LSTM) or 1 (RNN) */
-  int time_major, act, cifg, peephole;
+  int time_major, act, dirs, merge;
   float cell_clip;
   int batch, steps, depth, units;
+  SeqDir dir[2]; /* forward, backward (bidirectional) */
 } SeqParams;
 
 /* The activations a model can name that TFLite's sequence kernels apply
@@ -55,22 +68,29 @@ static int read_elsewhere(const ModelView* mv, int t, int self) {
   return 0;
 }
 
-/* The sequence input (rank 3) and a state input k: a float variable [B, U]
- * that only this node reads, since the delegate writes it back at the end
- * of the partition. Sets batch, steps, depth, units. */
-static int check_shapes(const NodeInfo* ni, SeqParams* sp, int k, const char* what) {
+/* The sequence input: rank 3, runtime. Sets batch, steps, depth. */
+static int check_sequence_input(const NodeInfo* ni, SeqParams* sp) {
   int dims[8];
-  int in = ni_input(ni, 0), st = ni_input(ni, k);
+  int in = ni_input(ni, 0);
   if (in < 0 || mv_is_const(ni->mv, in)) return reason(ni, "input 0 must be a runtime tensor");
   if (mv_dims(ni->mv, in, dims, 8) != 3) return reason(ni, "input 0 must have rank 3");
   sp->batch = sp->time_major ? dims[1] : dims[0];
   sp->steps = sp->time_major ? dims[0] : dims[1];
   sp->depth = dims[2];
+  return 0;
+}
+
+/* State input k: a float32 variable [B, units] that only this node reads,
+ * since the delegate writes it back at the end of the partition. The first
+ * state checked sets units. */
+static int check_state(const NodeInfo* ni, SeqParams* sp, int k, const char* what) {
+  int dims[8], st = ni_input(ni, k);
   if (st < 0 || mv_is_const(ni->mv, st) || !mv_tensor(ni->mv, st)->is_variable)
     return reason(ni, "input %d (%s) must be a variable tensor", k, what);
   if (mv_tensor(ni->mv, st)->type != kTfLiteFloat32) return reason(ni, "input %d (%s) must be float32", k, what);
-  if (mv_dims(ni->mv, st, dims, 8) != 2 || dims[0] != sp->batch)
-    return reason(ni, "input %d (%s) must be [%d, units]", k, what, sp->batch);
+  if (mv_dims(ni->mv, st, dims, 8) != 2 || dims[0] != sp->batch || (sp->units && dims[1] != sp->units))
+    return reason(ni, "input %d (%s) must be [%d, units]%s", k, what, sp->batch,
+                  sp->units ? " with the same units as the other states" : "");
   sp->units = dims[1];
   if (read_elsewhere(ni->mv, st, ni->index))
     return reason(ni, "input %d (%s) is read by another node too; the delegate writes it back only at the end of "
@@ -90,6 +110,43 @@ static int check_weight(const NodeInfo* ni, int k, int rows, int cols, const cha
   return 0;
 }
 
+/* One LSTM direction: its states, weights, CIFG and peepholes. */
+static int check_lstm_direction(const NodeInfo* ni, SeqParams* sp, SeqDir* d) {
+  int b = d->base;
+  if (ni_input(ni, L_PROJ + b) >= 0 || ni_input(ni, L_PROJ + 1 + b) >= 0)
+    return reason(ni, "a projection layer (inputs %d-%d) is not supported", L_PROJ + b, L_PROJ + 1 + b);
+  /* Without projection the output state has the cell state's shape. */
+  if (check_state(ni, sp, d->c, "cell state") || check_state(ni, sp, d->h, "output state")) return -1;
+  int units = sp->units;
+  d->cifg = ni_input(ni, L_WX + b) < 0;
+  if (d->cifg && (ni_input(ni, L_WH + b) >= 0 || ni_input(ni, L_BIAS + b) >= 0 || ni_input(ni, L_PEEP + b) >= 0))
+    return reason(ni, "CIFG (no input-gate weights, input %d) needs inputs %d, %d and %d absent too", L_WX + b,
+                  L_WH + b, L_PEEP + b, L_BIAS + b);
+  d->peephole = ni_input(ni, L_PEEP + 1 + b) >= 0;
+  for (int g = d->cifg; g < 4; ++g) {
+    if (check_weight(ni, L_WX + b + g, units, sp->depth, "input weights") ||
+        check_weight(ni, L_WH + b + g, units, units, "recurrent weights") ||
+        check_weight(ni, L_BIAS + b + g, units, 0, "gate bias"))
+      return -1;
+  }
+  for (int k = d->cifg; k < 3; ++k) {
+    if (!d->peephole && ni_input(ni, L_PEEP + b + k) >= 0)
+      return reason(ni, "peepholes (inputs %d-%d) must be all present or all absent", L_PEEP + b, L_PEEP + b + 2);
+    if (d->peephole && check_weight(ni, L_PEEP + b + k, units, 0, "peephole weights")) return -1;
+  }
+  return 0;
+}
+
+/* The parameters both LSTM ops share. */
+static int check_lstm_params(const NodeInfo* ni, SeqParams* sp, int act, float cell_clip) {
+  sp->gates = 4;
+  sp->act = act;
+  sp->cell_clip = cell_clip;
+  if (check_seq_activation(ni, act)) return -1;
+  if (!(cell_clip >= 0.0f)) return reason(ni, "cell_clip %g must be >= 0", cell_clip);
+  return check_sequence_input(ni, sp);
+}
+
 static int parse_lstm(const NodeInfo* ni, void* out) {
   SeqParams* sp = out;
   const TfLiteUnidirectionalSequenceLSTMParams* p = ni->node->builtin_data;
@@ -97,39 +154,25 @@ static int parse_lstm(const NodeInfo* ni, void* out) {
   int n = ni_num_inputs(ni);
   if ((n != 20 && n != 24) || ni_num_outputs(ni) != 1)
     return reason(ni, "needs 20 or 24 inputs and 1 output, has %d and %d", n, ni_num_outputs(ni));
-  *sp = (SeqParams){.gates = 4, .time_major = p->time_major, .act = p->activation, .cell_clip = p->cell_clip};
-  if (check_seq_activation(ni, sp->act)) return -1;
-  if (!(p->cell_clip >= 0.0f)) return reason(ni, "cell_clip %g must be >= 0", p->cell_clip);
-  if (ni_input(ni, L_PROJ) >= 0 || ni_input(ni, L_PROJ + 1) >= 0)
-    return reason(ni, "a projection layer (inputs 16-17) is not supported");
+  *sp = (SeqParams){.time_major = p->time_major, .dirs = 1, .dir = {{0, L_H, L_C, 0, 0}}};
+  if (check_lstm_params(ni, sp, p->activation, p->cell_clip)) return -1;
   for (int k = L_NORM; k < n; ++k)
     if (ni_input(ni, k) >= 0) return reason(ni, "layer normalization (inputs 20-23) is not supported");
-  if (check_shapes(ni, sp, L_C, "cell state")) return -1;
-  int units = sp->units;
-  /* Without projection the output state has the cell state's shape. */
-  int hd[8], h = ni_input(ni, L_H);
-  if (h < 0 || mv_is_const(ni->mv, h) || !mv_tensor(ni->mv, h)->is_variable ||
-      mv_tensor(ni->mv, h)->type != kTfLiteFloat32 || mv_dims(ni->mv, h, hd, 8) != 2 || hd[0] != sp->batch ||
-      hd[1] != units)
-    return reason(ni, "input 18 (output state) must be a float32 variable [%d, %d]", sp->batch, units);
-  if (read_elsewhere(ni->mv, h, ni->index))
-    return reason(ni, "input 18 (output state) is read by another node too");
-  sp->cifg = ni_input(ni, L_WX) < 0;
-  if (sp->cifg && (ni_input(ni, L_WH) >= 0 || ni_input(ni, L_BIAS) >= 0 || ni_input(ni, L_PEEP) >= 0))
-    return reason(ni, "CIFG (no input-gate weights) needs inputs 5, 9 and 12 absent too");
-  sp->peephole = ni_input(ni, L_PEEP + 1) >= 0;
-  for (int g = sp->cifg; g < 4; ++g) {
-    if (check_weight(ni, L_WX + g, units, sp->depth, "input weights") ||
-        check_weight(ni, L_WH + g, units, units, "recurrent weights") ||
-        check_weight(ni, L_BIAS + g, units, 0, "gate bias"))
-      return -1;
-  }
-  for (int k = sp->cifg; k < 3; ++k) {
-    if (!sp->peephole && ni_input(ni, L_PEEP + k) >= 0)
-      return reason(ni, "peepholes must be all present (inputs 9-11, 10-11 with CIFG) or all absent");
-    if (sp->peephole && check_weight(ni, L_PEEP + k, units, 0, "peephole weights")) return -1;
-  }
-  return 0;
+  return check_lstm_direction(ni, sp, &sp->dir[0]);
+}
+
+static int parse_bidirectional_lstm(const NodeInfo* ni, void* out) {
+  SeqParams* sp = out;
+  const TfLiteBidirectionalSequenceLSTMParams* p = ni->node->builtin_data;
+  if (!p) return reason(ni, "missing parameters");
+  int outs = p->merge_outputs ? 1 : 2;
+  if (check_io(ni, BI_INPUTS, outs)) return -1;
+  *sp = (SeqParams){.time_major = p->time_major, .dirs = 2, .merge = p->merge_outputs,
+                    .dir = {{0, BI_STATES, BI_STATES + 1, 0, 0}, {BI_BW, BI_STATES + 2, BI_STATES + 3, 0, 0}}};
+  if (check_lstm_params(ni, sp, p->activation, p->cell_clip)) return -1;
+  for (int k = BI_AUX; k < BI_INPUTS; ++k)
+    if (ni_input(ni, k) >= 0) return reason(ni, "an auxiliary input (inputs 39-47) is not supported");
+  return check_lstm_direction(ni, sp, &sp->dir[0]) || check_lstm_direction(ni, sp, &sp->dir[1]) ? -1 : 0;
 }
 
 static int parse_rnn(const NodeInfo* ni, void* out) {
@@ -137,8 +180,11 @@ static int parse_rnn(const NodeInfo* ni, void* out) {
   const TfLiteSequenceRNNParams* p = ni->node->builtin_data;
   if (!p) return reason(ni, "missing parameters");
   if (check_io(ni, 5, 1)) return -1;
-  *sp = (SeqParams){.gates = 1, .time_major = p->time_major, .act = p->activation};
-  if (check_seq_activation(ni, sp->act) || check_shapes(ni, sp, R_H, "hidden state")) return -1;
+  *sp = (SeqParams){.gates = 1, .time_major = p->time_major, .act = p->activation, .dirs = 1,
+                    .dir = {{0, R_H, -1, 0, 0}}};
+  if (check_seq_activation(ni, sp->act) || check_sequence_input(ni, sp) ||
+      check_state(ni, sp, R_H, "hidden state"))
+    return -1;
   if (check_weight(ni, R_WX, sp->units, sp->depth, "input weights") ||
       check_weight(ni, R_WH, sp->units, sp->units, "recurrent weights") ||
       check_weight(ni, R_BIAS, sp->units, 0, "bias"))
@@ -150,7 +196,8 @@ static int parse_rnn(const NodeInfo* ni, void* out) {
 static int infer_sequence(const NodeInfo* ni, int k, int shape[4]) {
   const SeqParams* sp = ni->params;
   (void)k;
-  int dims[3] = {sp->time_major ? sp->steps : sp->batch, sp->time_major ? sp->batch : sp->steps, sp->units};
+  int depth = sp->units * (sp->merge ? 2 : 1); /* merged: forward and backward units side by side */
+  int dims[3] = {sp->time_major ? sp->steps : sp->batch, sp->time_major ? sp->batch : sp->steps, depth};
   return shape_from_dims(dims, 3, shape);
 }
 
@@ -184,22 +231,20 @@ static int state_tensor(Lowering* lw, int like, int var) {
   return id;
 }
 
-static int lower_sequence(Lowering* lw, const NodeInfo* ni) {
+/* One direction's node, writing sequence y. */
+static int lower_direction(Lowering* lw, const NodeInfo* ni, const SeqDir* d, int x, int y, int reverse) {
   const SeqParams* sp = ni->params;
-  int lstm = sp->gates == 4;
-  int hv = ni_input(ni, lstm ? L_H : R_H), cv = lstm ? ni_input(ni, L_C) : -1;
-  int x = lower_tensor(lw, ni_input(ni, 0));
-  int y = x < 0 ? -1 : lower_tensor(lw, ni_output(ni, 0));
-  int h0 = y < 0 ? -1 : lower_tensor(lw, hv);
-  int c0 = h0 < 0 || !lstm ? h0 : lower_tensor(lw, cv);
-  int hs = c0 < 0 ? -1 : state_tensor(lw, h0, hv);
-  int cs = hs < 0 || !lstm ? hs : state_tensor(lw, c0, cv);
+  int lstm = sp->gates == 4, b = d->base;
+  int h0 = lower_tensor(lw, ni_input(ni, d->h));
+  int c0 = h0 < 0 || !lstm ? h0 : lower_tensor(lw, ni_input(ni, d->c));
+  int hs = c0 < 0 ? -1 : state_tensor(lw, h0, ni_input(ni, d->h));
+  int cs = hs < 0 || !lstm ? hs : state_tensor(lw, c0, ni_input(ni, d->c));
   if (cs < 0) return -1;
-  int wx = pack_rows(lw, ni, lstm ? L_WX : R_WX, sp->gates, sp->units * sp->depth);
-  int wh = wx < 0 ? -1 : pack_rows(lw, ni, lstm ? L_WH : R_WH, sp->gates, sp->units * sp->units);
-  int bias = wh < 0 ? -1 : pack_rows(lw, ni, lstm ? L_BIAS : R_BIAS, sp->gates, sp->units);
-  int peep = bias < 0 || !sp->peephole ? -1 : pack_rows(lw, ni, L_PEEP, 3, sp->units);
-  if (bias < 0 || (sp->peephole && peep < 0)) return -1;
+  int wx = pack_rows(lw, ni, (lstm ? L_WX : R_WX) + b, sp->gates, sp->units * sp->depth);
+  int wh = wx < 0 ? -1 : pack_rows(lw, ni, (lstm ? L_WH : R_WH) + b, sp->gates, sp->units * sp->units);
+  int bias = wh < 0 ? -1 : pack_rows(lw, ni, (lstm ? L_BIAS : R_BIAS) + b, sp->gates, sp->units);
+  int peep = bias < 0 || !d->peephole ? -1 : pack_rows(lw, ni, L_PEEP + b, 3, sp->units);
+  if (bias < 0 || (d->peephole && peep < 0)) return -1;
   GNode* n = graph_add_node(lw->g, &kGOpSequence);
   if (!n) return lower_error(lw, "out of memory");
   int ins[3] = {x, h0, c0}, outs[3] = {y, hs, cs};
@@ -209,13 +254,46 @@ static int lower_sequence(Lowering* lw, const NodeInfo* ni) {
   n->act = sp->act;
   n->p.seq.gates = sp->gates;
   n->p.seq.time_major = sp->time_major;
-  n->p.seq.cifg = sp->cifg;
-  n->p.seq.peephole = sp->peephole;
+  n->p.seq.reverse = reverse;
+  n->p.seq.cifg = d->cifg;
+  n->p.seq.peephole = d->peephole;
   n->p.seq.cell_clip = sp->cell_clip;
   n->p.seq.wx = wx;
   n->p.seq.wh = wh;
   n->p.seq.bias = bias;
   n->p.seq.peep = peep;
+  return 0;
+}
+
+/* A direction per node; merged bidirectional outputs are a CONCAT of both
+ * sequences along units. */
+static int lower_sequence(Lowering* lw, const NodeInfo* ni) {
+  const SeqParams* sp = ni->params;
+  int x = lower_tensor(lw, ni_input(ni, 0));
+  int y[2] = {-1, -1};
+  for (int d = 0; d < sp->dirs && x >= 0; ++d) {
+    if (sp->merge) {
+      int dims[3] = {sp->time_major ? sp->steps : sp->batch, sp->time_major ? sp->batch : sp->steps, sp->units};
+      int shape[4];
+      shape_from_dims(dims, 3, shape);
+      y[d] = graph_add_tensor(lw->g, shape, 3);
+      if (y[d] < 0) return lower_error(lw, "out of memory");
+    } else {
+      y[d] = lower_tensor(lw, ni_output(ni, d));
+    }
+    if (y[d] < 0 || lower_direction(lw, ni, &sp->dir[d], x, y[d], d == 1)) return -1;
+  }
+  if (x < 0) return -1;
+  if (!sp->merge) return 0;
+  int out = lower_tensor(lw, ni_output(ni, 0));
+  GNode* cat = out < 0 ? NULL : graph_add_node(lw->g, &kGOpConcat);
+  if (!cat) return out < 0 ? -1 : lower_error(lw, "out of memory");
+  cat->inputs[0] = y[0];
+  cat->inputs[1] = y[1];
+  cat->num_inputs = 2;
+  cat->outputs[0] = out;
+  cat->num_outputs = 1;
+  cat->p.concat.axis = GD_C;
   return 0;
 }
 
@@ -235,7 +313,10 @@ static int encode_sequence(Executor* ex, int node) {
   cl_mem bias = wh ? upload_packed(ex, n->p.seq.bias) : NULL;
   cl_mem peep = bias && n->p.seq.peep >= 0 ? upload_packed(ex, n->p.seq.peep) : bias; /* unread without peepholes */
   if (!peep) return -1;
-  for (int t = 0; t < steps; ++t) {
+  for (int s = 0; s < steps; ++s) {
+    /* The backward direction walks time from the end; its output row t
+     * stays at t, and its previous output is row t + 1. */
+    int t = n->p.seq.reverse ? steps - 1 - s : s, prev = n->p.seq.reverse ? t + 1 : t - 1;
     cl_kernel k = ex_dispatch(ex, "sequence.cl", lstm ? "lstm_step" : "rnn_step", (size_t)items, node);
     if (!k) return -1;
     KArgs a = {k, 0, CL_SUCCESS, 0};
@@ -250,8 +331,7 @@ static int encode_sequence(Executor* ex, int node) {
     karg_shape(&a, st);
     karg_int4(&a, n->p.seq.time_major, n->act, n->p.seq.cifg, n->p.seq.peephole);
     if (lstm) karg_float(&a, n->p.seq.cell_clip);
-    karg_int(&a, t);
-    karg_int(&a, steps);
+    karg_int4(&a, t, prev, s == 0, s == steps - 1);
     karg_int(&a, items);
     if (karg_done(ex, &a)) return -1;
   }
@@ -265,6 +345,11 @@ const OpDef kOpUnidirectionalSequenceLstm = {.builtin_code = kBuiltinUnidirectio
      "CIFG and peepholes supported; no projection, no layer normalization, no diagonal recurrent weights; the "
      "output and cell states are variable tensors read by no other node (written back after each invoke); "
      "activation NONE/RELU/RELU_N1_TO_1/RELU6/TANH; cell_clip applied"};
+const OpDef kOpBidirectionalSequenceLstm = {.builtin_code = kBuiltinBidirectionalSequenceLstm, .max_version = 1,
+    .parse = parse_bidirectional_lstm, .params_size = sizeof(SeqParams), .infer = infer_sequence,
+    .lower = lower_sequence,
+    .constraints = "as UNIDIRECTIONAL_SEQUENCE_LSTM for each direction (48 inputs: forward 1-17, backward 18-34, "
+     "states 35-38), both with the same units; merged or separate outputs; no auxiliary input (39-47)"};
 const OpDef kOpUnidirectionalSequenceRnn = {.builtin_code = kBuiltinUnidirectionalSequenceRnn, .max_version = 1,
     .parse = parse_rnn, .params_size = sizeof(SeqParams), .infer = infer_sequence, .lower = lower_sequence,
     .constraints = "float32 input [B,T,I] (or [T,B,I] time-major), constant float32 weights [U,I] and [U,U], "

@@ -41,6 +41,7 @@ enum TfLiteBuiltinCode {
   kBuiltinSqueeze = 43,
   kBuiltinUnidirectionalSequenceRnn = 35,
   kBuiltinUnidirectionalSequenceLstm = 44,
+  kBuiltinBidirectionalSequenceLstm = 52,
   kBuiltinStridedSlice = 45,
   kBuiltinLogSoftmax = 50,
   kBuiltinSplit = 49,
@@ -295,6 +296,15 @@ typedef struct {
   TfLiteFusedActivation activation;
   bool asymmetric_quantize_inputs;
 } TfLiteSequenceRNNParams;
+
+typedef struct {
+  TfLiteFusedActivation activation;
+  float cell_clip;
+  float proj_clip;
+  bool merge_outputs;
+  bool time_major;
+  bool asymmetric_quantize_inputs;
+} TfLiteBidirectionalSequenceLSTMParams;
 
 typedef struct {
   int radius;

@@ -1,7 +1,9 @@
 /* Recurrent sequence ops (delegate_c/ops_sequence.c): one dispatch per time
- * step t, one work-item per (batch b, unit u). Step t reads the previous
- * output h from the initial state (t == 0) or from row t - 1 of the output
- * sequence, so no work-item writes what another one reads; the cell state
+ * step, one work-item per (batch b, unit u). step = (t, prev, first, last):
+ * the step computes output row t and reads the previous output h from the
+ * initial state (first step) or from row prev of the output sequence (t - 1,
+ * or t + 1 for a backward direction), so no work-item writes what another
+ * one reads; the cell state
  * of (b, u) is read and rewritten by its own work-item only. The final h
  * and c land in the state tensors, which the executor copies back into the
  * model's variable tensors. Weights are plain float rows, gate-major, and
@@ -15,7 +17,7 @@
 #define PAD_LANES(u, units)                                          \
   if ((u) >= (units)) {                                              \
     STORE1(0.0f, y, idx1(y_shape, 0, xy, xx, u));                   \
-    if (t == steps - 1) STORE1(0.0f, h_state, idx1(state_shape, 0, 0, b, u)); \
+    if (step.w) STORE1(0.0f, h_state, idx1(state_shape, 0, 0, b, u));      \
     return;                                                          \
   }
 
@@ -26,10 +28,8 @@ inline float dot_row(__global const float* w, __global const storage_t* v, int4 
   return acc;
 }
 
-/* The previous output h as (buffer, shape, row): the initial state at step
- * 0, else the output sequence's row t - 1. */
-#define PREV_H_ROW(b, t, time_major) \
-  ((t) == 0 ? 0 : ((time_major) ? (t) - 1 : (b))), ((t) == 0 ? (b) : ((time_major) ? (b) : (t) - 1))
+/* Row prev of the output sequence as (H, W) coordinates. */
+#define ROW(b, prev, time_major) ((time_major) ? (prev) : (b)), ((time_major) ? (b) : (prev))
 
 inline float sigmoid_seq(float x) { return 1.0f / (1.0f + exp(-x)); }
 
@@ -42,26 +42,27 @@ __kernel void lstm_step(__global const storage_t* x, __global const storage_t* h
                         __global storage_t* y, __global storage_t* h_state, __global storage_t* c_state,
                         __global const float* wx, __global const float* wh, __global const float* bias,
                         __global const float* peep, int4 x_shape, int4 y_shape, int4 state_shape, int4 flags,
-                        float cell_clip, int t, int steps, int total) {
+                        float cell_clip, int4 step, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int units = state_shape.z, depth = x_shape.z, units4 = SLICES(state_shape) * 4;
   int u = gid % units4, b = gid / units4;
   int time_major = flags.x, act = flags.y, cifg = flags.z, peephole = flags.w;
+  int t = step.x;
   int xy = time_major ? t : b, xx = time_major ? b : t;
   int st = idx1(state_shape, 0, 0, b, u);
   if (u >= units) STORE1(0.0f, c_state, st);
   PAD_LANES(u, units)
-  float c_prev = t == 0 ? LOAD1(c0, st) : LOAD1(c_state, st);
+  float c_prev = step.z ? LOAD1(c0, st) : LOAD1(c_state, st);
   float g[4];
   for (int gate = 0; gate < 4; ++gate) {
     if (gate == 0 && cifg) continue;
     int row = gate * units + u;
     float acc = bias[row] + dot_row(wx + (size_t)row * depth, x, x_shape, xy, xx, depth);
-    if (t == 0)
+    if (step.z)
       acc += dot_row(wh + (size_t)row * units, h0, state_shape, 0, b, units);
     else
-      acc += dot_row(wh + (size_t)row * units, y, y_shape, PREV_H_ROW(b, t, time_major), units);
+      acc += dot_row(wh + (size_t)row * units, y, y_shape, ROW(b, step.y, time_major), units);
     g[gate] = acc;
   }
   float pi = peephole ? peep[u] : 0.0f, pf = peephole ? peep[units + u] : 0.0f;
@@ -74,28 +75,28 @@ __kernel void lstm_step(__global const storage_t* x, __global const storage_t* h
   float h = o * activate1(c, act);
   STORE1(c, c_state, st);
   STORE1(h, y, idx1(y_shape, 0, xy, xx, u));
-  if (t == steps - 1) STORE1(h, h_state, st);
+  if (step.w) STORE1(h, h_state, st);
 }
 
 /* UNIDIRECTIONAL_SEQUENCE_RNN step: h = act(wx x + wh h_prev + bias).
  * flags = (time_major, activation, 0, 0). */
 __kernel void rnn_step(__global const storage_t* x, __global const storage_t* h0, __global storage_t* y,
                        __global storage_t* h_state, __global const float* wx, __global const float* wh,
-                       __global const float* bias, int4 x_shape, int4 y_shape, int4 state_shape, int4 flags, int t,
-                       int steps, int total) {
+                       __global const float* bias, int4 x_shape, int4 y_shape, int4 state_shape, int4 flags,
+                       int4 step, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int units = state_shape.z, depth = x_shape.z, units4 = SLICES(state_shape) * 4;
   int u = gid % units4, b = gid / units4;
-  int time_major = flags.x;
+  int time_major = flags.x, t = step.x;
   int xy = time_major ? t : b, xx = time_major ? b : t;
   PAD_LANES(u, units)
   float acc = bias[u] + dot_row(wx + (size_t)u * depth, x, x_shape, xy, xx, depth);
-  if (t == 0)
+  if (step.z)
     acc += dot_row(wh + (size_t)u * units, h0, state_shape, 0, b, units);
   else
-    acc += dot_row(wh + (size_t)u * units, y, y_shape, PREV_H_ROW(b, t, time_major), units);
+    acc += dot_row(wh + (size_t)u * units, y, y_shape, ROW(b, step.y, time_major), units);
   float h = activate1(acc, flags.y);
   STORE1(h, y, idx1(y_shape, 0, xy, xx, u));
-  if (t == steps - 1) STORE1(h, h_state, idx1(state_shape, 0, 0, b, u));
+  if (step.w) STORE1(h, h_state, idx1(state_shape, 0, 0, b, u));
 }

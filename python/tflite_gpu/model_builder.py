@@ -98,6 +98,7 @@ _FIELDS = {
     "proj_clip": ("ProjClip", float),
     "kernel_type": ("KernelType", lambda v: _enum_value(tflite.LSTMKernelType, v)),
     "time_major": ("TimeMajor", bool),
+    "merge_outputs": ("MergeOutputs", bool),
     "num_splits": ("NumSplits", int),
     "values_count": ("ValuesCount", int),
     "num": ("Num", int),
@@ -178,6 +179,9 @@ _OPTIONS = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": ("UnidirectionalSequenceLSTMOptions",
                                      dict(fused_activation="TANH", cell_clip=0.0, proj_clip=0.0,
                                           time_major=False)),
+    "BIDIRECTIONAL_SEQUENCE_LSTM": ("BidirectionalSequenceLSTMOptions",
+                                    dict(fused_activation="TANH", cell_clip=0.0, proj_clip=0.0,
+                                         merge_outputs=False, time_major=True)),
     "UNIDIRECTIONAL_SEQUENCE_RNN": ("SequenceRNNOptions",
                                     dict(fused_activation="TANH", time_major=False)),
 }

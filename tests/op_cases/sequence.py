@@ -1,5 +1,6 @@
 """UNIDIRECTIONAL_SEQUENCE_LSTM and UNIDIRECTIONAL_SEQUENCE_RNN as TF's
-converter writes them for Keras LSTM / SimpleRNN layers: float weights,
+converter writes them for Keras LSTM / SimpleRNN layers, and
+BIDIRECTIONAL_SEQUENCE_LSTM: float weights,
 the states as variable tensors (zero at the start, carried across invokes).
 Odd batch, step, depth and unit counts, batch- and time-major, CIFG,
 peepholes, cell clipping and the activations the CPU kernels apply."""
@@ -20,18 +21,28 @@ def _seq_shape(batch, steps, depth, time_major):
     return [steps, batch, depth] if time_major else [batch, steps, depth]
 
 
-def _add_lstm(mb, rng, x, batch, steps, depth, units, time_major=False, cifg=False, peephole=False, act="TANH",
-              cell_clip=0.0, inputs24=False):
-    """An UNIDIRECTIONAL_SEQUENCE_LSTM reading x, with its weights and
-    variable states; returns its output sequence."""
+def _lstm_weights(mb, rng, depth, units, cifg=False, peephole=False):
+    """Inputs 1-17 of an LSTM direction: input, recurrent, peephole and bias
+    tensors (absent ones -1), no projection."""
     fan = depth + units
     wx = [-1 if (g == 0 and cifg) else _w(mb, rng, [units, depth], fan) for g in range(4)]
     wh = [-1 if (g == 0 and cifg) else _w(mb, rng, [units, units], fan) for g in range(4)]
     peep = [-1 if (not peephole or (g == 0 and cifg)) else _w(mb, rng, [units], 1) for g in range(3)]
     bias = [-1 if (g == 0 and cifg) else _w(mb, rng, [units], 4) for g in range(4)]
-    h = mb.add_tensor([batch, units], variable=True, name="output_state")
-    c = mb.add_tensor([batch, units], variable=True, name="cell_state")
-    ins = [x] + wx + wh + peep + bias + [-1, -1, h, c] + ([-1] * 4 if inputs24 else [])
+    return wx + wh + peep + bias + [-1, -1]
+
+
+def _states(mb, batch, units):
+    return [mb.add_tensor([batch, units], variable=True, name="output_state"),
+            mb.add_tensor([batch, units], variable=True, name="cell_state")]
+
+
+def _add_lstm(mb, rng, x, batch, steps, depth, units, time_major=False, cifg=False, peephole=False, act="TANH",
+              cell_clip=0.0, inputs24=False):
+    """An UNIDIRECTIONAL_SEQUENCE_LSTM reading x, with its weights and
+    variable states; returns its output sequence."""
+    ins = [x] + _lstm_weights(mb, rng, depth, units, cifg, peephole) + _states(mb, batch, units)
+    ins += [-1] * 4 if inputs24 else []
     out = mb.add_tensor(_seq_shape(batch, steps, units, time_major))
     mb.add_op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [out],
               dict(fused_activation=act, cell_clip=cell_clip, time_major=time_major))
@@ -105,6 +116,29 @@ def _bidirectional_case(batch, steps, depth, units):
     return Case(f"seq-bidirectional-lstm-b{batch}-t{steps}-i{depth}-u{units}", build)
 
 
+def _bilstm_case(batch, steps, depth, units, merge=True, time_major=True, cifg_bw=False, peephole_fw=False):
+    """BIDIRECTIONAL_SEQUENCE_LSTM (48 inputs): forward weights, backward
+    weights, the four states, no auxiliary input."""
+    shape = _seq_shape(batch, steps, depth, time_major)
+    out_shape = _seq_shape(batch, steps, units * (2 if merge else 1), time_major)
+
+    def build(mb, rng, cpu):
+        inputs = []
+        x = _input(mb, rng, shape, inputs)
+        ins = [x] + _lstm_weights(mb, rng, depth, units, peephole=peephole_fw)
+        ins += _lstm_weights(mb, rng, depth, units, cifg=cifg_bw)
+        ins += _states(mb, batch, units) + _states(mb, batch, units) + [-1] * 9
+        outs = [mb.add_tensor(out_shape) for _ in range(1 if merge else 2)]
+        mb.add_op("BIDIRECTIONAL_SEQUENCE_LSTM", ins, outs, dict(merge_outputs=merge, time_major=time_major))
+        for o in outs:
+            mb.mark_output(o)
+        return inputs
+
+    tags = "".join(t for t, on in (("-merged", merge), ("-tm", time_major), ("-bwcifg", cifg_bw),
+                                   ("-fwpeep", peephole_fw)) if on)
+    return Case(f"seq-bilstm-b{batch}-t{steps}-i{depth}-u{units}{tags}", build)
+
+
 def sequence_cases():
     return [
         _lstm_case(1, 5, 3, 4),
@@ -120,4 +154,6 @@ def sequence_cases():
         _rnn_case(2, 5, 1, 3, act="RELU6"),
         _lstm_into_l2norm_case(2, 4, 3, 5),
         _bidirectional_case(2, 5, 3, 5),
+        _bilstm_case(2, 5, 3, 5),
+        _bilstm_case(3, 4, 17, 3, merge=False, time_major=False, cifg_bw=True, peephole_fw=True),
     ]
