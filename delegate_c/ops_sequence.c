@@ -56,18 +56,6 @@ static int check_seq_activation(const NodeInfo* ni, int act) {
   return reason(ni, "activation %d is not supported (SIGN_BIT or unknown)", act);
 }
 
-/* Does any node other than `self` read tensor t? */
-static int read_elsewhere(const ModelView* mv, int t, int self) {
-  for (int i = 0; i < mv->num_nodes; ++i) {
-    TfLiteNode* node;
-    TfLiteRegistration* reg;
-    if (mv->plan[i] == self || mv_node(mv, mv->plan[i], &node, &reg) || !node->inputs) continue;
-    for (int k = 0; k < node->inputs->size; ++k)
-      if (node->inputs->data[k] == t) return 1;
-  }
-  return 0;
-}
-
 /* The sequence input: rank 3, runtime. Sets batch, steps, depth. */
 static int check_sequence_input(const NodeInfo* ni, SeqParams* sp) {
   int dims[8];
@@ -92,7 +80,7 @@ static int check_state(const NodeInfo* ni, SeqParams* sp, int k, const char* wha
     return reason(ni, "input %d (%s) must be [%d, units]%s", k, what, sp->batch,
                   sp->units ? " with the same units as the other states" : "");
   sp->units = dims[1];
-  if (read_elsewhere(ni->mv, st, ni->index))
+  if (ni->mv->consumers[st] > 1)
     return reason(ni, "input %d (%s) is read by another node too; the delegate writes it back only at the end of "
                   "the partition", k, what);
   return 0;
