@@ -2,12 +2,14 @@
  * conv -> PRELU -> ADD(residual) is one kernel: each fused node saves a
  * launch and a full write + read of the activation; a RELU-family node
  * after them becomes the last step's activation. Zero PADs of H and W that
- * only feed convolutions are folded into the convolutions' padding. */
+ * only feed convolutions are folded into the convolutions' padding, and
+ * layer norms' statistics become one kernel (fuse_layer_norm.c). */
 #include "fuse.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuse_layer_norm.h"
 #include "tflite_builtins.h"
 
 /* How many nodes read tensor t. */
@@ -168,9 +170,9 @@ static int fold_pad(Graph* g, int k, const int* outputs, int num_outputs) {
 int fuse_graph(Graph* g, const int* outputs, int num_outputs) {
   char* dead = calloc((size_t)g->num_nodes + 1, 1);
   if (!dead) return -1;
-  int fused = 0;
+  int fused = fuse_layer_norm(g, outputs, num_outputs, dead);
   for (int k = 0; k < g->num_nodes; ++k)
-    if (fold_pad(g, k, outputs, num_outputs)) {
+    if (!dead[k] && fold_pad(g, k, outputs, num_outputs)) {
       dead[k] = 1;
       ++fused;
     }

@@ -60,6 +60,7 @@ extern const GOpDesc kGOpConv2d, kGOpDepthwise, kGOpFullyConnected; /* ops_conv.
 extern const GOpDesc kGOpBinary, kGOpUnary;                         /* ops_elementwise.c */
 extern const GOpDesc kGOpConcat, kGOpRemap;                         /* ops_layout.c */
 extern const GOpDesc kGOpQuantize, kGOpInt8Exact;                   /* ops_quantize.c, int8_exact.c */
+extern const GOpDesc kGOpReduce;                                    /* ops_reduce.c */
 
 /* Binary, unary, remap, border, reduce and epilogue codes, shared with
  * the kernels: opencl_kernels/kernel_abi.h. Epilogue steps are fused into
@@ -146,6 +147,9 @@ typedef struct GNode {
       int radius;
       float bias, alpha, beta;
     } lrn;
+    struct {
+      float eps; /* layer-norm statistics (fuse_layer_norm.c): rsqrt(variance + eps) */
+    } norm;
     struct {
       int block[2]; /* H, W */
       int pad[2];   /* SPACE_TO_BATCH_ND: top, left padding; BATCH_TO_SPACE_ND: top, left crop */

@@ -5,59 +5,35 @@
 #include <string.h>
 
 #include "graph.h"
+#include "int_fold.h"
 #include "sparse_densify.h"
 #include "tflite_builtins.h"
-
-int mv_node(const ModelView* mv, int node_index, TfLiteNode** node, TfLiteRegistration** reg) {
-  if (mv->snap_nodes) {
-    if (node_index < 0 || node_index >= mv->num_snap || !mv->snap_nodes[node_index].outputs) return -1;
-    *node = &mv->snap_nodes[node_index];
-    *reg = &mv->snap_regs[node_index];
-    return 0;
-  }
-  return mv->ctx->GetNodeAndRegistration(mv->ctx, node_index, node, reg) == kTfLiteOk ? 0 : -1;
-}
-
-int mv_dims(const ModelView* mv, int index, int* dims, int max) {
-  const TfLiteTensor* t = mv_tensor(mv, index);
-  if (!t->dims || t->dims->size > max) return -1;
-  for (int i = 0; i < t->dims->size; ++i) dims[i] = t->dims->data[i];
-  return t->dims->size;
-}
-
-size_t mv_elements(const ModelView* mv, int index) {
-  const TfLiteTensor* t = mv_tensor(mv, index);
-  if (!t->dims) return 0;
-  size_t n = 1;
-  for (int i = 0; i < t->dims->size; ++i) {
-    size_t d = (size_t)(t->dims->data[i] < 0 ? 0 : t->dims->data[i]);
-    if (d && n > SIZE_MAX / d) return SIZE_MAX; /* saturates: no shape the checks accept */
-    n *= d;
-  }
-  return n;
-}
 
 static int is_const_model_tensor(const TfLiteTensor* t) {
   return t->allocation_type == kTfLiteMmapRo && t->data.raw != NULL;
 }
 
 /* A DEQUANTIZE of a constant float16 (always) or int8/uint8 (with
- * ENABLE_QUANT) tensor, or a DENSIFY of a constant sparse tensor. */
-static int node_is_foldable(const ModelView* mv, const TfLiteNode* node, const TfLiteRegistration* reg) {
+ * ENABLE_QUANT) tensor, a DENSIFY of a constant sparse tensor (FOLD_CONST),
+ * or integer shape arithmetic (int_fold.c). 0: not folded. */
+static int node_fold_kind(const ModelView* mv, const TfLiteNode* node, const TfLiteRegistration* reg) {
+  int kind = int_fold_kind(mv, node, reg);
+  if (kind) return kind;
   if (!node->inputs || !node->outputs || node->inputs->size != 1 || node->outputs->size != 1) return 0;
   int in = node->inputs->data[0];
   if (in < 0 || in >= mv->num_tensors || mv->const_kind[in] == CONST_NONE) return 0;
   const TfLiteTensor* t = mv_tensor(mv, in);
   if (reg->builtin_code == kBuiltinDequantize) {
-    if (t->type == kTfLiteFloat16) return 1;
-    if ((t->type == kTfLiteInt8 || t->type == kTfLiteUInt8) && mv->enable_quant && t->sparsity == NULL) return 1;
+    if (t->type == kTfLiteFloat16) return FOLD_CONST;
+    if ((t->type == kTfLiteInt8 || t->type == kTfLiteUInt8) && mv->enable_quant && t->sparsity == NULL)
+      return FOLD_CONST;
     return 0;
   }
   if (reg->builtin_code == kBuiltinDensify) {
     /* Folded only when densifying cannot fail: a malformed sparse constant
      * must stay on the CPU (decided here), not fail the partition's build. */
-    if (t->sparsity) return mv_sparse_check(mv, in, NULL, 0) == 0;
-    return mv->const_kind[in] == CONST_FOLDED;
+    if (t->sparsity) return mv_sparse_check(mv, in, NULL, 0) == 0 ? FOLD_CONST : 0;
+    return mv->const_kind[in] == CONST_FOLDED ? FOLD_CONST : 0;
   }
   return 0;
 }
@@ -118,8 +94,9 @@ int mv_build(ModelView* mv, TfLiteContext* ctx, int enable_quant, char* err, siz
       int t = node->outputs->data[k];
       if (t >= 0 && t < mv->num_tensors) mv->producer[t] = i;
     }
-    if (node_is_foldable(mv, node, reg)) {
-      mv->foldable[i] = 1;
+    int kind = node_fold_kind(mv, node, reg);
+    if (kind) {
+      mv->foldable[i] = (unsigned char)kind;
       mv->const_kind[node->outputs->data[0]] = CONST_FOLDED;
     }
   }
@@ -271,6 +248,15 @@ static int const_into(const ModelView* mv, int index, float* out, size_t n, int 
     snprintf(err, errlen, "GetNodeAndRegistration failed");
     return -1;
   }
+  if (int_fold_is_output(mv, index)) {
+    int64_t v[INT_FOLD_MAX];
+    int count;
+    if (int_fold_values(mv, index, v, INT_FOLD_MAX, &count, err, errlen)) return -1;
+    if ((size_t)count != n) return snprintf(err, errlen, "folded %s gives %d values, %zu expected",
+                                            builtin_name(reg->builtin_code), count, n), -1;
+    for (int i = 0; i < count; ++i) out[i] = (float)v[i];
+    return 0;
+  }
   int src = node->inputs->data[0];
   if (mv_elements(mv, src) != n) {
     snprintf(err, errlen, "%s changes the element count (%zu to %zu)", builtin_name(reg->builtin_code),
@@ -296,6 +282,16 @@ int mv_const_float(const ModelView* mv, int index, float** out, char* err, size_
 }
 
 int mv_const_ints(const ModelView* mv, int index, int* out, int max, int* count, char* err, size_t errlen) {
+  if (int_fold_is_output(mv, index)) {
+    int64_t v[INT_FOLD_MAX];
+    if (int_fold_values(mv, index, v, INT_FOLD_MAX, count, err, errlen)) return -1;
+    if (*count > (max < 0 ? 0 : max)) return snprintf(err, errlen, "folded constant holds %d values, at most %d", *count, max), -1;
+    for (int i = 0; i < *count; ++i) {
+      if (v[i] < INT32_MIN || v[i] > INT32_MAX) return snprintf(err, errlen, "folded value outside the int32 range"), -1;
+      out[i] = (int)v[i];
+    }
+    return 0;
+  }
   if (!mv_is_const(mv, index) || mv->const_kind[index] != CONST_MODEL) {
     snprintf(err, errlen, "tensor %d must be a constant in the model", index);
     return -1;
@@ -323,14 +319,6 @@ void op_display_name(const TfLiteRegistration* reg, char* buf, size_t size) {
     snprintf(buf, size, "%s %s", builtin_name(reg->builtin_code), reg->custom_name);
   else
     snprintf(buf, size, "%s", builtin_name(reg->builtin_code));
-}
-
-const char* type_name(int type) {
-  static const char* const names[] = {"NOTYPE", "FLOAT32", "INT32", "UINT8", "INT64", "STRING", "BOOL",
-                                      "INT16", "COMPLEX64", "INT8", "FLOAT16", "FLOAT64", "COMPLEX128",
-                                      "UINT64", "RESOURCE", "VARIANT", "UINT32", "UINT16", "INT4"};
-  if (type < 0 || type >= (int)(sizeof(names) / sizeof(names[0]))) return "UNKNOWN_TYPE";
-  return names[type];
 }
 
 int quant_params(const ModelView* mv, int tensor, int* qtype, float* scale, int* zero_point) {

@@ -14,7 +14,7 @@
 typedef enum ConstKind {
   CONST_NONE = 0,     /* a runtime tensor */
   CONST_MODEL = 1,    /* kTfLiteMmapRo data in the model */
-  CONST_FOLDED = 2,   /* output of a DEQUANTIZE / DENSIFY of a constant: folded at prepare */
+  CONST_FOLDED = 2,   /* output of a folded node (DEQUANTIZE / DENSIFY of a constant, int_fold.c): at prepare */
 } ConstKind;
 
 typedef struct ModelView {
@@ -25,7 +25,7 @@ typedef struct ModelView {
   int* producer;        /* per tensor: node index, or -1 */
   int* consumers;       /* per tensor: how many plan nodes read it */
   unsigned char* const_kind;
-  unsigned char* foldable; /* per node: a DEQUANTIZE/DENSIFY of a constant */
+  unsigned char* foldable; /* per node: 0, or FOLD_CONST / FOLD_SHAPE (int_fold.h) */
   int enable_quant;
   int fp16_storage; /* set before lowering: int8_exact.c's integer path needs FP32 storage */
   /* Re-planning after a resize: op checks write each computed output shape

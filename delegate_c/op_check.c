@@ -96,7 +96,7 @@ int op_check_node(const NodeInfo* ni) {
   if (!d || !d->lower) {
     if (ni->reg->builtin_code == kBuiltinCustom)
       return reason(ni, "custom op %s is not supported", ni->reg->custom_name ? ni->reg->custom_name : "?");
-    if (ni->reg->builtin_code == kBuiltinDensify) return check_densify(ni);
+    if (d && d->check) return d->check(ni); /* folded ops (DENSIFY, SHAPE): why this one is not */
     return reason(ni, "Operation is not supported.");
   }
   if (ni->reg->version > d->max_version)

@@ -94,6 +94,7 @@
   X(kOpReverseV2)                         /* ops_reverse.c */       \
   X(kOpRsqrt)                             /* ops_elementwise.c */   \
   X(kOpSelect)                            /* ops_elementwise.c */   \
+  X(kOpShape)                             /* ops_shape.c */         \
   X(kOpSelectV2)                          /* ops_elementwise.c */   \
   X(kOpSign)                              /* ops_elementwise.c */   \
   X(kOpSin)                               /* ops_elementwise.c */   \

@@ -28,7 +28,7 @@ typedef struct OpDef {
   const char* custom_name;  /* for CUSTOM ops, else NULL */
   int max_version;
   OpCheckFn check;          /* NULL: nothing beyond the gate and parse */
-  OpLowerFn lower;          /* NULL: never delegated (DENSIFY: folded, or a reason) */
+  OpLowerFn lower;          /* NULL: never lowered (DENSIFY, SHAPE: folded, else check gives the reason) */
   const char* constraints;  /* what the check enforces, for the docs */
   /* Runtime tensor types besides FLOAT32 (and int8/uint8 with
    * ENABLE_QUANT), e.g. "BOOL" or "INT32/BOOL": the partition holds them
@@ -69,8 +69,6 @@ size_t op_table_describe(char* buf, size_t size);
 /* Does a GATHER or ONE_HOT read tensor t as its (raw int32) indices?
  * (ops_elementwise.c) */
 int feeds_indices(const ModelView* mv, int t);
-/* DENSIFY is folded or stays on the CPU: this gives the reason (ops_densify.c). */
-int check_densify(const NodeInfo* ni);
 /* After lowering node ni (its graph nodes start at first_new): a
  * quantize-dequantize onto the grid of each int8/uint8 output (ops_quantize.c). */
 int lower_quant_outputs(Lowering* lw, const NodeInfo* ni, int first_new);

@@ -5,7 +5,7 @@
 #include "op_table.h"
 #include "tflite_builtins.h"
 
-int check_densify(const NodeInfo* ni) {
+static int check_densify(const NodeInfo* ni) {
   if (ni_num_inputs(ni) != 1 || ni_num_outputs(ni) != 1)
     return reason(ni, "needs 1 input and 1 output, has %d and %d", ni_num_inputs(ni), ni_num_outputs(ni));
   int in = ni_input(ni, 0);
@@ -25,5 +25,5 @@ int check_densify(const NodeInfo* ni) {
 }
 
 /* The TFLite ops this file runs (op_table.c lists them). */
-const OpDef kOpDensify = {.builtin_code = kBuiltinDensify, .max_version = 1,
+const OpDef kOpDensify = {.builtin_code = kBuiltinDensify, .max_version = 1, .check = check_densify,
     .constraints = "only of a constant sparse tensor: densified once at prepare"};

@@ -12,7 +12,7 @@
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
 static int encode_reduce(Executor* ex, int node);
-static const GOpDesc kGOpReduce = {"REDUCE", encode_reduce};
+const GOpDesc kGOpReduce = {"REDUCE", encode_reduce};
 
 static int reduce_code(int builtin) {
   switch (builtin) {

@@ -6,6 +6,7 @@
 
 #include "log.h"
 #include "op_table.h"
+#include "int_fold.h"
 #include "options.h"
 #include "partition_cost.h"
 
@@ -174,6 +175,7 @@ static char* node_report(const ModelView* mv, const unsigned char* in_set, char*
     }
     const char* why = reasons[i] ? reasons[i]
                       : in_set[i] ? (mv->foldable[i] ? "constant folded into the partition at prepare" : "")
+                      : mv->foldable[i] == FOLD_SHAPE ? "folded only when every reader of its output is delegated"
                       : mv->foldable[i] ? "constant: folded inside the partition, evaluated once by the CPU"
                                         : left_out;
     int n = snprintf(buf + used, size - used, "%d\t%s\t%d\t%s\t%s\n", mv->plan[i], name, version,
@@ -284,9 +286,11 @@ int partition_select(const ModelView* mv, const PartitionPolicy* pol, int log_le
     /* Partial delegation: the runtime would group the constant-only folded
      * nodes into a partition of their own, away from their readers. Leave
      * them to the CPU (which evaluates a constant DEQUANTIZE/DENSIFY once)
-     * and fold from their source constant inside the partition instead. */
+     * and fold from their source constant inside the partition instead.
+     * A SHAPE fold reads a runtime tensor, so it groups with its
+     * neighbours: it stays as settle_folds decided. */
     for (int i = 0; i < n; ++i)
-      if (mv->foldable[i]) in_set[i] = 0;
+      if (mv->foldable[i] == FOLD_CONST) in_set[i] = 0;
     if (count_set(in_set, n) > 0 &&
         choose_partitions(mv, in_set, pol, log_level, &parts, &out->candidates, err, errlen)) {
       for (int i = 0; i < n; ++i) free(reasons[i]);

@@ -17,6 +17,7 @@
 #include "op_table.h"
 #include "partition_lower.h"
 #include "serialization.h"
+#include "int_fold.h"
 #include "tune.h"
 
 typedef struct PartitionKernel {
@@ -30,7 +31,8 @@ typedef struct PartitionKernel {
    * delegated (folded constants included), the nodes and the outputs. */
   ModelView mv;
   TfLiteIntArray* nodes;
-  TfLiteIntArray* output_tensors;
+  TfLiteIntArray* output_tensors;  /* the ones the kernels compute */
+  TfLiteIntArray* const_outputs;   /* folded constants the runtime still wants written (int_fold.h) */
   int stale;               /* a re-plan failed: output shapes must be inferred again */
   int replans;             /* successful re-plans, for reports and tests */
   char* float_outputs;     /* fp16_guard: per output, 1 = it and what it depends on stay on float */
@@ -215,6 +217,57 @@ static void remember_input_shapes(PartitionKernel* k) {
     memcpy(&k->input_shapes[4 * i], k->ex.g.tensors[k->ex.inputs[i].tensor].shape, 4 * sizeof(int));
 }
 
+/* Writes a folded constant (an integer fold, or a folded DEQUANTIZE /
+ * DENSIFY) into dst, a runtime tensor of the same type and element count. */
+static int fold_write_tensor(const ModelView* mv, int tensor, TfLiteTensor* dst, char* err, size_t errlen) {
+  size_t n = mv_elements(mv, tensor);
+  if (!dst->data.raw) return snprintf(err, errlen, "folded output %d has no buffer", tensor), -1;
+  if (dst->type == kTfLiteInt32 || dst->type == kTfLiteInt64) {
+    int64_t v[INT_FOLD_MAX];
+    int count;
+    size_t es = dst->type == kTfLiteInt64 ? 8 : 4;
+    if (int_fold_values(mv, tensor, v, INT_FOLD_MAX, &count, err, errlen)) return -1;
+    if (dst->bytes < (size_t)count * es) return snprintf(err, errlen, "folded output %d: buffer too small", tensor), -1;
+    for (int i = 0; i < count; ++i) {
+      if (es == 8) dst->data.i64[i] = v[i];
+      else dst->data.i32[i] = (int32_t)v[i];
+    }
+    return 0;
+  }
+  if (dst->type != kTfLiteFloat32 || dst->bytes < n * sizeof(float))
+    return snprintf(err, errlen, "folded output %d: type %s or size not as folded", tensor, type_name(dst->type)), -1;
+  float* values;
+  if (mv_const_float(mv, tensor, &values, err, errlen)) return -1;
+  memcpy(dst->data.f, values, n * sizeof(float));
+  free(values);
+  return 0;
+}
+
+/* Moves the folded constants among the partition's outputs (a SHAPE
+ * value read in another partition, say) to const_outputs: no kernel
+ * computes them; invoke writes them from the fold. */
+static int split_const_outputs(PartitionKernel* k) {
+  k->const_outputs = int_array_copy(k->output_tensors);
+  if (!k->const_outputs) return -1;
+  int kept = 0, folded = 0;
+  for (int i = 0; i < k->output_tensors->size; ++i) {
+    int t = k->output_tensors->data[i];
+    if (t >= 0 && t < k->mv.num_tensors && k->mv.const_kind[t] == CONST_FOLDED) k->const_outputs->data[folded++] = t;
+    else k->output_tensors->data[kept++] = t;
+  }
+  k->output_tensors->size = kept;
+  k->const_outputs->size = folded;
+  return 0;
+}
+
+static int write_const_outputs(PartitionKernel* k, TfLiteContext* context, char* err, size_t errlen) {
+  for (int i = 0; i < k->const_outputs->size; ++i) {
+    int t = k->const_outputs->data[i];
+    if (fold_write_tensor(&k->mv, t, &context->tensors[t], err, errlen)) return -1;
+  }
+  return 0;
+}
+
 static void* kernel_init(TfLiteContext* context, const char* buffer, size_t length) {
   (void)context;
   (void)length;
@@ -237,6 +290,10 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
   }
   /* Node indices follow execution order in the model. */
   qsort(k->nodes->data, (size_t)k->nodes->size, sizeof(int), cmp_int);
+  if (split_const_outputs(k)) {
+    snprintf(k->error, sizeof(k->error), "out of memory");
+    return k;
+  }
   if (k->dev->fp16 && d->cfg.fp16_guard) guard_fp16(k);
   k->sustained = d->cfg.v2.inference_preference == TFLITE_GPU_INFERENCE_PREFERENCE_SUSTAINED_SPEED;
   k->built = build_executor(k, &k->ex, k->error, sizeof(k->error), d, params) == 0;
@@ -278,6 +335,7 @@ static void kernel_free(TfLiteContext* context, void* buffer) {
   mv_free(&k->mv);
   free(k->nodes);
   free(k->output_tensors);
+  free(k->const_outputs);
   free(k->input_shapes);
   free(k->float_outputs);
   free(k->tune);
@@ -387,6 +445,7 @@ static TfLiteStatus kernel_invoke(TfLiteContext* context, TfLiteNode* node) {
   char err[GD_ERR_LEN];
   pthread_mutex_lock(&k->dev->mutex);
   int rc = executor_invoke(&k->ex, context, err, sizeof(err));
+  if (rc == 0) rc = write_const_outputs(k, context, err, sizeof(err));
   /* A miss is saved after the first invoke: only then (on PoCL) do the
    * binaries hold the work-group functions the enqueues compiled. */
   if (rc == 0 && k->cache.state == SER_MISS) ser_partition_save(&k->cache, k->dev, &k->ex, k->log_level);

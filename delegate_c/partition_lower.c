@@ -37,6 +37,9 @@ int lower_partition(const ModelView* mv, const TfLiteIntArray* to_replace, const
     }
     const OpDef* d = op_lookup(ni.reg);
     if (!d || !d->lower) continue; /* folded constants: read by their consumers */
+    if (ni.node->outputs && ni.node->outputs->size == 1 && ni.node->outputs->data[0] >= 0 &&
+        mv->const_kind[ni.node->outputs->data[0]] == CONST_FOLDED)
+      continue; /* a folded DEQUANTIZE or integer op: likewise */
     int first_new = g->num_nodes;
     OpParams params;
     rc = op_parse(d, &ni, &params);

@@ -78,6 +78,7 @@ enum TfLiteBuiltinCode {
   kBuiltinLog = 73,
   kBuiltinSqrt = 75,
   kBuiltinRsqrt = 76,
+  kBuiltinShape = 77,
   kBuiltinPow = 78,
   kBuiltinLogicalAnd = 86,
   kBuiltinFloorDiv = 90,

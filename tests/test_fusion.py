@@ -252,3 +252,28 @@ def test_epilogue_fused_into_register_tiled_conv(order, c, k):
     got = outputs[0]
     assert stats["dispatches"] == 3, stats  # conv with both steps fused, and the two conversions
     assert_close(got, expected[0], rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(expected[0]).max())))
+
+
+@pytest.mark.parametrize("style", ["keras", "plain"])
+def test_layer_norm_statistics_fused(style):
+    """MEAN -> SQUARED_DIFFERENCE -> MEAN -> ADD(eps) -> RSQRT runs as one
+    kernel: four launches fewer than the same graph ending in SQRT (which
+    the pattern does not match), with the CPU's result (the op sweep's
+    layernorm cases check more shapes)."""
+    from op_cases.layer_norm import layer_norm_graph
+
+    shape = [2, 3, 5, 17]
+    runs = {}
+    for last in ("RSQRT", "SQRT"):
+        rng = np.random.default_rng(23)
+        mb = ModelBuilder()
+        x = mb.add_input(shape)
+        mb.mark_output(layer_norm_graph(mb, rng, x, shape, 1e-3, style, last_op=last))
+        model = mb.build()
+        inputs = [rng.standard_normal(shape).astype(np.float32)]
+        (got,), stats = _run_delegate(model, inputs)
+        (want,) = run_cpu(model, inputs)
+        assert stats["cpu_nodes"] == 0
+        assert_close(got, want, rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
+        runs[last] = stats["dispatches"]
+    assert runs["RSQRT"] == runs["SQRT"] - 4, runs

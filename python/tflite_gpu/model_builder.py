@@ -107,6 +107,7 @@ _FIELDS = {
     "alpha": ("Alpha", float),
     "approximate": ("Approximate", bool),
     "output_type": ("OutputType", lambda v: _enum_value(tflite.TensorType, v)),
+    "out_type": ("OutType", lambda v: _enum_value(tflite.TensorType, v)),
 }
 
 _CONV_DEFAULTS = dict(padding="SAME", stride_w=1, stride_h=1,
@@ -176,6 +177,7 @@ _OPTIONS = {
     "LOCAL_RESPONSE_NORMALIZATION": ("LocalResponseNormalizationOptions",
                                      dict(radius=5, bias=1.0, alpha=1.0, beta=0.5)),
     "REVERSE_V2": ("ReverseV2Options", {}),
+    "SHAPE": ("ShapeOptions", dict(out_type="INT32")),
     "UNIDIRECTIONAL_SEQUENCE_LSTM": ("UnidirectionalSequenceLSTMOptions",
                                      dict(fused_activation="TANH", cell_clip=0.0, proj_clip=0.0,
                                           time_major=False)),

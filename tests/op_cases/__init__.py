@@ -1,6 +1,7 @@
 """Single-op test models for test_ops.py (and test_elementwise.py,
 test_layout_graphs.py), one module per op family: conv, elementwise,
-layout, spatial (pooling, bilinear resize), math_ops, sequence (LSTM/RNN); _common holds Case
+layout, spatial (pooling, bilinear resize), math_ops, sequence (LSTM/RNN), shape_fold
+(SHAPE chains), layer_norm (fused statistics); _common holds Case
 and the graph helpers.
 
 Each Case holds a readable id and a `build(mb, rng, cpu)` function that writes
@@ -31,6 +32,8 @@ from .layout import (NEAREST_MODES, concat_cases, depth_to_space_cases, expand_s
 from .math_ops import (arg_minmax_cases, batch_matmul_cases, cumsum_cases, l2_norm_cases, lstm_cases, math_cases,
                        mean_cases, reduce_cases, softmax_cases)  # noqa: F401
 from .sequence import sequence_cases  # noqa: F401
+from .shape_fold import shape_fold_cases  # noqa: F401
+from .layer_norm import layer_norm_cases  # noqa: F401
 from .space_batch import space_batch_cases  # noqa: F401
 from .spatial import RESIZE_MODES, avgpool_cases, maxpool_cases, resize_cases  # noqa: F401
 from ._common import _unique
@@ -45,4 +48,4 @@ def all_cases():
                    + pack_cases() + unpack_cases() + tile_cases() + mirror_pad_cases() + padv2_cases()
                    + space_to_depth_cases() + resize_nearest_cases() + gather_cases() + one_hot_cases()
                    + elementwise_cases() + expand_squeeze_cases() + reverse_cases() + space_batch_cases()
-                   + sequence_cases())
+                   + sequence_cases() + shape_fold_cases() + layer_norm_cases())

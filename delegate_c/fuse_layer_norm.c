@@ -1,0 +1,116 @@
+/* See fuse_layer_norm.h. */
+#include "fuse_layer_norm.h"
+
+#include <string.h>
+
+#include "executor.h"
+#include "tflite_builtins.h"
+
+static int encode_norm_stats(Executor* ex, int node);
+/* inputs: x; outputs: mean, rstd (C = 1) */
+static const GOpDesc kGOpNormStats = {"LAYER_NORM_STATS", encode_norm_stats};
+
+static int is_output(int t, const int* outputs, int num_outputs) {
+  for (int k = 0; k < num_outputs; ++k)
+    if (outputs[k] == t) return 1;
+  return 0;
+}
+
+/* The only node reading t (not a runtime output), or -1. */
+static int sole_reader(const Graph* g, int t, const char* dead, const int* outputs, int num_outputs) {
+  int found = -1;
+  if (is_output(t, outputs, num_outputs)) return -1;
+  for (int k = 0; k < g->num_nodes; ++k) {
+    if (dead[k]) continue;
+    for (int j = 0; j < g->nodes[k].num_inputs; ++j) {
+      if (g->nodes[k].inputs[j] != t) continue;
+      if (found >= 0 && found != k) return -1;
+      found = k;
+    }
+  }
+  return found;
+}
+
+/* A MEAN over C alone whose output is [B, H, W, 1] of its input's B, H, W. */
+static int is_channel_mean(const Graph* g, const GNode* n) {
+  if (n->op != &kGOpReduce || n->p.reduce.op != REDUCE_MEAN || n->num_inputs != 1 || n->num_outputs != 1 ||
+      n->num_epi || n->act != kTfLiteActNone)
+    return 0;
+  const int* r = n->p.reduce.axes;
+  const int* in = g->tensors[n->inputs[0]].shape;
+  const int* out = g->tensors[n->outputs[0]].shape;
+  return !r[GD_B] && !r[GD_H] && !r[GD_W] && r[GD_C] && out[GD_B] == in[GD_B] && out[GD_H] == in[GD_H] &&
+         out[GD_W] == in[GD_W] && out[GD_C] == 1;
+}
+
+static int is_plain(const GNode* n, GOp op, int inputs) {
+  return n->op == op && n->num_inputs == inputs && n->num_outputs == 1 && !n->num_epi && n->act == kTfLiteActNone;
+}
+
+/* Does node k (MEAN of x over channels) start the pattern? Fills the four
+ * other nodes and eps. */
+static int match(const Graph* g, int k, const char* dead, const int* outputs, int num_outputs, int rest[4],
+                 float* eps) {
+  const GNode* mean = &g->nodes[k];
+  if (!is_channel_mean(g, mean)) return 0;
+  int x = mean->inputs[0], m = mean->outputs[0];
+  /* SQUARED_DIFFERENCE(x, m): m's other readers (the shift) stay. */
+  int sq = -1;
+  for (int j = k + 1; j < g->num_nodes && sq < 0; ++j) {
+    const GNode* n = &g->nodes[j];
+    if (!dead[j] && is_plain(n, &kGOpBinary, 2) && n->p.binary.op == BIN_SQDIFF &&
+        ((n->inputs[0] == x && n->inputs[1] == m) || (n->inputs[0] == m && n->inputs[1] == x)) &&
+        memcmp(g->tensors[n->outputs[0]].shape, g->tensors[x].shape, sizeof(int) * 4) == 0)
+      sq = j;
+  }
+  if (sq < 0) return 0;
+  int var = sole_reader(g, g->nodes[sq].outputs[0], dead, outputs, num_outputs);
+  if (var < 0 || !is_channel_mean(g, &g->nodes[var])) return 0;
+  int add = sole_reader(g, g->nodes[var].outputs[0], dead, outputs, num_outputs);
+  if (add < 0 || !is_plain(&g->nodes[add], &kGOpBinary, 2) || g->nodes[add].p.binary.op != BIN_ADD) return 0;
+  const GNode* a = &g->nodes[add];
+  int c = a->inputs[0] == g->nodes[var].outputs[0] ? a->inputs[1] : a->inputs[0];
+  const GTensor* e = &g->tensors[c];
+  if (!e->data || e->shape[GD_B] * e->shape[GD_H] * e->shape[GD_W] * e->shape[GD_C] != 1) return 0;
+  int rs = sole_reader(g, a->outputs[0], dead, outputs, num_outputs);
+  if (rs < 0 || !is_plain(&g->nodes[rs], &kGOpUnary, 1) || g->nodes[rs].p.unary.op != UN_RSQRT) return 0;
+  rest[0] = sq, rest[1] = var, rest[2] = add, rest[3] = rs;
+  *eps = e->data[0];
+  return 1;
+}
+
+int fuse_layer_norm(Graph* g, const int* outputs, int num_outputs, char* dead) {
+  int removed = 0;
+  for (int k = 0; k < g->num_nodes; ++k) {
+    int rest[4];
+    float eps;
+    if (dead[k] || !match(g, k, dead, outputs, num_outputs, rest, &eps)) continue;
+    GNode* n = &g->nodes[k];
+    n->op = &kGOpNormStats;
+    n->outputs[1] = g->nodes[rest[3]].outputs[0];
+    n->num_outputs = 2;
+    n->p.norm.eps = eps;
+    for (int j = 0; j < 4; ++j) {
+      dead[rest[j]] = 1;
+      g->nodes[rest[j]].num_inputs = 0;
+    }
+    removed += 4;
+  }
+  return removed;
+}
+
+static int encode_norm_stats(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const int* s = ex->g.tensors[n->inputs[0]].shape;
+  size_t items = (size_t)s[GD_B] * s[GD_H] * s[GD_W];
+  cl_kernel k = ex_dispatch(ex, "layer_norm.cl", "norm_stats", items, node);
+  if (!k) return -1;
+  KArgs a = {k, 0, CL_SUCCESS, 0};
+  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+  karg_mem(&a, ex_tensor_mem(ex, n->outputs[1]));
+  karg_shape(&a, s);
+  karg_int(&a, (int)items);
+  karg_float(&a, n->p.norm.eps);
+  return karg_done(ex, &a);
+}

@@ -1,0 +1,32 @@
+/* The statistics of a layer norm over channels (fuse_layer_norm.c): per
+ * pixel (b, y, x), mean = sum(x) / C and rstd = rsqrt(mean((x - mean)^2)
+ * + eps), the five nodes MEAN, SQUARED_DIFFERENCE, MEAN, ADD and RSQRT in
+ * one pass over the row. Two passes as the CPU's nodes compute it (no
+ * E[x^2] - mean^2 cancellation); the padded lanes of the last slice are
+ * zero in the input and masked out of the squared differences. Both
+ * outputs have C = 1: (value, 0, 0, 0). */
+__kernel void norm_stats(__global const storage_t* src, __global storage_t* mean_dst, __global storage_t* rstd_dst,
+                         int4 shape, int total, float eps) {
+  int gid = get_global_id(0);
+  if (gid >= total) return;
+  int x = gid % shape.x;
+  int t = gid / shape.x;
+  int y = t % shape.y;
+  int b = t / shape.y;
+  int slices = SLICES(shape);
+  int stride = shape.y * shape.x;
+  int base = idx4(shape, b, 0, y, x);
+  float4 acc = (float4)(0.0f);
+  for (int s = 0; s < slices; ++s) acc += LOAD4(src, base + s * stride);
+  float mean = ((acc.x + acc.y) + (acc.z + acc.w)) / (float)shape.z;
+  float4 sq = (float4)(0.0f);
+  for (int s = 0; s < slices; ++s) {
+    float4 d = mask_tail(LOAD4(src, base + s * stride) - mean, s, shape.z);
+    sq += d * d;
+  }
+  float var = ((sq.x + sq.y) + (sq.z + sq.w)) / (float)shape.z;
+  int4 one = (int4)(shape.x, shape.y, 1, shape.w);
+  int o = idx4(one, b, 0, y, x);
+  STORE4((float4)(mean, 0.0f, 0.0f, 0.0f), mean_dst, o);
+  STORE4((float4)(rsqrt(var + eps), 0.0f, 0.0f, 0.0f), rstd_dst, o);
+}
