@@ -50,6 +50,15 @@ inline int idx1(int4 shape, int b, int y, int x, int c) {
   return idx4(shape, b, c >> 2, y, x) * 4 + (c & 3);
 }
 
+/* The float4 index of pixel gid's first slice (gid runs over (b, y, x)
+ * row-major) in a PHWC4 tensor; its other slices follow H * W apart.
+ * For the kernels that walk one pixel's channel row. */
+inline int pixel_base(int gid, int4 shape) {
+  int x = gid % shape.x;
+  int t = gid / shape.x;
+  return idx4(shape, t / shape.y, 0, t % shape.y, x);
+}
+
 /* Splits a flat work-item id into (x, y, s, b) over a PHWC4 output. */
 inline int4 split_gid(int gid, int4 shape) {
   int x = gid % shape.x;

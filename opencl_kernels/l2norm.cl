@@ -5,13 +5,9 @@
 __kernel void l2_norm(__global const storage_t* src, __global storage_t* dst, int4 shape, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
-  int x = gid % shape.x;
-  int t = gid / shape.x;
-  int y = t % shape.y;
-  int b = t / shape.y;
   int slices = SLICES(shape);
   int stride = shape.y * shape.x;
-  int base = idx4(shape, b, 0, y, x);
+  int base = pixel_base(gid, shape);
   float4 sq = (float4)(0.0f);
   for (int s = 0; s < slices; ++s) {
     float4 v = LOAD4(src, base + s * stride);

@@ -9,13 +9,9 @@ __kernel void norm_stats(__global const storage_t* src, __global storage_t* mean
                          int4 shape, int total, float eps) {
   int gid = get_global_id(0);
   if (gid >= total) return;
-  int x = gid % shape.x;
-  int t = gid / shape.x;
-  int y = t % shape.y;
-  int b = t / shape.y;
   int slices = SLICES(shape);
   int stride = shape.y * shape.x;
-  int base = idx4(shape, b, 0, y, x);
+  int base = pixel_base(gid, shape);
   float4 acc = (float4)(0.0f);
   for (int s = 0; s < slices; ++s) acc += LOAD4(src, base + s * stride);
   float mean = ((acc.x + acc.y) + (acc.z + acc.w)) / (float)shape.z;
@@ -25,8 +21,7 @@ __kernel void norm_stats(__global const storage_t* src, __global storage_t* mean
     sq += d * d;
   }
   float var = ((sq.x + sq.y) + (sq.z + sq.w)) / (float)shape.z;
-  int4 one = (int4)(shape.x, shape.y, 1, shape.w);
-  int o = idx4(one, b, 0, y, x);
-  STORE4((float4)(mean, 0.0f, 0.0f, 0.0f), mean_dst, o);
-  STORE4((float4)(rsqrt(var + eps), 0.0f, 0.0f, 0.0f), rstd_dst, o);
+  /* With one slice, pixel gid's index in the outputs is gid. */
+  STORE4((float4)(mean, 0.0f, 0.0f, 0.0f), mean_dst, gid);
+  STORE4((float4)(rsqrt(var + eps), 0.0f, 0.0f, 0.0f), rstd_dst, gid);
 }

@@ -54,13 +54,9 @@ __kernel void softmax(__global const storage_t* src, __global storage_t* dst, in
                       int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
-  int x = gid % shape.x;
-  int t = gid / shape.x;
-  int y = t % shape.y;
-  int b = t / shape.y;
   int slices = SLICES(shape);
   int stride = shape.y * shape.x;
-  int base = idx4(shape, b, 0, y, x);
+  int base = pixel_base(gid, shape);
   float4 m4 = (float4)(-INFINITY);
   for (int s = 0; s < slices; ++s)
     m4 = fmax(m4, fill_tail(beta * LOAD4(src, base + s * stride), s, shape.z, (float4)(-INFINITY)));
