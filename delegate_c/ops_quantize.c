@@ -64,8 +64,6 @@ static int check_dequantize(const NodeInfo* ni) {
 }
 
 static int lower_dequantize(Lowering* lw, const NodeInfo* ni) {
-  /* Folded at prepare: its consumers read the float constant. */
-  if (mv_is_const(lw->mv, ni_output(ni, 0))) return 0;
   int in = lower_tensor(lw, ni_input(ni, 0));
   int out = lower_tensor(lw, ni_output(ni, 0));
   if (in < 0 || out < 0) return -1;

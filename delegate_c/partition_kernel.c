@@ -33,6 +33,9 @@ typedef struct PartitionKernel {
   TfLiteIntArray* nodes;
   TfLiteIntArray* output_tensors;  /* the ones the kernels compute */
   TfLiteIntArray* const_outputs;   /* folded constants the runtime still wants written (int_fold.h) */
+  unsigned char* const_data;       /* their bytes, evaluated once per plan */
+  size_t* const_offsets;           /* output i: const_data[offsets[i], offsets[i + 1]) */
+  int const_count;                 /* outputs evaluated (all, once the plan is built) */
   int stale;               /* a re-plan failed: output shapes must be inferred again */
   int replans;             /* successful re-plans, for reports and tests */
   char* float_outputs;     /* fp16_guard: per output, 1 = it and what it depends on stay on float */
@@ -217,29 +220,44 @@ static void remember_input_shapes(PartitionKernel* k) {
     memcpy(&k->input_shapes[4 * i], k->ex.g.tensors[k->ex.inputs[i].tensor].shape, 4 * sizeof(int));
 }
 
-/* Writes a folded constant (an integer fold, or a folded DEQUANTIZE /
- * DENSIFY) into dst, a runtime tensor of the same type and element count. */
-static int fold_write_tensor(const ModelView* mv, int tensor, TfLiteTensor* dst, char* err, size_t errlen) {
-  size_t n = mv_elements(mv, tensor);
-  if (!dst->data.raw) return snprintf(err, errlen, "folded output %d has no buffer", tensor), -1;
-  if (dst->type == kTfLiteInt32 || dst->type == kTfLiteInt64) {
+/* The bytes of folded output `tensor` in its own type (int32/int64 from
+ * int_fold.c, float32 from a folded DEQUANTIZE / DENSIFY), appended to
+ * the partition's const_data. */
+static int fold_output_bytes(PartitionKernel* k, int tensor, char* err, size_t errlen) {
+  const ModelView* mv = &k->mv;
+  int type = mv_tensor(mv, tensor)->type;
+  size_t n = mv_elements(mv, tensor), es = type == kTfLiteInt64 ? 8 : 4, at = k->const_offsets[k->const_count];
+  if (type != kTfLiteInt32 && type != kTfLiteInt64 && type != kTfLiteFloat32)
+    return snprintf(err, errlen, "folded output %d has type %s", tensor, type_name(type)), -1;
+  unsigned char* grown = realloc(k->const_data, at + n * es + 1);
+  if (!grown) return snprintf(err, errlen, "out of memory"), -1;
+  k->const_data = grown;
+  if (type == kTfLiteFloat32) {
+    float* values;
+    if (mv_const_float(mv, tensor, &values, err, errlen)) return -1;
+    memcpy(grown + at, values, n * es);
+    free(values);
+  } else {
     int64_t v[INT_FOLD_MAX];
     int count;
-    size_t es = dst->type == kTfLiteInt64 ? 8 : 4;
     if (int_fold_values(mv, tensor, v, INT_FOLD_MAX, &count, err, errlen)) return -1;
-    if (dst->bytes < (size_t)count * es) return snprintf(err, errlen, "folded output %d: buffer too small", tensor), -1;
-    for (int i = 0; i < count; ++i) {
-      if (es == 8) dst->data.i64[i] = v[i];
-      else dst->data.i32[i] = (int32_t)v[i];
+    for (int i = 0; i < count && (size_t)i < n; ++i) {
+      int32_t v32 = (int32_t)v[i];
+      memcpy(grown + at + (size_t)i * es, es == 8 ? (const void*)&v[i] : (const void*)&v32, es);
     }
-    return 0;
   }
-  if (dst->type != kTfLiteFloat32 || dst->bytes < n * sizeof(float))
-    return snprintf(err, errlen, "folded output %d: type %s or size not as folded", tensor, type_name(dst->type)), -1;
-  float* values;
-  if (mv_const_float(mv, tensor, &values, err, errlen)) return -1;
-  memcpy(dst->data.f, values, n * sizeof(float));
-  free(values);
+  k->const_offsets[++k->const_count] = at + n * es;
+  return 0;
+}
+
+/* Evaluates the folded outputs once per plan (init, and each re-plan: a
+ * SHAPE's value follows a resize); invoke only copies them out. */
+static int fold_const_outputs(PartitionKernel* k, char* err, size_t errlen) {
+  k->const_count = 0;
+  if (!k->const_offsets) k->const_offsets = calloc((size_t)k->const_outputs->size + 1, sizeof(size_t));
+  if (!k->const_offsets) return snprintf(err, errlen, "out of memory"), -1;
+  for (int i = 0; i < k->const_outputs->size; ++i)
+    if (fold_output_bytes(k, k->const_outputs->data[i], err, errlen)) return -1;
   return 0;
 }
 
@@ -261,9 +279,13 @@ static int split_const_outputs(PartitionKernel* k) {
 }
 
 static int write_const_outputs(PartitionKernel* k, TfLiteContext* context, char* err, size_t errlen) {
-  for (int i = 0; i < k->const_outputs->size; ++i) {
-    int t = k->const_outputs->data[i];
-    if (fold_write_tensor(&k->mv, t, &context->tensors[t], err, errlen)) return -1;
+  if (k->const_count != k->const_outputs->size) return snprintf(err, errlen, "folded outputs not evaluated"), -1;
+  for (int i = 0; i < k->const_count; ++i) {
+    TfLiteTensor* dst = &context->tensors[k->const_outputs->data[i]];
+    size_t bytes = k->const_offsets[i + 1] - k->const_offsets[i];
+    if (!dst->data.raw || dst->bytes < bytes)
+      return snprintf(err, errlen, "folded output %d has no buffer of %zu bytes", k->const_outputs->data[i], bytes), -1;
+    memcpy(dst->data.raw, k->const_data + k->const_offsets[i], bytes);
   }
   return 0;
 }
@@ -294,6 +316,7 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
     snprintf(k->error, sizeof(k->error), "out of memory");
     return k;
   }
+  if (fold_const_outputs(k, k->error, sizeof(k->error))) return k;
   if (k->dev->fp16 && d->cfg.fp16_guard) guard_fp16(k);
   k->sustained = d->cfg.v2.inference_preference == TFLITE_GPU_INFERENCE_PREFERENCE_SUSTAINED_SPEED;
   k->built = build_executor(k, &k->ex, k->error, sizeof(k->error), d, params) == 0;
@@ -336,6 +359,8 @@ static void kernel_free(TfLiteContext* context, void* buffer) {
   free(k->nodes);
   free(k->output_tensors);
   free(k->const_outputs);
+  free(k->const_data);
+  free(k->const_offsets);
   free(k->input_shapes);
   free(k->float_outputs);
   free(k->tune);
@@ -397,6 +422,7 @@ static int replan(PartitionKernel* k, char* err, size_t errlen) {
   free(k->input_shapes);
   k->input_shapes = shapes;
   remember_input_shapes(k);
+  if (fold_const_outputs(k, err, errlen)) return -1; /* stays stale: the next prepare tries again */
   k->stale = 0;
   k->replans++;
   gd_log(k->log_level, GD_LOG_INFO, "re-planned a partition of %d nodes after a resize: arena %zu bytes",
