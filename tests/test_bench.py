@@ -129,3 +129,21 @@ def test_cli(conv_path, tmp_path, capsys):
     assert set(data["models"][0]["configs"]) == {"xnnpack", "fp16"}
     assert data["models"][0]["configs"]["fp16"]["median_ms"] > 0
     assert "| conv |" in md.read_text() and "| conv |" in capsys.readouterr().out
+
+
+def test_coldstart_tool_child(conv_path):
+    """tools/bench_coldstart.py times each start in a child process whose
+    errors come back as data; a child that no longer imports (it once called
+    a function the package had moved) would leave its table all "error"."""
+    import importlib.util
+    import pathlib
+
+    import tflite_gpu
+
+    tool = pathlib.Path(__file__).resolve().parent.parent / "tools" / "bench_coldstart.py"
+    spec = importlib.util.spec_from_file_location("bench_coldstart", tool)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = mod.run(tflite_gpu.library_path(), conv_path, {})
+    assert "error" not in out, out
+    assert 0 < out["interpreter"] <= out["first"] <= out["until_freed"]

@@ -34,8 +34,9 @@ from tflite_gpu import model_token, models  # noqa: E402
 CHILD = r"""
 import json, sys, time
 import numpy as np
-from tflite_gpu import bench, load_delegate
-mod = bench.runtime()
+import tflite_gpu
+from tflite_gpu import load_delegate
+mod = tflite_gpu.runtime()
 path, opts = sys.argv[1], json.loads(sys.argv[2])
 t0 = time.perf_counter()
 d = load_delegate(**opts)
