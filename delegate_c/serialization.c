@@ -1,5 +1,6 @@
 #include "serialization.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,7 +187,14 @@ static void save_job_run(SaveJob* job) {
   int count = 0, ok = 1;
   for (int i = 0; i < job->count && ok; ++i) {
     size_t size = 0;
+    /* Under dev->mutex, which every build and invoke holds: on PoCL 3.1 a
+     * read-back (it compiles work-group functions) running beside kernel
+     * launches corrupts its handle cache (an assertion in
+     * pocl_release_dlhandle_cache). One program per hold, so an invoke
+     * waits for at most one program's read-back. */
+    pthread_mutex_lock(&dev->mutex);
     unsigned char* bin = gpu_device_program_binary(dev, job->progs[i], &size);
+    pthread_mutex_unlock(&dev->mutex);
     if (!bin) {
       ok = 0;
       break;
@@ -219,8 +227,33 @@ static void save_job_run(SaveJob* job) {
   gpu_device_release(dev);
 }
 
+/* Writer threads still running, process-wide. exit() waits for them (an
+ * atexit handler, which glibc also runs when the library is unloaded):
+ * a process that ends while its cache is being written would otherwise
+ * tear the OpenCL driver down under the writer, and lose the file. */
+static pthread_mutex_t g_writers_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_writers_done = PTHREAD_COND_INITIALIZER;
+static int g_writers;
+static pthread_once_t g_writers_once = PTHREAD_ONCE_INIT;
+
+static void writers_add(int n) {
+  pthread_mutex_lock(&g_writers_mutex);
+  g_writers += n;
+  if (g_writers == 0) pthread_cond_broadcast(&g_writers_done);
+  pthread_mutex_unlock(&g_writers_mutex);
+}
+
+static void writers_wait(void) {
+  pthread_mutex_lock(&g_writers_mutex);
+  while (g_writers > 0) pthread_cond_wait(&g_writers_done, &g_writers_mutex);
+  pthread_mutex_unlock(&g_writers_mutex);
+}
+
+static void writers_register_exit_wait(void) { atexit(writers_wait); }
+
 static void* save_job_thread(void* arg) {
   save_job_run(arg);
+  writers_add(-1);
   return NULL;
 }
 
@@ -251,15 +284,19 @@ void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, 
   job->dev = dev;
   gpu_device_retain(dev);
   dev->cache.pending++; /* dev->mutex is held */
-  /* TFLITE_GPU_CACHE_ASYNC=1 writes on a thread of its own, off the first
-   * result's path. Opt-in: on PoCL 3.1 that thread's binary read-back
-   * (which compiles work-group functions) raced the invoking thread's
-   * launches and aborted in pocl_release_dlhandle_cache (CI, GPU set,
-   * face_landmark_with_attention). */
+  /* The write runs on a thread of its own, off the first result's path;
+   * its read-backs take turns with builds and invokes (save_job_run).
+   * TFLITE_GPU_CACHE_ASYNC=0 writes here instead, before the first invoke
+   * returns. */
   const char* async = getenv("TFLITE_GPU_CACHE_ASYNC");
-  if (async && *async == '1' && pthread_create(&pc->writer, NULL, save_job_thread, job) == 0) {
-    pc->writer_started = 1;
-    return;
+  if (!(async && *async == '0')) {
+    pthread_once(&g_writers_once, writers_register_exit_wait);
+    writers_add(1);
+    if (pthread_create(&pc->writer, NULL, save_job_thread, job) == 0) {
+      pc->writer_started = 1;
+      return;
+    }
+    writers_add(-1);
   }
   /* No thread: write now. The job takes dev->mutex at its end, which the
    * caller holds. */

@@ -202,6 +202,57 @@ def test_concurrent_writers(tmp_path):
     assert c["hits"] == 1 and c["rejected"] == 0
 
 
+_EXIT_AFTER_FIRST = """
+import ctypes, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import tflite_gpu
+model = open(sys.argv[2], "rb").read()
+d = tflite_gpu.load_delegate(serialization_dir=sys.argv[4], model_token="exit", log_level="warning")
+it = tflite_gpu.Interpreter(model_content=model, experimental_delegates=[d])
+it.allocate_tensors()
+it.set_tensor(it.get_input_details()[0]["index"], np.load(sys.argv[3]))
+it.invoke()
+outs = [it.get_tensor(it.get_output_details()[0]["index"])]
+for _ in range(int(sys.argv[5])):  # invokes while the file is being written
+    it.invoke()
+    outs.append(it.get_tensor(it.get_output_details()[0]["index"]))
+np.save(sys.argv[6], np.stack(outs))
+sys.stdout.flush()
+ctypes.CDLL(None).exit(0)  # C exit(): the delegate is never deleted, only atexit handlers run
+"""
+
+
+@pytest.mark.parametrize("more_invokes", [0, 5])
+def test_write_off_the_first_invoke(tmp_path, more_invokes):
+    """The file is written on a thread of its own after the first invoke.
+    Invokes that follow while it is written give the same outputs, and a
+    process that ends right away (C exit, no delegate teardown) still
+    leaves a complete file: exit waits for the writer."""
+    d = _cache_dir(tmp_path)
+    model = tmp_path / "m.tflite"
+    model.write_bytes(MODEL_A)
+    np.save(tmp_path / "x.npy", INPUTS[0])
+    script = tmp_path / "exit_after_first.py"
+    script.write_text(_EXIT_AFTER_FIRST)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), TFLITE_GPU_LIBRARY=str(tflite_gpu.library_path()))
+    env.pop("TFLITE_GPU_CACHE_ASYNC", None)
+    p = subprocess.run([sys.executable, str(script), str(ROOT / "python"), str(model), str(tmp_path / "x.npy"), str(d),
+                        str(more_invokes), str(tmp_path / "outs.npy")], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert _warnings(p.stderr) == [], p.stderr
+    outs = np.load(tmp_path / "outs.npy")
+    assert len(outs) == more_invokes + 1
+    for out in outs:
+        _check(MODEL_A, out)
+    files = _files(d)
+    assert len(files) == 1 and files[0].endswith(".bin"), files
+    out, c = _run(MODEL_A, d, token="exit")
+    _check(MODEL_A, out)
+    assert c == {"hits": 1, "misses": 0, "writes": 0, "rejected": 0}
+
+
 @pytest.mark.parametrize("token", ["../../escape/x", "/etc/passwd", "..", "a/../../b", "x\ny"])
 def test_token_cannot_escape_the_directory(tmp_path, token):
     base = tmp_path / "base"
