@@ -212,8 +212,14 @@ static int add_program(GpuDevice* dev, const char* file, const char* defines, cl
   return 0;
 }
 
+/* -DGD_OUTLINE_BODIES on PoCL: the heavy kernels' bodies stay functions
+ * of their own there (common.cl, OUTLINED_KERNEL), which cuts the code
+ * PoCL generates at each kernel's first launch to a third. */
 const char* gpu_device_build_options(const GpuDevice* dev) {
-  return dev->fp16 ? "-cl-std=CL1.2 -DFP16_STORAGE=1" : "-cl-std=CL1.2";
+  static const char* const opts[2][2] = {{"-cl-std=CL1.2", "-cl-std=CL1.2 -DFP16_STORAGE=1"},
+                                         {"-cl-std=CL1.2 -DGD_OUTLINE_BODIES=1",
+                                          "-cl-std=CL1.2 -DGD_OUTLINE_BODIES=1 -DFP16_STORAGE=1"}};
+  return opts[dev->caps.vendor_id == GD_VENDOR_POCL][dev->fp16 != 0];
 }
 
 unsigned long long gpu_device_source_hash(const GpuDevice* dev, const char* file, const char* defines) {

@@ -110,6 +110,26 @@ DEFINE_ACTIVATE(activate, float4)
 DEFINE_ACTIVATE(activate8, float8)
 DEFINE_ACTIVATE(activate16, float16)
 
+/* OUTLINED_KERNEL(name, (params), (args)) { body }: a kernel whose body
+ * is a function of its own, taking the work-item's gid. PoCL inlines a
+ * kernel into the two launchers it emits beside it, so LLVM generates the
+ * body's code three times at its first launch; with -DGD_OUTLINE_BODIES
+ * (PoCL only, cl_device.c) the body stays one noinline function and is
+ * generated once (conv2d_tiled_c3: 0.71 s -> 0.30 s of the first launch),
+ * for one call per work-item, which in the conv kernels does hundreds of
+ * multiply-adds. Elsewhere the body is inlined: the same code as a plain
+ * kernel. */
+#define GD_UNPAREN(...) __VA_ARGS__
+#ifdef GD_OUTLINE_BODIES
+#define GD_BODY_ATTR __attribute__((noinline))
+#else
+#define GD_BODY_ATTR ALWAYS_INLINE
+#endif
+#define OUTLINED_KERNEL(NAME, PARAMS, ARGS)                                                    \
+  GD_BODY_ATTR void NAME##_body(int gid, GD_UNPAREN PARAMS);                                  \
+  __kernel void NAME(GD_UNPAREN PARAMS) { NAME##_body(get_global_id(0), GD_UNPAREN ARGS); } \
+  GD_BODY_ATTR void NAME##_body(int gid, GD_UNPAREN PARAMS)
+
 /* Fused epilogue steps (delegate_c/fuse.c): epi = (op0, act0, op1, act1),
  * op 1 = PReLU with a per-channel alpha (float4 per slice), op 2 = ADD of
  * the residual float4 at index gid (usually the output's own index; a

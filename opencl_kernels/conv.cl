@@ -104,7 +104,6 @@ DEFINE_CONV_STORE(8, 2)
  * (H*W, row-major), one block g, one batch; work-items run over (tiles, G,
  * B) with tiles fastest, so a work-group shares its weights. */
 #define GEMM_PROLOGUE(W, BS)                                  \
-  int gid = get_global_id(0);                                 \
   if (gid >= total) return;                                   \
   int plane = dst_shape.x * dst_shape.y;                      \
   int tiles = (plane + GEMM_TILE - 1) / GEMM_TILE;            \
@@ -160,11 +159,13 @@ DEFINE_CONV_STORE(8, 2)
 
 /* 1x1, stride 1, no padding: a GEMM of the pixel plane (P x C_in) by the
  * weights (C_in x C_out); pixel p reads input pixel p. */
+#define CONV_1X1_PARAMS                                                                                    \
+  (__global const storage_t* src, __global storage_t* dst, __global const float* weights,                     \
+   __global const float* bias, int4 src_shape, int4 dst_shape, int act, __global const float4* alpha,         \
+   __global const storage_t* residual, int4 epi, int res_slices, int total)
+#define CONV_1X1_ARGS (src, dst, weights, bias, src_shape, dst_shape, act, alpha, residual, epi, res_slices, total)
 #define DEFINE_CONV_1X1(NAME, W, BS)                                                                              \
-  __kernel void NAME(__global const storage_t* src, __global storage_t* dst, __global const float* weights,     \
-                     __global const float* bias, int4 src_shape, int4 dst_shape, int act,                       \
-                     __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, \
-                     int total) {                                                                               \
+  OUTLINED_KERNEL(NAME, CONV_1X1_PARAMS, CONV_1X1_ARGS) {                                                       \
     GEMM_PROLOGUE(W, BS)                                                                                        \
     /* Scalar offsets of the tile's pixels; the tail recomputes the last pixel and drops it. */                 \
     GEMM_EACH(GEMM_INIT_##W)                                                                                    \
@@ -209,11 +210,14 @@ DEFINE_CONV_1X1(conv2d_1x1_b8, 8, 2)
   }
 #define TILED_ACC_16(i) float16 a##i = bv;
 #define TILED_ACC_8(i) float8 a##i = bv;
+#define CONV_TILED_PARAMS                                                                                  \
+  (__global const storage_t* src, __global storage_t* dst, __global const float* weights,                     \
+   __global const float* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,              \
+   __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total)
+#define CONV_TILED_ARGS \
+  (src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices, total)
 #define DEFINE_CONV_TILED(NAME, W, BS, LANES)                                                                   \
-  __kernel void NAME(__global const storage_t* src, __global storage_t* dst, __global const float* weights,     \
-                     __global const float* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil,      \
-                     int act, __global const float4* alpha, __global const storage_t* residual, int4 epi,      \
-                     int res_slices, int total) {                                                               \
+  OUTLINED_KERNEL(NAME, CONV_TILED_PARAMS, CONV_TILED_ARGS) {                                                   \
     GEMM_PROLOGUE(W, BS)                                                                                        \
     int splane = src_shape.x * src_shape.y;                                                                     \
     bool inner = true;                                                                                          \
@@ -256,11 +260,13 @@ DEFINE_CONV_TILED(conv2d_tiled_b8_c3, 8, 2, 3)
  * pixels. Weights in 1-slice
  * blocks [S_out][KH][KW][S_in][4 in][4 out]; `total` counts work-items over
  * (ceil(W/4), H, S_out, B). */
-__kernel void conv2d_x4(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
-                        __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
-                        __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
-                        int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(conv2d_x4,
+                (__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
+                 __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
+                 __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
+                 int total),
+                (src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices,
+                 total)) {
   if (gid >= total) return;
   int4 tiles = (int4)((dst_shape.x + 3) >> 2, dst_shape.y, dst_shape.z, dst_shape.w);
   int4 p = split_gid(gid, tiles);
@@ -339,11 +345,13 @@ __kernel void depthwise_conv2d_multiplier(__global const storage_t* src, __globa
 }
 
 /* depthwise_conv2d (multiplier 1) over 4 horizontally adjacent pixels. */
-__kernel void depthwise_conv2d_x4(__global const storage_t* src, __global storage_t* dst,
-                                  __global const float4* weights, __global const float4* bias, int4 src_shape,
-                                  int4 dst_shape, int4 geom, int4 pad_dil, int act, __global const float4* alpha,
-                                  __global const storage_t* residual, int4 epi, int res_slices, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(depthwise_conv2d_x4,
+                (__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
+                 __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
+                 __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
+                 int total),
+                (src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices,
+                 total)) {
   if (gid >= total) return;
   int4 tiles = (int4)((dst_shape.x + 3) >> 2, dst_shape.y, dst_shape.z, dst_shape.w);
   int4 p = split_gid(gid, tiles);
@@ -409,12 +417,12 @@ inline float8 dw_pair(__global const storage_t* row, int lo, const int S, int wi
   return (float8)(ok0 ? LOAD4(row, ok0 ? lo : 0) : (float4)(0.0f), ok1 ? LOAD4(row, ok1 ? hi : 0) : (float4)(0.0f));
 }
 
-ALWAYS_INLINE void depthwise_tiled(const int K, const int S, __global const storage_t* src, __global storage_t* dst,
-                                   __global const float4* weights, __global const float4* bias, int4 src_shape,
-                                   int4 dst_shape, int2 pad, int act, __global const float4* alpha,
-                                   __global const storage_t* residual, int4 epi, int res_slices, int total) {
+ALWAYS_INLINE void depthwise_tiled(const int K, const int S, int gid, __global const storage_t* src,
+                                   __global storage_t* dst, __global const float4* weights,
+                                   __global const float4* bias, int4 src_shape, int4 dst_shape, int2 pad, int act,
+                                   __global const float4* alpha, __global const storage_t* residual, int4 epi,
+                                   int res_slices, int total) {
   const int T = DW_TILE;
-  int gid = get_global_id(0);
   if (gid >= total) return;
   int tiles = (dst_shape.x + T - 1) / T;
   int xt = gid % tiles, r = gid / tiles;
@@ -478,12 +486,14 @@ ALWAYS_INLINE void depthwise_tiled(const int K, const int S, __global const stor
   }
 }
 
+#define DEPTHWISE_PARAMS                                                                                   \
+  (__global const storage_t* src, __global storage_t* dst, __global const float4* weights,                    \
+   __global const float4* bias, int4 src_shape, int4 dst_shape, int2 pad, int act, __global const float4* alpha, \
+   __global const storage_t* residual, int4 epi, int res_slices, int total)
+#define DEPTHWISE_ARGS (src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi, res_slices, total)
 #define DEPTHWISE_KERNEL(name, K, S)                                                                               \
-  __kernel void name(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,     \
-                     __global const float4* bias, int4 src_shape, int4 dst_shape, int2 pad, int act,             \
-                     __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, \
-                     int total) {                                                                                \
-    depthwise_tiled(K, S, src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi,          \
+  OUTLINED_KERNEL(name, DEPTHWISE_PARAMS, DEPTHWISE_ARGS) {                                                     \
+    depthwise_tiled(K, S, gid, src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi,     \
                     res_slices, total);                                                                          \
   }
 DEPTHWISE_KERNEL(depthwise_1x1_s1, 1, 1)
