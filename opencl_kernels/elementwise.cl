@@ -59,9 +59,8 @@ inline float4 load_broadcast(__global const storage_t* t, int4 shape, int4 out_s
   return LOAD4(t, idx4(shape, b, p.z, y, x));
 }
 
-__kernel void binary_op(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
-                        int4 a_shape, int4 b_shape, int4 dst_shape, int op, int act, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(binary_op, (__global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 a_shape, int4 b_shape, int4 dst_shape, int op, int act, int total),
+                (a, b, dst, a_shape, b_shape, dst_shape, op, act, total)) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   float4 va = load_broadcast(a, a_shape, dst_shape, p);
@@ -117,9 +116,8 @@ inline half4 mask_tail_half(half4 v, int s, int C) {
 }
 #endif
 
-__kernel void binary_op_rows(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
-                             int4 dst_shape, int b_per_channel, int op, int act, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(binary_op_rows, (__global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 dst_shape, int b_per_channel, int op, int act, int total),
+                (a, b, dst, dst_shape, b_per_channel, op, act, total)) {
   if (gid >= total) return;
   int plane = dst_shape.x * dst_shape.y;
   int tiles = (plane + ROW_PIXELS - 1) / ROW_PIXELS;
@@ -160,9 +158,8 @@ __kernel void select_op(__global const storage_t* cond, __global const storage_t
 /* op: UN_* (kernel_abi.h); leaky relu takes alpha, UN_GELU uses erf and
  * UN_GELU_TANH the tanh approximation, UN_TRUNC / UN_NOT_ZERO are CAST to
  * int32 / bool, anything else is the identity. */
-__kernel void unary_op(__global const storage_t* src, __global storage_t* dst, int4 shape, int op, float alpha,
-                       int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(unary_op, (__global const storage_t* src, __global storage_t* dst, int4 shape, int op, float alpha, int total),
+                (src, dst, shape, op, alpha, total)) {
   if (gid >= total) return;
   float4 v = LOAD4(src, gid);
   float4 r;

@@ -11,8 +11,8 @@
 #ifndef LAYOUT_PIXELS
 #define LAYOUT_PIXELS LAYOUT_TILE
 #endif
-__kernel void bhwc_to_phwc4(__global const float* src, __global storage_t* dst, int4 shape, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(bhwc_to_phwc4, (__global const float* src, __global storage_t* dst, int4 shape, int total),
+                (src, dst, shape, total)) {
   if (gid >= total) return;
   int4 p = split_gid(gid, (int4)((shape.x + LAYOUT_PIXELS - 1) / LAYOUT_PIXELS, shape.y, shape.z, shape.w));
   int C = shape.z, c0 = p.z * 4, x = p.x * LAYOUT_PIXELS;
@@ -29,8 +29,8 @@ __kernel void bhwc_to_phwc4(__global const float* src, __global storage_t* dst, 
   }
 }
 
-__kernel void phwc4_to_bhwc(__global const storage_t* src, __global float* dst, int4 shape, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(phwc4_to_bhwc, (__global const storage_t* src, __global float* dst, int4 shape, int total),
+                (src, dst, shape, total)) {
   if (gid >= total) return;
   int4 p = split_gid(gid, (int4)((shape.x + LAYOUT_PIXELS - 1) / LAYOUT_PIXELS, shape.y, shape.z, shape.w));
   int C = shape.z, c0 = p.z * 4, x = p.x * LAYOUT_PIXELS;
@@ -124,9 +124,8 @@ __kernel void phwc4_to_typed(__global const storage_t* src, __global uchar* dst,
  * `src` (RESHAPE), or from begin + i * stride per axis (STRIDED_SLICE),
  * or, for PAD, from i - before, with `pad_value` outside the source.
  * mode: 0 reshape, 1 slice, 2 pad. begin/stride are (x, y, c, b). */
-__kernel void remap(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                    int4 begin, int4 stride, int mode, float pad_value, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(remap, (__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 begin, int4 stride, int mode, float pad_value, int total),
+                (src, dst, src_shape, dst_shape, begin, stride, mode, pad_value, total)) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   /* Channels untouched (slice or zero pad that only moves B/H/W, or pads
@@ -247,9 +246,8 @@ __kernel void one_hot(__global const int* indices, __global storage_t* dst, int4
  * offset `off` (x, y, c, b). Channel offsets that are not multiples of 4
  * write lane by lane; `zero_from` (the output channel count, for the input
  * that ends the channel axis) zeroes the padded lanes after it. */
-__kernel void concat_copy(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                          int4 off, int zero_from, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(concat_copy, (__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 off, int zero_from, int total),
+                (src, dst, src_shape, dst_shape, off, zero_from, total)) {
   if (gid >= total) return;
   int4 p = split_gid(gid, src_shape);
   int ox = p.x + off.x, oy = p.y + off.y, ob = p.w + off.w;

@@ -18,9 +18,8 @@ inline float resize_coord(int o, float scale, int half_pixel) {
 #ifndef RESIZE_PIXELS
 #define RESIZE_PIXELS RESIZE_TILE
 #endif
-__kernel void resize_bilinear(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                              float scale_x, float scale_y, int half_pixel, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(resize_bilinear, (__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, float scale_x, float scale_y, int half_pixel, int total),
+                (src, dst, src_shape, dst_shape, scale_x, scale_y, half_pixel, total)) {
   if (gid >= total) return;
   int4 tiles = (int4)((dst_shape.x + RESIZE_PIXELS - 1) / RESIZE_PIXELS, dst_shape.y, dst_shape.z, dst_shape.w);
   int4 p = split_gid(gid, tiles);
