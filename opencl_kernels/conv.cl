@@ -254,19 +254,19 @@ DEFINE_CONV_TILED(conv2d_tiled_b8, 8, 2, 4)
 DEFINE_CONV_TILED(conv2d_tiled_b8_c3, 8, 2, 3)
 #undef STORE_FN
 
+/* The arguments of the two 4-pixel kernels (conv2d_x4, depthwise_conv2d_x4). */
+#define X4_PARAMS                                                                                           \
+  (__global const storage_t* src, __global storage_t* dst, __global const float4* weights,                   \
+   __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,            \
+   __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total)
+#define X4_ARGS (src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices, total)
 /* conv2d for outputs of one slice (MediaPipe's 1-channel masks), where a
  * 16-channel block would be mostly padding: 4 horizontally adjacent pixels
  * x 4 channels per work-item, each weight float4 loaded once serving four
  * pixels. Weights in 1-slice
  * blocks [S_out][KH][KW][S_in][4 in][4 out]; `total` counts work-items over
  * (ceil(W/4), H, S_out, B). */
-OUTLINED_KERNEL(conv2d_x4,
-                (__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
-                 __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
-                 __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
-                 int total),
-                (src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices,
-                 total)) {
+OUTLINED_KERNEL(conv2d_x4, X4_PARAMS, X4_ARGS) {
   if (gid >= total) return;
   int4 tiles = (int4)((dst_shape.x + 3) >> 2, dst_shape.y, dst_shape.z, dst_shape.w);
   int4 p = split_gid(gid, tiles);
@@ -345,13 +345,7 @@ __kernel void depthwise_conv2d_multiplier(__global const storage_t* src, __globa
 }
 
 /* depthwise_conv2d (multiplier 1) over 4 horizontally adjacent pixels. */
-OUTLINED_KERNEL(depthwise_conv2d_x4,
-                (__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
-                 __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
-                 __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
-                 int total),
-                (src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices,
-                 total)) {
+OUTLINED_KERNEL(depthwise_conv2d_x4, X4_PARAMS, X4_ARGS) {
   if (gid >= total) return;
   int4 tiles = (int4)((dst_shape.x + 3) >> 2, dst_shape.y, dst_shape.z, dst_shape.w);
   int4 p = split_gid(gid, tiles);

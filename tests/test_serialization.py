@@ -177,16 +177,22 @@ print(json.dumps(_capi.delegate_stats(d._get_native_delegate_pointer())))
 """
 
 
-def test_concurrent_writers(tmp_path):
+def _child(tmp_path, script_text):
+    """A child process's command line (script, python dir, model, input,
+    cache dir) and environment, for MODEL_A on INPUTS, with a cache dir."""
     d = _cache_dir(tmp_path)
     model = tmp_path / "m.tflite"
     model.write_bytes(MODEL_A)
     np.save(tmp_path / "x.npy", INPUTS[0])
-    script = tmp_path / "writer.py"
-    script.write_text(_WRITER)
+    script = tmp_path / "child.py"
+    script.write_text(script_text)
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), TFLITE_GPU_LIBRARY=str(tflite_gpu.library_path()))
-    procs = [subprocess.Popen([sys.executable, str(script), str(ROOT / "python"), str(model), str(tmp_path / "x.npy"),
-                               str(d), str(tmp_path / f"out{i}.npy")], env=env, stdout=subprocess.PIPE,
+    return d, [sys.executable, str(script), str(ROOT / "python"), str(model), str(tmp_path / "x.npy"), str(d)], env
+
+
+def test_concurrent_writers(tmp_path):
+    d, cmd, env = _child(tmp_path, _WRITER)
+    procs = [subprocess.Popen(cmd + [str(tmp_path / f"out{i}.npy")], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for i in range(4)]
     for i, p in enumerate(procs):
         out, err = p.communicate(timeout=600)
@@ -229,16 +235,9 @@ def test_write_off_the_first_invoke(tmp_path, more_invokes):
     Invokes that follow while it is written give the same outputs, and a
     process that ends right away (C exit, no delegate teardown) still
     leaves a complete file: exit waits for the writer."""
-    d = _cache_dir(tmp_path)
-    model = tmp_path / "m.tflite"
-    model.write_bytes(MODEL_A)
-    np.save(tmp_path / "x.npy", INPUTS[0])
-    script = tmp_path / "exit_after_first.py"
-    script.write_text(_EXIT_AFTER_FIRST)
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), TFLITE_GPU_LIBRARY=str(tflite_gpu.library_path()))
+    d, cmd, env = _child(tmp_path, _EXIT_AFTER_FIRST)
     env.pop("TFLITE_GPU_CACHE_ASYNC", None)
-    p = subprocess.run([sys.executable, str(script), str(ROOT / "python"), str(model), str(tmp_path / "x.npy"), str(d),
-                        str(more_invokes), str(tmp_path / "outs.npy")], env=env, capture_output=True, text=True,
+    p = subprocess.run(cmd + [str(more_invokes), str(tmp_path / "outs.npy")], env=env, capture_output=True, text=True,
                        timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     assert _warnings(p.stderr) == [], p.stderr
