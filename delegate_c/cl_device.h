@@ -17,10 +17,14 @@
 #define GD_MAX_PROFILE 64
 
 /* A built program is keyed by (file, defines) on its device: one file
- * specialised by -D defines gives several programs. */
+ * specialised by -D defines gives several programs. Its defines are the
+ * variant's (GD_MAX_DEFINES), the storage one and the kernel selection
+ * (executor.c). */
+#define GD_MAX_PROGRAM_FILE 64
+#define GD_MAX_PROGRAM_DEFINES 104
 typedef struct GpuProgram {
-  char file[64]; /* embedded kernel file name, e.g. "conv.cl" */
-  char defines[GD_MAX_DEFINES];
+  char file[GD_MAX_PROGRAM_FILE]; /* embedded kernel file name, e.g. "conv.cl" */
+  char defines[GD_MAX_PROGRAM_DEFINES];
   cl_program program;
   int from_binary; /* loaded from the kernel cache, not compiled here */
 } GpuProgram;

@@ -9,6 +9,7 @@
 #include "cmdbuf.h"
 #include "half.h"
 #include "int8_exact.h"
+#include "kernels_embedded.h"
 #include "memory_plan.h"
 #include "selectors.h"
 
@@ -135,7 +136,24 @@ static void storage_defines(const KernelVariant* v, int on_float, char* out, siz
   if (n < 0 || (size_t)n >= size) out[0] = '\0'; /* cannot happen: size holds both */
 }
 
-cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
+/* Arguments a kernel takes at most, and the largest by value (int4). */
+#define GD_MAX_KERNEL_ARGS 32
+#define GD_MAX_ARG_BYTES 16
+
+struct PendingDispatch {
+  KernelVariant v; /* as the selector chose it, tuned */
+  char key[2 * GD_MAX_DEFINES + 64]; /* its program's defines before selection (storage_defines) */
+  int on_float;
+  int scale;       /* SUSTAINED_SPEED tuning: log2 of the 1-D group's scale */
+  cl_uint num_args;
+  struct {
+    size_t size;
+    int has_value; /* 0: a __local buffer of `size` bytes */
+    unsigned char value[GD_MAX_ARG_BYTES];
+  } args[GD_MAX_KERNEL_ARGS];
+};
+
+KernelRef ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
   if (ex->num_dispatches == ex->cap_dispatches) {
     int cap = ex->cap_dispatches ? ex->cap_dispatches * 2 : 64;
     Dispatch* d = realloc(ex->dispatches, (size_t)cap * sizeof(*d));
@@ -150,22 +168,62 @@ cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
     ex_fail(ex, "kernel %s: %d launch dimensions", v->kernel, v->dims);
     return NULL;
   }
+  PendingDispatch* p = calloc(1, sizeof(*p));
+  if (!p) {
+    ex_fail(ex, "out of memory");
+    return NULL;
+  }
   /* SUSTAINED_SPEED tuning (tune.c): this dispatch's group scaled by
    * 2^scale; a fixed group only shrinks (its define is rebuilt). */
-  int scale = ex->tune && ex->num_dispatches < ex->tune_len ? ex->tune[ex->num_dispatches] : 0;
-  KernelVariant tuned;
-  if (scale < 0 && !(v->dims == 1 && v->local[0] == 0)) {
-    tuned = *v;
-    size_t want = variant_group(v) >> -scale;
-    if (variant_fit_group(&tuned, want ? want : 1) == 0) v = &tuned;
+  p->scale = ex->tune && ex->num_dispatches < ex->tune_len ? ex->tune[ex->num_dispatches] : 0;
+  p->v = *v;
+  if (p->scale < 0 && !(v->dims == 1 && v->local[0] == 0)) {
+    KernelVariant tuned = *v;
+    size_t want = variant_group(v) >> -p->scale;
+    if (variant_fit_group(&tuned, want ? want : 1) == 0) p->v = tuned;
   }
   /* A node that mixed_storage.c keeps on float inside an FP16 partition
    * (node -1, a boundary conversion: its tensor says). */
-  int on_float = ex->dev->fp16 && (node >= 0 ? ex->g.nodes[node].fp32 : ex->boundary_fp32);
-  char defines[2 * GD_MAX_DEFINES + 64]; /* the variant's and the storage define */
+  p->on_float = ex->dev->fp16 && (node >= 0 ? ex->g.nodes[node].fp32 : ex->boundary_fp32);
+  storage_defines(&p->v, p->on_float, p->key, sizeof(p->key));
+  ex->dispatches[ex->num_dispatches++] = (Dispatch){NULL, (cl_uint)v->dims, {1, 1, 1}, {1, 1, 1}, node, v->kernel, p};
+  return p;
+}
+
+/* The GD_KSEL mask of the program dispatch i's kernel comes from: every
+ * kernel the partition launches from the same file and defines; -1 where
+ * one of them is not selectable (every kernel is built then). */
+static long selection_mask(const Executor* ex, int i) {
+  const PendingDispatch* p = ex->dispatches[i].pending;
+  long mask = 0;
+  for (int j = 0; j < ex->num_dispatches; ++j) {
+    const PendingDispatch* q = ex->dispatches[j].pending;
+    if (!q || strcmp(q->v.file, p->v.file) != 0 || strcmp(q->key, p->key) != 0) continue;
+    int bit = embedded_kernel_bit(q->v.file, q->v.kernel);
+    if (bit < 0) return -1;
+    mask |= 1L << bit;
+  }
+  return mask;
+}
+
+/* The kernel of variant v with its program's selection. */
+static cl_kernel selected_kernel(Executor* ex, const KernelVariant* v, int on_float, long mask) {
+  char defines[2 * GD_MAX_DEFINES + 96];
   storage_defines(v, on_float, defines, sizeof(defines));
-  cl_kernel k = gpu_device_kernel(ex->dev, v->file, defines, v->kernel, ex->err, ex->errlen);
-  if (!k) return NULL;
+  if (mask >= 0) {
+    size_t n = strlen(defines);
+    snprintf(defines + n, sizeof(defines) - n, "%s-DGD_KSEL=0x%lx", n ? " " : "", (unsigned long)mask);
+  }
+  return gpu_device_kernel(ex->dev, v->file, defines, v->kernel, ex->err, ex->errlen);
+}
+
+/* Dispatch d's kernel, built, fitted to the device's group limit, with
+ * its recorded arguments and its launch geometry. */
+static int finish_dispatch(Executor* ex, Dispatch* d, long mask) {
+  const PendingDispatch* p = d->pending;
+  const KernelVariant* v = &p->v;
+  cl_kernel k = selected_kernel(ex, v, p->on_float, mask);
+  if (!k) return -1;
   size_t max_wg = kernel_max_group(ex, k);
   KernelVariant fitted;
   int fixed_group = !(v->dims == 1 && v->local[0] == 0);
@@ -173,58 +231,86 @@ cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
     /* The selector's group is more than the device runs this kernel in
      * (registers, local memory): the same kernel built for smaller groups. */
     fitted = *v;
-    if (variant_fit_group(&fitted, max_wg)) {
-      cl.clReleaseKernel(k);
-      ex_fail(ex, "kernel %s needs work-groups of %zu; the device allows %zu for it", v->kernel, variant_group(v),
-              max_wg);
-      return NULL;
-    }
     cl.clReleaseKernel(k);
+    if (variant_fit_group(&fitted, max_wg))
+      return ex_fail(ex, "kernel %s needs work-groups of %zu; the device allows %zu for it", v->kernel,
+                     variant_group(v), max_wg);
     v = &fitted;
-    storage_defines(v, on_float, defines, sizeof(defines));
-    k = gpu_device_kernel(ex->dev, v->file, defines, v->kernel, ex->err, ex->errlen);
-    if (!k) return NULL;
+    k = selected_kernel(ex, v, p->on_float, mask);
+    if (!k) return -1;
     size_t again = kernel_max_group(ex, k);
     if (again && variant_group(v) > again) {
       cl.clReleaseKernel(k);
-      ex_fail(ex, "kernel %s with %s needs work-groups of %zu; the device allows %zu for it", v->kernel, v->defines,
-              variant_group(v), again);
-      return NULL;
+      return ex_fail(ex, "kernel %s with %s needs work-groups of %zu; the device allows %zu for it", v->kernel,
+                     v->defines, variant_group(v), again);
     }
   }
-  Dispatch d = {k, (cl_uint)v->dims, {1, 1, 1}, {1, 1, 1}, node, v->kernel};
+  d->kernel = k;
+  for (cl_uint i = 0; i < p->num_args; ++i) {
+    cl_int rc = cl.clSetKernelArg(k, i, p->args[i].size, p->args[i].has_value ? p->args[i].value : NULL);
+    if (rc != CL_SUCCESS) return ex_fail(ex, "clSetKernelArg(%u) of %s: %s", i, v->kernel, cl_error_name(rc));
+  }
   if (!fixed_group) {
     size_t local = v->heavy && !ex->dev->caps.is_gpu ? GD_LOCAL_SIZE_HEAVY_CPU : GD_LOCAL_SIZE;
-    local = scale >= 0 ? local << scale : local >> -scale;
+    local = p->scale >= 0 ? local << p->scale : local >> -p->scale;
     if (!local) local = 1;
     /* A kernel the device can only run in smaller groups (registers). */
     if (max_wg && max_wg < local) local = max_wg;
-    d.local[0] = local;
+    d->local[0] = local;
   } else {
-    for (int i = 0; i < v->dims; ++i) d.local[i] = v->local[i] ? v->local[i] : 1;
+    for (int i = 0; i < v->dims; ++i) d->local[i] = v->local[i] ? v->local[i] : 1;
   }
   for (int i = 0; i < v->dims; ++i) {
     size_t items = v->global[i] ? v->global[i] : 1;
-    d.global[i] = (items + d.local[i] - 1) / d.local[i] * d.local[i];
+    d->global[i] = (items + d->local[i] - 1) / d->local[i] * d->local[i];
   }
-  ex->dispatches[ex->num_dispatches++] = d;
-  return k;
+  return 0;
 }
 
-cl_kernel ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node) {
+/* Once every dispatch is known: the kernels, their programs built with
+ * only the kernels launched from them. An error names the node. */
+static int finish_dispatches(Executor* ex) {
+  for (int i = 0; i < ex->num_dispatches; ++i) {
+    Dispatch* d = &ex->dispatches[i];
+    if (finish_dispatch(ex, d, selection_mask(ex, i))) {
+      const GNode* n = d->node >= 0 ? &ex->g.nodes[d->node] : NULL;
+      char why[1024];
+      snprintf(why, sizeof(why), "%.1000s", ex->err);
+      return ex_fail(ex, "%s (node %d): %s", n ? (n->name ? n->name : "op") : "boundary conversion",
+                     n ? n->tflite_node : -1, why);
+    }
+  }
+  for (int i = 0; i < ex->num_dispatches; ++i) {
+    free(ex->dispatches[i].pending);
+    ex->dispatches[i].pending = NULL;
+  }
+  return 0;
+}
+
+KernelRef ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node) {
   KernelVariant v = variant_1d(file, name, work_items);
   return ex_dispatch_variant(ex, &v, node);
 }
 
-cl_kernel ex_dispatch_heavy(Executor* ex, const char* file, const char* name, size_t work_items, int node) {
+KernelRef ex_dispatch_heavy(Executor* ex, const char* file, const char* name, size_t work_items, int node) {
   KernelVariant v = variant_1d(file, name, work_items);
   v.heavy = 1;
   return ex_dispatch_variant(ex, &v, node);
 }
 
+/* Recorded, and set on the kernel once it is built (finish_dispatch). */
 void karg(KArgs* a, const void* value, size_t size) {
   if (a->rc != CL_SUCCESS) return;
-  a->rc = cl.clSetKernelArg(a->k, a->i++, size, value);
+  PendingDispatch* p = a->k;
+  if (a->i >= GD_MAX_KERNEL_ARGS || (value && size > GD_MAX_ARG_BYTES) || !size) {
+    a->rc = a->i >= GD_MAX_KERNEL_ARGS ? CL_INVALID_ARG_INDEX : CL_INVALID_ARG_SIZE;
+    a->i++;
+    return;
+  }
+  p->args[a->i].size = size;
+  p->args[a->i].has_value = value != NULL;
+  if (value) memcpy(p->args[a->i].value, value, size);
+  p->num_args = ++a->i;
 }
 /* A NULL buffer means its creation failed (the error is already in
  * ex->err); OpenCL would accept it as an argument and the kernel would
@@ -256,7 +342,7 @@ int ex_dispatch_src_dst(Executor* ex, int node, const char* file, const char* na
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   size_t items = phwc4_items(dst->shape);
-  cl_kernel k = ex_dispatch(ex, file, name, items, node);
+  KernelRef k = ex_dispatch(ex, file, name, items, node);
   if (!k) return -1;
   *a = (KArgs){k, 0, CL_SUCCESS, (int)items};
   karg_mem(a, ex_tensor_mem(ex, n->inputs[0]));
@@ -369,7 +455,7 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   if (!quant && !typed) select_boundary(ex->dev, t->shape, to_device, &v);
   size_t items = v.total;
   ex->boundary_fp32 = t->fp32;
-  cl_kernel k = ex_dispatch_variant(ex, &v, -1);
+  KernelRef k = ex_dispatch_variant(ex, &v, -1);
   ex->boundary_fp32 = 0;
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
@@ -466,6 +552,7 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   }
   for (int k = 0; k < ex->num_outputs; ++k)
     if (add_conversion(ex, &ex->outputs[k], 0)) return -1;
+  if (finish_dispatches(ex)) return -1;
   if (dev->profiling) {
     ex->events = calloc((size_t)ex->num_dispatches + 1, sizeof(cl_event));
     if (!ex->events) return ex_fail(ex, "out of memory");
@@ -579,7 +666,10 @@ int executor_time(Executor* ex, int reps, double* best_us, char* err, size_t err
 void executor_free(Executor* ex) {
   if (!ex->dev) return;
   cmdbuf_release(ex); /* before the kernels and buffers it refers to */
-  for (int i = 0; i < ex->num_dispatches; ++i) cl.clReleaseKernel(ex->dispatches[i].kernel);
+  for (int i = 0; i < ex->num_dispatches; ++i) {
+    if (ex->dispatches[i].kernel) cl.clReleaseKernel(ex->dispatches[i].kernel);
+    free(ex->dispatches[i].pending); /* a build that failed before its kernels were made */
+  }
   /* Sub-buffers before the arena they live in. */
   for (int i = ex->num_owned - 1; i >= 0; --i) cl.clReleaseMemObject(ex->owned[i]);
   if (ex->arena) cl.clReleaseMemObject(ex->arena);

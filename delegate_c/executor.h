@@ -10,13 +10,21 @@
 #include "graph.h"
 #include "tflite_abi.h"
 
+/* A dispatch as the encoders see it while the partition is lowered: its
+ * variant and the arguments they set, kept until every dispatch is known.
+ * Only then are the programs built, each with just the kernels launched
+ * from it (-DGD_KSEL, common.cl), and the arguments set (executor.c). */
+typedef struct PendingDispatch PendingDispatch;
+typedef PendingDispatch* KernelRef;
+
 typedef struct Dispatch {
-  cl_kernel kernel;
+  cl_kernel kernel;    /* NULL until the partition's programs are built */
   cl_uint dims;        /* 1-3 */
   size_t global[3];    /* work-items, rounded up to the local size */
   size_t local[3];
   int node;            /* graph node position, -1 for boundary conversions */
   const char* name;    /* kernel name, for errors and profiles */
+  PendingDispatch* pending; /* while lowering; freed once the kernel is made */
 } Dispatch;
 
 typedef struct BoundaryTensor {
@@ -75,14 +83,14 @@ void executor_free(Executor* ex);
 /* ---- for the encode functions of the op files ---- */
 
 /* Appends a dispatch of the variant a selector chose (target.h); returns
- * the kernel to set arguments on, or NULL (error set). */
-cl_kernel ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node);
+ * the reference to set its arguments on (KArgs), or NULL (error set). */
+KernelRef ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node);
 /* Appends a dispatch of `work_items` work-items of kernel `name` from
  * `file` (a 1-D variant with the default local size). */
-cl_kernel ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node);
+KernelRef ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node);
 /* The same for kernels whose work-items each do much work (convolutions):
  * a smaller local size on CPU devices, see executor.c. */
-cl_kernel ex_dispatch_heavy(Executor* ex, const char* file, const char* name, size_t work_items, int node);
+KernelRef ex_dispatch_heavy(Executor* ex, const char* file, const char* name, size_t work_items, int node);
 /* The device buffer of a graph tensor: planned for activations, uploaded
  * in PHWC4 (storage type) for constants used as operands. */
 cl_mem ex_tensor_mem(Executor* ex, int tensor);
@@ -92,7 +100,7 @@ int ex_fail(Executor* ex, const char* fmt, ...) __attribute__((format(printf, 2,
 
 /* Kernel arguments, set in order; the first failure is kept in rc. */
 typedef struct KArgs {
-  cl_kernel k;
+  KernelRef k;
   cl_uint i;
   cl_int rc;
   int total; /* work-items before rounding, set by ex_dispatch_src_dst */

@@ -103,7 +103,7 @@ static int encode_norm_stats(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* s = ex->g.tensors[n->inputs[0]].shape;
   size_t items = (size_t)s[GD_B] * s[GD_H] * s[GD_W];
-  cl_kernel k = ex_dispatch(ex, "layer_norm.cl", "norm_stats", items, node);
+  KernelRef k = ex_dispatch(ex, "layer_norm.cl", "norm_stats", items, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

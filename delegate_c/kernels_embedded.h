@@ -6,5 +6,8 @@
 
 /* Source text of an embedded file such as "conv.cl", or NULL. */
 const char* embedded_kernel_source(const char* file);
+/* The bit of `kernel` in its file's -DGD_KSEL mask (its GD_SELECTED block,
+ * common.cl), or -1 where the file does not select that kernel. */
+int embedded_kernel_bit(const char* file, const char* kernel);
 
 #endif

@@ -22,7 +22,7 @@ static int encode_storage_cast(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   size_t items = phwc4_items(dst->shape);
-  cl_kernel k = ex_dispatch(ex, "layout.cl", dst->fp32 ? "storage_half_to_float" : "storage_float_to_half", items,
+  KernelRef k = ex_dispatch(ex, "layout.cl", dst->fp32 ? "storage_half_to_float" : "storage_float_to_half", items,
                             node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};

@@ -94,7 +94,7 @@ static int encode_arg_minmax(Executor* ex, int node) {
   static const int kToKernel[4] = {3, 1, 0, 2};
   const GNode* n = &ex->g.nodes[node];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
-  cl_kernel k = ex_dispatch(ex, "argminmax.cl", "arg_minmax", phwc4_items(dst->shape), node);
+  KernelRef k = ex_dispatch(ex, "argminmax.cl", "arg_minmax", phwc4_items(dst->shape), node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

@@ -174,7 +174,7 @@ static cl_mem epilogue_alpha(Executor* ex, const GNode* n, int cout) {
 /* Arguments shared by the conv kernels of every set; the variant's form
  * says which geometry they take (conv2d_1x1 none, the fixed-filter
  * depthwise kernels only the padding). */
-static int set_conv_args(Executor* ex, cl_kernel k, const GNode* n, cl_mem weights, cl_mem bias, int geometry,
+static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, cl_mem weights, cl_mem bias, int geometry,
                          int total) {
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
@@ -264,7 +264,7 @@ static int encode_conv2d(Executor* ex, int node) {
   if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.weights], src->shape[GD_C], bias, v.weight_block,
                                    &wm, &bm))
     return -1;
-  cl_kernel k = ex_dispatch_variant(ex, &v, node);
+  KernelRef k = ex_dispatch_variant(ex, &v, node);
   return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total) : -1;
 }
 
@@ -293,7 +293,7 @@ static int encode_depthwise(Executor* ex, int node) {
   if (!bm) return -1;
   KernelVariant v;
   select_depthwise(ex->dev, &ex->g, n, &v);
-  cl_kernel k = ex_dispatch_variant(ex, &v, node);
+  KernelRef k = ex_dispatch_variant(ex, &v, node);
   return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total) : -1;
 }
 

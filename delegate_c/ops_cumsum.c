@@ -50,7 +50,7 @@ static int encode_cumsum(Executor* ex, int node) {
   lines[n->p.cumsum.axis] = 1;
   static const int kAxisCode[4] = {3, 1, 0, 2}; /* GD_B, GD_H, GD_W, GD_C -> the kernel's b, y, x, c */
   size_t items = phwc4_items(lines);
-  cl_kernel k = ex_dispatch(ex, "reduce.cl", "cumsum", items, node);
+  KernelRef k = ex_dispatch(ex, "reduce.cl", "cumsum", items, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

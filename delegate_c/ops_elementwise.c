@@ -140,7 +140,7 @@ static int lower_binary(Lowering* lw, const NodeInfo* ni) {
 static int encode_select(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
-  cl_kernel k = ex_dispatch(ex, "elementwise.cl", "select_op", phwc4_items(dst->shape), node);
+  KernelRef k = ex_dispatch(ex, "elementwise.cl", "select_op", phwc4_items(dst->shape), node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   for (int j = 0; j < 3; ++j) karg_mem(&a, ex_tensor_mem(ex, n->inputs[j]));
@@ -164,7 +164,7 @@ static int encode_binary(Executor* ex, int node) {
     KernelVariant v;
     select_binary_rows(ex->dev, dst->shape, &v);
     size_t items = v.total;
-    cl_kernel k = ex_dispatch_variant(ex, &v, node);
+    KernelRef k = ex_dispatch_variant(ex, &v, node);
     if (!k) return -1;
     KArgs a = {k, 0, CL_SUCCESS, 0};
     karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
@@ -177,7 +177,7 @@ static int encode_binary(Executor* ex, int node) {
     karg_int(&a, (int)items);
     return karg_done(ex, &a);
   }
-  cl_kernel k = ex_dispatch(ex, "elementwise.cl", "binary_op", phwc4_items(dst->shape), node);
+  KernelRef k = ex_dispatch(ex, "elementwise.cl", "binary_op", phwc4_items(dst->shape), node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
@@ -384,7 +384,7 @@ static int lower_cast(Lowering* lw, const NodeInfo* ni) {
 static int encode_unary(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
-  cl_kernel k = ex_dispatch(ex, "elementwise.cl", "unary_op", phwc4_items(dst->shape), node);
+  KernelRef k = ex_dispatch(ex, "elementwise.cl", "unary_op", phwc4_items(dst->shape), node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

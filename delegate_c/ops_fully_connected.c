@@ -119,7 +119,7 @@ static int encode_fully_connected(Executor* ex, int node) {
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   KernelVariant v;
   select_fully_connected(ex->dev, &ex->g, n, &v);
-  cl_kernel k = ex_dispatch_variant(ex, &v, node);
+  KernelRef k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

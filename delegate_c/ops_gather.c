@@ -214,7 +214,7 @@ static int encode_one_hot(Executor* ex, int node) {
   cl_mem indices = ex_int_indices(ex, n->inputs[0]);
   if (!indices) return -1;
   size_t items = phwc4_items(dst->shape);
-  cl_kernel k = ex_dispatch(ex, "layout.cl", "one_hot", items, node);
+  KernelRef k = ex_dispatch(ex, "layout.cl", "one_hot", items, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, (int)items};
   karg_mem(&a, indices);

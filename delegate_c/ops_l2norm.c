@@ -44,7 +44,7 @@ static int encode_l2_norm(Executor* ex, int node) {
   const int* s = ex->g.tensors[n->inputs[0]].shape;
   /* One work-item per pixel: its channel row. */
   size_t items = (size_t)s[GD_B] * s[GD_H] * s[GD_W];
-  cl_kernel k = ex_dispatch(ex, "l2norm.cl", "l2_norm", items, node);
+  KernelRef k = ex_dispatch(ex, "l2norm.cl", "l2_norm", items, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

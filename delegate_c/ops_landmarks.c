@@ -193,7 +193,7 @@ static int encode_landmarks_to_matrix(Executor* ex, int node) {
   free(idx);
   if (!subset) return -1;
   const char* name = q->version == 2 ? "landmarks_to_transform_matrix_v2" : "landmarks_to_transform_matrix_v1";
-  cl_kernel k = ex_dispatch(ex, "landmarks.cl", name, 1, node);
+  KernelRef k = ex_dispatch(ex, "landmarks.cl", name, 1, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 1};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

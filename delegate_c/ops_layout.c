@@ -94,7 +94,7 @@ static int encode_concat(Executor* ex, int node) {
   int offset = 0;
   for (int k = 0; k < n->num_inputs; ++k) {
     const GTensor* src = &ex->g.tensors[n->inputs[k]];
-    cl_kernel kern = ex_dispatch(ex, "layout.cl", "concat_copy", phwc4_items(src->shape), node);
+    KernelRef kern = ex_dispatch(ex, "layout.cl", "concat_copy", phwc4_items(src->shape), node);
     if (!kern) return -1;
     int off[4] = {0, 0, 0, 0};
     off[axis] = offset;

@@ -111,7 +111,7 @@ static int encode_lstm_cell(Executor* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* state = &ex->g.tensors[n->outputs[1]];
   size_t items = phwc4_items(state->shape);
-  cl_kernel k = ex_dispatch(ex, "fully_connected.cl", "lstm_cell", items, node);
+  KernelRef k = ex_dispatch(ex, "fully_connected.cl", "lstm_cell", items, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

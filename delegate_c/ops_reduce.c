@@ -98,7 +98,7 @@ static int encode_reduce(Executor* ex, int node) {
   const int* r = n->p.reduce.axes;
   KernelVariant v;
   select_reduce(ex->dev, &ex->g, n, &v);
-  cl_kernel k = ex_dispatch_variant(ex, &v, node);
+  KernelRef k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, (int)v.total};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

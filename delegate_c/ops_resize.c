@@ -89,7 +89,7 @@ static int encode_resize_bilinear(Executor* ex, int node) {
   KernelVariant v;
   select_resize_bilinear(ex->dev, d, &v);
   size_t items = v.total;
-  cl_kernel k = ex_dispatch_variant(ex, &v, node);
+  KernelRef k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, (int)items};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

@@ -305,7 +305,7 @@ static int encode_sequence(Executor* ex, int node) {
     /* The backward direction walks time from the end; its output row t
      * stays at t, and its previous output is row t + 1. */
     int t = n->p.seq.reverse ? steps - 1 - s : s, prev = n->p.seq.reverse ? t + 1 : t - 1;
-    cl_kernel k = ex_dispatch(ex, "sequence.cl", lstm ? "lstm_step" : "rnn_step", (size_t)items, node);
+    KernelRef k = ex_dispatch(ex, "sequence.cl", lstm ? "lstm_step" : "rnn_step", (size_t)items, node);
     if (!k) return -1;
     KArgs a = {k, 0, CL_SUCCESS, 0};
     for (int i = 0; i < n->num_inputs; ++i) karg_mem(&a, ex_tensor_mem(ex, n->inputs[i]));

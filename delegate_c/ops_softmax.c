@@ -42,7 +42,7 @@ static int encode_softmax(Executor* ex, int node) {
   const int* s = ex->g.tensors[n->inputs[0]].shape;
   KernelVariant v;
   select_softmax(ex->dev, &ex->g, n, &v);
-  cl_kernel k = ex_dispatch_variant(ex, &v, node);
+  KernelRef k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));

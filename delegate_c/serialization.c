@@ -75,8 +75,9 @@ static char* make_key(const GpuDevice* dev, const char* token, uint64_t fingerpr
 
 /* An entry is named "<file>|<defines>@<hash of its source and options>". */
 static void entry_name(const GpuDevice* dev, const char* file, const char* defines, char* out, size_t size) {
-  /* GpuProgram bounds file and defines to 64 each, so this fits KC_MAX_NAME. */
-  snprintf(out, size, "%.64s|%.64s@%016llx", file, defines, gpu_device_source_hash(dev, file, defines));
+  _Static_assert(GD_MAX_PROGRAM_FILE + GD_MAX_PROGRAM_DEFINES + 16 <= KC_MAX_NAME, "entry names fit KC_MAX_NAME");
+  snprintf(out, size, "%.*s|%.*s@%016llx", GD_MAX_PROGRAM_FILE - 1, file, GD_MAX_PROGRAM_DEFINES - 1, defines,
+           gpu_device_source_hash(dev, file, defines));
 }
 
 /* ---- load ---- */

@@ -131,6 +131,19 @@ DEFINE_ACTIVATE(activate16, float16)
   __kernel void NAME(GD_UNPAREN PARAMS) { NAME##_body(get_global_id(0), GD_UNPAREN ARGS); } \
   GD_BODY_ATTR void NAME##_body(int gid, GD_UNPAREN PARAMS)
 
+/* Kernel selection: a file's kernels stand in `#if GD_SELECTED(name, bit)`
+ * blocks, and the executor builds each program with -DGD_KSEL=<mask> of
+ * the kernels its partition launches (executor.c), so the compiler skips
+ * the rest (PoCL, conv.cl: 0.46-0.50 s with all 14 kernels, 0.29-0.35 s
+ * with the 6-9 of two MediaPipe models). tools/embed_kernels.py reads
+ * the (name, bit) pairs into the library's table;
+ * tests/test_kernel_select.py checks that each bit builds exactly its
+ * kernel. No GD_KSEL: every kernel. */
+#ifndef GD_KSEL
+#define GD_KSEL 0x7fffffff
+#endif
+#define GD_SELECTED(NAME, BIT) ((GD_KSEL >> (BIT)) & 1)
+
 /* Fused epilogue steps (delegate_c/fuse.c): epi = (op0, act0, op1, act1),
  * op 1 = PReLU with a per-channel alpha (float4 per slice), op 2 = ADD of
  * the residual float4 at index gid (usually the output's own index; a

@@ -180,10 +180,14 @@ DEFINE_CONV_STORE(8, 2)
 #define GEMM_INIT_16(i) float16 a##i = bv; int q##i = 4 * min(p0 + (i), plane - 1);
 #define GEMM_INIT_8(i) float8 a##i = bv; int q##i = 4 * min(p0 + (i), plane - 1);
 #define STORE_FN conv_store16
+#if GD_SELECTED(conv2d_1x1, 0)
 DEFINE_CONV_1X1(conv2d_1x1, 16, 4)
+#endif
 #undef STORE_FN
 #define STORE_FN conv_store8
+#if GD_SELECTED(conv2d_1x1_b8, 1)
 DEFINE_CONV_1X1(conv2d_1x1_b8, 8, 2)
+#endif
 #undef STORE_FN
 
 /* Any filter, stride, dilation and padding: the same micro-kernel per
@@ -246,12 +250,20 @@ DEFINE_CONV_1X1(conv2d_1x1_b8, 8, 2)
     GEMM_STORES(W)                                                                                              \
   }
 #define STORE_FN conv_store16
+#if GD_SELECTED(conv2d_tiled, 2)
 DEFINE_CONV_TILED(conv2d_tiled, 16, 4, 4)
+#endif
+#if GD_SELECTED(conv2d_tiled_c3, 3)
 DEFINE_CONV_TILED(conv2d_tiled_c3, 16, 4, 3)
+#endif
 #undef STORE_FN
 #define STORE_FN conv_store8
+#if GD_SELECTED(conv2d_tiled_b8, 4)
 DEFINE_CONV_TILED(conv2d_tiled_b8, 8, 2, 4)
+#endif
+#if GD_SELECTED(conv2d_tiled_b8_c3, 5)
 DEFINE_CONV_TILED(conv2d_tiled_b8_c3, 8, 2, 3)
+#endif
 #undef STORE_FN
 
 /* The arguments of the two 4-pixel kernels (conv2d_x4, depthwise_conv2d_x4). */
@@ -266,6 +278,7 @@ DEFINE_CONV_TILED(conv2d_tiled_b8_c3, 8, 2, 3)
  * pixels. Weights in 1-slice
  * blocks [S_out][KH][KW][S_in][4 in][4 out]; `total` counts work-items over
  * (ceil(W/4), H, S_out, B). */
+#if GD_SELECTED(conv2d_x4, 6)
 OUTLINED_KERNEL(conv2d_x4, X4_PARAMS, X4_ARGS) {
   if (gid >= total) return;
   int4 tiles = (int4)((dst_shape.x + 3) >> 2, dst_shape.y, dst_shape.z, dst_shape.w);
@@ -310,9 +323,11 @@ OUTLINED_KERNEL(conv2d_x4, X4_PARAMS, X4_ARGS) {
     STORE4(mask_tail(r, p.z, dst_shape.z), dst, o);
   }
 }
+#endif
 
 /* Depthwise with any multiplier m: output channel c reads input channel
  * c / m. Weights [S][KH][KW] float4 over output channels, bias [S]. */
+#if GD_SELECTED(depthwise_conv2d_multiplier, 7)
 __kernel void depthwise_conv2d_multiplier(__global const storage_t* src, __global storage_t* dst,
                                           __global const float4* weights, __global const float4* bias,
                                           int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
@@ -343,8 +358,10 @@ __kernel void depthwise_conv2d_multiplier(__global const storage_t* src, __globa
   acc = mask_tail(acc, p.z, dst_shape.z);
   STORE4(acc, dst, gid);
 }
+#endif
 
 /* depthwise_conv2d (multiplier 1) over 4 horizontally adjacent pixels. */
+#if GD_SELECTED(depthwise_conv2d_x4, 8)
 OUTLINED_KERNEL(depthwise_conv2d_x4, X4_PARAMS, X4_ARGS) {
   if (gid >= total) return;
   int4 tiles = (int4)((dst_shape.x + 3) >> 2, dst_shape.y, dst_shape.z, dst_shape.w);
@@ -377,6 +394,7 @@ OUTLINED_KERNEL(depthwise_conv2d_x4, X4_PARAMS, X4_ARGS) {
     STORE4(mask_tail(r, p.z, dst_shape.z), dst, o);
   }
 }
+#endif
 
 /* Depthwise, multiplier 1, no dilation, a K x K filter and stride S known
  * at compile time (the depthwise_KxK_sS kernels pass constants). A
@@ -490,8 +508,18 @@ ALWAYS_INLINE void depthwise_tiled(const int K, const int S, int gid, __global c
     depthwise_tiled(K, S, gid, src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi,     \
                     res_slices, total);                                                                          \
   }
+#if GD_SELECTED(depthwise_1x1_s1, 9)
 DEPTHWISE_KERNEL(depthwise_1x1_s1, 1, 1)
+#endif
+#if GD_SELECTED(depthwise_3x3_s1, 10)
 DEPTHWISE_KERNEL(depthwise_3x3_s1, 3, 1)
+#endif
+#if GD_SELECTED(depthwise_5x5_s1, 11)
 DEPTHWISE_KERNEL(depthwise_5x5_s1, 5, 1)
+#endif
+#if GD_SELECTED(depthwise_3x3_s2, 12)
 DEPTHWISE_KERNEL(depthwise_3x3_s2, 3, 2)
+#endif
+#if GD_SELECTED(depthwise_5x5_s2, 13)
 DEPTHWISE_KERNEL(depthwise_5x5_s2, 5, 2)
+#endif

@@ -186,6 +186,7 @@ inline void convg_load_weights(__local float4* w_l, __global const float* weight
  * x LY * BS output slices, stepping over the input slices KT at a time:
  * each input float4 it loads serves LY * BS output slices, each weight
  * float4 LX * TP pixels. */
+#if GD_SELECTED(conv2d_1x1_gpu, 0)
 __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_gpu(
     __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
     int4 src_shape, int4 dst_shape, int act, __global const float4* alpha, __global const storage_t* residual,
@@ -211,6 +212,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
   }
   CONVG_EPILOGUE
 }
+#endif
 
 /* Any filter, stride, dilation and padding, as an implicit GEMM whose
  * reduction runs over K = KH * KW * S_in slices in the weights' order
@@ -220,6 +222,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
  * work-item loads serves the same output pixel at every K step; its tap
  * (ky, kx, si) advances by KT per step without divisions. Taps outside the
  * input read zero. */
+#if GD_SELECTED(conv2d_gpu, 1)
 __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_gpu(
     __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
     int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act, __global const float4* alpha,
@@ -268,6 +271,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
   }
   CONVG_EPILOGUE
 }
+#endif
 
 /* Depthwise, multiplier 1: a work-item computes DWG_TX pixels of one row of
  * one slice, at x = tile + lx + i * DWG_LX, so neighbouring work-items read
@@ -276,6 +280,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
  * float4 is reused across taps from the cache, not from local memory: a
  * KxK depthwise has too little arithmetic per value for a staged tile to
  * pay for its barrier. No barriers, so out-of-range work-items return. */
+#if GD_SELECTED(depthwise_gpu, 2)
 __kernel __attribute__((reqd_work_group_size(DWG_LX, DWG_LY, 1))) void depthwise_gpu(
     __global const storage_t* src, __global storage_t* dst, __global const float4* weights,
     __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
@@ -316,3 +321,4 @@ __kernel __attribute__((reqd_work_group_size(DWG_LX, DWG_LY, 1))) void depthwise
                                      res_slices);
   }
 }
+#endif

@@ -59,6 +59,7 @@ inline float4 load_broadcast(__global const storage_t* t, int4 shape, int4 out_s
   return LOAD4(t, idx4(shape, b, p.z, y, x));
 }
 
+#if GD_SELECTED(binary_op, 0)
 OUTLINED_KERNEL(binary_op, (__global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 a_shape, int4 b_shape, int4 dst_shape, int op, int act, int total),
                 (a, b, dst, a_shape, b_shape, dst_shape, op, act, total)) {
   if (gid >= total) return;
@@ -68,6 +69,7 @@ OUTLINED_KERNEL(binary_op, (__global const storage_t* a, __global const storage_
   float4 r = mask_tail(activate(binary(va, vb, op), act), p.z, dst_shape.z);
   STORE4(r, dst, gid);
 }
+#endif
 
 /* The common case of binary_op: a has the output's shape, b the same
  * shape or one value per channel (PReLU's alpha, a bias). A work-item
@@ -116,6 +118,7 @@ inline half4 mask_tail_half(half4 v, int s, int C) {
 }
 #endif
 
+#if GD_SELECTED(binary_op_rows, 1)
 OUTLINED_KERNEL(binary_op_rows, (__global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 dst_shape, int b_per_channel, int op, int act, int total),
                 (a, b, dst, dst_shape, b_per_channel, op, act, total)) {
   if (gid >= total) return;
@@ -141,8 +144,10 @@ OUTLINED_KERNEL(binary_op_rows, (__global const storage_t* a, __global const sto
     STORE4(mask_tail(activate(binary(LOAD4(a, o + i), vb, op), act), s, dst_shape.z), dst, o + i);
   }
 }
+#endif
 
 /* SELECT / SELECT_V2: cond != 0 ? x : y, each operand broadcast. */
+#if GD_SELECTED(select_op, 2)
 __kernel void select_op(__global const storage_t* cond, __global const storage_t* x, __global const storage_t* y,
                         __global storage_t* dst, int4 c_shape, int4 x_shape, int4 y_shape, int4 dst_shape,
                         int total) {
@@ -154,10 +159,12 @@ __kernel void select_op(__global const storage_t* cond, __global const storage_t
   float4 vy = load_broadcast(y, y_shape, dst_shape, p);
   STORE4(mask_tail(select(vy, vx, isnotequal(vc, ZERO4)), p.z, dst_shape.z), dst, gid);
 }
+#endif
 
 /* op: UN_* (kernel_abi.h); leaky relu takes alpha, UN_GELU uses erf and
  * UN_GELU_TANH the tanh approximation, UN_TRUNC / UN_NOT_ZERO are CAST to
  * int32 / bool, anything else is the identity. */
+#if GD_SELECTED(unary_op, 3)
 OUTLINED_KERNEL(unary_op, (__global const storage_t* src, __global storage_t* dst, int4 shape, int op, float alpha, int total),
                 (src, dst, shape, op, alpha, total)) {
   if (gid >= total) return;
@@ -192,3 +199,4 @@ OUTLINED_KERNEL(unary_op, (__global const storage_t* src, __global storage_t* ds
   int s = (gid / (shape.x * shape.y)) % SLICES(shape);
   STORE4(mask_tail(r, s, shape.z), dst, gid);
 }
+#endif

@@ -6,6 +6,7 @@
  * weights: float4 blocks [S_out][S_in][4 in-lanes] holding 4 output
  * channels for one input channel (conv2d's 1x1 layout); bias: [S_out]
  * float4. Padded input lanes are zero and so are their weights. */
+#if GD_SELECTED(fully_connected, 0)
 __kernel void fully_connected(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
                               __global const float4* bias, int4 src_shape, int4 dst_shape, int act, int total) {
   int gid = get_global_id(0);
@@ -34,12 +35,14 @@ __kernel void fully_connected(__global const storage_t* src, __global storage_t*
   float4 acc = mask_tail(activate(acc0 + acc1, act), p.z, dst_shape.z);
   STORE4(acc, dst, gid);
 }
+#endif
 
 /* BATCH_MATMUL, general form (used for adj_x with adj_y): dst[b, h, m, n]
  * = sum_k A[m, k] * B[k, n] in each batch (b, h), a size-1 batch dim of A
  * or B broadcast. Rows are W and columns C in every operand; adj.x / adj.y
  * mean A / B are stored transposed. One work-item per output float4 (4
  * columns n of one row m), float sums. */
+#if GD_SELECTED(batch_matmul, 1)
 __kernel void batch_matmul(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
                            int4 a_shape, int4 b_shape, int4 dst_shape, int2 adj, int total) {
   int gid = get_global_id(0);
@@ -66,6 +69,7 @@ __kernel void batch_matmul(__global const storage_t* a, __global const storage_t
   }
   STORE4(mask_tail(acc, p.z, N), dst, gid);
 }
+#endif
 
 /* The cell of TFLite's basic LSTM: gates holds, per row, 4 blocks of O
  * pre-activations (input gate, new input, forget gate, output gate);
@@ -74,6 +78,7 @@ __kernel void batch_matmul(__global const storage_t* a, __global const storage_t
  * outputs; the gate blocks start at any channel, so lanes load singly. */
 inline float sigmoid1(float x) { return 1.0f / (1.0f + exp(-x)); }
 
+#if GD_SELECTED(lstm_cell, 2)
 __kernel void lstm_cell(__global const storage_t* gates, __global const storage_t* prev_state,
                         __global storage_t* activation, __global storage_t* state, int4 gates_shape, int4 shape,
                         int total) {
@@ -98,6 +103,7 @@ __kernel void lstm_cell(__global const storage_t* gates, __global const storage_
   STORE4(vload4(0, st), state, gid);
   STORE4(vload4(0, act), activation, gid);
 }
+#endif
 
 /* BATCH_MATMUL without adj_x, the common case: A's rows hold k along
  * channels, so one float4 load gives 4 k's of a row. Each work-item makes
@@ -106,6 +112,7 @@ __kernel void lstm_cell(__global const storage_t* gates, __global const storage_
  * float4 dot products (padded lanes are zero on both sides); without it,
  * row k of B is a float4 of 4 columns. dst_rows = ceil(M / 4) in the
  * work-item grid's x; rows past M are clamped on load and not stored. */
+#if GD_SELECTED(batch_matmul_rows4, 3)
 __kernel void batch_matmul_rows4(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
                                  int4 a_shape, int4 b_shape, int4 dst_shape, int4 grid, int adj_y, int total) {
   int gid = get_global_id(0);
@@ -155,11 +162,13 @@ __kernel void batch_matmul_rows4(__global const storage_t* a, __global const sto
   if (m0 + 2 < M) STORE4(mask_tail(acc2, p.z, N), dst, out + 2);
   if (m0 + 3 < M) STORE4(mask_tail(acc3, p.z, N), dst, out + 3);
 }
+#endif
 
 /* BATCH_MATMUL with adj_x and without adj_y: A is stored [K, M], so one
  * float4 load gives rows m0..m0+3 at one k, and row k of B is the float4
  * of columns n0..n0+3: each k adds a 4x4 outer product. Same grid as
  * batch_matmul_rows4 (x = row groups of 4, which are A's channel slices). */
+#if GD_SELECTED(batch_matmul_adjx, 4)
 __kernel void batch_matmul_adjx(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
                                 int4 a_shape, int4 b_shape, int4 dst_shape, int4 grid, int total) {
   int gid = get_global_id(0);
@@ -186,3 +195,4 @@ __kernel void batch_matmul_adjx(__global const storage_t* a, __global const stor
   if (m0 + 2 < M) STORE4(mask_tail(acc2, p.z, N), dst, out + 2);
   if (m0 + 3 < M) STORE4(mask_tail(acc3, p.z, N), dst, out + 3);
 }
+#endif

@@ -11,6 +11,7 @@
 #ifndef LAYOUT_PIXELS
 #define LAYOUT_PIXELS LAYOUT_TILE
 #endif
+#if GD_SELECTED(bhwc_to_phwc4, 0)
 OUTLINED_KERNEL(bhwc_to_phwc4, (__global const float* src, __global storage_t* dst, int4 shape, int total),
                 (src, dst, shape, total)) {
   if (gid >= total) return;
@@ -28,7 +29,9 @@ OUTLINED_KERNEL(bhwc_to_phwc4, (__global const float* src, __global storage_t* d
     STORE4(v, dst, o + i);
   }
 }
+#endif
 
+#if GD_SELECTED(phwc4_to_bhwc, 1)
 OUTLINED_KERNEL(phwc4_to_bhwc, (__global const storage_t* src, __global float* dst, int4 shape, int total),
                 (src, dst, shape, total)) {
   if (gid >= total) return;
@@ -48,6 +51,7 @@ OUTLINED_KERNEL(phwc4_to_bhwc, (__global const storage_t* src, __global float* d
     if (c0 + 2 < C) d[2] = v.z;
   }
 }
+#endif
 
 /* Source coordinates s on axes of sizes n folded back inside, without
  * branches (the border is the same for every work-item): reflect (edge
@@ -76,6 +80,7 @@ inline int4 fold4(int4 s, int4 n, int border) {
  * 1.0, so reading back is exact; a value read as bool is 1 for anything
  * non-zero. int64 moves as two ints, low word first (little-endian hosts),
  * so no device needs the `long` type. */
+#if GD_SELECTED(typed_to_phwc4, 2)
 __kernel void typed_to_phwc4(__global const uchar* src, __global storage_t* dst, int4 shape, int type,
                              int total) {
   int gid = get_global_id(0);
@@ -94,7 +99,9 @@ __kernel void typed_to_phwc4(__global const uchar* src, __global storage_t* dst,
   }
   STORE4((float4)(v[0], v[1], v[2], v[3]), dst, gid);
 }
+#endif
 
+#if GD_SELECTED(phwc4_to_typed, 3)
 __kernel void phwc4_to_typed(__global const storage_t* src, __global uchar* dst, int4 shape, int type,
                              int total) {
   int gid = get_global_id(0);
@@ -119,11 +126,13 @@ __kernel void phwc4_to_typed(__global const storage_t* src, __global uchar* dst,
     }
   }
 }
+#endif
 
 /* Element (b, y, x, c) of `dst` comes from the same row-major position of
  * `src` (RESHAPE), or from begin + i * stride per axis (STRIDED_SLICE),
  * or, for PAD, from i - before, with `pad_value` outside the source.
  * mode: 0 reshape, 1 slice, 2 pad. begin/stride are (x, y, c, b). */
+#if GD_SELECTED(remap, 4)
 OUTLINED_KERNEL(remap, (__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 begin, int4 stride, int mode, float pad_value, int total),
                 (src, dst, src_shape, dst_shape, begin, stride, mode, pad_value, total)) {
   if (gid >= total) return;
@@ -170,6 +179,7 @@ OUTLINED_KERNEL(remap, (__global const storage_t* src, __global storage_t* dst, 
   }
   STORE4((float4)(r[0], r[1], r[2], r[3]), dst, gid);
 }
+#endif
 
 /* The general remap (transposes, tiles, mirror pads, gathers, unpacks):
  * output element d = (x, y, c, b) comes from source coordinate
@@ -182,6 +192,7 @@ OUTLINED_KERNEL(remap, (__global const storage_t* src, __global storage_t* dst, 
  * Otherwise each lane steps the first lane's coordinate by mc.
  * (Reshapes, slices and pads take the shorter `remap` above: PoCL runs
  * that one several times faster.) */
+#if GD_SELECTED(remap_map, 5)
 __kernel void remap_map(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
                         int4 begin, int4 mx, int4 my, int4 mc, int4 mb, int border, float pad_value, int whole,
                         __global const int* indices, int gather_axis, int4 gstride, int total) {
@@ -221,9 +232,11 @@ __kernel void remap_map(__global const storage_t* src, __global storage_t* dst, 
   }
   STORE4((float4)(r[0], r[1], r[2], r[3]), dst, gid);
 }
+#endif
 
 /* ONE_HOT: output element d is `on` where indices[dot(d, istride)] equals
  * d's coordinate on the depth axis (0-3 as x, y, c, b), else `off`. */
+#if GD_SELECTED(one_hot, 6)
 __kernel void one_hot(__global const int* indices, __global storage_t* dst, int4 dst_shape, int axis, int4 istride,
                       float on, float off, int total) {
   int gid = get_global_id(0);
@@ -241,11 +254,13 @@ __kernel void one_hot(__global const int* indices, __global storage_t* dst, int4
   }
   STORE4((float4)(r[0], r[1], r[2], r[3]), dst, gid);
 }
+#endif
 
 /* CONCATENATION, one dispatch per input: copies `src` into `dst` at
  * offset `off` (x, y, c, b). Channel offsets that are not multiples of 4
  * write lane by lane; `zero_from` (the output channel count, for the input
  * that ends the channel axis) zeroes the padded lanes after it. */
+#if GD_SELECTED(concat_copy, 7)
 OUTLINED_KERNEL(concat_copy, (__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 off, int zero_from, int total),
                 (src, dst, src_shape, dst_shape, off, zero_from, total)) {
   if (gid >= total) return;
@@ -269,6 +284,7 @@ OUTLINED_KERNEL(concat_copy, (__global const storage_t* src, __global storage_t*
     for (int c = zero_from; c < ((zero_from + 3) & ~3); ++c) STORE1(0.0f, dst, idx1(dst_shape, ob, oy, ox, c));
   }
 }
+#endif
 
 /* Boundary conversions of int8/uint8 partition tensors (ENABLE_QUANT): the
  * runtime's bytes are dequantized on the way in, (q - zero_point) * scale,
@@ -277,6 +293,7 @@ OUTLINED_KERNEL(concat_copy, (__global const storage_t* src, __global storage_t*
  * int8 over uint8; both travel as bytes. */
 inline float q_byte_value(uchar b, int is_signed) { return is_signed ? (float)(char)b : (float)b; }
 
+#if GD_SELECTED(bhwc_q_to_phwc4, 8)
 __kernel void bhwc_q_to_phwc4(__global const uchar* src, __global storage_t* dst, int4 shape, float scale,
                               int zero_point, int is_signed, int total) {
   int gid = get_global_id(0);
@@ -292,7 +309,9 @@ __kernel void bhwc_q_to_phwc4(__global const uchar* src, __global storage_t* dst
   }
   STORE4((float4)(r[0], r[1], r[2], r[3]), dst, gid);
 }
+#endif
 
+#if GD_SELECTED(phwc4_to_bhwc_q, 9)
 __kernel void phwc4_to_bhwc_q(__global const storage_t* src, __global uchar* dst, int4 shape, float scale,
                               int zero_point, int is_signed, int total) {
   int gid = get_global_id(0);
@@ -312,16 +331,21 @@ __kernel void phwc4_to_bhwc_q(__global const storage_t* src, __global uchar* dst
     dst[base + c] = (uchar)(q & 0xff);
   }
 }
+#endif
 
 /* Mixed storage (mixed_storage.c): one PHWC4 tensor between its half form
  * and its float form, one float4 per work-item. The types are explicit, so
  * these two do not depend on the storage defines. */
+#if GD_SELECTED(storage_half_to_float, 10)
 __kernel void storage_half_to_float(__global const half* src, __global float* dst, int total) {
   int gid = get_global_id(0);
   if (gid < total) vstore4(vload_half4(gid, src), gid, dst);
 }
+#endif
 
+#if GD_SELECTED(storage_float_to_half, 11)
 __kernel void storage_float_to_half(__global const float* src, __global half* dst, int total) {
   int gid = get_global_id(0);
   if (gid < total) vstore_half4(vload4(gid, src), gid, dst);
 }
+#endif

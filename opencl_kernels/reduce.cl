@@ -11,6 +11,7 @@
  * Over channels the window covers every slice of the source, with the
  * padded lanes of the last one set to the op's identity; the four lanes
  * are folded at the end into lane 0 of the single output slice. */
+#if GD_SELECTED(reduce, 0)
 __kernel void reduce(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
                      int4 axes, int op, int total) {
   int gid = get_global_id(0);
@@ -44,12 +45,14 @@ __kernel void reduce(__global const storage_t* src, __global storage_t* dst, int
   }
   STORE4(r, dst, gid);
 }
+#endif
 
 /* SOFTMAX (log_mode 0) or LOG_SOFTMAX (1) of beta * x over the channels
  * (TFLite's last axis is C in BHWC). One work-item per pixel makes three
  * passes over its slices: the max of beta * x, the sum of exp(beta * x -
  * max) (so no exp overflows, whatever the inputs' magnitude or beta's
  * sign), then the outputs. */
+#if GD_SELECTED(softmax, 1)
 __kernel void softmax(__global const storage_t* src, __global storage_t* dst, int4 shape, float beta, int log_mode,
                       int total) {
   int gid = get_global_id(0);
@@ -73,12 +76,14 @@ __kernel void softmax(__global const storage_t* src, __global storage_t* dst, in
     STORE4(mask_tail(r, s, shape.z), dst, base + s * stride);
   }
 }
+#endif
 
 /* CUMSUM along one axis (0 x, 1 y, 2 c, 3 b). One work-item per line
  * along the axis walks it in order (backwards for reverse), keeping the
  * running float sum; exclusive writes the sum before adding. Over
  * channels a line is one pixel's slices, lane by lane; otherwise it is a
  * column of float4s, `lines` = the shape with the axis collapsed to 1. */
+#if GD_SELECTED(cumsum, 2)
 __kernel void cumsum(__global const storage_t* src, __global storage_t* dst, int4 shape, int4 lines, int axis,
                      int exclusive, int reverse, int total) {
   int gid = get_global_id(0);
@@ -119,3 +124,4 @@ __kernel void cumsum(__global const storage_t* src, __global storage_t* dst, int
     acc += v;
   }
 }
+#endif

@@ -1,0 +1,111 @@
+"""Kernel selection (common.cl's GD_SELECTED, executor.c): a program is
+built with -DGD_KSEL=<mask> of the kernels its partition launches, so the
+compiler skips the file's other kernels.
+
+- Each (name, bit) that tools/embed_kernels.py reads from a file builds
+  exactly that kernel, and a file that selects any kernel selects all of
+  them (else the library builds the whole file for that file).
+- A partition's build log names the masks, a model of two partitions gets
+  two programs of conv.cl with their own masks, and both agree with the
+  CPU (seeded random inputs, the FP32 tolerance of tests/test_ops.py)."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from cl_source import KERNELS, program_source
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("embed_kernels", ROOT / "tools" / "embed_kernels.py")
+embed_kernels = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(embed_kernels)
+
+SELECTING = sorted(p.name for p in KERNELS.glob("*.cl") if embed_kernels.selectable_kernels(p))
+
+
+def test_the_big_files_select():
+    assert {"conv.cl", "layout.cl", "elementwise.cl", "fully_connected.cl"} <= set(SELECTING), SELECTING
+
+
+@pytest.mark.parametrize("name", SELECTING)
+def test_each_bit_builds_exactly_its_kernel(name):
+    cl = pytest.importorskip("pyopencl")
+    os.environ.setdefault("PYOPENCL_NO_CACHE", "1")
+    ctx = cl.create_some_context(interactive=False)
+    src = program_source(name)
+
+    def kernels(extra=""):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            prog = cl.Program(ctx, src).build(options="-cl-std=CL1.2" + extra)
+        return {k.function_name for k in prog.all_kernels()}
+
+    pairs = embed_kernels.selectable_kernels(KERNELS / name)
+    assert kernels() == {n for n, _ in pairs}, f"{name}: a kernel outside any GD_SELECTED block"
+    for kernel, bit in pairs:
+        assert kernels(f" -DGD_KSEL=0x{1 << bit:x}") == {kernel}, (name, kernel, bit)
+
+
+_CHILD = r"""
+import sys, numpy as np, tflite_gpu
+from tflite_gpu import _capi, interpreters
+model = open(sys.argv[1], "rb").read()
+x = [np.random.default_rng(3).uniform(-1, 1, [1, 9, 7, 5]).astype(np.float32)]
+d = tflite_gpu.load_delegate(log_level="silent", max_delegated_partitions=2, kernel_set=sys.argv[2])
+got = interpreters.run(interpreters.make(model, delegate=d), x)
+want = interpreters.run(interpreters.make(model, cpu="builtin"), x)
+np.testing.assert_allclose(got[0], want[0], rtol=1e-4, atol=1e-4)
+print("partitions", _capi.delegate_stats(d._get_native_delegate_pointer())["partitions"])
+"""
+
+
+def _two_partitions():
+    """1x1 conv (5 -> 17) and a 3x3 depthwise, ROUND (never delegated),
+    then a 3x3 stride-2 conv (17 -> 3): two partitions, each launching its
+    own conv.cl kernels."""
+    from tflite_gpu.model_builder import ModelBuilder
+    rng = np.random.default_rng(5)
+    mb = ModelBuilder()
+    x = mb.add_input([1, 9, 7, 5])
+
+    def const(shape):
+        return mb.add_tensor(shape, data=rng.standard_normal(shape).astype(np.float32))
+
+    a = mb.add_tensor([1, 9, 7, 17])
+    mb.add_op("CONV_2D", [x, const([17, 1, 1, 5]), const([17])], [a],
+              dict(padding="SAME", stride_w=1, stride_h=1, fused_activation="RELU"))
+    b = mb.add_tensor([1, 9, 7, 17])
+    mb.add_op("DEPTHWISE_CONV_2D", [a, const([1, 3, 3, 17]), const([17])], [b],
+              dict(padding="SAME", stride_w=1, stride_h=1, depth_multiplier=1, fused_activation="NONE"))
+    c = mb.add_tensor([1, 9, 7, 17])
+    mb.add_op("ROUND", [b], [c])
+    out = mb.add_tensor([1, 4, 3, 3])
+    mb.add_op("CONV_2D", [c, const([3, 3, 3, 17]), const([3])], [out],
+              dict(padding="VALID", stride_w=2, stride_h=2, fused_activation="NONE"))
+    mb.mark_output(out)
+    return mb.build()
+
+
+@pytest.mark.parametrize("kernel_set", ["cpu", "gpu"])
+def test_two_partitions_build_their_own_selections(kernel_set, tmp_path):
+    path = tmp_path / "two.tflite"
+    path.write_bytes(_two_partitions())
+    env = dict(os.environ, TFLITE_GPU_BUILD_LOG="1")
+    p = subprocess.run([sys.executable, "-c", _CHILD, str(path), kernel_set], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.split() == ["partitions", "2"], p.stdout
+    conv_file = "conv.cl" if kernel_set == "cpu" else "conv_gpu.cl"
+    masks = re.findall(rf"build {re.escape(conv_file)} \[(?:.* )?-DGD_KSEL=0x([0-9a-f]+)\]", p.stderr)
+    assert len(masks) == 2 and masks[0] != masks[1], p.stderr
+    every = sum(1 << b for _, b in embed_kernels.selectable_kernels(KERNELS / conv_file))
+    for m in masks:
+        assert int(m, 16) & ~every == 0 and int(m, 16) != every, (m, p.stderr)
