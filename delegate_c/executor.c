@@ -206,10 +206,32 @@ static long selection_mask(const Executor* ex, int i) {
   return mask;
 }
 
+/* The selection to build with: an existing program of the same file and
+ * defines that holds every kernel of `mask` (the whole file, or a wider
+ * selection: another partition's) is reused rather than built again, and
+ * near the device's program limit the whole file is built, which every
+ * later partition can share. */
+static long usable_mask(const GpuDevice* dev, const char* file, const char* base, long mask) {
+  if (mask < 0) return mask;
+  size_t n = strlen(base);
+  for (int i = 0; i < dev->num_programs; ++i) {
+    const GpuProgram* p = &dev->programs[i];
+    if (strcmp(p->file, file) != 0 || strncmp(p->defines, base, n) != 0) continue;
+    const char* rest = p->defines + n;
+    if (!*rest) return -1;
+    if (n && *rest++ != ' ') continue;
+    unsigned long m = 0;
+    int end = 0;
+    if (sscanf(rest, "-DGD_KSEL=0x%lx%n", &m, &end) == 1 && !rest[end] && ((long)m & mask) == mask) return (long)m;
+  }
+  return dev->num_programs >= GD_MAX_PROGRAMS * 3 / 4 ? -1 : mask;
+}
+
 /* The kernel of variant v with its program's selection. */
 static cl_kernel selected_kernel(Executor* ex, const KernelVariant* v, int on_float, long mask) {
   char defines[2 * GD_MAX_DEFINES + 96];
   storage_defines(v, on_float, defines, sizeof(defines));
+  mask = usable_mask(ex->dev, v->file, defines, mask);
   if (mask >= 0) {
     size_t n = strlen(defines);
     snprintf(defines + n, sizeof(defines) - n, "%s-DGD_KSEL=0x%lx", n ? " " : "", (unsigned long)mask);

@@ -7,7 +7,9 @@ compiler skips the file's other kernels.
   them (else the library builds the whole file for that file).
 - A partition's build log names the masks, a model of two partitions gets
   two programs of conv.cl with their own masks, and both agree with the
-  CPU (seeded random inputs, the FP32 tolerance of tests/test_ops.py)."""
+  CPU (seeded random inputs, the FP32 tolerance of tests/test_ops.py).
+- A partition whose kernels an earlier partition's program already holds
+  reuses that program (one build)."""
 from __future__ import annotations
 
 import importlib.util
@@ -67,10 +69,11 @@ print("partitions", _capi.delegate_stats(d._get_native_delegate_pointer())["part
 """
 
 
-def _two_partitions():
+def _two_partitions(second):
     """1x1 conv (5 -> 17) and a 3x3 depthwise, ROUND (never delegated),
-    then a 3x3 stride-2 conv (17 -> 3): two partitions, each launching its
-    own conv.cl kernels."""
+    then `second`: a 3x3 stride-2 conv (17 -> 3), whose partition launches
+    other conv.cl kernels, or the same depthwise again, whose kernel the
+    first partition's program holds."""
     from tflite_gpu.model_builder import ModelBuilder
     rng = np.random.default_rng(5)
     mb = ModelBuilder()
@@ -87,25 +90,45 @@ def _two_partitions():
               dict(padding="SAME", stride_w=1, stride_h=1, depth_multiplier=1, fused_activation="NONE"))
     c = mb.add_tensor([1, 9, 7, 17])
     mb.add_op("ROUND", [b], [c])
-    out = mb.add_tensor([1, 4, 3, 3])
-    mb.add_op("CONV_2D", [c, const([3, 3, 3, 17]), const([3])], [out],
-              dict(padding="VALID", stride_w=2, stride_h=2, fused_activation="NONE"))
+    if second == "conv":
+        out = mb.add_tensor([1, 4, 3, 3])
+        mb.add_op("CONV_2D", [c, const([3, 3, 3, 17]), const([3])], [out],
+                  dict(padding="VALID", stride_w=2, stride_h=2, fused_activation="NONE"))
+    else:
+        out = mb.add_tensor([1, 9, 7, 17])
+        mb.add_op("DEPTHWISE_CONV_2D", [c, const([1, 3, 3, 17]), const([17])], [out],
+                  dict(padding="SAME", stride_w=1, stride_h=1, depth_multiplier=1, fused_activation="RELU"))
     mb.mark_output(out)
     return mb.build()
 
 
-@pytest.mark.parametrize("kernel_set", ["cpu", "gpu"])
-def test_two_partitions_build_their_own_selections(kernel_set, tmp_path):
+def _conv_masks(second, kernel_set, tmp_path):
+    """The GD_KSEL masks of the conv programs the two-partition model
+    builds (its outputs checked against the CPU in the child)."""
     path = tmp_path / "two.tflite"
-    path.write_bytes(_two_partitions())
+    path.write_bytes(_two_partitions(second))
     env = dict(os.environ, TFLITE_GPU_BUILD_LOG="1")
     p = subprocess.run([sys.executable, "-c", _CHILD, str(path), kernel_set], capture_output=True, text=True, env=env,
                        timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.split() == ["partitions", "2"], p.stdout
     conv_file = "conv.cl" if kernel_set == "cpu" else "conv_gpu.cl"
-    masks = re.findall(rf"build {re.escape(conv_file)} \[(?:.* )?-DGD_KSEL=0x([0-9a-f]+)\]", p.stderr)
-    assert len(masks) == 2 and masks[0] != masks[1], p.stderr
+    builds = re.findall(rf"build {re.escape(conv_file)} \[(.*)\]", p.stderr)
+    masks = [re.search(r"-DGD_KSEL=0x([0-9a-f]+)$", b) for b in builds]
+    assert all(masks), p.stderr
+    return conv_file, [m.group(1) for m in masks], p.stderr
+
+
+@pytest.mark.parametrize("kernel_set", ["cpu", "gpu"])
+def test_a_covered_partition_reuses_the_program(kernel_set, tmp_path):
+    _, masks, err = _conv_masks("depthwise", kernel_set, tmp_path)
+    assert len(masks) == 1, err
+
+
+@pytest.mark.parametrize("kernel_set", ["cpu", "gpu"])
+def test_two_partitions_build_their_own_selections(kernel_set, tmp_path):
+    conv_file, masks, err = _conv_masks("conv", kernel_set, tmp_path)
+    assert len(masks) == 2 and masks[0] != masks[1], err
     every = sum(1 << b for _, b in embed_kernels.selectable_kernels(KERNELS / conv_file))
     for m in masks:
-        assert int(m, 16) & ~every == 0 and int(m, 16) != every, (m, p.stderr)
+        assert int(m, 16) & ~every == 0 and int(m, 16) != every, (m, err)
