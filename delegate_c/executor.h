@@ -13,7 +13,7 @@
 /* A dispatch as the encoders see it while the partition is lowered: its
  * variant and the arguments they set, kept until every dispatch is known.
  * Only then are the programs built, each with just the kernels launched
- * from it (-DGD_KSEL, common.cl), and the arguments set (executor.c). */
+ * from it (-DGD_KSEL, common.cl), and the arguments set (dispatch.c). */
 typedef struct PendingDispatch PendingDispatch;
 typedef PendingDispatch* KernelRef;
 
@@ -89,7 +89,7 @@ KernelRef ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node);
  * `file` (a 1-D variant with the default local size). */
 KernelRef ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node);
 /* The same for kernels whose work-items each do much work (convolutions):
- * a smaller local size on CPU devices, see executor.c. */
+ * a smaller local size on CPU devices, see dispatch.c. */
 KernelRef ex_dispatch_heavy(Executor* ex, const char* file, const char* name, size_t work_items, int node);
 /* The device buffer of a graph tensor: planned for activations, uploaded
  * in PHWC4 (storage type) for constants used as operands. */
@@ -97,6 +97,10 @@ cl_mem ex_tensor_mem(Executor* ex, int tensor);
 /* A read-only float32 buffer with these contents, owned by the executor. */
 cl_mem ex_upload(Executor* ex, const void* data, size_t bytes);
 int ex_fail(Executor* ex, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Once every dispatch is known (dispatch.c): the programs, each with only
+ * the kernels launched from it, the kernels and their recorded arguments.
+ * An error names the node. */
+int ex_finish_dispatches(Executor* ex);
 
 /* Kernel arguments, set in order; the first failure is kept in rc. */
 typedef struct KArgs {

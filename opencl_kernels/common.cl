@@ -133,7 +133,7 @@ DEFINE_ACTIVATE(activate16, float16)
 
 /* Kernel selection: a file's kernels stand in `#if GD_SELECTED(name, bit)`
  * blocks, and the executor builds each program with -DGD_KSEL=<mask> of
- * the kernels its partition launches (executor.c), so the compiler skips
+ * the kernels its partition launches (dispatch.c), so the compiler skips
  * the rest (PoCL, conv.cl: 0.46-0.50 s with all 14 kernels, 0.29-0.35 s
  * with the 6-9 of two MediaPipe models). tools/embed_kernels.py reads
  * the (name, bit) pairs into the library's table;

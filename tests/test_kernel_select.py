@@ -1,4 +1,4 @@
-"""Kernel selection (common.cl's GD_SELECTED, executor.c): a program is
+"""Kernel selection (common.cl's GD_SELECTED, dispatch.c): a program is
 built with -DGD_KSEL=<mask> of the kernels its partition launches, so the
 compiler skips the file's other kernels.
 
