@@ -65,6 +65,7 @@ static void storage_defines(const KernelVariant* v, int on_float, char* out, siz
 struct PendingDispatch {
   KernelVariant v; /* as the selector chose it, tuned */
   char key[2 * GD_MAX_DEFINES + 64]; /* its program's defines before selection (storage_defines) */
+  int bit;         /* the kernel's GD_KSEL bit in its file, -1: not selectable */
   int on_float;
   int scale;       /* SUSTAINED_SPEED tuning: log2 of the 1-D group's scale */
   cl_uint num_args;
@@ -108,6 +109,7 @@ KernelRef ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
    * (node -1, a boundary conversion: its tensor says). */
   p->on_float = ex->dev->fp16 && (node >= 0 ? ex->g.nodes[node].fp32 : ex->boundary_fp32);
   storage_defines(&p->v, p->on_float, p->key, sizeof(p->key));
+  p->bit = embedded_kernel_bit(v->file, v->kernel);
   ex->dispatches[ex->num_dispatches++] = (Dispatch){NULL, (cl_uint)v->dims, {1, 1, 1}, {1, 1, 1}, node, v->kernel, p};
   return p;
 }
@@ -121,9 +123,8 @@ static long selection_mask(const Executor* ex, int i) {
   for (int j = 0; j < ex->num_dispatches; ++j) {
     const PendingDispatch* q = ex->dispatches[j].pending;
     if (!q || strcmp(q->v.file, p->v.file) != 0 || strcmp(q->key, p->key) != 0) continue;
-    int bit = embedded_kernel_bit(q->v.file, q->v.kernel);
-    if (bit < 0) return -1;
-    mask |= 1L << bit;
+    if (q->bit < 0) return -1;
+    mask |= 1L << q->bit;
   }
   return mask;
 }
