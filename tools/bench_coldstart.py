@@ -88,6 +88,11 @@ def _machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores"
 
 
+def s(x, fmt="{:.3f}"):
+    """A table cell: x formatted, or "error" for a run that failed."""
+    return fmt.format(x) if x is not None else "error"
+
+
 def _f(x, key="first"):
     return x.get(key) if isinstance(x, dict) else None
 
@@ -113,9 +118,6 @@ def _single_markdown(report) -> str:
         "| writing / cold | cached (s) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-
-    def s(x, fmt="{:.3f}"):
-        return fmt.format(x) if x is not None else "error"
 
     firsts, ratios, cached = [], [], []
     for r in report["rows"]:
@@ -168,9 +170,6 @@ def to_markdown(report) -> str:
             ratios_b.append(rb)
         if ra:
             ratios_a.append(ra)
-
-        def s(x, fmt="{:.3f}"):
-            return fmt.format(x) if x is not None else "error"
 
         split = f"{s(_f(a['cold'], 'interpreter'))} + {s(_f(a['cold'], 'invoke'))}"
         lines.append(f"| {r['model']} | {s(cb)} | {s(ca)} | {split} | {s(rb, '{:.2f}x')} | {s(ra, '{:.2f}x')} | "
