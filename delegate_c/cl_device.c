@@ -83,6 +83,18 @@ static int pick(const DeviceEntry* list, int n, const char* selector, char* err,
   return -1;
 }
 
+/* -cl-std=CL1.x as the device's OpenCL C version allows (a 1.1 device is
+ * not asked for 1.2; none for 1.0). -DGD_POCL=1 on PoCL: its compiler is
+ * clang, and common.cl then uses clang's attributes and pragmas there
+ * (outlined kernel bodies, forced inlining), which other compilers may
+ * reject or warn about. */
+static void compose_build_options(GpuDevice* dev) {
+  char std[32] = "";
+  if (dev->caps.cl_c_minor > 0) snprintf(std, sizeof(std), "-cl-std=CL1.%d", dev->caps.cl_c_minor);
+  snprintf(dev->build_options, sizeof(dev->build_options), "%s%s%s", std,
+           dev->caps.vendor_id == GD_VENDOR_POCL ? " -DGD_POCL=1" : "", dev->fp16 ? " -DFP16_STORAGE=1" : "");
+}
+
 int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuDevice** out, char* err,
                       size_t errlen) {
   DeviceEntry list[GD_MAX_DEVICES];
@@ -103,6 +115,7 @@ int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuD
   dev->fp16 = fp16;
   gpu_caps_query(dev->platform, dev->device, &dev->caps);
   dev->kernel_set = kernel_set_resolve(kernel_set, &dev->caps);
+  compose_build_options(dev);
 
   cl_int rc;
   cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
@@ -141,8 +154,9 @@ void gpu_device_release(GpuDevice* dev) {
   free(dev);
 }
 
-/* TFLITE_GPU_BUILD_LOG=1: one stderr line per program compiled from source
- * (cold-start measurements). */
+/* TFLITE_GPU_BUILD_LOG=1: one stderr line per program compiled from source,
+ * "tflite-gpu build FILE [OPTIONS]: SECONDS" (cold-start measurements; the
+ * strict-compiler gate's coverage test, tests/test_cl_strict.py). */
 static int build_log_enabled(void) {
   const char* v = getenv("TFLITE_GPU_BUILD_LOG");
   return v && *v == '1';
@@ -151,6 +165,70 @@ static int build_log_enabled(void) {
 /* The options of one (file, defines) program. */
 static void program_options(const GpuDevice* dev, const char* defines, char* out, size_t size) {
   snprintf(out, size, "%s%s%s", gpu_device_build_options(dev), *defines ? " " : "", defines);
+}
+
+/* The whole build log (its size asked first: a log longer than a fixed
+ * buffer made the query fail and the message end at "build log:"); NULL
+ * when the driver gives none. */
+static char* read_build_log(const GpuDevice* dev, cl_program prog) {
+  size_t size = 0;
+  if (cl.clGetProgramBuildInfo(prog, dev->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) != CL_SUCCESS || size < 2)
+    return NULL;
+  char* log = malloc(size + 1);
+  if (!log) return NULL;
+  if (cl.clGetProgramBuildInfo(prog, dev->device, CL_PROGRAM_BUILD_LOG, size, log, NULL) != CL_SUCCESS) {
+    free(log);
+    return NULL;
+  }
+  log[size] = '\0';
+  return log;
+}
+
+/* Appends to out the log's first lines that say "error" (up to max of
+ * them, joined by " | "), or its first lines when none does. */
+static void first_errors(const char* log, int max, char* out, size_t size) {
+  size_t used = strlen(out);
+  for (int pass = 0; pass < 2; ++pass) {
+    int found = 0;
+    for (const char* line = log; *line && found < max;) {
+      const char* end = strchr(line, '\n');
+      size_t len = end ? (size_t)(end - line) : strlen(line);
+      int blank = strspn(line, " \t\r") >= len;
+      if (!blank && (pass == 1 || (memmem(line, len, "error", 5) && !memmem(line, len, "generated", 9)))) {
+        int n = snprintf(out + used, size - used, "%s%.*s", found ? " | " : "", (int)(len > 400 ? 400 : len), line);
+        if (n < 0 || (size_t)n >= size - used) return;
+        used += (size_t)n;
+        ++found;
+      }
+      line = end ? end + 1 : line + len;
+    }
+    if (found) return;
+  }
+}
+
+/* A program the device's compiler rejected: err names it, the device and
+ * its driver, and quotes the first errors; the whole log goes to stderr
+ * (every log level: without it nobody can tell what the compiler said). */
+static void report_build_failure(GpuDevice* dev, cl_program prog, const char* file, const char* defines, cl_int rc,
+                                 char* err, size_t errlen) {
+  dev->build_failures++;
+  char* log = read_build_log(dev, prog);
+  const GpuCaps* c = &dev->caps;
+  int n = snprintf(err, errlen,
+                   "the OpenCL compiler of %s (%s, %s, driver %s) rejected kernel file %s built with \"%s%s%s\" (%s)",
+                   c->name, c->platform, c->opencl_c[0] ? c->opencl_c : c->version, c->driver, file,
+                   dev->build_options, *defines ? " " : "", defines, cl_error_name(rc));
+  if (n >= 0 && (size_t)n < errlen && log) {
+    snprintf(err + n, errlen - (size_t)n, "; first errors: ");
+    first_errors(log, 3, err, errlen);
+    size_t used = strlen(err);
+    snprintf(err + used, errlen - used, "; the whole build log (%zu bytes) is on stderr", strlen(log));
+    fprintf(stderr, "tflite-gpu: build log of %s %s%s%s on %s:\n%s\n", file, dev->build_options, *defines ? " " : "",
+            defines, c->name, log);
+  } else if (n >= 0 && (size_t)n < errlen) {
+    snprintf(err + n, errlen - (size_t)n, "; the driver gave no build log");
+  }
+  free(log);
 }
 
 static cl_program build_program(GpuDevice* dev, const char* file, const char* defines, char* err, size_t errlen) {
@@ -176,13 +254,9 @@ static cl_program build_program(GpuDevice* dev, const char* file, const char* de
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   dev->compile_seconds += secs;
-  if (build_log_enabled()) fprintf(stderr, "tflite-gpu build %s [%s]: %.3f s\n", file, defines, secs);
+  if (build_log_enabled()) fprintf(stderr, "tflite-gpu build %s [%s]: %.3f s\n", file, opts, secs);
   if (rc != CL_SUCCESS) {
-    char log[4096] = "";
-    cl.clGetProgramBuildInfo(prog, dev->device, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log, NULL);
-    log[sizeof(log) - 1] = '\0';
-    snprintf(err, errlen, "building %s%s%s failed (%s); build log:\n%s", file, *defines ? " " : "", defines,
-             cl_error_name(rc), log);
+    report_build_failure(dev, prog, file, defines, rc, err, errlen);
     cl.clReleaseProgram(prog);
     return NULL;
   }
@@ -212,15 +286,7 @@ static int add_program(GpuDevice* dev, const char* file, const char* defines, cl
   return 0;
 }
 
-/* -DGD_OUTLINE_BODIES on PoCL: the heavy kernels' bodies stay functions
- * of their own there (common.cl, OUTLINED_KERNEL), which cuts the code
- * PoCL generates at each kernel's first launch to a third. */
-const char* gpu_device_build_options(const GpuDevice* dev) {
-  static const char* const opts[2][2] = {{"-cl-std=CL1.2", "-cl-std=CL1.2 -DFP16_STORAGE=1"},
-                                         {"-cl-std=CL1.2 -DGD_OUTLINE_BODIES=1",
-                                          "-cl-std=CL1.2 -DGD_OUTLINE_BODIES=1 -DFP16_STORAGE=1"}};
-  return opts[dev->caps.vendor_id == GD_VENDOR_POCL][dev->fp16 != 0];
-}
+const char* gpu_device_build_options(const GpuDevice* dev) { return dev->build_options; }
 
 unsigned long long gpu_device_source_hash(const GpuDevice* dev, const char* file, const char* defines) {
   const char* abi = embedded_kernel_source("kernel_abi.h");

@@ -41,8 +41,10 @@ typedef struct GpuDevice {
   GpuCaps caps;
   GpuProgram programs[GD_MAX_PROGRAMS];
   int num_programs;
+  char build_options[96];  /* every program's options (gpu_device_build_options) */
   double compile_seconds; /* total program build time, for reports */
   int source_builds;      /* programs compiled from source so far */
+  int build_failures;     /* programs the device's compiler rejected so far */
   struct {
     int hits, misses, writes, rejected; /* partitions; rejected: corrupt or unreadable files */
     int pending;          /* cache writes still running on their threads */
@@ -72,11 +74,14 @@ void gpu_device_release(GpuDevice* dev);
 
 /* A kernel from an embedded .cl file built with extra `defines` ("" for
  * none), building its program on first use. Call with dev->mutex held. On
- * a build failure err holds the build log. */
+ * a build failure (dev->build_failures counts them) err names the program,
+ * the device and its driver and holds the compiler's first errors; the
+ * whole build log goes to stderr. */
 cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* defines, const char* kernel, char* err,
                             size_t errlen);
 
-/* The options every program is built with (they depend on fp16). */
+/* The options every program is built with: -cl-std from the device's
+ * OpenCL C version, -DGD_POCL=1 on PoCL, -DFP16_STORAGE=1 with fp16. */
 const char* gpu_device_build_options(const GpuDevice* dev);
 /* hash(kernel_abi.h + common.cl + file's source + build options + defines):
  * names a cached binary, so an edited kernel source never loads an old

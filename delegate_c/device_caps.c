@@ -43,6 +43,16 @@ static GpuVendor classify(const char* platform, const char* vendor) {
   return GD_VENDOR_OTHER;
 }
 
+/* The kernels are OpenCL C 1.2 (no later feature is used): a device of
+ * OpenCL C 1.2 or later (3.0 devices report 1.2 here, or more) builds them
+ * as 1.2, an older one as what it has. 1.0 when the string is unreadable:
+ * the build then passes no -cl-std, which every compiler accepts. */
+static int opencl_c_minor(const char* version) {
+  int major = 0, minor = 0;
+  if (sscanf(version, "OpenCL C %d.%d", &major, &minor) != 2 || major < 1) return 0;
+  return major > 1 || minor >= 2 ? 2 : minor;
+}
+
 void gpu_caps_query(cl_platform_id platform, cl_device_id d, GpuCaps* c) {
   memset(c, 0, sizeof(*c));
   if (cl.clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof(c->platform), c->platform, NULL) != CL_SUCCESS)
@@ -52,6 +62,8 @@ void gpu_caps_query(cl_platform_id platform, cl_device_id d, GpuCaps* c) {
   dev_string(d, CL_DEVICE_NAME, c->name, sizeof(c->name));
   dev_string(d, CL_DEVICE_VERSION, c->version, sizeof(c->version));
   dev_string(d, CL_DRIVER_VERSION, c->driver, sizeof(c->driver));
+  dev_string(d, CL_DEVICE_OPENCL_C_VERSION, c->opencl_c, sizeof(c->opencl_c));
+  c->cl_c_minor = opencl_c_minor(c->opencl_c);
   c->vendor_id = classify(c->platform, c->vendor);
   cl_device_type t = 0;
   cl.clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof(t), &t, NULL);
@@ -91,13 +103,13 @@ const char* gpu_vendor_name(GpuVendor v) {
 
 size_t gpu_caps_format(const GpuCaps* c, char* buf, size_t size) {
   int n = snprintf(buf, size,
-                   "vendor_id\t%s\nvendor\t%s\nname\t%s\nplatform\t%s\nversion\t%s\ndriver\t%s\ntype\t%s\n"
+                   "vendor_id\t%s\nvendor\t%s\nname\t%s\nplatform\t%s\nversion\t%s\ndriver\t%s\nopencl_c\t%s\ntype\t%s\n"
                    "compute_units\t%u\nmax_work_group_size\t%zu\nmax_work_item_sizes\t%zu,%zu,%zu\n"
                    "local_mem_bytes\t%llu\nlocal_mem_dedicated\t%d\nglobal_mem_bytes\t%llu\nmax_alloc_bytes\t%llu\n"
                    "mem_base_align\t%u\n"
                    "preferred_vector_float\t%u\npreferred_vector_half\t%u\nfp16\t%d\nsubgroups\t%d\nimages\t%d\n"
                    "command_buffer\t%d\nextensions\t%s\n",
-                   gpu_vendor_name(c->vendor_id), c->vendor, c->name, c->platform, c->version, c->driver,
+                   gpu_vendor_name(c->vendor_id), c->vendor, c->name, c->platform, c->version, c->driver, c->opencl_c,
                    c->is_gpu ? "GPU" : c->is_cpu ? "CPU" : "OTHER", c->compute_units, c->max_work_group,
                    c->max_item[0], c->max_item[1], c->max_item[2], (unsigned long long)c->local_mem,
                    c->local_mem_dedicated, (unsigned long long)c->global_mem, (unsigned long long)c->max_alloc,

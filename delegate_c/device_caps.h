@@ -27,6 +27,8 @@ typedef struct GpuCaps {
   char platform[256];
   char version[256];       /* CL_DEVICE_VERSION */
   char driver[256];        /* CL_DRIVER_VERSION */
+  char opencl_c[64];       /* CL_DEVICE_OPENCL_C_VERSION, e.g. "OpenCL C 1.2" */
+  int cl_c_minor;          /* the OpenCL C 1.x the kernels are built as: 1.2, or lower on an older device */
   int is_gpu, is_cpu;
   cl_uint compute_units;
   size_t max_work_group;   /* CL_DEVICE_MAX_WORK_GROUP_SIZE */

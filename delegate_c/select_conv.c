@@ -2,6 +2,7 @@
  * the CPU set, conv_gpu.cl for the GPU set). */
 #include <stdio.h>
 
+#include "kernel_abi.h"
 #include "selectors.h"
 
 /* CPU set: register tiles of GEMM_TILE pixels x 16 (or 8) channels. */
@@ -67,13 +68,8 @@ static void cpu_depthwise(const Graph* g, const GNode* n, KernelVariant* v) {
 
 /* GPU set (conv_gpu.cl, whose header holds the launch contract): work-
  * groups of lx x ly work-items share input and weight tiles in __local
- * memory, each computing CONVG_TP pixels x CONVG_BS slices. */
-#define CONVG_TP 4
-#define CONVG_BS 2
-#define CONVG_KT 4
-#define DWG_TX 2
-#define DWG_LX 8
-#define DWG_LY 8
+ * memory, each computing CONVG_TP pixels x CONVG_BS slices (the tiles are
+ * kernel_abi.h's). */
 
 /* __local bytes of a conv_gpu.cl work-group: KT x (input tile + weight tile) float4s. */
 static size_t convg_local_bytes(size_t lx, size_t ly) {
@@ -96,7 +92,7 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
   size_t blocks = div_up(so, CONVG_BS);
   /* 16 x 4 by default; outputs of one or two blocks (<= 16 channels) would
    * leave half the rows of such a group idle, so they take 64 x 1. */
-  size_t lx = blocks <= 2 ? 64 : 16, ly = blocks <= 2 ? 1 : 4;
+  size_t lx = blocks <= 2 ? 64 : CONVG_LX, ly = blocks <= 2 ? 1 : CONVG_LY;
   if (!fits(dev, lx, ly, convg_local_bytes(lx, ly))) return 0;
   *v = (KernelVariant){"conv_gpu.cl", gemm ? "conv2d_1x1_gpu" : "conv2d_gpu", "", 3,
                        {div_up(plane, CONVG_TP), blocks, (size_t)ds[GD_B]},

@@ -37,30 +37,41 @@ typedef float storage_t;
 #define STORE1(v, p, i) ((p)[i] = (v))
 #endif
 
+/* Helpers are GD_INLINE: static inline, so every program holds their
+ * definitions whatever its compiler inlines (a C99 `inline` alone defines
+ * nothing, and a compiler that does not inline, at -O0 or by choice, then
+ * cannot link the kernel). OpenCL C 1.1 has no `static`: plain
+ * definitions there (one translation unit per program). */
+#if defined(__OPENCL_C_VERSION__) && __OPENCL_C_VERSION__ >= 120
+#define GD_INLINE static inline
+#else
+#define GD_INLINE
+#endif
+
 /* Shapes travel as int4 (W, H, C, B). */
 #define SLICES(shape) (((shape).z + 3) >> 2)
 
 /* float4 index of (b, s, y, x) in a PHWC4 tensor. */
-inline int idx4(int4 shape, int b, int s, int y, int x) {
+GD_INLINE int idx4(int4 shape, int b, int s, int y, int x) {
   return ((b * SLICES(shape) + s) * shape.y + y) * shape.x + x;
 }
 
 /* Scalar index of channel c at (b, y, x). */
-inline int idx1(int4 shape, int b, int y, int x, int c) {
+GD_INLINE int idx1(int4 shape, int b, int y, int x, int c) {
   return idx4(shape, b, c >> 2, y, x) * 4 + (c & 3);
 }
 
 /* The float4 index of pixel gid's first slice (gid runs over (b, y, x)
  * row-major) in a PHWC4 tensor; its other slices follow H * W apart.
  * For the kernels that walk one pixel's channel row. */
-inline int pixel_base(int gid, int4 shape) {
+GD_INLINE int pixel_base(int gid, int4 shape) {
   int x = gid % shape.x;
   int t = gid / shape.x;
   return idx4(shape, t / shape.y, 0, t % shape.y, x);
 }
 
 /* Splits a flat work-item id into (x, y, s, b) over a PHWC4 output. */
-inline int4 split_gid(int gid, int4 shape) {
+GD_INLINE int4 split_gid(int gid, int4 shape) {
   int x = gid % shape.x;
   int t = gid / shape.x;
   int y = t % shape.y;
@@ -71,27 +82,40 @@ inline int4 split_gid(int gid, int4 shape) {
 }
 
 /* Zero the lanes of slice s beyond the channel count C. */
-inline float4 mask_tail(float4 v, int s, int C) {
+GD_INLINE float4 mask_tail(float4 v, int s, int C) {
   int base = s * 4;
   if (base + 4 <= C) return v;
   return (float4)(base + 0 < C ? v.x : 0.0f, base + 1 < C ? v.y : 0.0f, base + 2 < C ? v.z : 0.0f,
                   base + 3 < C ? v.w : 0.0f);
 }
 
-/* Fused activations (ACT_* in kernel_abi.h). One body
- * for every vector width: activate1 (float), activate (float4),
- * activate8 and activate16 (the register-tiled conv kernels).
- * The common cases are forced inline: PoCL's clang left these helpers as
- * calls, and a float16 argument then travels through memory (forcing the
- * inline made the conv stores 1.3-1.5x faster). tanh and sigmoid stay in
- * one out-of-line copy: inlined into every store they made LLVM's compile
- * of a conv kernel 2-4x slower. */
-#define ALWAYS_INLINE __attribute__((always_inline)) inline
-/* float16 arguments of inlined helpers and builtins: the ABI note clang
- * prints for AVX2 targets is irrelevant to code that is all inlined. */
+/* Compiler-specific attributes and pragmas only where they were measured
+ * to help: PoCL's clang (-DGD_POCL=1, set by cl_device.c). Other compilers
+ * get plain OpenCL C 1.2 (NVIDIA's warned about clang's diagnostic pragma
+ * and about noinline). On PoCL:
+ * - ALWAYS_INLINE: PoCL's clang left the activation helpers as calls, and a
+ *   float16 argument then travels through memory (forcing the inline made
+ *   the conv stores 1.3-1.5x faster);
+ * - GD_NOINLINE: tanh and sigmoid stay in one out-of-line copy (inlined
+ *   into every store they made LLVM's compile of a conv kernel 2-4x
+ *   slower), and kernel bodies are outlined (OUTLINED_KERNEL below);
+ * - the -Wpsabi note clang prints for float16 arguments on AVX2 targets is
+ *   irrelevant to code that is all inlined. */
+#ifdef GD_POCL
+#define ALWAYS_INLINE __attribute__((always_inline)) GD_INLINE
+#define GD_NOINLINE __attribute__((noinline))
 #pragma clang diagnostic ignored "-Wpsabi"
+#else
+#define ALWAYS_INLINE GD_INLINE
+#define GD_NOINLINE GD_INLINE
+#endif
+
+/* Fused activations (ACT_* in kernel_abi.h). One body for every vector
+ * width: activate1 (float), activate (float4), activate8 and activate16
+ * (the register-tiled conv kernels); the common cases inline, the rare
+ * ones in NAME_rare. */
 #define DEFINE_ACTIVATE(NAME, T)                                   \
-  __attribute__((noinline)) T NAME##_rare(T v, int act) {         \
+  GD_NOINLINE T NAME##_rare(T v, int act) {                        \
     switch (act) {                                                 \
       case ACT_RELU_N1_TO_1: return clamp(v, -1.0f, 1.0f);         \
       case ACT_TANH: return tanh(v);                               \
@@ -110,26 +134,28 @@ DEFINE_ACTIVATE(activate, float4)
 DEFINE_ACTIVATE(activate8, float8)
 DEFINE_ACTIVATE(activate16, float16)
 
-/* OUTLINED_KERNEL(name, (params), (args)) { body }: a kernel whose body
- * is a function of its own, taking the work-item's gid. PoCL inlines a
+/* OUTLINED_KERNEL(name, PARAMS, ARGS) { body }: a kernel whose body is a
+ * function of its own, taking the work-item's gid. PARAMS and ARGS are
+ * the names of macros holding the parameter list and the matching
+ * argument list (no parentheses: OpenCL C has no variadic macros, and a
+ * macro name passes its commas through as one argument). PoCL inlines a
  * kernel into the two launchers it emits beside it, so LLVM generates the
- * body's code three times at its first launch; with -DGD_OUTLINE_BODIES
- * (PoCL only, cl_device.c) the body stays one noinline function and is
- * generated once (conv2d_tiled_c3: 0.71 s -> 0.30 s of the first launch).
- * The call per work-item did not show in the latency of the conv kernels
- * (hundreds of multiply-adds per work-item) nor of the elementwise, pool,
- * layout and resize kernels that use it (memory-bound). Elsewhere the body
- * is inlined: the same code as a plain kernel. */
-#define GD_UNPAREN(...) __VA_ARGS__
-#ifdef GD_OUTLINE_BODIES
-#define GD_BODY_ATTR __attribute__((noinline))
+ * body's code three times at its first launch; on PoCL the body stays one
+ * noinline function and is generated once (conv2d_tiled_c3: 0.71 s ->
+ * 0.30 s of the first launch). The call per work-item did not show in the
+ * latency of the conv kernels (hundreds of multiply-adds per work-item)
+ * nor of the elementwise, pool, layout and resize kernels that use it
+ * (memory-bound). Elsewhere the body is static inline: the same code as a
+ * plain kernel. */
+#ifdef GD_POCL
+#define GD_BODY_ATTR GD_NOINLINE
 #else
-#define GD_BODY_ATTR ALWAYS_INLINE
+#define GD_BODY_ATTR GD_INLINE
 #endif
-#define OUTLINED_KERNEL(NAME, PARAMS, ARGS)                                                    \
-  GD_BODY_ATTR void NAME##_body(int gid, GD_UNPAREN PARAMS);                                  \
-  __kernel void NAME(GD_UNPAREN PARAMS) { NAME##_body(get_global_id(0), GD_UNPAREN ARGS); } \
-  GD_BODY_ATTR void NAME##_body(int gid, GD_UNPAREN PARAMS)
+#define OUTLINED_KERNEL(NAME, PARAMS, ARGS)                                          \
+  GD_BODY_ATTR void NAME##_body(int gid, PARAMS);                                    \
+  __kernel void NAME(PARAMS) { NAME##_body(get_global_id(0), ARGS); }                \
+  GD_BODY_ATTR void NAME##_body(int gid, PARAMS)
 
 /* Kernel selection: a file's kernels stand in `#if GD_SELECTED(name, bit)`
  * blocks, and the executor builds each program with -DGD_KSEL=<mask> of
@@ -150,7 +176,7 @@ DEFINE_ACTIVATE(activate16, float16)
  * residual with fewer channels passes its own index, or -1 for a slice it
  * lacks, which adds zero), then act, op 3 = a quantize-dequantize
  * (quantize.cl) with alpha[0] = (scale, zero point, qmin, qmax). */
-inline float4 epilogue_step(float4 v, int op, int act, __global const float4* alpha,
+GD_INLINE float4 epilogue_step(float4 v, int op, int act, __global const float4* alpha,
                             __global const storage_t* residual, int s, int gid) {
   if (op == EPI_PRELU) return select(v * alpha[s], v, isgreaterequal(v, (float4)(0.0f)));
   if (op == EPI_ADD) return activate(v + (gid >= 0 ? LOAD4(residual, gid) : (float4)(0.0f)), act);
@@ -161,7 +187,7 @@ inline float4 epilogue_step(float4 v, int op, int act, __global const float4* al
   return v;
 }
 
-inline float4 epilogue(float4 v, int4 epi, __global const float4* alpha, __global const storage_t* residual, int s,
+GD_INLINE float4 epilogue(float4 v, int4 epi, __global const float4* alpha, __global const storage_t* residual, int s,
                        int gid) {
   v = epilogue_step(v, epi.x, epi.y, alpha, residual, s, gid);
   return epilogue_step(v, epi.z, epi.w, alpha, residual, s, gid);
@@ -169,11 +195,11 @@ inline float4 epilogue(float4 v, int4 epi, __global const float4* alpha, __globa
 
 /* Reduction helpers shared by reduce.cl and reduce_gpu.cl (op: REDUCE_*,
  * kernel_abi.h). */
-inline float4 reduce_identity(int op) {
+GD_INLINE float4 reduce_identity(int op) {
   return (float4)(op == REDUCE_MAX ? -INFINITY : op == REDUCE_MIN ? INFINITY : op == REDUCE_PROD ? 1.0f : 0.0f);
 }
 
-inline float4 reduce_step(float4 acc, float4 v, int op) {
+GD_INLINE float4 reduce_step(float4 acc, float4 v, int op) {
   switch (op) {
     case REDUCE_MAX: return fmax(acc, v);
     case REDUCE_MIN: return fmin(acc, v);
@@ -182,7 +208,7 @@ inline float4 reduce_step(float4 acc, float4 v, int op) {
   }
 }
 
-inline float reduce_step1(float acc, float v, int op) {
+GD_INLINE float reduce_step1(float acc, float v, int op) {
   switch (op) {
     case REDUCE_MAX: return fmax(acc, v);
     case REDUCE_MIN: return fmin(acc, v);
@@ -192,7 +218,7 @@ inline float reduce_step1(float acc, float v, int op) {
 }
 
 /* Lanes of slice s at or beyond C replaced by `fill`. */
-inline float4 fill_tail(float4 v, int s, int C, float4 fill) {
+GD_INLINE float4 fill_tail(float4 v, int s, int C, float4 fill) {
   int4 lane = (int4)(0, 1, 2, 3) + s * 4;
   return select(fill, v, lane < (int4)(C));
 }

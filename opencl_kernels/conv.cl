@@ -18,7 +18,7 @@
  * s, of so slices over a plane of `plane` pixels). A residual whose channel
  * PAD was folded into the ADD (fuse.c) has res_slices < so: it is read at
  * its own index, and its missing slices add zero (-1). */
-inline int residual_index(int o, int b, int s, int so, int res_slices, int plane) {
+GD_INLINE int residual_index(int o, int b, int s, int so, int res_slices, int plane) {
   return s < res_slices ? o - b * (so - res_slices) * plane : -1;
 }
 
@@ -160,10 +160,10 @@ DEFINE_CONV_STORE(8, 2)
 /* 1x1, stride 1, no padding: a GEMM of the pixel plane (P x C_in) by the
  * weights (C_in x C_out); pixel p reads input pixel p. */
 #define CONV_1X1_PARAMS                                                                                    \
-  (__global const storage_t* src, __global storage_t* dst, __global const float* weights,                     \
+  __global const storage_t* src, __global storage_t* dst, __global const float* weights,                     \
    __global const float* bias, int4 src_shape, int4 dst_shape, int act, __global const float4* alpha,         \
-   __global const storage_t* residual, int4 epi, int res_slices, int total)
-#define CONV_1X1_ARGS (src, dst, weights, bias, src_shape, dst_shape, act, alpha, residual, epi, res_slices, total)
+   __global const storage_t* residual, int4 epi, int res_slices, int total
+#define CONV_1X1_ARGS src, dst, weights, bias, src_shape, dst_shape, act, alpha, residual, epi, res_slices, total
 #define DEFINE_CONV_1X1(NAME, W, BS)                                                                              \
   OUTLINED_KERNEL(NAME, CONV_1X1_PARAMS, CONV_1X1_ARGS) {                                                       \
     GEMM_PROLOGUE(W, BS)                                                                                        \
@@ -215,11 +215,11 @@ DEFINE_CONV_1X1(conv2d_1x1_b8, 8, 2)
 #define TILED_ACC_16(i) float16 a##i = bv;
 #define TILED_ACC_8(i) float8 a##i = bv;
 #define CONV_TILED_PARAMS                                                                                  \
-  (__global const storage_t* src, __global storage_t* dst, __global const float* weights,                     \
+  __global const storage_t* src, __global storage_t* dst, __global const float* weights,                     \
    __global const float* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,              \
-   __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total)
+   __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total
 #define CONV_TILED_ARGS \
-  (src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices, total)
+  src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices, total
 #define DEFINE_CONV_TILED(NAME, W, BS, LANES)                                                                   \
   OUTLINED_KERNEL(NAME, CONV_TILED_PARAMS, CONV_TILED_ARGS) {                                                   \
     GEMM_PROLOGUE(W, BS)                                                                                        \
@@ -268,10 +268,10 @@ DEFINE_CONV_TILED(conv2d_tiled_b8_c3, 8, 2, 3)
 
 /* The arguments of the two 4-pixel kernels (conv2d_x4, depthwise_conv2d_x4). */
 #define X4_PARAMS                                                                                           \
-  (__global const storage_t* src, __global storage_t* dst, __global const float4* weights,                   \
+  __global const storage_t* src, __global storage_t* dst, __global const float4* weights,                   \
    __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,            \
-   __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total)
-#define X4_ARGS (src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices, total)
+   __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total
+#define X4_ARGS src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices, total
 /* conv2d for outputs of one slice (MediaPipe's 1-channel masks), where a
  * 16-channel block would be mostly padding: 4 horizontally adjacent pixels
  * x 4 channels per work-item, each weight float4 loaded once serving four
@@ -409,7 +409,9 @@ OUTLINED_KERNEL(depthwise_conv2d_x4, X4_PARAMS, X4_ARGS) {
 #define DW_PAIRS (DW_TILE / 2) /* 8 pairs: DW_TILE = 16 output pixels per work-item */
 /* The unroll pragma below is a hint that clang cannot honour in the 1x1
  * kernel's one-iteration loop; its note would reach every build log. */
+#ifdef GD_POCL
 #pragma clang diagnostic ignored "-Wpass-failed"
+#endif
 #ifdef FP16_STORAGE
 #define LOAD8(p, i) vload_half8((i), (p))
 #else
@@ -419,7 +421,7 @@ OUTLINED_KERNEL(depthwise_conv2d_x4, X4_PARAMS, X4_ARGS) {
 
 /* The float8 of output pair i at tap column kx: source columns lo and
  * lo + S, zero outside [0, width) when `check`. */
-inline float8 dw_pair(__global const storage_t* row, int lo, const int S, int width, bool check) {
+GD_INLINE float8 dw_pair(__global const storage_t* row, int lo, const int S, int width, bool check) {
   if (!check || (lo >= 0 && lo + S < width)) {
     if (S == 1) return LOAD8(row + 4 * lo, 0);
     return (float8)(LOAD4(row, lo), LOAD4(row, lo + S));
@@ -499,10 +501,10 @@ ALWAYS_INLINE void depthwise_tiled(const int K, const int S, int gid, __global c
 }
 
 #define DEPTHWISE_PARAMS                                                                                   \
-  (__global const storage_t* src, __global storage_t* dst, __global const float4* weights,                    \
+  __global const storage_t* src, __global storage_t* dst, __global const float4* weights,                    \
    __global const float4* bias, int4 src_shape, int4 dst_shape, int2 pad, int act, __global const float4* alpha, \
-   __global const storage_t* residual, int4 epi, int res_slices, int total)
-#define DEPTHWISE_ARGS (src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi, res_slices, total)
+   __global const storage_t* residual, int4 epi, int res_slices, int total
+#define DEPTHWISE_ARGS src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi, res_slices, total
 #define DEPTHWISE_KERNEL(name, K, S)                                                                               \
   OUTLINED_KERNEL(name, DEPTHWISE_PARAMS, DEPTHWISE_ARGS) {                                                     \
     depthwise_tiled(K, S, gid, src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi,     \

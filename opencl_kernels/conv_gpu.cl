@@ -51,31 +51,7 @@
  * common.cl's epilogue with the residual read at its own index (a residual
  * of fewer slices adds zero to the slices it lacks), tail lanes zeroed. */
 
-#ifndef CONVG_TP
-#define CONVG_TP 4
-#endif
-#ifndef CONVG_BS
-#define CONVG_BS 2
-#endif
-#ifndef CONVG_LX
-#define CONVG_LX 16
-#endif
-#ifndef CONVG_LY
-#define CONVG_LY 4
-#endif
-#ifndef CONVG_KT
-#define CONVG_KT 4
-#endif
-#ifndef DWG_TX
-#define DWG_TX 2
-#endif
-#ifndef DWG_LX
-#define DWG_LX 8
-#endif
-#ifndef DWG_LY
-#define DWG_LY 8
-#endif
-
+/* Tiles and default groups: kernel_abi.h. */
 #if CONVG_BS != 1 && CONVG_BS != 2 && CONVG_BS != 4
 #error "CONVG_BS must be 1, 2 or 4 (the weight block_slices)"
 #endif
@@ -101,12 +77,12 @@
 /* Index of the residual's float4 for output float4 o (conv.cl's
  * residual_index): a residual of res_slices < so slices is read at its own
  * index, and -1 (adds zero) for the slices it lacks. */
-inline int convg_residual_index(int o, int b, int s, int so, int res_slices, int plane) {
+GD_INLINE int convg_residual_index(int o, int b, int s, int so, int res_slices, int plane) {
   return s < res_slices ? o - b * (so - res_slices) * plane : -1;
 }
 
 /* Activation, fused epilogue, tail mask and store of output float4 (b, s, p). */
-inline void convg_store(float4 v, __global storage_t* dst, int4 dst_shape, int b, int s, int p, int act,
+GD_INLINE void convg_store(float4 v, __global storage_t* dst, int4 dst_shape, int b, int s, int p, int act,
                         __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices) {
   int so = SLICES(dst_shape), plane = dst_shape.x * dst_shape.y;
   int o = (b * so + s) * plane + p;
@@ -119,7 +95,7 @@ inline void convg_store(float4 v, __global storage_t* dst, int4 dst_shape, int b
  * w_l[KT][4][LY][BS]. Block g's reduction rows are contiguous (k_slices of
  * them, 4 lanes x BS float4 each), so consecutive work-items read
  * consecutive float4s. Rows past k_slices and blocks past `groups` read 0. */
-inline void convg_load_weights(__local float4* w_l, __global const float* weights, int lid, int g0, int groups,
+GD_INLINE void convg_load_weights(__local float4* w_l, __global const float* weights, int lid, int g0, int groups,
                                int k_slices, int k0) {
   const int per_block = CONVG_KT * 4 * CONVG_BS;
 #pragma unroll

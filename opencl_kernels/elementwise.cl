@@ -5,12 +5,12 @@
 #define ZERO4 ((float4)(0.0f))
 
 /* 1.0 where the lane mask is set, else 0.0: comparisons keep bools as floats. */
-inline float4 as_bool4(int4 mask) { return select(ZERO4, (float4)(1.0f), mask); }
+GD_INLINE float4 as_bool4(int4 mask) { return select(ZERO4, (float4)(1.0f), mask); }
 
 /* FLOOR_DIV: floor of the exact quotient (the CPU divides in double). The
  * float quotient can round across an integer; the remainder a - q * b
  * (one fma, so its sign is exact) says which way to correct. */
-inline float4 floor_div(float4 a, float4 b) {
+GD_INLINE float4 floor_div(float4 a, float4 b) {
   float4 q = floor(a / b);
   float4 r = fma(-q, b, a);
   int4 too_big = (isless(r, ZERO4) & isgreater(b, ZERO4)) |
@@ -20,14 +20,14 @@ inline float4 floor_div(float4 a, float4 b) {
 }
 
 /* FLOOR_MOD as TFLite computes it: fmod, moved into the divisor's sign. */
-inline float4 floor_mod(float4 a, float4 b) {
+GD_INLINE float4 floor_mod(float4 a, float4 b) {
   float4 m = fmod(a, b);
   return select(m, m + b, isnotequal(m, ZERO4) & (isless(b, ZERO4) ^ isless(m, ZERO4)));
 }
 
 /* op: BIN_* (kernel_abi.h); PReLU is a >= 0 ? a : a * b, comparisons
  * and logical_and give 1.0 / 0.0. */
-inline float4 binary(float4 a, float4 b, int op) {
+GD_INLINE float4 binary(float4 a, float4 b, int op) {
   switch (op) {
     case BIN_ADD: return a + b;
     case BIN_MUL: return a * b;
@@ -51,7 +51,7 @@ inline float4 binary(float4 a, float4 b, int op) {
   }
 }
 
-inline float4 load_broadcast(__global const storage_t* t, int4 shape, int4 out_shape, int4 p) {
+GD_INLINE float4 load_broadcast(__global const storage_t* t, int4 shape, int4 out_shape, int4 p) {
   int x = shape.x == 1 ? 0 : p.x;
   int y = shape.y == 1 ? 0 : p.y;
   int b = shape.w == 1 ? 0 : p.w;
@@ -59,9 +59,12 @@ inline float4 load_broadcast(__global const storage_t* t, int4 shape, int4 out_s
   return LOAD4(t, idx4(shape, b, p.z, y, x));
 }
 
+#define BINARY_OP_PARAMS \
+  __global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 a_shape, \
+  int4 b_shape, int4 dst_shape, int op, int act, int total
+#define BINARY_OP_ARGS a, b, dst, a_shape, b_shape, dst_shape, op, act, total
 #if GD_SELECTED(binary_op, 0)
-OUTLINED_KERNEL(binary_op, (__global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 a_shape, int4 b_shape, int4 dst_shape, int op, int act, int total),
-                (a, b, dst, a_shape, b_shape, dst_shape, op, act, total)) {
+OUTLINED_KERNEL(binary_op, BINARY_OP_PARAMS, BINARY_OP_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   float4 va = load_broadcast(a, a_shape, dst_shape, p);
@@ -85,12 +88,12 @@ OUTLINED_KERNEL(binary_op, (__global const storage_t* a, __global const storage_
 #ifdef HALF_MATH
 /* The ops and activations whose half result is the float result rounded
  * once: the others take the float path below. */
-inline int half_exact(int op, int act) {
+GD_INLINE int half_exact(int op, int act) {
   return (op == BIN_ADD || op == BIN_MUL || op == BIN_SUB || op == BIN_MAX || op == BIN_MIN || op == BIN_PRELU) &&
          (act == ACT_NONE || act == ACT_RELU || act == ACT_RELU6 || act == ACT_RELU_N1_TO_1);
 }
 
-inline half4 binary_half(half4 a, half4 b, int op) {
+GD_INLINE half4 binary_half(half4 a, half4 b, int op) {
   switch (op) {
     case BIN_ADD: return a + b;
     case BIN_MUL: return a * b;
@@ -101,7 +104,7 @@ inline half4 binary_half(half4 a, half4 b, int op) {
   }
 }
 
-inline half4 activate_half(half4 v, int act) {
+GD_INLINE half4 activate_half(half4 v, int act) {
   switch (act) {
     case ACT_RELU: return fmax(v, (half)0.0f);
     case ACT_RELU6: return clamp(v, (half)0.0f, (half)6.0f);
@@ -110,7 +113,7 @@ inline half4 activate_half(half4 v, int act) {
   }
 }
 
-inline half4 mask_tail_half(half4 v, int s, int C) {
+GD_INLINE half4 mask_tail_half(half4 v, int s, int C) {
   int base = s * 4;
   if (base + 4 <= C) return v;
   return (half4)(base + 0 < C ? v.x : (half)0.0f, base + 1 < C ? v.y : (half)0.0f, base + 2 < C ? v.z : (half)0.0f,
@@ -118,9 +121,12 @@ inline half4 mask_tail_half(half4 v, int s, int C) {
 }
 #endif
 
+#define BINARY_OP_ROWS_PARAMS \
+  __global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 dst_shape, \
+  int b_per_channel, int op, int act, int total
+#define BINARY_OP_ROWS_ARGS a, b, dst, dst_shape, b_per_channel, op, act, total
 #if GD_SELECTED(binary_op_rows, 1)
-OUTLINED_KERNEL(binary_op_rows, (__global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 dst_shape, int b_per_channel, int op, int act, int total),
-                (a, b, dst, dst_shape, b_per_channel, op, act, total)) {
+OUTLINED_KERNEL(binary_op_rows, BINARY_OP_ROWS_PARAMS, BINARY_OP_ROWS_ARGS) {
   if (gid >= total) return;
   int plane = dst_shape.x * dst_shape.y;
   int tiles = (plane + ROW_PIXELS - 1) / ROW_PIXELS;
@@ -164,9 +170,11 @@ __kernel void select_op(__global const storage_t* cond, __global const storage_t
 /* op: UN_* (kernel_abi.h); leaky relu takes alpha, UN_GELU uses erf and
  * UN_GELU_TANH the tanh approximation, UN_TRUNC / UN_NOT_ZERO are CAST to
  * int32 / bool, anything else is the identity. */
+#define UNARY_OP_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 shape, int op, float alpha, int total
+#define UNARY_OP_ARGS src, dst, shape, op, alpha, total
 #if GD_SELECTED(unary_op, 3)
-OUTLINED_KERNEL(unary_op, (__global const storage_t* src, __global storage_t* dst, int4 shape, int op, float alpha, int total),
-                (src, dst, shape, op, alpha, total)) {
+OUTLINED_KERNEL(unary_op, UNARY_OP_PARAMS, UNARY_OP_ARGS) {
   if (gid >= total) return;
   float4 v = LOAD4(src, gid);
   float4 r;

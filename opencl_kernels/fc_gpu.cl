@@ -26,7 +26,7 @@
 
 /* Sum of v over the work-group, returned to work-item 0 (others get their
  * own v back). Every work-item must call it: it holds barriers. */
-inline float4 wg_sum4(__local float4* buf, float4 v, int lid) {
+GD_INLINE float4 wg_sum4(__local float4* buf, float4 v, int lid) {
   buf[lid] = v;
   for (int off = WG / 2; off > 0; off >>= 1) {
     barrier(CLK_LOCAL_MEM_FENCE);

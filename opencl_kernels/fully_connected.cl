@@ -76,7 +76,7 @@ __kernel void batch_matmul(__global const storage_t* a, __global const storage_t
  * state = sigmoid(i) * tanh(n) + sigmoid(f) * prev_state and activation =
  * sigmoid(o) * tanh(state). One work-item per float4 of the [rows, O]
  * outputs; the gate blocks start at any channel, so lanes load singly. */
-inline float sigmoid1(float x) { return 1.0f / (1.0f + exp(-x)); }
+GD_INLINE float sigmoid1(float x) { return 1.0f / (1.0f + exp(-x)); }
 
 #if GD_SELECTED(lstm_cell, 2)
 __kernel void lstm_cell(__global const storage_t* gates, __global const storage_t* prev_state,

@@ -13,7 +13,7 @@
  * negatives: a 64-bit division was 10x slower on PoCL), then the rounding
  * right shift with its ties up (toward +inf: the x86 wheels' CONV_2D /
  * FULLY_CONNECTED) or away from zero (gemmlowp's RoundingDivideByPOT: PRELU). */
-inline int4 int8x_mbqm4(int4 x, int4 q, int4 shift, int ties_up) {
+GD_INLINE int4 int8x_mbqm4(int4 x, int4 q, int4 shift, int ties_up) {
   int4 left = max(shift, (int4)(0)), right = max(-shift, (int4)(0));
   long4 ab = convert_long4(x << left) * convert_long4(q);
   long4 r = ab + select((long4)(1L - (1L << 30)), (long4)(1L << 30), ab >= (long4)(0));

@@ -48,4 +48,35 @@ enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2, EPI_QDQ = 3 };
 #define ROW_TILE 8
 #define RESIZE_TILE 8
 
+/* GPU set tiles and default work-groups of conv_gpu.cl (select_conv.c):
+ * a conv work-item makes CONVG_TP pixels x CONVG_BS slices, a work-group
+ * stages CONVG_KT input slices at a time and is CONVG_LX x CONVG_LY (the
+ * selector passes -D for other groups); a depthwise work-item makes DWG_TX
+ * pixels in DWG_LX x DWG_LY groups. #ifndef: the single-kernel tests
+ * (tests/test_cl_conv_gpu.py) build other tiles. */
+#ifndef CONVG_TP
+#define CONVG_TP 4
+#endif
+#ifndef CONVG_BS
+#define CONVG_BS 2
+#endif
+#ifndef CONVG_KT
+#define CONVG_KT 4
+#endif
+#ifndef CONVG_LX
+#define CONVG_LX 16
+#endif
+#ifndef CONVG_LY
+#define CONVG_LY 4
+#endif
+#ifndef DWG_TX
+#define DWG_TX 2
+#endif
+#ifndef DWG_LX
+#define DWG_LX 8
+#endif
+#ifndef DWG_LY
+#define DWG_LY 8
+#endif
+
 #endif

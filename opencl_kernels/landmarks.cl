@@ -7,7 +7,7 @@
  * Products and sums follow the CPU code's order. */
 #pragma OPENCL FP_CONTRACT OFF
 
-inline float flat_at(__global const storage_t* src, int4 shape, int f) {
+GD_INLINE float flat_at(__global const storage_t* src, int4 shape, int f) {
   int c = f % shape.z;
   int r = f / shape.z;
   int x = r % shape.x;
@@ -18,7 +18,7 @@ inline float flat_at(__global const storage_t* src, int4 shape, int f) {
 }
 
 /* 3x3 and 4x4 row-major products, c = a * b. */
-inline void mat3_mul(const float* a, const float* b, float* c) {
+GD_INLINE void mat3_mul(const float* a, const float* b, float* c) {
   for (int r = 0; r < 3; ++r)
     for (int k = 0; k < 3; ++k) {
       float s = 0.0f;
@@ -27,7 +27,7 @@ inline void mat3_mul(const float* a, const float* b, float* c) {
     }
 }
 
-inline void mat4_mul_into(float* a, const float* b) {
+GD_INLINE void mat4_mul_into(float* a, const float* b) {
   float c[16];
   for (int r = 0; r < 4; ++r)
     for (int k = 0; k < 4; ++k) {
@@ -38,7 +38,7 @@ inline void mat4_mul_into(float* a, const float* b) {
   for (int i = 0; i < 16; ++i) a[i] = c[i];
 }
 
-inline void store_matrix(__global storage_t* dst, int4 dst_shape, const float* m) {
+GD_INLINE void store_matrix(__global storage_t* dst, int4 dst_shape, const float* m) {
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) STORE1(m[r * 4 + c], dst, idx1(dst_shape, 0, 0, r, c));
 }

@@ -11,9 +11,10 @@
 #ifndef LAYOUT_PIXELS
 #define LAYOUT_PIXELS LAYOUT_TILE
 #endif
+#define BHWC_TO_PHWC4_PARAMS __global const float* src, __global storage_t* dst, int4 shape, int total
+#define BHWC_TO_PHWC4_ARGS src, dst, shape, total
 #if GD_SELECTED(bhwc_to_phwc4, 0)
-OUTLINED_KERNEL(bhwc_to_phwc4, (__global const float* src, __global storage_t* dst, int4 shape, int total),
-                (src, dst, shape, total)) {
+OUTLINED_KERNEL(bhwc_to_phwc4, BHWC_TO_PHWC4_PARAMS, BHWC_TO_PHWC4_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, (int4)((shape.x + LAYOUT_PIXELS - 1) / LAYOUT_PIXELS, shape.y, shape.z, shape.w));
   int C = shape.z, c0 = p.z * 4, x = p.x * LAYOUT_PIXELS;
@@ -31,9 +32,10 @@ OUTLINED_KERNEL(bhwc_to_phwc4, (__global const float* src, __global storage_t* d
 }
 #endif
 
+#define PHWC4_TO_BHWC_PARAMS __global const storage_t* src, __global float* dst, int4 shape, int total
+#define PHWC4_TO_BHWC_ARGS src, dst, shape, total
 #if GD_SELECTED(phwc4_to_bhwc, 1)
-OUTLINED_KERNEL(phwc4_to_bhwc, (__global const storage_t* src, __global float* dst, int4 shape, int total),
-                (src, dst, shape, total)) {
+OUTLINED_KERNEL(phwc4_to_bhwc, PHWC4_TO_BHWC_PARAMS, PHWC4_TO_BHWC_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, (int4)((shape.x + LAYOUT_PIXELS - 1) / LAYOUT_PIXELS, shape.y, shape.z, shape.w));
   int C = shape.z, c0 = p.z * 4, x = p.x * LAYOUT_PIXELS;
@@ -58,7 +60,7 @@ OUTLINED_KERNEL(phwc4_to_bhwc, (__global const storage_t* src, __global float* d
  * not repeated), symmetric (edge repeated), both once, which the op
  * checks guarantee is enough; wrap (TILE); const: a component < 0 means
  * outside (constant fill). */
-inline int4 fold4(int4 s, int4 n, int border) {
+GD_INLINE int4 fold4(int4 s, int4 n, int border) {
   if (border == BORDER_REFLECT) {
     int4 t = max(s, -s);
     return min(t, 2 * n - 2 - t);
@@ -132,9 +134,12 @@ __kernel void phwc4_to_typed(__global const storage_t* src, __global uchar* dst,
  * `src` (RESHAPE), or from begin + i * stride per axis (STRIDED_SLICE),
  * or, for PAD, from i - before, with `pad_value` outside the source.
  * mode: 0 reshape, 1 slice, 2 pad. begin/stride are (x, y, c, b). */
+#define REMAP_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 begin, \
+  int4 stride, int mode, float pad_value, int total
+#define REMAP_ARGS src, dst, src_shape, dst_shape, begin, stride, mode, pad_value, total
 #if GD_SELECTED(remap, 4)
-OUTLINED_KERNEL(remap, (__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 begin, int4 stride, int mode, float pad_value, int total),
-                (src, dst, src_shape, dst_shape, begin, stride, mode, pad_value, total)) {
+OUTLINED_KERNEL(remap, REMAP_PARAMS, REMAP_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   /* Channels untouched (slice or zero pad that only moves B/H/W, or pads
@@ -260,9 +265,12 @@ __kernel void one_hot(__global const int* indices, __global storage_t* dst, int4
  * offset `off` (x, y, c, b). Channel offsets that are not multiples of 4
  * write lane by lane; `zero_from` (the output channel count, for the input
  * that ends the channel axis) zeroes the padded lanes after it. */
+#define CONCAT_COPY_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 off, \
+  int zero_from, int total
+#define CONCAT_COPY_ARGS src, dst, src_shape, dst_shape, off, zero_from, total
 #if GD_SELECTED(concat_copy, 7)
-OUTLINED_KERNEL(concat_copy, (__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 off, int zero_from, int total),
-                (src, dst, src_shape, dst_shape, off, zero_from, total)) {
+OUTLINED_KERNEL(concat_copy, CONCAT_COPY_PARAMS, CONCAT_COPY_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, src_shape);
   int ox = p.x + off.x, oy = p.y + off.y, ob = p.w + off.w;
@@ -291,7 +299,7 @@ OUTLINED_KERNEL(concat_copy, (__global const storage_t* src, __global storage_t*
  * and quantized on the way out, round to nearest (half away from zero, as
  * TFLite's AffineQuantize) then clamp to [qmin, qmax]. is_signed picks
  * int8 over uint8; both travel as bytes. */
-inline float q_byte_value(uchar b, int is_signed) { return is_signed ? (float)(char)b : (float)b; }
+GD_INLINE float q_byte_value(uchar b, int is_signed) { return is_signed ? (float)(char)b : (float)b; }
 
 #if GD_SELECTED(bhwc_q_to_phwc4, 8)
 __kernel void bhwc_q_to_phwc4(__global const uchar* src, __global storage_t* dst, int4 shape, float scale,

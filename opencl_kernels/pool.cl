@@ -1,8 +1,11 @@
 /* MAX_POOL_2D / AVERAGE_POOL_2D. geom: (kw, kh, stride_x, stride_y);
  * pad: (pad_x, pad_y). Average divides by the number of in-bounds taps, as
  * TFLite does; max ignores out-of-bounds taps. */
-OUTLINED_KERNEL(pool2d, (__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 geom, int2 pad, int is_max, int act, int total),
-                (src, dst, src_shape, dst_shape, geom, pad, is_max, act, total)) {
+#define POOL2D_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 geom, \
+  int2 pad, int is_max, int act, int total
+#define POOL2D_ARGS src, dst, src_shape, dst_shape, geom, pad, is_max, act, total
+OUTLINED_KERNEL(pool2d, POOL2D_PARAMS, POOL2D_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int x0 = p.x * geom.z - pad.x;

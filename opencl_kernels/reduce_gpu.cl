@@ -27,7 +27,7 @@
 
 /* op over the work-group's v, returned to work-item 0 (others get their
  * own v back). Every work-item must call these: they hold barriers. */
-inline float4 wg_reduce4(__local float4* buf, float4 v, int op, int lid) {
+GD_INLINE float4 wg_reduce4(__local float4* buf, float4 v, int op, int lid) {
   buf[lid] = v;
   for (int off = WG / 2; off > 0; off >>= 1) {
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -40,7 +40,7 @@ inline float4 wg_reduce4(__local float4* buf, float4 v, int op, int lid) {
 
 /* op over the work-group's v, returned to every work-item; buf is free
  * for reuse on return. */
-inline float wg_all1(__local float* buf, float v, int op, int lid) {
+GD_INLINE float wg_all1(__local float* buf, float v, int op, int lid) {
   buf[lid] = v;
   for (int off = WG / 2; off > 0; off >>= 1) {
     barrier(CLK_LOCAL_MEM_FENCE);

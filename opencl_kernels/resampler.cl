@@ -4,7 +4,7 @@
  * (-1, size) on either axis gives 0. Operation order follows the CPU. */
 #pragma OPENCL FP_CONTRACT OFF
 
-inline float4 rs_read(__global const storage_t* src, int4 s, int b, int slice, int y, int x) {
+GD_INLINE float4 rs_read(__global const storage_t* src, int4 s, int b, int slice, int y, int x) {
   if (x < 0 || y < 0 || x > s.x - 1 || y > s.y - 1) return (float4)(0.0f);
   return LOAD4(src, idx4(s, b, slice, y, x));
 }

@@ -6,7 +6,7 @@
  * Separate multiplies and adds, like the CPU's C++. */
 #pragma OPENCL FP_CONTRACT OFF
 
-inline float resize_coord(int o, float scale, int half_pixel) {
+GD_INLINE float resize_coord(int o, float scale, int half_pixel) {
   return half_pixel ? ((float)o + 0.5f) * scale - 0.5f : (float)o * scale;
 }
 
@@ -18,8 +18,11 @@ inline float resize_coord(int o, float scale, int half_pixel) {
 #ifndef RESIZE_PIXELS
 #define RESIZE_PIXELS RESIZE_TILE
 #endif
-OUTLINED_KERNEL(resize_bilinear, (__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, float scale_x, float scale_y, int half_pixel, int total),
-                (src, dst, src_shape, dst_shape, scale_x, scale_y, half_pixel, total)) {
+#define RESIZE_BILINEAR_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, \
+  float scale_x, float scale_y, int half_pixel, int total
+#define RESIZE_BILINEAR_ARGS src, dst, src_shape, dst_shape, scale_x, scale_y, half_pixel, total
+OUTLINED_KERNEL(resize_bilinear, RESIZE_BILINEAR_PARAMS, RESIZE_BILINEAR_ARGS) {
   if (gid >= total) return;
   int4 tiles = (int4)((dst_shape.x + RESIZE_PIXELS - 1) / RESIZE_PIXELS, dst_shape.y, dst_shape.z, dst_shape.w);
   int4 p = split_gid(gid, tiles);
@@ -51,7 +54,7 @@ OUTLINED_KERNEL(resize_bilinear, (__global const storage_t* src, __global storag
  * floor((o + offset) * scale), or round() with align_corners, offset 0.5
  * with half-pixel centers; clamped to size - 1 (and to 0 with half-pixel
  * centers). */
-inline int nearest_coord(int o, float scale, int size, int align_corners, int half_pixel) {
+GD_INLINE int nearest_coord(int o, float scale, int size, int align_corners, int half_pixel) {
   float v = ((float)o + (half_pixel ? 0.5f : 0.0f)) * scale;
   int s = min(align_corners ? (int)round(v) : (int)floor(v), size - 1);
   return half_pixel ? max(s, 0) : s;

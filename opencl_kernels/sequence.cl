@@ -22,7 +22,7 @@
   }
 
 /* sum over k < n of w[k] * v(row, k), v a [.., .., n] tensor's row. */
-inline float dot_row(__global const float* w, __global const storage_t* v, int4 shape, int ry, int rx, int n) {
+GD_INLINE float dot_row(__global const float* w, __global const storage_t* v, int4 shape, int ry, int rx, int n) {
   float acc = 0.0f;
   for (int k = 0; k < n; ++k) acc += w[k] * LOAD1(v, idx1(shape, 0, ry, rx, k));
   return acc;
@@ -31,7 +31,7 @@ inline float dot_row(__global const float* w, __global const storage_t* v, int4 
 /* Row prev of the output sequence as (H, W) coordinates. */
 #define ROW(b, prev, time_major) ((time_major) ? (prev) : (b)), ((time_major) ? (b) : (prev))
 
-inline float sigmoid_seq(float x) { return 1.0f / (1.0f + exp(-x)); }
+GD_INLINE float sigmoid_seq(float x) { return 1.0f / (1.0f + exp(-x)); }
 
 /* UNIDIRECTIONAL_SEQUENCE_LSTM step, TFLite's gate order (input, forget,
  * cell, output). flags = (time_major, activation, cifg, peephole): with

@@ -7,7 +7,7 @@
  * CPU code. */
 #pragma OPENCL FP_CONTRACT OFF
 
-inline float4 tt_read(__global const storage_t* src, int4 s, int b, int slice, int y, int x) {
+GD_INLINE float4 tt_read(__global const storage_t* src, int4 s, int b, int slice, int y, int x) {
   if (y < 0 || x < 0 || y >= s.y || x >= s.x) return (float4)(0.0f);
   return LOAD4(src, idx4(s, b, slice, y, x));
 }

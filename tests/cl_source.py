@@ -9,6 +9,16 @@ import numpy as np
 KERNELS = pathlib.Path(__file__).resolve().parent.parent / "opencl_kernels"
 
 
+def device_options(context, fp16: bool = False) -> str:
+    """The options the library builds every program with on this context's
+    device (delegate_c/cl_device.c compose_build_options): -cl-std=CL1.2,
+    -DGD_POCL=1 on PoCL (its clang-only pragmas and attributes), and
+    -DFP16_STORAGE=1 for half storage."""
+    platform = context.devices[0].platform.name
+    pocl = "Portable Computing Language" in platform or "pocl" in platform.lower()
+    return "-cl-std=CL1.2" + (" -DGD_POCL=1" if pocl else "") + (" -DFP16_STORAGE=1" if fp16 else "")
+
+
 def program_source(name: str) -> str:
     return "".join((KERNELS / f).read_text() for f in ("kernel_abi.h", "common.cl", name))
 

@@ -1,6 +1,6 @@
 """The GPU-shaped convolutions of opencl_kernels/conv_gpu.cl (conv2d_1x1_gpu,
 conv2d_gpu, depthwise_gpu), built with pyopencl the way the library builds
-kernels (common.cl prepended, -cl-std=CL1.2, -DFP16_STORAGE=1 for half
+kernels (common.cl prepended, cl_source.device_options: -DFP16_STORAGE=1 for half
 storage) and compared with a numpy reference on seeded random data of odd
 sizes, with the work-groups, barriers and local memory a GPU would see.
 
@@ -40,7 +40,7 @@ cl = pytest.importorskip("pyopencl")
 # run makes the checked logs fresh (as in test_cl_kernels.py).
 NONCE = f" -DTFLITE_GPU_TEST_NONCE={os.getpid()}{int.from_bytes(os.urandom(4), 'little')}"
 
-from cl_source import KERNELS, program_source  # noqa: E402
+from cl_source import KERNELS, device_options, program_source  # noqa: E402
 from cl_source import bhwc as _bhwc, buffer as _buf, phwc4 as _phwc4, shape4 as _shape  # noqa: E402
 SMALL = os.environ.get("TFLITE_GPU_CL_SMALL") == "1"
 
@@ -121,7 +121,7 @@ def _build(context, fp16=False, defines=None):
     key = (fp16, tuple(sorted((defines or {}).items())))
     if key not in _programs:
         src = program_source("conv_gpu.cl")
-        opts = "-cl-std=CL1.2" + (" -DFP16_STORAGE=1" if fp16 else "")
+        opts = device_options(context, fp16)
         opts += "".join(f" -D{k}={v}" for k, v in sorted((defines or {}).items())) + NONCE
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the log is checked in test_builds_without_warnings

@@ -1,5 +1,5 @@
 """Single OpenCL kernels, built from opencl_kernels/*.cl with pyopencl the way
-the library builds them (common.cl prepended, -cl-std=CL1.2, and
+the library builds them (common.cl prepended, cl_source.device_options, and
 -DFP16_STORAGE=1 for half storage), run on seeded random data of odd sizes
 and compared with numpy. The model-level tests cover the same kernels
 through the delegate; these pin each kernel's own contract (layout, tiles,
@@ -24,7 +24,7 @@ cl = pytest.importorskip("pyopencl")
 # comments; a define unique to this run makes the checked logs fresh.
 NONCE = f" -DTFLITE_GPU_TEST_NONCE={os.getpid()}{int.from_bytes(os.urandom(4), 'little')}"
 
-from cl_source import KERNELS, program_source
+from cl_source import KERNELS, device_options, program_source
 from cl_source import bhwc as _bhwc, buffer as _buf, phwc4 as _phwc4, shape4 as _shape
 
 FILES = sorted(p.name for p in KERNELS.glob("*.cl") if p.name != "common.cl")
@@ -46,7 +46,7 @@ def _build(context, name, fp16=False):
     key = (name, fp16)
     if key not in _programs:
         src = program_source(name)
-        opts = "-cl-std=CL1.2" + (" -DFP16_STORAGE=1" if fp16 else "") + NONCE
+        opts = device_options(context, fp16) + NONCE
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the log is checked below, not as a Python warning
             prog = cl.Program(context, src).build(options=opts)

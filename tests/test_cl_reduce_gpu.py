@@ -1,7 +1,7 @@
 """The work-group-reduction kernels of opencl_kernels/fc_gpu.cl and
 reduce_gpu.cl (fully_connected_gpu, batch_matmul_gpu, reduce_gpu,
 softmax_gpu), built with pyopencl as the library builds programs (common.cl
-prepended, -cl-std=CL1.2, -DFP16_STORAGE=1 for half storage, -DWG=n) and
+prepended, cl_source.device_options (-DFP16_STORAGE=1 for half storage), -DWG=n) and
 run on seeded random data of odd sizes against numpy references and
 against their CPU siblings in fully_connected.cl / reduce.cl, called with
 the very same argument list.
@@ -40,7 +40,7 @@ cl = pytest.importorskip("pyopencl")
 # PoCL's kernel cache returns a cached build's log; a define unique to this
 # run makes the checked logs fresh.
 NONCE = f" -DTFLITE_GPU_TEST_NONCE={os.getpid()}{int.from_bytes(os.urandom(4), 'little')}"
-from cl_source import KERNELS, program_source  # noqa: E402
+from cl_source import KERNELS, device_options, program_source  # noqa: E402
 from cl_source import bhwc as _bhwc, buffer as _buf, phwc4 as _phwc4, shape4 as _shape  # noqa: E402
 SMALL = os.environ.get("TFLITE_GPU_CL_SMALL") == "1"
 
@@ -100,7 +100,7 @@ def _build(context, name, fp16, wg=None):
     key = (name, fp16, wg)
     if key not in _programs:
         src = program_source(name)
-        opts = "-cl-std=CL1.2" + (" -DFP16_STORAGE=1" if fp16 else "") + (f" -DWG={wg}" if wg else "") + NONCE
+        opts = device_options(context, fp16) + (f" -DWG={wg}" if wg else "") + NONCE
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the log is checked below
             prog = cl.Program(context, src).build(options=opts)
@@ -380,5 +380,5 @@ def test_bad_wg_is_a_build_error(ctx, capfd):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(cl.RuntimeError, match="WG must be a power of two"):
-            cl.Program(c, src).build(options="-cl-std=CL1.2 -DWG=48" + NONCE)
+            cl.Program(c, src).build(options=device_options(c) + " -DWG=48" + NONCE)
     capfd.readouterr()  # the failed build is expected, also where Oclgrind reports it

@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 import pytest
 
-from cl_source import KERNELS, program_source
+from cl_source import KERNELS, device_options, program_source
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("embed_kernels", ROOT / "tools" / "embed_kernels.py")
@@ -47,7 +47,7 @@ def test_each_bit_builds_exactly_its_kernel(name):
     def kernels(extra=""):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            prog = cl.Program(ctx, src).build(options="-cl-std=CL1.2" + extra)
+            prog = cl.Program(ctx, src).build(options=device_options(ctx) + extra)
         return {k.function_name for k in prog.all_kernels()}
 
     pairs = embed_kernels.selectable_kernels(KERNELS / name)
