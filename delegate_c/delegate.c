@@ -11,6 +11,7 @@
 
 #include "cl_device.h"
 #include "gpu_delegate.h"
+#include "gpu_delegate_introspection.h"
 #include "kernel_cache.h"
 #include "log.h"
 #include "model_view.h"
@@ -45,6 +46,7 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
     TfLiteRegistration reg = partition_kernel_registration();
     d->current_view = &mv;
     d->init_error[0] = '\0';
+    d->init_failure = TFLITE_GPU_FAILURE_NONE;
     status = context->ReplaceNodeSubsetsWithDelegateKernels(context, reg, pr.nodes, delegate);
     d->current_view = NULL;
     /* A partition that could not be built (a kernel build or an allocation

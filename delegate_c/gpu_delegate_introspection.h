@@ -52,6 +52,15 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const struct TfLiteDelegate
  * build; CPU time estimated). */
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const struct TfLiteDelegate* delegate, int what, char* buf,
                                                   size_t size);
+/* Why the delegate's last Prepare failed (the runtime then keeps the CPU
+ * graph and reports an error): TFLITE_GPU_FAILURE_NONE, _KERNEL_BUILD (the
+ * device's OpenCL compiler rejected one of the library's kernels: a failure
+ * of tflite-gpu on that device, not of the model; the text names the
+ * device, its driver and the compiler's first errors) or _OTHER (out of
+ * memory, a launch the device refuses, ...). The text of the first failure
+ * goes to buf (at most size bytes, NUL included). -1 for NULL. */
+enum { TFLITE_GPU_FAILURE_NONE = 0, TFLITE_GPU_FAILURE_KERNEL_BUILD = 1, TFLITE_GPU_FAILURE_OTHER = 2 };
+TFLITE_GPU_EXPORT int tflite_gpu_delegate_failure(const struct TfLiteDelegate* delegate, char* buf, size_t size);
 /* "platform\tdevice\tversion\tfp16|fp32\tkernel set"; -1 for NULL. */
 TFLITE_GPU_EXPORT int tflite_gpu_delegate_device(const struct TfLiteDelegate* delegate, char* buf, size_t size);
 

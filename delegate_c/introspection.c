@@ -78,6 +78,13 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_describe_options(char* buf, size_t size) {
   return gpu_config_describe(buf, size);
 }
 
+TFLITE_GPU_EXPORT int tflite_gpu_delegate_failure(const TfLiteDelegate* delegate, char* buf, size_t size) {
+  const GpuDelegate* d = (const GpuDelegate*)delegate;
+  if (!d) return -1;
+  if (buf && size) snprintf(buf, size, "%s", d->init_failure ? d->init_error : "");
+  return d->init_failure;
+}
+
 TFLITE_GPU_EXPORT int tflite_gpu_delegate_device(const TfLiteDelegate* delegate, char* buf, size_t size) {
   const GpuDelegate* d = (const GpuDelegate*)delegate;
   if (!d) return -1;

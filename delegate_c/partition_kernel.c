@@ -8,6 +8,7 @@
 
 #include "cl_device.h"
 #include "delegate.h"
+#include "gpu_delegate_introspection.h"
 #include "executor.h"
 #include "fp16_guard.h"
 #include "fuse.h"
@@ -319,6 +320,7 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
   if (fold_const_outputs(k, k->error, sizeof(k->error))) return k;
   if (k->dev->fp16 && d->cfg.fp16_guard) guard_fp16(k);
   k->sustained = d->cfg.v2.inference_preference == TFLITE_GPU_INFERENCE_PREFERENCE_SUSTAINED_SPEED;
+  int rejected_before = k->dev->build_failures;
   k->built = build_executor(k, &k->ex, k->error, sizeof(k->error), d, params) == 0;
   if (k->built && k->sustained && !k->tune && k->ex.num_dispatches > 0) tune_partition(k);
   if (k->built) {
@@ -339,7 +341,13 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
   }
   if (!k->built) {
     gd_log(k->log_level, GD_LOG_WARNING, "TfLiteGpuDelegate Init: %s", k->error);
-    if (!d->init_error[0]) snprintf(d->init_error, sizeof(d->init_error), "%s", k->error);
+    if (!d->init_error[0]) {
+      snprintf(d->init_error, sizeof(d->init_error), "%s", k->error);
+      /* The device's compiler rejected a kernel: tflite-gpu fails on this
+       * device, whatever the model (the CLI's exit 5, not 4). */
+      d->init_failure = k->dev->build_failures > rejected_before ? TFLITE_GPU_FAILURE_KERNEL_BUILD
+                                                                 : TFLITE_GPU_FAILURE_OTHER;
+    }
   }
   return k;
 }

@@ -133,6 +133,22 @@ def delegate_device(delegate_pointer: int) -> dict:
     return {"platform": plat, "name": name, "version": ver, "precision": precision, "kernel_set": kernel_set}
 
 
+FAILURE_KINDS = {1: "kernel-build", 2: "other"}
+
+
+def delegate_failure(delegate_pointer: int) -> dict | None:
+    """Why the delegate's last Prepare failed, or None: {"kind": "kernel-build"
+    (the device's OpenCL compiler rejected a kernel: a failure of tflite-gpu
+    on that device, not of the model) or "other", "message": its text (the
+    device, driver and the compiler's first errors for a kernel build)}."""
+    ptr = ffi.cast("void*", delegate_pointer)
+    buf = ffi.new("char[]", 8192)
+    kind = lib().tflite_gpu_delegate_failure(ptr, buf, 8192)
+    if kind <= 0:
+        return None
+    return {"kind": FAILURE_KINDS.get(kind, "other"), "message": ffi.string(buf).decode(errors="replace")}
+
+
 def delegate_profile(delegate_pointer: int) -> list[dict]:
     """Per-kernel OpenCL event times summed over all invokes so far, largest
     first. Empty unless TFLITE_GPU_PROFILE=1 was set when the delegate was

@@ -41,7 +41,17 @@ Every model is verified (verify.py) and its memory needs checked against
 the machine and the device before the run starts; each model is then
 benchmarked in its own child process (isolate.py), so a model that crashes
 the CPU interpreter or the delegate is reported in the results instead of
-ending the run.
+ending the run. A model that cannot be read, verified or fitted in memory
+is a row of its own too (every configuration "error"), and the others run.
+
+Every configuration that failed has "status": "error", its "error" and its
+"kind" (errors.KINDS): "kernel-build" when the device's OpenCL compiler
+rejected one of the library's kernels (a failure of tflite-gpu on that
+device, not of the model), the crash's kind when the model's process
+crashed, else "model". A model with a failure that counts has a row-level
+"error": {"exit_code", "kind", "message"} (model_error): it could not be
+read, its process crashed, no configuration ran it, or a delegate
+configuration's kernels did not build. The CLI exits with the worst of them.
 
     python -m tflite_gpu bench MODEL... [--json P] [--markdown P] [--png P] [--profile]
 
@@ -63,8 +73,9 @@ import time
 
 import numpy as np
 
-from . import _capi, __version__, cache_options, isolate, library_path, resources, verify
+from . import _capi, __version__, cache_options, errors, isolate, library_path, resources, verify
 from ._output import display
+from .check import KernelBuildError
 from .bench_chart import chart_problem, chart_rows, write_png  # noqa: F401 - this module's API
 from .bench_child import _child_main, measure_first_result, measure_profile
 from .bench_flops import FLOPS_CONVENTION, count_flops
@@ -193,6 +204,7 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
         except Exception as e:  # noqa: BLE001 - a configuration that cannot run is reported, not fatal
             r["status"] = "error"
             r["error"] = _short_error(e)
+            r["kind"] = "kernel-build" if isinstance(e, KernelBuildError) else "model"
         progress.step(0.1 * share)
 
     # 3. Warm time to first result: the interpreters above filled PoCL's kernel cache.
@@ -241,7 +253,7 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
             try:
                 live[c].invoke()
             except Exception as e:  # noqa: BLE001
-                res["configs"][c].update(status="error", error=_short_error(e))
+                res["configs"][c].update(status="error", error=_short_error(e), kind="model")
                 del live[c]
                 continue
             dt = time.perf_counter() - t
@@ -324,15 +336,40 @@ def isolated_bench_model(path, name, configs, warmup, iterations, threads, extra
                        profile, top, seed, name, _Forward(), cache_dir)
 
 
-def _failed_model(path, name, configs, why: str, crash: dict | None = None) -> dict:
-    """The result of a model whose benchmark process ended without results."""
+def _failed_model(path, name, configs, why: str, crash: dict | None = None, kind: str | None = None) -> dict:
+    """The result of a model whose benchmark process ended without results
+    (crash: how), or that could not be read or verified (kind "model")."""
     shown = display(pathlib.Path(path).name)
+    kind = kind or (crash or {}).get("kind") or "model"
     res = {"model": name or (shown[:-7] if shown.endswith(".tflite") else shown), "path": display(path),
-           "configs": {c: {"label": LABELS[c], "status": "error", "error": why} for c in configs},
+           "configs": {c: {"label": LABELS[c], "status": "error", "error": why, "kind": kind} for c in configs},
            "cpu_reference": None, "note": why}  # None: not known, the process died
     if crash:
         res["crash"] = crash
+    res["error"] = {"exit_code": errors.KINDS[kind], "kind": kind, "message": why}
     return res
+
+
+def model_error(res: dict) -> dict | None:
+    """The error of one model's row ({"exit_code", "kind", "message"}), or
+    None when it counts as benchmarked: its "error" when it could not be
+    read or its process crashed; "kernel-build" (5) when a delegate
+    configuration's kernels did not build on the device, even if other
+    configurations ran; "model" (4) when no configuration ran it (a
+    configuration the model cannot run, such as the CPU on custom ops, is
+    reported in its row but is not an error of the run)."""
+    if res.get("error"):
+        return res["error"]
+    configs = res.get("configs", {})
+    built = [cr for c, cr in configs.items() if cr.get("kind") == "kernel-build"]
+    if built:
+        return {"exit_code": errors.KINDS["kernel-build"], "kind": "kernel-build",
+                "message": f"{res['model']}: {built[0].get('error')}"}
+    if not any(cr.get("median_ms") for cr in configs.values()):
+        why = res.get("note") or next((cr["error"] for cr in configs.values() if cr.get("error")), None)
+        return {"exit_code": errors.KINDS["model"], "kind": "model",
+                "message": f"{res['model']}: no configuration could run it" + (f" ({why})" if why else "")}
+    return None
 
 
 def _bench_isolated(path, name, configs, args, bar) -> dict:
@@ -367,7 +404,7 @@ def preflight(models, configs, extra_options=None) -> list:
 
 def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT_ITERATIONS, threads=None,
               extra_options=None, first_result=True, warm_first_result=True, profile=False, top=DEFAULT_TOP,
-              seed=0, progress=True, names=None, cache_dir=None, isolated=True) -> dict:
+              seed=0, progress=True, names=None, cache_dir=None, isolated=True, bad_model_rows=True) -> dict:
     """Benchmarks every model (paths); returns the report (see to_markdown, write_png).
 
     first_result: measure the time to first result of every configuration
@@ -375,8 +412,11 @@ def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT
     cache_dir: also time the first result with the delegate's kernel cache there.
     isolated: each model in its own child process (a crash is reported in
     its result, "crash"); False runs them in this process.
-    Raises ValueError for bad settings and verify.ModelError for a model
-    that is not valid or does not fit in memory, before anything runs.
+    Raises ValueError for bad settings, before anything runs. A model that
+    is not valid or does not fit in memory (verify.ModelError) is a row with
+    its "error" (kind "model"), and the others still run (bad_model_rows=False:
+    raises the ModelError before anything runs instead); every row that
+    failed has its "error" (model_error).
     """
     configs = tuple(configs)
     bad = [c for c in configs if c not in CONFIGS]
@@ -393,7 +433,14 @@ def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT
     threads = threads or default_threads()
     models = [pathlib.Path(m) for m in models]
     names = list(names) if names else [None] * len(models)
-    preflight(models, configs, extra_options)
+    unreadable = {}
+    for i, path in enumerate(models):
+        try:
+            preflight([path], configs, extra_options)
+        except verify.ModelError as e:
+            if not bad_model_rows:
+                raise
+            unreadable[i] = str(e)
     bar = _Progress(len(models) * len(configs), progress)
     args = dict(warmup=warmup, iterations=iterations, threads=threads, extra_options=dict(extra_options or {}),
                 first_result=first_result if isinstance(first_result, bool) else list(first_result),
@@ -402,7 +449,9 @@ def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT
     results = []
     try:
         for i, (path, name) in enumerate(zip(models, names)):
-            if isolated:
+            if i in unreadable:
+                results.append(_failed_model(path, name, configs, unreadable[i], kind="model"))
+            elif isolated:
                 results.append(_bench_isolated(path, name, configs, args, bar))
             else:
                 results.append(bench_model(path, configs, warmup, iterations, threads, extra_options, first_result,
@@ -410,6 +459,10 @@ def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT
             bar.goto((i + 1) * len(configs))
     finally:
         bar.close()
+    for res in results:
+        err = model_error(res)
+        if err is not None:
+            res["error"] = err
 
     device = next((m["device"] for m in results if m.get("device")), None)
     if device is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from . import interpreters, load_delegate
-from .check import random_inputs
+from .check import apply_delegate, random_inputs
 
 CONFIGS = ("xnnpack", "builtin", "fp32", "fp16")
 CPU_CONFIGS = ("xnnpack", "builtin")
@@ -41,8 +41,9 @@ def make_interpreter(model_path, config: str, threads: int, extra_options: dict 
     if config in CPU_CONFIGS:
         return interpreters.make(model_path, cpu=config, threads=threads), None
     if config in DELEGATE_CONFIGS:
+        # check.apply_delegate: kernels the device's compiler rejects raise check.KernelBuildError
         delegate = load_delegate(**delegate_options(config, extra_options))
-        return interpreters.make(model_path, delegate=delegate, threads=threads), delegate
+        return apply_delegate(model_path, delegate, threads=threads), delegate
     raise ValueError(f"unknown configuration {config!r} (one of {', '.join(CONFIGS)})")
 
 

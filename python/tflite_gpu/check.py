@@ -267,11 +267,42 @@ class DelegateLoadError(ValueError):
     """load_delegate refused: a bad option, or no OpenCL device."""
 
 
+class KernelBuildError(RuntimeError):
+    """The device's OpenCL compiler rejected one of the library's kernels
+    while the delegate was applied to a model: a failure of tflite-gpu on
+    that device (and driver), not of the model. The library's message names
+    the device, driver, kernel file and the compiler's first errors."""
+
+    def __init__(self, library_message: str):
+        super().__init__("tflite-gpu could not build its kernels on this device (a failure of tflite-gpu, not of "
+                         f"the model): {library_message}")
+
+
 def load(options: dict):
     try:
         return load_delegate(**options)
     except ValueError as e:
         raise DelegateLoadError(str(e)) from e
+
+
+def kernel_build_failure(delegate) -> KernelBuildError | None:
+    """A KernelBuildError when the delegate's last Prepare failed because
+    the device's compiler rejected a kernel (the library says so), else None."""
+    failure = _capi.delegate_failure(delegate._get_native_delegate_pointer())
+    return KernelBuildError(failure["message"]) if failure and failure["kind"] == "kernel-build" else None
+
+
+def apply_delegate(source, delegate, **kwargs):
+    """interpreters.make(source, delegate=delegate, **kwargs), with a
+    failure to apply the delegate because a kernel did not build raised as
+    KernelBuildError (any other failure as it came)."""
+    try:
+        return interpreters.make(source, delegate=delegate, **kwargs)
+    except (RuntimeError, ValueError) as e:
+        failure = kernel_build_failure(delegate)
+        if failure is not None:
+            raise failure from e
+        raise
 
 
 def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: float | None = None) -> CheckResult:
@@ -310,7 +341,7 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
         noise = [0.0] * len(expected)
 
     isolate.phase("delegate")
-    gpu = interpreters.make(source, delegate=delegate)
+    gpu = apply_delegate(source, delegate)
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
     device = _capi.delegate_device(delegate._get_native_delegate_pointer())
     actual = interpreters.run(gpu, inputs)
@@ -350,7 +381,7 @@ def _delegate_run(source, options, inputs_for, runs=1, delegate=None):
     through the delegate (or a new one with these options); inputs_for(input
     details) gives the inputs."""
     delegate = delegate or load(options)
-    it = interpreters.make(source, delegate=delegate)
+    it = apply_delegate(source, delegate)
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
     device = _capi.delegate_device(delegate._get_native_delegate_pointer())
     inputs = inputs_for(it.get_input_details())
@@ -368,6 +399,8 @@ def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate
     try:
         details, (actual, again), stats, device = _delegate_run(source, options, inputs_for, runs=2,
                                                                 delegate=delegate)
+    except KernelBuildError:  # tflite-gpu failed on this device: not a model neither side can run
+        raise
     except RuntimeError as e:
         raise RuntimeError(f"the CPU interpreter cannot run it ({cpu_error}), and neither can the "
                            f"delegate ({_first_line(e)})") from e
@@ -399,7 +432,9 @@ def isolated_check(path, options, seed, rtol_l2):
 
 def as_cli_errors(path, job):
     """job() with its failures as the CLI's errors: a bad model file, a
-    delegate that cannot load, a model neither side can run."""
+    delegate that cannot load, kernels the device's compiler rejects (a
+    failure of tflite-gpu on that device, exit 5), a model neither side can
+    run."""
     from . import errors
 
     try:
@@ -408,6 +443,8 @@ def as_cli_errors(path, job):
         raise errors.CliError("model", str(e)) from e
     except DelegateLoadError as e:
         raise errors.delegate_error(e) from e
+    except KernelBuildError as e:
+        raise errors.CliError("kernel-build", f"{display(path)}: {e}") from e
     except (RuntimeError, ValueError) as e:
         raise errors.CliError("model", f"{display(path)}: cannot run this model: {errors.reason(e)}") from e
 

@@ -15,10 +15,25 @@ for every command (errors.py; the README's table):
      malformed, too large for the memory, download failed, the CPU
      interpreter crashed on it, or neither the CPU interpreter nor the
      delegate can run it
-  5  a bug in tflite-gpu: the delegate crashed on the model, or an
-     unexpected internal error
+  5  a failure of tflite-gpu: the delegate crashed on the model, the
+     device's OpenCL compiler rejected one of its kernels (kind
+     "kernel-build": tflite-gpu on that device and driver, not the model),
+     or an unexpected internal error
 A model only the delegate can run (MediaPipe custom ops) is checked FP32
 against FP16 storage instead of against the CPU.
+
+Several models (check A B, bench A B): every model is a row of its own and
+a model that fails does not stop the others. `check --json` prints a list
+with one row per model given, in order: its result, or {"model": PATH,
+"error": {"exit_code", "kind", "message"}}; `bench` keeps every model's row
+in the report, with a row-level "error" of the same shape when it failed
+(bench.model_error). The exit code is then the worst of the models' codes:
+the largest (5 > 4 > 1 > 0; errors.worst). Errors of the whole run (bad
+usage or delegate option, no OpenCL, no library: errors.RUN_KINDS) still
+end it with the single {"error": ...}. With a single model nothing changes:
+check prints a list of one result, and a model that cannot be found, read
+or checked (bench: found or read) is the single {"error": ...}, so existing
+callers of `check MODEL --json` keep the document they know.
 """
 from __future__ import annotations
 
@@ -179,22 +194,61 @@ def _cache_dir(args, opts):
         return None  # an unwritable home: run without the cache
 
 
+def _check_one(name, args, opts, cache_dir):
+    """One model of `check`: its CheckResult, or the CliError of why it
+    could not be checked (errors of the whole run, errors.RUN_KINDS, are
+    raised instead)."""
+    from .check import CheckResult
+
+    path = None
+    try:
+        path = _resolve_model(name)
+        # The machine's memory here; the device's, bad options and OpenCL in the child (it creates the
+        # delegate first).
+        _verified(path, "check", None, io_copies=3)
+        model_opts = dict(opts, **cache_options(cache_dir, path)) if cache_dir else opts
+        return path, CheckResult.from_dict(_run_isolated("check", path, dict(path=str(path), options=model_opts,
+                                                                             seed=args.seed, rtol_l2=args.tolerance)))
+    except CliError as e:
+        if e.kind in errors.RUN_KINDS:
+            raise
+        return path, e
+
+
+def _shown(name, path) -> str:
+    """A model's "model" in the rows: its path as the results show it, else the name as given."""
+    return display(path if path is not None else name)
+
+
 def cmd_check(args, out):
-    from .check import CheckResult, format_result
+    """Every model in turn: its result, or its error (a row of its own, the
+    others still run); the exit code is the worst of the models' codes
+    (errors.worst). An error of the whole run (usage, no OpenCL) ends it.
+    With a single model its error is the top-level error, as it always was."""
+    from .check import format_result
 
     opts = _parse_opts(args.opt)
-    # The machine's memory here; the device's, bad options and OpenCL in the child (it creates the delegate first).
-    paths = [_verified(name, "check", None, io_copies=3) for name in args.model]
     cache_dir = _cache_dir(args, opts)
-    results, failed = [], False
-    for path in paths:
-        model_opts = dict(opts, **cache_options(cache_dir, path)) if cache_dir else opts
-        r = CheckResult.from_dict(_run_isolated("check", path, dict(path=str(path), options=model_opts,
-                                                                    seed=args.seed, rtol_l2=args.tolerance)))
-        results.append(r)
-        failed |= not r.passed
+    rows, codes, summary = [], [], []
+    for name in args.model:
+        path, r = _check_one(name, args, opts, cache_dir)
+        if isinstance(r, CliError):
+            if len(args.model) == 1:
+                raise r
+            shown = _shown(name, path)
+            out.error(r)  # stderr, as the error of a single model always was
+            rows.append(r.row(shown))
+            codes.append(r.code)
+            summary.append((f"ERROR ({r.kind}, exit {r.code})", shown))
+            continue
+        rows.append(r.to_dict())
+        codes.append(EXIT_OK if r.passed else EXIT_CHECK_FAILED)
+        summary.append((r.verdict, display(r.model)))
         out.text(format_result(r))
-    return (EXIT_CHECK_FAILED if failed else EXIT_OK), [r.to_dict() for r in results]
+    if len(rows) > 1:
+        width = max(len(v) for v, _ in summary)
+        out.text("\n".join([f"summary: {len(rows)} models"] + [f"  {v:<{width}}  {m}" for v, m in summary]))
+    return errors.worst(codes), rows
 
 
 def cmd_explain(args, out):
@@ -292,7 +346,19 @@ def cmd_bench(args, out):
         if problem:
             raise CliError("usage", problem)
     extra = _parse_opts(args.opt)
-    paths = [_resolve_model(m) for m in args.model]
+    # A name that is neither a file nor a MediaPipe model is a row of its own (its error in the message at the
+    # end); run_bench makes the rows of the files it cannot read or verify.
+    # With a single model, one that cannot be found or read is the top-level error, as it always was.
+    single = len(args.model) == 1
+    resolved = []
+    for name in args.model:
+        try:
+            resolved.append(_resolve_model(name))
+        except CliError as e:
+            if e.kind in errors.RUN_KINDS or single:
+                raise
+            resolved.append(e)
+    paths = [p for p in resolved if not isinstance(p, CliError)]
     if any(c in bench.DELEGATE_CONFIGS for c in configs):
         _need_opencl("; benchmark the CPU alone with --configs xnnpack,builtin")
         _need_delegate(extra)
@@ -300,27 +366,42 @@ def cmd_bench(args, out):
         report = bench.run_bench(paths, configs=configs, warmup=args.warmup, iterations=args.iterations,
                                  threads=args.threads, extra_options=extra, first_result=not args.no_first_result,
                                  warm_first_result=not args.no_warm, profile=args.profile, top=args.top,
-                                 seed=args.seed, progress=not args.no_progress, cache_dir=args.cache_dir)
-    except verify.ModelError as e:
+                                 seed=args.seed, progress=not args.no_progress, cache_dir=args.cache_dir,
+                                 bad_model_rows=not single)
+    except verify.ModelError as e:  # a single model (bad_model_rows=False)
         raise CliError("model", str(e)) from e
     except ValueError as e:
         raise CliError("usage", str(e)) from e
+    rows = iter(report["models"])
+    report["models"] = [next(rows) if not isinstance(p, CliError) else
+                        bench._failed_model(name, None, configs, p.message, kind=p.kind)
+                        for name, p in zip(args.model, resolved)]
     for p in bench.write_outputs(report, json_path, args.markdown, args.png, warn=out.note):
         out.note(f"wrote {display(p)}")
     out.text(bench.to_markdown(report))
     for m in report["models"]:
         for c, cr in m["configs"].items():
-            if cr.get("status") == "error" and not m.get("crash"):
+            if cr.get("status") == "error" and not m.get("crash") and m.get("cpu_reference") is not None:
                 out.note(f"{m['model']}: {bench.LABELS[c]} failed: {cr.get('error')}")
-    # Every model must have run in at least one configuration.
-    dead = [m for m in report["models"] if not any(c.get("median_ms") for c in m["configs"].values())]
     document = report if args.json == "-" else None  # --json PATH: written above
-    if not dead:
+    # Every model must have run in at least one configuration, and the delegate's kernels must have built
+    # (bench.model_error); the exit code is the worst of the models' codes.
+    failed = [m for m in report["models"] if m.get("error")]
+    if not failed:
         return EXIT_OK, document
-    kind = next((m["crash"]["kind"] for m in dead if m.get("crash")), "model")
-    why = "; ".join(f"{m['model']}: {m.get('note') or 'no configuration ran'}" for m in dead)
-    out.error_after_report(CliError(kind, f"no configuration could run {len(dead)} model(s) ({why})"))
-    return errors.KINDS[kind], document
+    code = errors.worst(m["error"]["exit_code"] for m in failed)
+    kind = next(m["error"]["kind"] for m in failed if m["error"]["exit_code"] == code)
+    dead = [m for m in failed if not any(c.get("median_ms") for c in m["configs"].values())]
+    partial = [m for m in failed if m not in dead]
+    parts = []
+    if dead:
+        why = "; ".join(f"{m['model']}: {m.get('note') or 'no configuration ran'}" for m in dead)
+        parts.append(f"no configuration could run {len(dead)} model(s) ({why})")
+    if partial:
+        why = "; ".join(m["error"]["message"] for m in partial)
+        parts.append(f"{len(partial)} model(s) ran only in part ({why})")
+    out.error_after_report(CliError(kind, "; ".join(parts)))
+    return code, document
 
 
 # --------------------------------------------------------------------------
@@ -341,6 +422,10 @@ class _Out:
 
     def note(self, s: str):
         print(s, file=sys.stderr, flush=True)
+
+    def error(self, e: CliError):
+        """The error of one model of a run that goes on (check A B): one line on stderr."""
+        print(f"tflite-gpu {self.command}: {e.message}", file=sys.stderr, flush=True)
 
     def error_after_report(self, e: CliError):
         self.late_error = e
@@ -393,8 +478,11 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="tflite-gpu", description="OpenCL GPU delegate for TensorFlow Lite",
         epilog="exit codes: 0 ok; 1 check failed (outputs outside tolerance); 2 bad usage, option or output path; "
                "3 no OpenCL device (or no library); 4 model problem (missing, not a valid model, too large, "
-               "not runnable, or it crashed the CPU interpreter); 5 a bug in tflite-gpu (the delegate crashed). "
-               "With --json, errors are printed as {\"error\": {\"exit_code\", \"kind\", \"message\"}}.")
+               "not runnable, or it crashed the CPU interpreter); 5 a failure of tflite-gpu (the delegate crashed, "
+               "or the device's compiler rejected its kernels: kernel-build). With --json, errors are printed "
+               "as {\"error\": {\"exit_code\", \"kind\", \"message\"}}; with several models, each model "
+               "is a row (check --json: a list, one row per model, a failed one {\"model\", \"error\"}) and "
+               "the exit code is the worst (largest) of theirs.")
     ap.add_argument("--version", action="version", version=f"tflite-gpu {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
 

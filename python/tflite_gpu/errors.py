@@ -17,8 +17,24 @@ KINDS = {
     "model": EXIT_MODEL,  # no such file, not a TFLite model, malformed, too large, cannot run
     "cpu-crashed": EXIT_MODEL,  # the stock CPU interpreter crashed on the model
     "delegate-crashed": EXIT_BUG,  # the delegate crashed: a bug in tflite-gpu
+    # the device's OpenCL compiler rejected one of tflite-gpu's own kernels:
+    # a failure of tflite-gpu on that device (and driver), not of the model
+    "kernel-build": EXIT_BUG,
     "internal": EXIT_BUG,  # an unexpected error in tflite-gpu's Python code
 }
+
+
+# Kinds that concern the whole run, not one model: `check A B` and `bench A B`
+# stop at them (a single top-level error); any other kind is one model's row.
+RUN_KINDS = ("usage", "no-opencl", "no-library")
+
+
+def worst(codes) -> int:
+    """The exit code of a run over several models: the largest of the
+    per-model codes (0 ok, 1 check failed, 4 model problem, 5 a failure of
+    tflite-gpu), 0 for none. A model that could not be checked (4) outranks a
+    check that failed (1), a failure of tflite-gpu (5) outranks both."""
+    return max(codes, default=EXIT_OK)
 
 
 class CliError(Exception):
@@ -31,7 +47,15 @@ class CliError(Exception):
         self.message = " ".join(str(message).split()) if "\n" in str(message) else str(message)
 
     def to_dict(self) -> dict:
-        return {"error": {"exit_code": self.code, "kind": self.kind, "message": self.message}}
+        return {"error": self.error_dict()}
+
+    def error_dict(self) -> dict:
+        """{"exit_code", "kind", "message"}: the "error" of to_dict and of a model's row."""
+        return {"exit_code": self.code, "kind": self.kind, "message": self.message}
+
+    def row(self, model: str) -> dict:
+        """The row of one model of a multi-model run (check, bench) that failed."""
+        return {"model": model, "error": self.error_dict()}
 
 
 def opencl_error():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pathlib
 
 from . import _capi, interpreters, isolate, resources, verify
-from .check import as_cli_errors, load, model_source
+from .check import apply_delegate, as_cli_errors, load, model_source
 
 
 def explain(model, options: dict | None = None) -> dict:
@@ -29,7 +29,7 @@ def explain(model, options: dict | None = None) -> dict:
     isolate.phase("delegate")
     # Delegation happens while the interpreter is built; the report holds
     # the decision for every node and the partitions that were built.
-    it = interpreters.make(source, delegate=delegate, allocate=False)
+    it = apply_delegate(source, delegate, allocate=False)
     ptr = delegate._get_native_delegate_pointer()
     nodes, parts = _capi.delegate_nodes(ptr), _capi.delegate_partitions(ptr)
     candidates = _capi.delegate_candidates(ptr)
