@@ -1,0 +1,159 @@
+"""The strict-compiler gate (tools/cl_strict.py): every program the library
+can build passes clang's OpenCL C 1.2 front end with -pedantic-errors
+-Werror and NVIDIA's extension list, and leaves no helper undefined at -O0.
+The gate must fail on what stopped NVIDIA's compiler (a variadic macro) and
+on a helper a non-inlining compiler cannot link (a plain C99 `inline`), and
+its program list must cover every define the kernel files test and every
+program the library actually built on real models (both kernel sets, FP32,
+FP16 and shrunk work-groups)."""
+from __future__ import annotations
+
+import functools
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import cl_strict  # noqa: E402
+
+
+# Not a skip: a gate that silently does not run is no gate. tools/setup.sh
+# installs PoCL, which brings its clang (Debian 12: clang-15).
+def needs_clang(test):
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        assert cl_strict.find_clang(), "no clang 15 or later that compiles OpenCL C (apt-get install clang-15)"
+        return test(*args, **kwargs)
+    return run
+
+
+def _gate(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "tools" / "cl_strict.py"), *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+@needs_clang
+def test_every_program_passes_the_strict_compiler():
+    p = _gate()
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+    n = len(cl_strict.programs())
+    assert f"{n} of {n} programs" in p.stdout, p.stdout
+
+
+def _broken_copy(tmp_path, old, new) -> pathlib.Path:
+    kernels = tmp_path / "opencl_kernels"
+    shutil.copytree(cl_strict.KERNELS, kernels)
+    common = kernels / "common.cl"
+    text = common.read_text()
+    assert old in text
+    common.write_text(text.replace(old, new, 1))
+    return kernels
+
+
+@needs_clang
+def test_the_gate_rejects_a_variadic_macro(tmp_path):
+    """What NVIDIA's compiler rejected: `error: variadic macros not supported in OpenCL`."""
+    kernels = _broken_copy(tmp_path, "/* Shapes travel as int4", "#define GD_UNPAREN(...) __VA_ARGS__\n/* Shapes travel as int4")
+    p = _gate("--kernels", str(kernels), "--files", "pool.cl")
+    assert p.returncode == 1, p.stdout
+    assert "REJECTED pool.cl" in p.stdout and "variadic macros" in p.stdout, p.stdout
+
+
+@needs_clang
+def test_the_gate_rejects_a_helper_left_undefined(tmp_path):
+    """A C99 `inline` definition without `static` emits no body: at -O0
+    (no inlining) the kernel calls a function nobody defines."""
+    kernels = _broken_copy(tmp_path, "GD_INLINE int idx4(", "inline int idx4(")
+    p = _gate("--kernels", str(kernels), "--files", "pool.cl")
+    assert p.returncode == 1, p.stdout
+    assert "left undefined" in p.stdout and "idx4" in p.stdout, p.stdout
+
+
+@needs_clang
+def test_the_gate_rejects_a_compiler_specific_pragma_outside_pocl(tmp_path):
+    """clang's diagnostic pragma reached every program; NVIDIA warned about it."""
+    kernels = _broken_copy(tmp_path, "/* Shapes travel as int4",
+                           '#pragma clang diagnostic ignored "-Wno-such-warning"\n/* Shapes travel as int4')
+    p = _gate("--kernels", str(kernels), "--files", "pool.cl")
+    assert p.returncode == 1 and "REJECTED" in p.stdout, p.stdout
+
+
+# Defines the kernel files test that the library never sets: tiles fixed in
+# kernel_abi.h (tests/test_cl_conv_gpu.py builds other values), include
+# guards, and defaults a file derives itself.
+NOT_SET_BY_THE_LIBRARY = {"CONVG_TP", "CONVG_BS", "CONVG_KT", "DWG_TX", "TFLITE_GPU_KERNEL_ABI_H"}
+_TESTED = re.compile(r"^\s*#\s*(?:ifdef|ifndef)\s+(\w+)|defined\s*\(\s*(\w+)\s*\)", re.M)
+
+
+def _tested_defines(text: str) -> set[str]:
+    return {a or b for a, b in _TESTED.findall(text)}
+
+
+def test_the_program_list_covers_every_define_the_kernels_test():
+    """A define a kernel file (or the shared prologue) tests must be one the
+    gate varies for that file, or a base define (device, storage, kernel
+    selection): a new knob without a gate entry fails here."""
+    prologue = _tested_defines((cl_strict.KERNELS / "kernel_abi.h").read_text() +
+                               (cl_strict.KERNELS / "common.cl").read_text())
+    varied = {f: {m for v in vs for m in re.findall(r"-D(\w+)=", v)} for f, vs in cl_strict.VARIANTS.items()}
+    missing = {}
+    for path in sorted(cl_strict.KERNELS.glob("*.cl")):
+        if path.name == "common.cl":
+            continue
+        body = path.read_text()
+        used = _tested_defines(body) | {m for m in prologue if re.search(rf"\b{m}\b", body)}
+        left = used - cl_strict.BASE_DEFINES - NOT_SET_BY_THE_LIBRARY - varied.get(path.name, set())
+        if left:
+            missing[path.name] = sorted(left)
+    assert not missing, f"defines the gate never varies (add them to VARIANTS in tools/cl_strict.py): {missing}"
+
+
+MODELS = ("face_detection_short_range", "hand_recrop", "selfie_segmentation", "face_landmark_with_attention")
+
+
+def _built_programs(configs) -> set[tuple[str, str]]:
+    """(file, options) of every program the library compiled while applying
+    the delegate (`explain`: Prepare builds every program, nothing runs) to
+    MediaPipe models under each (options, environment) config."""
+    seen = set()
+    for opts, env_extra in configs:
+        env = dict(os.environ, TFLITE_GPU_BUILD_LOG="1", **env_extra)
+        for model in MODELS:
+            args = [sys.executable, "-m", "tflite_gpu", "explain", model]
+            for o in opts:
+                args += ["--opt", o]
+            p = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+            assert p.returncode == 0, p.stderr[-3000:]
+            seen |= set(re.findall(r"tflite-gpu build (\S+) \[(.*?)\]: ", p.stderr))
+    assert seen, "TFLITE_GPU_BUILD_LOG printed no build"
+    return seen
+
+
+def test_the_program_list_covers_what_the_library_builds():
+    """Each program compiled on real models is one the gate compiles: the
+    same file, device, storage and variant defines, and every kernel bit of
+    its selection mask checked alone. TFLITE_GPU_MAX_GROUP=16 makes the
+    library shrink its work-groups (variant_fit_group), as on a device
+    whose kernels cannot run the default groups."""
+    fp16 = ["is_precision_loss_allowed=1", "fp16_guard=on"]
+    configs = [(["kernel_set=cpu"], {}), (["kernel_set=gpu"], {}), (["kernel_set=cpu", *fp16], {}),
+               (["kernel_set=gpu", *fp16], {}), (["kernel_set=gpu"], {"TFLITE_GPU_MAX_GROUP": "16"})]
+    listed = {(p.file, frozenset(p.defines.split())) for p in cl_strict.programs() if p.std == "CL1.2"}
+    bits = {p.file: set(cl_strict.kernel_bits((cl_strict.KERNELS / p.file).read_text())) for p in cl_strict.programs()}
+    uncovered = []
+    for file, options in sorted(_built_programs(configs)):
+        words = options.split()
+        std = [w for w in words if w.startswith("-cl-std=")]
+        assert std == ["-cl-std=CL1.2"], options  # PoCL is an OpenCL C 1.2 device
+        mask = [int(w.split("=")[1], 16) for w in words if w.startswith("-DGD_KSEL=")]
+        base = frozenset(w for w in words if not w.startswith(("-cl-std=", "-DGD_KSEL=")))
+        kernel_bits = [b for b in range(31) if mask and mask[0] >> b & 1]
+        if (file, base) not in listed or any(b not in bits[file] for b in kernel_bits):
+            uncovered.append(f"{file} [{options}]")
+    assert not uncovered, f"built but not in the gate's list: {uncovered}"
