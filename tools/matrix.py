@@ -495,7 +495,9 @@ def main(argv=None):
     ap.add_argument("--piece-timeout", type=int, default=int(os.environ.get("TFLITE_GPU_MATRIX_PIECE_TIMEOUT", "900")),
                     help="seconds before a piece is killed (0: none)")
     ap.add_argument("--out", default=os.environ.get("TFLITE_GPU_MATRIX_OUT", str(ROOT / "build" / "matrix")))
-    ap.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
+    venv = ROOT / ".venv" if (ROOT / ".venv" / "bin" / "python").exists() else ROOT / ".venv-litert"
+    ap.add_argument("--python", default=str(venv / "bin" / "python"),
+                    help="the python that runs the pieces (default .venv's, else .venv-litert's: Python 3.12+)")
     ap.add_argument("--ops-k", default=os.environ.get("TFLITE_GPU_MATRIX_OPS_K"),
                     help="only the op tests matching this pytest -k expression (for trying the matrix out)")
     ap.add_argument("--models", default=os.environ.get("TFLITE_GPU_MATRIX_MODELS"),

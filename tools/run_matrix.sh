@@ -5,9 +5,11 @@
 # (also in build/matrix/summary.txt; logs beside it). What is sampled: the
 # README's "Portability matrix", and tools/matrix.py's docstring.
 #
-# Needs .venv (tools/setup.sh); registers the implementations itself
-# (tools/opencl_impls.sh, idempotent). Runs the library installed in .venv
-# unless TFLITE_GPU_LIBRARY is set.
+# Needs .venv or, where tools/setup.sh made only that (Python 3.12+),
+# .venv-litert; TFLITE_GPU_MATRIX_PYTHON=path/bin/python picks one
+# (tools/run_tests.sh sets it). Registers the implementations itself
+# (tools/opencl_impls.sh, idempotent). Runs the library installed in that
+# venv unless TFLITE_GPU_LIBRARY is set.
 #
 #   tools/run_matrix.sh                       # sampled, about 20 minutes on 2 cores
 #   TFLITE_GPU_MATRIX_FULL=1 tools/run_matrix.sh   # every op test everywhere (hours)
@@ -18,13 +20,18 @@
 # TFLITE_GPU_MATRIX_* variables). Exit status: 0 if every piece passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=.venv/bin/python
+PY="${TFLITE_GPU_MATRIX_PYTHON:-}"
+if [ -z "$PY" ]; then
+  PY=.venv/bin/python
+  [ -x "$PY" ] || PY=.venv-litert/bin/python
+fi
 if [ ! -x "$PY" ]; then
-  echo "run_matrix: no .venv; run tools/setup.sh first" >&2
+  echo "run_matrix: no $PY; run tools/setup.sh first" >&2
   exit 2
 fi
+case "$PY" in /*) ;; *) PY="$PWD/$PY" ;; esac  # the pieces run in other directories too
 for a in "$@"; do
-  case "$a" in --help|-h|--list) exec "$PY" tools/matrix.py "$@" ;; esac
+  case "$a" in --help|-h|--list) exec "$PY" tools/matrix.py --python "$PY" "$@" ;; esac
 done
 impls="${TFLITE_GPU_MATRIX_IMPLS:-pocl,intel,oclgrind}"
 prev=""
@@ -41,4 +48,4 @@ if ! "$PY" -m tflite_gpu models >build/matrix-models.log 2>&1; then
   cat build/matrix-models.log >&2
   exit 1
 fi
-exec "$PY" tools/matrix.py "$@"
+exec "$PY" tools/matrix.py --python "$PY" "$@"

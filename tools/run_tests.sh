@@ -14,6 +14,10 @@
 #      runtime and Oclgrind, each kernel set, sampled; about 20 minutes);
 #      TFLITE_GPU_SKIP_MATRIX=1 skips it (and its set-up). It does not run
 #      when arguments choose a subset of the suite.
+# On Python 3.12+ (PYTHON=..., see tools/setup.sh) tflite-runtime 2.14 has no
+# wheels and there is no .venv: run 1 is skipped and run 2 is the whole
+# suite (every test, every op test unless TFLITE_GPU_OP_TEST_EVERY says
+# otherwise); the matrix runs in .venv-litert.
 # Extra arguments go to both pytest runs. Exit status: non-zero if any
 # run failed (all always run).
 set -euo pipefail
@@ -25,18 +29,30 @@ TFLITE_GPU_SETUP_MATRIX=$run_matrix tools/setup.sh
 unset TFLITE_GPU_LIBRARY
 
 status=0
-echo "== tflite_runtime 2.14 (.venv)"
-TFLITE_GPU_RUNTIME=tflite_runtime .venv/bin/python -m pytest -q "$@" || status=1
-if [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
+PYTHON="${PYTHON:-python3}"
+tflite_runtime=1  # as tools/setup.sh decides: .venv on Python 3.9-3.11 only
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] > (3, 11))' || tflite_runtime=0
+if [ "$tflite_runtime" = 1 ]; then
+  echo "== tflite_runtime 2.14 (.venv)"
+  TFLITE_GPU_RUNTIME=tflite_runtime .venv/bin/python -m pytest -q "$@" || status=1
+else
+  echo "== tflite_runtime 2.14 (.venv): skipped, its wheels are for Python 3.9-3.11 and PYTHON=$PYTHON is" \
+       "$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+fi
+if [ "$tflite_runtime" = 0 ]; then
+  echo "== ai_edge_litert (.venv-litert): every test, the runtime-independent ones included"
+  TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python -m pytest -q "$@" || status=1
+elif [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
   echo "== ai_edge_litert (.venv-litert)"
   rc=0
   # Tests that never load a runtime ran above: C units, the CMake install,
+  # the strict-compiler gate (its coverage check's builds do not depend on the runtime),
   # single kernels through pyopencl, the C libFuzzer harnesses, the matrix tools,
   # the source layout.
   TFLITE_GPU_OP_TEST_EVERY="${TFLITE_GPU_OP_TEST_EVERY:-3:1}" \
   TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python -m pytest -q \
     --ignore=tests/test_c_units.py --ignore=tests/test_install.py --ignore=tests/test_cl_kernels.py \
-    --ignore=tests/test_source_layout.py \
+    --ignore=tests/test_source_layout.py --ignore=tests/test_cl_strict.py \
     --ignore=tests/test_cl_conv_gpu.py --ignore=tests/test_cl_reduce_gpu.py \
     --ignore=tests/test_fuzz_kernel_cache.py --ignore=tests/test_matrix_tools.py \
     --deselect=tests/test_fuzz.py::test_option_parser_libfuzzer_short_run "$@" || rc=$?
@@ -45,6 +61,8 @@ if [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
 fi
 if [ "$run_matrix" = 1 ]; then
   echo "== portability matrix (tools/run_matrix.sh)"
-  tools/run_matrix.sh || status=1
+  venv=.venv
+  [ "$tflite_runtime" = 1 ] || venv=.venv-litert
+  TFLITE_GPU_MATRIX_PYTHON=$venv/bin/python tools/run_matrix.sh || status=1
 fi
 exit $status
