@@ -185,22 +185,24 @@ static char* read_build_log(const GpuDevice* dev, cl_program prog) {
 }
 
 /* Appends to out the log's first lines that say "error" (up to max of
- * them, joined by " | "), or its first lines when none does. */
+ * them, each cut at 300 characters, joined by " | "), or its first lines
+ * when none does. */
 static void first_errors(const char* log, int max, char* out, size_t size) {
   size_t used = strlen(out);
   for (int pass = 0; pass < 2; ++pass) {
     int found = 0;
     for (const char* line = log; *line && found < max;) {
-      const char* end = strchr(line, '\n');
-      size_t len = end ? (size_t)(end - line) : strlen(line);
-      int blank = strspn(line, " \t\r") >= len;
-      if (!blank && (pass == 1 || (memmem(line, len, "error", 5) && !memmem(line, len, "generated", 9)))) {
-        int n = snprintf(out + used, size - used, "%s%.*s", found ? " | " : "", (int)(len > 400 ? 400 : len), line);
+      size_t len = strcspn(line, "\n");
+      char text[301];
+      snprintf(text, sizeof(text), "%.*s", (int)(len < 300 ? len : 300), line);
+      int blank = text[strspn(text, " \t\r")] == '\0';
+      if (!blank && (pass == 1 || (strstr(text, "error") && !strstr(text, "generated")))) {
+        int n = snprintf(out + used, size - used, "%s%s", found ? " | " : "", text);
         if (n < 0 || (size_t)n >= size - used) return;
         used += (size_t)n;
         ++found;
       }
-      line = end ? end + 1 : line + len;
+      line += len + (line[len] == '\n');
     }
     if (found) return;
   }

@@ -319,51 +319,70 @@ static void collect_profile(Executor* ex) {
   }
 }
 
+/* Whether the runtime's tensor holds the bytes the plan expects. */
+static int boundary_fits(Executor* ex, const BoundaryTensor* b, const TfLiteTensor* t, const char* what) {
+  if (t->data.raw && t->bytes == b->bytes) return 1;
+  ex_fail(ex, "%s tensor %s holds %zu bytes, the plan expects %zu", what, t->name ? t->name : "?", t->bytes, b->bytes);
+  return 0;
+}
+
+/* An enqueue failed: wait for what is already queued (writes that read the
+ * runtime's inputs, reads into its outputs) before reporting. */
+static int fail_queued(Executor* ex, const char* fmt, const char* what, cl_int rc) {
+  cl.clFinish(ex->dev->queue);
+  return ex_fail(ex, fmt, what, cl_error_name(rc));
+}
+
 int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) {
   ex->err = err;
   ex->errlen = errlen;
   cl_command_queue q = ex->dev->queue;
+  /* Every size checked before anything is queued. */
+  for (int k = 0; k < ex->num_inputs; ++k)
+    if (!boundary_fits(ex, &ex->inputs[k], &ctx->tensors[ex->inputs[k].tflite_index], "input")) return -1;
+  for (int k = 0; k < ex->num_outputs; ++k)
+    if (!boundary_fits(ex, &ex->outputs[k], &ctx->tensors[ex->outputs[k].tflite_index], "output")) return -1;
+  /* Non-blocking writes: the runtime's buffers stay untouched until the
+   * one wait below returns. */
   for (int k = 0; k < ex->num_inputs; ++k) {
-    const BoundaryTensor* b = &ex->inputs[k];
-    const TfLiteTensor* t = &ctx->tensors[b->tflite_index];
-    if (!t->data.raw || t->bytes != b->bytes)
-      return ex_fail(ex, "input tensor %s holds %zu bytes, the plan expects %zu", t->name ? t->name : "?", t->bytes,
-                     b->bytes);
-    /* Non-blocking: the runtime's buffer stays untouched until our final
-     * blocking read returns. */
-    cl_int rc = cl.clEnqueueWriteBuffer(q, b->staging, CL_FALSE, 0, b->bytes, t->data.raw, 0, NULL, NULL);
-    if (rc != CL_SUCCESS) return ex_fail(ex, "writing input %s: %s", t->name ? t->name : "?", cl_error_name(rc));
+    const TfLiteTensor* t = &ctx->tensors[ex->inputs[k].tflite_index];
+    cl_int rc = cl.clEnqueueWriteBuffer(q, ex->inputs[k].staging, CL_FALSE, 0, ex->inputs[k].bytes, t->data.raw, 0,
+                                        NULL, NULL);
+    if (rc != CL_SUCCESS) return fail_queued(ex, "writing input %s: %s", t->name ? t->name : "?", rc);
   }
   /* After the first invoke (which enqueues kernel by kernel, so a failure
    * names its op) the dispatches replay as one recorded command buffer
    * where the device offers cl_khr_command_buffer. */
   if (ex->replay) {
     cl_int rc = cmdbuf_enqueue(ex);
-    if (rc != CL_SUCCESS)
+    if (rc != CL_SUCCESS) {
+      cl.clFinish(q);
       return ex_fail(ex, "enqueueing the command buffer of %d kernels: %s", ex->num_dispatches, cl_error_name(rc));
+    }
   }
   for (int i = 0; i < ex->num_dispatches && !ex->replay; ++i) {
     const Dispatch* d = &ex->dispatches[i];
     cl_event* ev = ex->events ? &ex->events[i] : NULL;
     cl_int rc = cl.clEnqueueNDRangeKernel(q, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, ev);
     if (rc != CL_SUCCESS) {
+      cl.clFinish(q);
       const GNode* n = d->node >= 0 ? &ex->g.nodes[d->node] : NULL;
       return ex_fail(ex, "enqueueing kernel %s for %s (node %d): %s", d->name, n && n->name ? n->name : "boundary",
                      n ? n->tflite_node : -1, cl_error_name(rc));
     }
   }
+  /* Submit the batch now, so the device runs it while the reads are
+   * enqueued (a driver may otherwise hold the commands until the wait). */
+  cl.clFlush(q);
   for (int k = 0; k < ex->num_outputs; ++k) {
-    const BoundaryTensor* b = &ex->outputs[k];
-    TfLiteTensor* t = &ctx->tensors[b->tflite_index];
-    if (!t->data.raw || t->bytes != b->bytes)
-      return ex_fail(ex, "output tensor %s holds %zu bytes, the plan expects %zu", t->name ? t->name : "?", t->bytes,
-                     b->bytes);
-    cl_bool last = k == ex->num_outputs - 1;
-    cl_int rc = cl.clEnqueueReadBuffer(q, b->staging, last, 0, b->bytes, t->data.raw, 0, NULL, NULL);
-    if (rc != CL_SUCCESS) return ex_fail(ex, "reading output %s: %s", t->name ? t->name : "?", cl_error_name(rc));
+    TfLiteTensor* t = &ctx->tensors[ex->outputs[k].tflite_index];
+    cl_int rc = cl.clEnqueueReadBuffer(q, ex->outputs[k].staging, CL_FALSE, 0, ex->outputs[k].bytes, t->data.raw, 0,
+                                       NULL, NULL);
+    if (rc != CL_SUCCESS) return fail_queued(ex, "reading output %s: %s", t->name ? t->name : "?", rc);
   }
-  /* The one host synchronisation per invoke (covers a partition with no
-   * outputs too, so inputs are never read after we return). */
+  /* The one host synchronisation per invoke: every transfer non-blocking,
+   * then one wait (it covers a partition with no outputs too, so inputs
+   * are never read after we return). */
   cl_int rc = cl.clFinish(q);
   if (rc != CL_SUCCESS) return ex_fail(ex, "clFinish: %s", cl_error_name(rc));
   if (ex->events) collect_profile(ex);

@@ -76,7 +76,9 @@ def test_invoke_faults_name_the_op_and_kernel(fault_run):
 
 def test_a_failed_build_prints_its_build_log(fault_run):
     stderr = fault_run[1]
-    assert "build log:" in stderr and "injected_fault_unknown_type" in stderr, stderr[-3000:]
+    # The whole log on stderr, and the compiler's first errors in the message.
+    assert "tflite-gpu: build log of " in stderr and "injected_fault_unknown_type" in stderr, stderr[-3000:]
+    assert "first errors: " in stderr and "rejected kernel file" in stderr, stderr[-3000:]
 
 
 def test_no_opencl_object_leaks_on_error_paths(fault_run):
