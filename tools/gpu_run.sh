@@ -1,39 +1,62 @@
 #!/usr/bin/env bash
 # The whole run on a machine with a real GPU but no internet (the lent
 # NVIDIA machine: NVIDIA's driver, python3 = Python 3.12 with numpy 2,
-# pytest and flatbuffers, perhaps no OpenCL ICD loader), in two steps:
+# pytest and pytest-xdist, no OpenCL ICD of NVIDIA's own), in short calls:
 #
 #   tools/gpu_run.sh prepare [BUNDLE]      HERE, with internet: fills BUNDLE (default .gpu-bundle,
 #                                          git-ignored, < 64 MiB) with Debian's ocl-icd-libopencl1
-#                                          .deb, cp312 manylinux wheels (ai-edge-litert, cffi,
-#                                          pycparser, tflite, flatbuffers, ...), libgpu_delegate.so
-#                                          built from this tree, and the 14 MediaPipe models
-#   tools/gpu_run.sh run OUTDIR [BUNDLE]   THERE: unpacks the loader into a private directory, writes
-#                                          an .icd naming libnvidia-opencl.so.1, installs the wheels
-#                                          with pip --no-index --target, then: `tflite-gpu devices`,
-#                                          tests/test_ops.py with each kernel set, `check` on the 14
-#                                          models with each kernel set in FP32 and FP16 (fp16_guard=on),
-#                                          `bench` against XNNPACK on 2 threads with each kernel set,
-#                                          tools/bench_tuning.py with the GPU set; logs,
-#                                          JSON and summary.md (tools/gpu_summary.py) in OUTDIR
+#                                          .deb, cp312 manylinux wheels (ai-edge-litert, cffi, ...),
+#                                          libgpu_delegate.so built from this tree, the 14 models
+#   tools/gpu_run.sh run OUTDIR [BUNDLE]   THERE: private ICD loader + an .icd naming
+#                                          libnvidia-opencl.so.1, the wheels (pip --no-index
+#                                          --target), then the steps of GPU_RUN_STEPS (default
+#                                          "devices models bench": about 3-4 min on 16 cores, an
+#                                          estimate from PoCL rehearsals); OUTDIR/summary.md
+#                                          (tools/gpu_summary.py) is rewritten as every step
+#                                          starts and ends, and every 30 s
+#   tools/gpu_run.sh sum                   the sources checksum `run` compares with the bundle's
 #
-# With the device tool (README, "Running on an NVIDIA GPU machine"):
-#   run(command="GPU_RUN_PACK=1 tools/gpu_run.sh run $OUT", carry=[".gpu-bundle"])
-# GPU_RUN_PACK=1 leaves only summary.md and gpu-run.tar.gz (everything) in OUTDIR,
-# since the tool brings back at most 8 files.
+# Steps: devices   `tflite-gpu devices` (text and JSON)
+#        models    `check` on every model with each kernel set (cpu, gpu) in FP32 and FP16
+#                  (fp16_guard=on): the 4 configurations as parallel processes, a model at a time
+#        bench     `bench`, GPU kernel set, FP32 and FP16 against XNNPACK on 2 threads, then XNNPACK
+#                  on all cores; no first result (see profile), a model at a time
+#        benchcpu  `bench` with the CPU kernel set (FP32, FP16), 2 threads (gpu vs cpu set)
+#        profile   tools/gpu_profile.py: launches per invoke, GPU event time per kernel, host time
+#                  per invoke, cold first result (fresh process, no kernel cache, CUDA_CACHE_DISABLE=1)
+#        ops       tests/test_ops.py, GPU kernel set, every 3rd test (TFLITE_GPU_OP_TEST_EVERY=3:1),
+#                  pytest-xdist on all cores
+#        tune      tools/bench_tuning.py with the GPU set
+#
+# With the device tool (README, "Running on an NVIDIA GPU machine"), two calls and an optional third:
+#   run(command="GPU_RUN_PACK=1 GPU_RUN_DEADLINE_S=330 tools/gpu_run.sh run $OUT", carry=[".gpu-bundle"],
+#       timeout_s=360)
+#   run(command="GPU_RUN_PACK=1 GPU_RUN_STEPS=profile GPU_RUN_DEADLINE_S=170 tools/gpu_run.sh run $OUT",
+#       carry=[".gpu-bundle"], timeout_s=180)
+#   run(command="GPU_RUN_PACK=1 GPU_RUN_STEPS=ops GPU_RUN_DEADLINE_S=170 tools/gpu_run.sh run $OUT",
+#       carry=[".gpu-bundle"], timeout_s=180)
+# GPU_RUN_PACK=1 keeps the logs and JSON outside OUTDIR and leaves only summary.md and gpu-run.tar.gz
+# (everything so far) there, both rewritten after every step, so a call cut short still brings both.
 #
 # Environment (run):
-#   GPU_RUN_STEPS       steps, default "devices ops models bench tune" (split a run across calls)
+#   GPU_RUN_STEPS       steps, default "devices models bench" (see above)
 #   GPU_RUN_ICD_LIBRARY the OpenCL driver library the .icd names (default: libnvidia-opencl.so.1,
 #                       searched under /usr/local/nvidia, /usr/lib*, and ldconfig's cache);
 #                       e.g. PoCL's libpocl.so.2 to rehearse the run on a machine without a GPU
-#   GPU_RUN_JOBS        pytest-xdist workers for the op tests when xdist is installed (default 8)
-#   GPU_RUN_MODELS      models instead of the 14 (space-separated)
-#   GPU_RUN_OPS_K       a pytest -k expression for the op tests (rehearsals)
-#   GPU_RUN_BENCH_ITERATIONS  timed invokes per configuration (default 30)
+#   GPU_RUN_MODELS      models instead of the 14 (space-separated names or paths)
+#   GPU_RUN_CHECK_PARALLEL  0: the 4 check configurations one after another (default 1: at once)
+#   GPU_RUN_BENCH_ITERATIONS  timed invokes per bench configuration (default 10; 3 warm-up)
+#   GPU_RUN_BENCH_THREADS     XNNPACK's threads beside the delegate (default 2); the second
+#                       XNNPACK run uses all cores (nproc)
+#   GPU_RUN_PROFILE_ARGS  extra tools/gpu_profile.py arguments (e.g. "--precision fp16")
+#   GPU_RUN_OPS_EVERY   TFLITE_GPU_OP_TEST_EVERY for the ops step (default 3:1; 1 = every test)
+#   GPU_RUN_OPS_KSETS   kernel sets of the ops step (default gpu)
+#   GPU_RUN_OPS_K       a pytest -k expression for the op tests
+#   GPU_RUN_JOBS        pytest-xdist workers (default: the cores), when xdist is installed
 #   GPU_RUN_DEADLINE_S  stop starting work this many seconds after the start and give each
-#                       command only what is left (default 0: none; 540 under the device tool's
-#                       10-minute limit), so the results so far are still summarised and packed
+#                       command only what is left (default 0: none), so the results so far are
+#                       still summarised and packed within the device tool's limit
+#   GPU_RUN_REFRESH_S   rewrite summary.md (and the pack) this often during a step (default 30; 0: never)
 #   GPU_RUN_ALLOW_STALE=1  run although the bundle's library was built from other sources
 #   PYTHON              the Python 3 to use (default python3; its version must match the wheels)
 # Environment (prepare):
@@ -44,17 +67,22 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 
+ALL_STEPS="devices models bench benchcpu profile ops tune"
+RUN_WORK="" RUN_TICKER=""
+
 usage() {
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
 # A checksum of the sources the library is built from, so that `run` can
-# tell a bundle built from other sources.
+# tell a bundle built from other sources. The same on every machine: paths
+# relative to the root, sorted bytewise (LC_ALL=C; a locale's collation
+# orders "_" and "." differently), file contents and names only.
 sources_sum() {
   (cd "$ROOT" && find delegate_c opencl_kernels -type f \( -name '*.c' -o -name '*.h' -o -name '*.cl' \
-     -o -name Makefile -o -name '*.py' \) ! -name kernels_embedded.h -print0 | sort -z | xargs -0 sha256sum) |
-    sha256sum | cut -c1-16
+     -o -name Makefile -o -name '*.py' \) ! -name kernels_embedded.h -print0 | LC_ALL=C sort -z |
+     LC_ALL=C xargs -0 sha256sum) | sha256sum | cut -c1-16
 }
 
 # ------------------------------------------------------------------ prepare
@@ -140,30 +168,102 @@ find_icd_library() {
   return 1
 }
 
+# The file name a model's results get: its name without .tflite.
+model_stem() {
+  local m="${1##*/}"
+  echo "${m%.tflite}"
+}
+
 run() {
   [ $# -ge 1 ] || usage
   local out="$1" bundle="${2:-$ROOT/.gpu-bundle}"
+  local steps="${GPU_RUN_STEPS:-devices models bench}" s
+  for s in $steps; do
+    [[ " $ALL_STEPS " == *" $s "* ]] || { echo "gpu_run: unknown step $s (steps: $ALL_STEPS)" >&2; exit 2; }
+  done
+  [ -f "$bundle/MANIFEST" ] || { echo "gpu_run: no bundle at $bundle (run tools/gpu_run.sh prepare here first)" >&2; exit 2; }
   mkdir -p "$out"
   out="$(cd "$out" && pwd)"
   bundle="$(cd "$bundle" && pwd)"
-  local files="$out"
-  [ "${GPU_RUN_PACK:-0}" = 1 ] && files="$out/gpu-run" && mkdir -p "$files"
+  local pack="${GPU_RUN_PACK:-0}"
   local work="${TMPDIR:-/tmp}/tflite-gpu-run.$$"
+  rm -rf "$work"
   mkdir -p "$work"
+  # On any exit (an error included): no refresher left behind, no work directory.
+  RUN_WORK="$work"
+  trap 'if [ -n "$RUN_TICKER" ]; then kill "$RUN_TICKER" 2>/dev/null || true; fi; rm -rf "$RUN_WORK"' EXIT
+  # With GPU_RUN_PACK=1 the files live outside OUTDIR, so that OUTDIR only ever
+  # holds summary.md and gpu-run.tar.gz, even when the call is cut short.
+  local files="$out"
+  if [ "$pack" = 1 ]; then
+    files="$work/gpu-run"
+    mkdir -p "$files"
+    rm -f "$out/summary.md" "$out/gpu-run.tar.gz"
+  fi
   local log="$files/run.log"
   exec > >(tee -a "$log") 2>&1
   local t0=$SECONDS
   local deadline="${GPU_RUN_DEADLINE_S:-0}"
+  local python="${PYTHON:-python3}"
   say() { echo "gpu_run [$((SECONDS - t0))s] $*"; }
   # limited CMD...: CMD with what is left before the deadline (status 124 when cut short)
+  # (and a line in $work/cut, so that the step is reported as cut)
   limited() {
     if [ "$deadline" -le 0 ]; then "$@"; return; fi
-    local left=$((deadline - (SECONDS - t0)))
-    [ "$left" -gt 15 ] || { echo "gpu_run: deadline reached, skipped: $*" >&2; return 124; }
-    timeout -k 5 "$left" "$@"
+    local left=$((deadline - (SECONDS - t0))) r=0
+    if [ "$left" -le 15 ]; then
+      echo "gpu_run: deadline reached, skipped: ${*:2:4}" | tee -a "$work/cut" >&2
+      return 124
+    fi
+    timeout -k 5 "$left" "$@" || r=$?
+    if [ "$r" -eq 124 ] || [ "$r" -eq 137 ]; then
+      echo "gpu_run: deadline reached, stopped: ${*:2:4}" | tee -a "$work/cut" >&2
+    fi
+    return "$r"
+  }
+  # refresh: summary.md (and with GPU_RUN_PACK=1 gpu-run.tar.gz) from what is there now;
+  # written beside and renamed, so a run cut short never leaves half a file.
+  refresh() {
+    local tag="$BASHPID"
+    "$python" "$ROOT/tools/gpu_summary.py" "$files" >"$out/.summary.md.$tag" 2>>"$files/summary.err" || true
+    mv -f "$out/.summary.md.$tag" "$out/summary.md"
+    if [ "$pack" = 1 ]; then
+      tar -czf "$out/.gpu-run.tar.gz.$tag" -C "$(dirname "$files")" "$(basename "$files")" 2>/dev/null || true
+      mv -f "$out/.gpu-run.tar.gz.$tag" "$out/gpu-run.tar.gz"
+    fi
+  }
+  # step_begin NAME / step_end NAME STATUS: steps.tsv (name, state, seconds, models, exit) and a refresh;
+  # while the step runs, a refresh every GPU_RUN_REFRESH_S seconds.
+  local step_t0=0 cut_before=0
+  cut_count() { if [ -f "$work/cut" ]; then wc -l <"$work/cut"; else echo 0; fi; }
+  step_begin() {
+    step_t0=$SECONDS
+    cut_before=$(cut_count)
+    printf '%s\trunning\t0\t%s\t\n' "$1" "$nmodels" >>"$files/steps.tsv"
+    say "step $1"
+    refresh
+    local every="${GPU_RUN_REFRESH_S:-30}"
+    if [ "$every" -gt 0 ]; then
+      # (sleep in the background and wait: a TERM then ends the wait at once)
+      ( trap 'kill "$sp" 2>/dev/null; exit 0' TERM; trap - EXIT; sp=""
+        while :; do sleep "$every" & sp=$!; wait "$sp"; refresh; done ) &
+      RUN_TICKER=$!
+    fi
+  }
+  step_end() {
+    local name="$1" rc="$2" state=done
+    if [ -n "$RUN_TICKER" ]; then
+      kill "$RUN_TICKER" 2>/dev/null || true
+      wait "$RUN_TICKER" 2>/dev/null || true
+      RUN_TICKER=""
+    fi
+    [ "$rc" -eq 0 ] || state=failed
+    if [ "$rc" -eq 124 ] || [ "$(cut_count)" -gt "$cut_before" ]; then state=cut; fi
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$state" "$((SECONDS - step_t0))" "$nmodels" "$rc" >>"$files/steps.tsv"
+    say "step $name: $state ($((SECONDS - step_t0)) s)"
+    refresh
   }
 
-  [ -f "$bundle/MANIFEST" ] || { echo "gpu_run: no bundle at $bundle (run tools/gpu_run.sh prepare here first)" >&2; exit 2; }
   local built now
   built=$(awk '/^sources / {print $2}' "$bundle/MANIFEST")
   now=$(sources_sum)
@@ -172,7 +272,6 @@ run() {
     [ "${GPU_RUN_ALLOW_STALE:-0}" = 1 ] || exit 2
   fi
 
-  local python="${PYTHON:-python3}"
   local want have
   want=$(awk '/^python / {print $2}' "$bundle/MANIFEST")
   have=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
@@ -181,13 +280,21 @@ run() {
     exit 2
   fi
 
-  say "OpenCL ICD loader: Debian's, unpacked into $work/loader"
-  local deb
-  deb=$(ls "$bundle"/debs/ocl-icd-libopencl1_*.deb)
-  if command -v dpkg >/dev/null; then
-    dpkg -x "$deb" "$work/loader"
-  else  # no dpkg: a .deb is an ar archive holding data.tar.*
-    "$python" - "$deb" "$work/loader" <<'EOF'
+  # The loader and the wheels go to a directory named after the bundle, kept
+  # between calls on a machine that stays up (the second call skips them).
+  local stash
+  stash="${TMPDIR:-/tmp}/tflite-gpu-run-$(cat "$bundle/MANIFEST" "$bundle"/debs/*.deb "$bundle"/wheels/*.whl 2>/dev/null |
+    sha256sum | cut -c1-12)"
+  if [ ! -f "$stash/complete" ]; then
+    rm -rf "$stash"
+    mkdir -p "$stash"
+    say "OpenCL ICD loader: Debian's, unpacked into $stash/loader"
+    local deb
+    deb=$(ls "$bundle"/debs/ocl-icd-libopencl1_*.deb)
+    if command -v dpkg >/dev/null; then
+      dpkg -x "$deb" "$stash/loader"
+    else  # no dpkg: a .deb is an ar archive holding data.tar.*
+      "$python" - "$deb" "$stash/loader" <<'EOF'
 import io, sys, tarfile
 data = open(sys.argv[1], "rb").read()
 assert data[:8] == b"!<arch>\n", "not an ar archive"
@@ -199,9 +306,16 @@ while pos < len(data):
         break
     pos += 60 + size + (size & 1)
 EOF
+    fi
+    say "wheels -> $stash/site"
+    "$python" -m pip install -q --disable-pip-version-check --no-index --no-deps --no-compile \
+      --target "$stash/site" "$bundle"/wheels/*.whl
+    touch "$stash/complete"
+  else
+    say "loader and wheels: already in $stash"
   fi
   local loader
-  loader=$(find "$work/loader" -name 'libOpenCL.so.1*' -type f | head -n1)
+  loader=$(find "$stash/loader" -name 'libOpenCL.so.1*' -type f | head -n1)
   [ -n "$loader" ] || { echo "gpu_run: no libOpenCL.so.1 in the .deb" >&2; exit 1; }
   local icdlib
   icdlib=$(find_icd_library) || { echo "gpu_run: libnvidia-opencl.so.1 not found (set GPU_RUN_ICD_LIBRARY)" >&2; exit 3; }
@@ -211,103 +325,166 @@ EOF
   export OCL_ICD_VENDORS="$work/icd"
   export LD_LIBRARY_PATH="$(dirname "$loader")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export TFLITE_GPU_OPENCL_LIBRARY="$loader"
-
-  say "wheels -> $work/site"
-  "$python" -m pip install -q --disable-pip-version-check --no-index --no-deps --no-compile --target "$work/site" \
-    "$bundle"/wheels/*.whl
-  export PYTHONPATH="$ROOT/python:$work/site${PYTHONPATH:+:$PYTHONPATH}"
+  export PYTHONPATH="$ROOT/python:$stash/site${PYTHONPATH:+:$PYTHONPATH}"
   export TFLITE_GPU_LIBRARY="$bundle/lib/libgpu_delegate.so"
   export TFLITE_GPU_RUNTIME=ai_edge_litert
   export TFLITE_GPU_MODEL_DIR="$bundle/models"
+  export TFLITE_GPU_CACHE_DIR="$work/kernel-cache"
   export PYTHONUNBUFFERED=1
-  unset TFLITE_GPU_TEST_KERNEL_SET
+  unset TFLITE_GPU_TEST_KERNEL_SET TFLITE_GPU_PROFILE TFLITE_GPU_OP_TEST_EVERY
   "$python" -c 'import numpy, cffi, tflite, flatbuffers, ai_edge_litert.interpreter, tflite_gpu
 print("python", __import__("sys").version.split()[0], "numpy", numpy.__version__, "runtime", tflite_gpu.runtime().__name__)'
 
   local models="${GPU_RUN_MODELS:-}"
   [ -n "$models" ] || models=$("$python" -c 'from tflite_gpu.models import MODELS; print(" ".join(sorted(MODELS)))')
-  local steps="${GPU_RUN_STEPS:-devices ops models bench tune}"
-  local status=0 ks prec
+  local nmodels
+  nmodels=$(wc -w <<<"$models")
+  local ncores
+  ncores=$(nproc)
+  local status=0 ks prec m rc
 
   {
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "host: $(uname -srm)"
-    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $ncores cores"
     echo "icd: $icdlib"
     echo "bundle: $(tr '\n' ';' <"$bundle/MANIFEST")"
+    echo "steps: $steps"
+    echo "models: $models"
     command -v nvidia-smi >/dev/null &&
       nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/gpu: /'
   } >"$files/machine.txt" 2>&1 || true
 
-  if [[ " $steps " == *" devices "* ]]; then
-    say "devices"
-    "$python" -m tflite_gpu devices | tee "$files/devices.txt" || status=1
-    "$python" -m tflite_gpu devices --json >"$files/devices.json" || status=1
-  fi
-
-  if [[ " $steps " == *" ops "* ]]; then
-    local xdist=()
-    if "$python" -c 'import xdist' 2>/dev/null && [ "${GPU_RUN_JOBS:-8}" -gt 1 ]; then
-      xdist=(-n "${GPU_RUN_JOBS:-8}")
-    fi
-    local kexpr=()
-    [ -n "${GPU_RUN_OPS_K:-}" ] && kexpr=(-k "$GPU_RUN_OPS_K")
-    for ks in cpu gpu; do
-      say "op tests, kernel set $ks ${xdist[*]}"
-      TFLITE_GPU_TEST_KERNEL_SET=$ks limited "$python" -m pytest -q -p no:cacheprovider "${xdist[@]}" "${kexpr[@]}" \
-        --junitxml="$files/ops-$ks.xml" tests/test_ops.py >"$files/ops-$ks.log" 2>&1 || status=1
-      tail -n 3 "$files/ops-$ks.log"
+  # check_config KS PREC: `check` on each model, one process per model (a model that fails or
+  # crashes, or the deadline, costs only its own row); models-KS-PREC/NAME.json, .log, times.tsv
+  check_config() {
+    local ks="$1" prec="$2" dir="$files/models-$1-$2" rc=0 r t name
+    local opts=(--opt "kernel_set=$ks")
+    [ "$prec" = fp16 ] && opts+=(--opt is_precision_loss_allowed=1 --opt fp16_guard=on)
+    mkdir -p "$dir"
+    for m in $models; do
+      name=$(model_stem "$m")
+      t=$SECONDS
+      r=0
+      limited "$python" -m tflite_gpu check "$m" "${opts[@]}" --no-cache --json >"$dir/$name.json" \
+        2>"$dir/$name.log" || r=$?
+      printf '%s\t%s\t%s\n' "$name" "$((SECONDS - t))" "$r" >>"$dir/times.tsv"
+      [ "$r" -eq 0 ] || rc=1
     done
-  fi
-
-  if [[ " $steps " == *" models "* ]]; then
-    for ks in cpu gpu; do
-      for prec in fp32 fp16; do
-        local opts=(--opt "kernel_set=$ks")
-        [ "$prec" = fp16 ] && opts+=(--opt is_precision_loss_allowed=1 --opt fp16_guard=on)
-        say "check, kernel set $ks, $prec"
-        # shellcheck disable=SC2086
-        limited "$python" -m tflite_gpu check $models "${opts[@]}" --json >"$files/models-$ks-$prec.json" \
-          2>"$files/models-$ks-$prec.log" || status=1
-        "$python" - "$files/models-$ks-$prec.json" <<'EOF' || true
+    "$python" - "$dir" "$ks" "$prec" <<'EOF' || true
 import json, pathlib, sys
-try:
-    rs = json.loads(pathlib.Path(sys.argv[1]).read_text())
-except ValueError:
-    sys.exit(print("  no results (see the .log)"))
-bad = [pathlib.Path(r["model"]).stem for r in rs if not r.get("passed")]
-print(f"  {len(rs) - len(bad)} of {len(rs)} passed" + (f"; failed: {', '.join(bad)}" if bad else ""))
+rows = []
+for p in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
+    try:
+        doc = json.loads(p.read_text())
+    except ValueError:
+        doc = None
+    for r in doc if isinstance(doc, list) else [doc]:
+        rows.append((p.stem, r if isinstance(r, dict) else {}))
+bad = [f"{n} ({(r.get('error') or {}).get('kind', 'error')})" if "error" in r or not r else n
+       for n, r in rows if not r.get("passed")]
+print(f"  check {sys.argv[2]} {sys.argv[3]}: {len(rows) - len(bad)} of {len(rows)} passed"
+      + (f"; not passed: {', '.join(bad)}" if bad else ""))
 EOF
-      done
+    return $rc
+  }
+
+  # bench_models DIR ARGS...: `bench` on each model, NAME.json and NAME.log in DIR
+  bench_models() {
+    local dir="$1" rc=0 r name
+    shift
+    mkdir -p "$dir"
+    for m in $models; do
+      name=$(model_stem "$m")
+      r=0
+      limited "$python" -m tflite_gpu bench "$m" "$@" --no-first-result --no-progress \
+        --json "$dir/$name.json" >"$dir/$name.log" 2>&1 || r=$?
+      # XNNPACK alone on a model the CPU interpreter cannot run (MediaPipe's custom ops): not a failure
+      if [ "$r" -eq 4 ] && "$python" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d["models"]) else 1)' \
+          "$dir/$name.json" 2>/dev/null; then
+        r=0
+        echo "  $(basename "$dir"): $name: no CPU reference (custom ops)"
+      fi
+      echo "  $(basename "$dir"): exit $r $(grep -m1 "^| $name |" "$dir/$name.log" || true)"
+      [ "$r" -eq 0 ] || rc=1
     done
-  fi
+    return $rc
+  }
 
-  if [[ " $steps " == *" bench "* ]]; then
-    for ks in gpu cpu; do
-      say "bench, kernel set $ks, against XNNPACK on 2 threads"
-      # CUDA_CACHE_DISABLE: NVIDIA's compute cache would make the "cold" first result warm.
-      # shellcheck disable=SC2086
-      CUDA_CACHE_DISABLE=1 limited "$python" -m tflite_gpu bench $models --threads 2 --configs xnnpack,fp32,fp16 --opt "kernel_set=$ks" \
-        --iterations "${GPU_RUN_BENCH_ITERATIONS:-30}" --no-warm --no-progress \
-        --json "$files/bench-$ks.json" --markdown "$files/bench-$ks.md" >"$files/bench-$ks.log" 2>&1 || status=1
-      tail -n 2 "$files/bench-$ks.log"
-    done
-  fi
+  refresh
+  for s in $steps; do
+    rc=0
+    step_begin "$s"
+    case "$s" in
+      devices)
+        "$python" -m tflite_gpu devices | tee "$files/devices.txt" || rc=1
+        "$python" -m tflite_gpu devices --json >"$files/devices.json" || rc=1
+        ;;
+      models)
+        # Correctness checks: the 4 configurations share the GPU and the cores.
+        local pids=() p
+        for ks in cpu gpu; do
+          for prec in fp32 fp16; do
+            if [ "${GPU_RUN_CHECK_PARALLEL:-1}" = 1 ]; then
+              check_config "$ks" "$prec" &
+              pids+=($!)
+            else
+              check_config "$ks" "$prec" || rc=1
+            fi
+          done
+        done
+        for p in "${pids[@]}"; do wait "$p" || rc=1; done
+        ;;
+      bench)
+        # Timing: alone on the machine. No first result here (the profile step measures it,
+        # cold); NVIDIA's compute cache may serve the programs the models step compiled.
+        local it="${GPU_RUN_BENCH_ITERATIONS:-10}" thr="${GPU_RUN_BENCH_THREADS:-2}"
+        say "bench: GPU kernel set, FP32 and FP16 (fp16_guard=on), XNNPACK on $thr threads, $it invokes"
+        bench_models "$files/bench-gpu" --threads "$thr" --configs xnnpack,fp32,fp16 --opt kernel_set=gpu \
+          --opt fp16_guard=on --warmup 3 --iterations "$it" || rc=1
+        say "bench: XNNPACK on all $ncores cores"
+        bench_models "$files/bench-xnnpack-all" --threads "$ncores" --configs xnnpack --warmup 3 \
+          --iterations "$it" || rc=1
+        ;;
+      benchcpu)
+        bench_models "$files/bench-cpu" --threads "${GPU_RUN_BENCH_THREADS:-2}" --configs fp32,fp16 \
+          --opt kernel_set=cpu --opt fp16_guard=on --warmup 3 --iterations "${GPU_RUN_BENCH_ITERATIONS:-10}" || rc=1
+        ;;
+      profile)
+        local left=0
+        [ "$deadline" -gt 0 ] && left=$((deadline - (SECONDS - t0) - 10))
+        # shellcheck disable=SC2086
+        limited "$python" "$ROOT/tools/gpu_profile.py" --out "$files" --kernel-set gpu --deadline-s "$left" \
+          ${GPU_RUN_PROFILE_ARGS:-} $models || rc=$?
+        ;;
+      ops)
+        local xdist=() kexpr=() jobs="${GPU_RUN_JOBS:-$ncores}"
+        if "$python" -c 'import xdist' 2>/dev/null && [ "$jobs" -gt 1 ]; then
+          xdist=(-n "$jobs")
+        fi
+        [ -n "${GPU_RUN_OPS_K:-}" ] && kexpr=(-k "$GPU_RUN_OPS_K")
+        for ks in ${GPU_RUN_OPS_KSETS:-gpu}; do
+          say "op tests, kernel set $ks, TFLITE_GPU_OP_TEST_EVERY=${GPU_RUN_OPS_EVERY:-3:1} ${xdist[*]}"
+          TFLITE_GPU_TEST_KERNEL_SET=$ks TFLITE_GPU_OP_TEST_EVERY="${GPU_RUN_OPS_EVERY:-3:1}" \
+            limited "$python" -m pytest -q -p no:cacheprovider "${xdist[@]}" "${kexpr[@]}" \
+            --junitxml="$files/ops-$ks.xml" tests/test_ops.py >"$files/ops-$ks.log" 2>&1 || rc=1
+          tail -n 3 "$files/ops-$ks.log"
+        done
+        ;;
+      tune)
+        say "work-group tuning (SUSTAINED_SPEED) against the selector's groups, GPU set"
+        # shellcheck disable=SC2086
+        limited "$python" "$ROOT/tools/bench_tuning.py" --kernel-sets gpu $models >"$files/tune-gpu.log" 2>&1 || rc=1
+        cat "$files/tune-gpu.log"
+        ;;
+    esac
+    [ "$rc" -eq 0 ] || status=1
+    step_end "$s" "$rc"
+  done
 
-  if [[ " $steps " == *" tune "* ]]; then
-    say "work-group tuning (SUSTAINED_SPEED) against the selector's groups, GPU set"
-    limited "$python" "$ROOT/tools/bench_tuning.py" --kernel-sets gpu $models >"$files/tune-gpu.log" 2>&1 || status=1
-    cat "$files/tune-gpu.log"
-  fi
-
-  say "summary"
-  "$python" "$ROOT/tools/gpu_summary.py" "$files" >"$out/summary.md" || status=1
   cat "$out/summary.md"
-  if [ "${GPU_RUN_PACK:-0}" = 1 ]; then
-    tar -czf "$out/gpu-run.tar.gz" -C "$out" gpu-run
-    rm -rf "$files"
-  fi
-  rm -rf "$work"
   say "done (exit $status)"
   return $status
 }
@@ -315,5 +492,6 @@ EOF
 case "${1:-}" in
   prepare) shift; prepare "$@" ;;
   run) shift; run "$@" ;;
+  sum) sources_sum ;;
   *) usage ;;
 esac
