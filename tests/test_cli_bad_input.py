@@ -3,7 +3,6 @@ exit code and a message naming what is wrong, never a traceback or a
 crash, and with --json exactly one strict JSON document on stdout."""
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 import subprocess
@@ -12,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 
+from cli_run import strict_json
 from tflite_gpu import cli, models, resources
 from tflite_gpu.check import FP16_RTOL_L2
 from tflite_gpu.model_builder import ModelBuilder
@@ -26,12 +26,6 @@ def _cli(*args, env=None, timeout=300):
     p.out, p.err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
     assert "Traceback" not in p.err, p.err
     return p
-
-
-def strict_json(text):
-    def refuse(name):
-        raise AssertionError(f"{name} in JSON output")
-    return json.loads(text, parse_constant=refuse)
 
 
 def _error(p, code, kind=None):

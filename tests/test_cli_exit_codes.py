@@ -4,15 +4,13 @@ real command line, with the kinds the table lists; and the table, the CLI's
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+from cli_run import run_cli
 from tflite_gpu import check, cli, errors, isolate
 from tflite_gpu.model_builder import ModelBuilder
 
@@ -42,13 +40,6 @@ def _conv(tmp_path):
     return p
 
 
-def _cli(*args, env=None):
-    p = subprocess.run([sys.executable, "-m", "tflite_gpu", *map(str, args)], capture_output=True, text=True,
-                       env=dict(os.environ, **(env or {})), timeout=300)
-    assert "Traceback" not in p.stderr, p.stderr
-    return p
-
-
 def _kind(p):
     doc = json.loads(p.stdout)
     return doc["error"]["kind"] if isinstance(doc, dict) else None
@@ -60,13 +51,13 @@ def test_table_matches_the_code():
     for kind, code in errors.KINDS.items():
         assert kind in table[code], f"README: kind {kind} missing from the row of exit code {code}"
     assert set().union(*table.values()) == set(errors.KINDS)
-    epilog = _cli("--help").stdout
+    epilog = run_cli("--help").stdout
     for code in table:
         assert f"{code} " in epilog
 
 
 def test_row_0_success(tmp_path):
-    p = _cli("check", _conv(tmp_path), "--json")
+    p = run_cli("check", _conv(tmp_path), "--json")
     assert p.returncode == 0 and _kind(p) is None
 
 
@@ -88,22 +79,22 @@ def test_row_1_check_failed(tmp_path, capsys, monkeypatch):
 def test_row_2_usage(args, tmp_path):
     if args[1].endswith(".tflite"):
         args = [args[0], _conv(tmp_path)] + args[2:]
-    p = _cli(*args)
+    p = run_cli(*args)
     assert p.returncode == 2 and _kind(p) == "usage", p.stderr
 
 
 def test_row_3_no_opencl(tmp_path):
-    p = _cli("check", _conv(tmp_path), "--json", env={"OCL_ICD_VENDORS": str(tmp_path)})
+    p = run_cli("check", _conv(tmp_path), "--json", env={"OCL_ICD_VENDORS": str(tmp_path)})
     assert p.returncode == 3 and _kind(p) == "no-opencl", p.stderr
-    p = _cli("ops", "--json", env={"TFLITE_GPU_LIBRARY": str(tmp_path / "absent.so")})
+    p = run_cli("ops", "--json", env={"TFLITE_GPU_LIBRARY": str(tmp_path / "absent.so")})
     assert p.returncode == 3 and _kind(p) == "no-library", p.stderr
 
 
 def test_row_4_model(tmp_path):
-    p = _cli("check", "nosuch", "--json")
+    p = run_cli("check", "nosuch", "--json")
     assert p.returncode == 4 and _kind(p) == "model"
     (tmp_path / "empty.tflite").write_bytes(b"")
-    p = _cli("explain", tmp_path / "empty.tflite", "--json")
+    p = run_cli("explain", tmp_path / "empty.tflite", "--json")
     assert p.returncode == 4 and _kind(p) == "model" and "empty.tflite" in p.stderr
 
 

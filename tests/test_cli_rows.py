@@ -5,15 +5,13 @@ compiler rejects is reported as a failure of tflite-gpu on that device
 (kind "kernel-build", exit 5), never as a bad model."""
 from __future__ import annotations
 
-import json
-import os
 import pathlib
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+from cli_run import run_cli as _cli, strict_json as _strict
 from tflite_gpu import check, cli, errors, isolate, models
 from tflite_gpu.model_builder import ModelBuilder
 
@@ -22,19 +20,6 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # with a real compiler error (an unknown type, "injected_fault_unknown_type").
 FAULT_LIB = ROOT / "build-fault" / "libgpu_delegate.so"
 FAST_BENCH = ["--iterations", "2", "--warmup", "1", "--no-first-result", "--no-progress"]
-
-
-def _cli(*args, env=None):
-    p = subprocess.run([sys.executable, "-m", "tflite_gpu", *map(str, args)], capture_output=True, text=True,
-                       env=dict(os.environ, **(env or {})), timeout=600)
-    assert "Traceback" not in p.stderr, p.stderr
-    return p
-
-
-def _strict(text):
-    def refuse(name):
-        raise AssertionError(f"{name} in JSON output")
-    return json.loads(text, parse_constant=refuse)
 
 
 @pytest.fixture(scope="module")
