@@ -1,6 +1,7 @@
 /* Kernel selection for CONV_2D and DEPTHWISE_CONV_2D (kernels: conv.cl for
  * the CPU set, conv_gpu.cl for the GPU set). */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "kernel_abi.h"
 #include "selectors.h"
@@ -82,6 +83,80 @@ static int fits(const GpuDevice* dev, size_t lx, size_t ly, size_t bytes) {
   return c->max_work_group >= lx * ly && c->max_item[0] >= lx && c->max_item[1] >= ly && c->local_mem >= bytes;
 }
 
+/* Occupancy (docs/how-it-works.md, "Occupancy"): a GPU-set launch with
+ * fewer work-groups than OCC_GROUPS_PER_UNIT per compute unit leaves units
+ * idle, so its groups shrink (powers of two, each side at most the
+ * default's, never below OCC_MIN_GROUP work-items) until it has that many
+ * or the tensor allows no more. The same work-items then spread over more
+ * units; a unit of such a launch holds at most two groups, so its lanes
+ * are mostly idle in any group size. Each work-item's own work (the K
+ * loop, the taps) stays as long: only new kernels (split-K, smaller
+ * register tiles) would shorten that. */
+#define OCC_GROUPS_PER_UNIT 2
+/* A whole SIMD group on Mali (Valhall) and Intel (SIMD16), half an NVIDIA
+ * or AMD warp: smaller groups would leave most of a SIMD unit idle. */
+#define OCC_MIN_GROUP 16
+
+size_t select_occupancy_target(const GpuDevice* dev) {
+  /* Test hook: TFLITE_GPU_COMPUTE_UNITS=N stands for the device's count,
+   * on any device (the op sweep runs the smaller groups on PoCL). */
+  const char* force = getenv("TFLITE_GPU_COMPUTE_UNITS");
+  long n = force ? strtol(force, NULL, 10) : 0;
+  if (n > 0) return (size_t)n * OCC_GROUPS_PER_UNIT;
+  /* A CPU's units are its cores, each running whole groups over its SIMD
+   * lanes: nothing to fill, and PoCL compiles each new group size. */
+  if (dev->caps.is_cpu) return 0;
+  return (size_t)dev->caps.compute_units * OCC_GROUPS_PER_UNIT;
+}
+
+/* Work-groups of an lx x ly group over nx x ny x nz work-items. */
+static size_t launch_groups(size_t nx, size_t ny, size_t nz, size_t lx, size_t ly) {
+  return div_up(nx, lx) * div_up(ny, ly) * nz;
+}
+
+/* The group of a launch of nx x ny x nz work-items whose default group is
+ * (*lx, *ly): unchanged when it makes the occupancy target's groups (or
+ * the rule is off); else, among the power-of-two groups of at most (*lx,
+ * *ly) and OCC_MIN_GROUP work-items or more that the device runs, one that
+ * reaches the target with the largest group, else the one with the most
+ * groups; ties go to the least padding, then the least __local memory
+ * (conv: its tiles, local_bytes), then the widest x (coalescing). */
+static void occupancy_group(const GpuDevice* dev, size_t nx, size_t ny, size_t nz,
+                            size_t (*local_bytes)(size_t, size_t), size_t* lx, size_t* ly) {
+  size_t target = select_occupancy_target(dev);
+  size_t lx0 = *lx, ly0 = *ly, base = launch_groups(nx, ny, nz, lx0, ly0);
+  if (!target || base >= target) return;
+  size_t bx = lx0, by = ly0, bg = base, bpad = 0, bbytes = 0;
+  int found = 0;
+  for (size_t x = lx0; x >= 1; x /= 2)
+    for (size_t y = ly0; y >= 1; y /= 2) {
+      size_t bytes = local_bytes ? local_bytes(x, y) : 0;
+      if (x * y < OCC_MIN_GROUP || !fits(dev, x, y, bytes)) continue;
+      size_t g = launch_groups(nx, ny, nz, x, y);
+      size_t pad = div_up(nx, x) * x * div_up(ny, y) * y - nx * ny;
+      int better;
+      if (!found) {
+        better = 1;
+      } else if ((g >= target) != (bg >= target)) {
+        better = g >= target;
+      } else if (g >= target && x * y != bx * by) {
+        better = x * y > bx * by;
+      } else if (g < target && g != bg) {
+        better = g > bg;
+      } else if (pad != bpad) {
+        better = pad < bpad;
+      } else {
+        better = bytes < bbytes; /* equal: the earlier, wider x stays */
+      }
+      if (better) {
+        found = 1;
+        bx = x, by = y, bg = g, bpad = pad, bbytes = bytes;
+      }
+    }
+  /* A group that adds no work-group would only add a program. */
+  if (found && bg > base) *lx = bx, *ly = by;
+}
+
 /* 0 when the device cannot run the GPU conv kernels (too small groups or
  * local memory): the CPU set's kernels run there instead. */
 static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
@@ -94,11 +169,15 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
    * leave half the rows of such a group idle, so they take 64 x 1. */
   size_t lx = blocks <= 2 ? 64 : CONVG_LX, ly = blocks <= 2 ? 1 : CONVG_LY;
   if (!fits(dev, lx, ly, convg_local_bytes(lx, ly))) return 0;
+  size_t tiles = div_up(plane, CONVG_TP);
+  occupancy_group(dev, tiles, blocks, (size_t)ds[GD_B], convg_local_bytes, &lx, &ly);
   *v = (KernelVariant){"conv_gpu.cl", gemm ? "conv2d_1x1_gpu" : "conv2d_gpu", "", 3,
-                       {div_up(plane, CONVG_TP), blocks, (size_t)ds[GD_B]},
+                       {tiles, blocks, (size_t)ds[GD_B]},
                        {lx, ly, 1}, 0, CONVG_BS, gemm ? CONV_ARGS_NO_GEOMETRY : CONV_ARGS_GEOMETRY, 0,
                        {"CONVG_LX", "CONVG_LY", NULL}, 0};
-  if (ly == 1) snprintf(v->defines, sizeof(v->defines), "-DCONVG_LX=%zu -DCONVG_LY=%zu", lx, ly);
+  /* Groups other than kernel_abi.h's default go in the defines (as
+   * variant_fit_group writes them, so the programs are shared). */
+  if (lx != CONVG_LX || ly != CONVG_LY) variant_fit_group(v, lx * ly);
   v->total = plane * so * (size_t)ds[GD_B];
   return 1;
 }
@@ -115,8 +194,11 @@ void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
   }
   const int* ds = g->tensors[n->outputs[0]].shape;
   size_t so = (size_t)(ds[GD_C] + 3) / 4;
+  size_t nx = div_up((size_t)ds[GD_W], DWG_TX), ny = (size_t)ds[GD_H], lx = DWG_LX, ly = DWG_LY;
+  occupancy_group(dev, nx, ny, so * (size_t)ds[GD_B], NULL, &lx, &ly);
   *v = (KernelVariant){"conv_gpu.cl", "depthwise_gpu", "", 3,
-                       {div_up((size_t)ds[GD_W], DWG_TX), (size_t)ds[GD_H], so * (size_t)ds[GD_B]},
-                       {DWG_LX, DWG_LY, 1}, 0, 1, CONV_ARGS_GEOMETRY, 0, {"DWG_LX", "DWG_LY", NULL}, 0};
+                       {nx, ny, so * (size_t)ds[GD_B]},
+                       {lx, ly, 1}, 0, 1, CONV_ARGS_GEOMETRY, 0, {"DWG_LX", "DWG_LY", NULL}, 0};
+  if (lx != DWG_LX || ly != DWG_LY) variant_fit_group(v, lx * ly);
   v->total = phwc4_items(ds);
 }

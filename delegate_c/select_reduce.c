@@ -6,7 +6,12 @@
  * reduction and combine partials in a __local tree (the launch contracts
  * are in the .cl files' headers). Short reductions keep the one-work-item
  * kernels in both sets: their work-items already touch neighbouring
- * memory, and a group would idle. */
+ * memory, and a group would idle.
+ *
+ * Occupancy (select_conv.c) has nothing to shrink here: these kernels make
+ * one work-group per output item whatever WG is, so a launch of few outputs
+ * (FC at batch 1) has few groups in any size; more would take a split
+ * reduction (several groups per output and a second pass), new kernels. */
 #include <stdio.h>
 
 #include "selectors.h"

@@ -14,6 +14,12 @@
 /* Argument forms of the conv family (ops_conv.c binds them). */
 enum { CONV_ARGS_NO_GEOMETRY = 0, CONV_ARGS_GEOMETRY = 1, CONV_ARGS_PAD_ONLY = 2 };
 
+/* The work-groups a GPU-set conv or depthwise launch aims for (occupancy,
+ * select_conv.c): 2 per compute unit; 0 (no aim: the default groups) on
+ * CPU devices and where the count is unknown. TFLITE_GPU_COMPUTE_UNITS=N
+ * (a test hook) stands for the device's count, on any device. */
+size_t select_occupancy_target(const GpuDevice* dev);
+
 void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 /* Depth multiplier 1 or more. */
 void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
