@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "target.h"
+
 static void dev_string(cl_device_id d, cl_device_info what, char* buf, size_t size) {
   if (cl.clGetDeviceInfo(d, what, size, buf, NULL) != CL_SUCCESS) buf[0] = '\0';
   buf[size - 1] = '\0';
@@ -43,16 +45,6 @@ static GpuVendor classify(const char* platform, const char* vendor) {
   return GD_VENDOR_OTHER;
 }
 
-/* The kernels are OpenCL C 1.2 (no later feature is used): a device of
- * OpenCL C 1.2 or later (3.0 devices report 1.2 here, or more) builds them
- * as 1.2, an older one as what it has. 1.0 when the string is unreadable:
- * the build then passes no -cl-std, which every compiler accepts. */
-static int opencl_c_minor(const char* version) {
-  int major = 0, minor = 0;
-  if (sscanf(version, "OpenCL C %d.%d", &major, &minor) != 2 || major < 1) return 0;
-  return major > 1 || minor >= 2 ? 2 : minor;
-}
-
 void gpu_caps_query(cl_platform_id platform, cl_device_id d, GpuCaps* c) {
   memset(c, 0, sizeof(*c));
   if (cl.clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof(c->platform), c->platform, NULL) != CL_SUCCESS)
@@ -63,7 +55,7 @@ void gpu_caps_query(cl_platform_id platform, cl_device_id d, GpuCaps* c) {
   dev_string(d, CL_DEVICE_VERSION, c->version, sizeof(c->version));
   dev_string(d, CL_DRIVER_VERSION, c->driver, sizeof(c->driver));
   dev_string(d, CL_DEVICE_OPENCL_C_VERSION, c->opencl_c, sizeof(c->opencl_c));
-  c->cl_c_minor = opencl_c_minor(c->opencl_c);
+  c->cl_c_minor = gpu_opencl_c_minor(c->opencl_c);
   c->vendor_id = classify(c->platform, c->vendor);
   cl_device_type t = 0;
   cl.clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof(t), &t, NULL);

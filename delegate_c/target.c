@@ -18,6 +18,12 @@ int kernel_set_parse(const char* s) {
   return -1;
 }
 
+int gpu_opencl_c_minor(const char* version) {
+  int major = 0, minor = 0;
+  if (!version || sscanf(version, "OpenCL C %d.%d", &major, &minor) != 2 || major < 1) return 0;
+  return major > 1 || minor >= 2 ? 2 : minor;
+}
+
 int variant_fit_group(KernelVariant* v, size_t max_group) {
   if (max_group < 1) return -1;
   size_t group = 1;

@@ -61,6 +61,14 @@ static inline KernelVariant variant_1d(const char* file, const char* kernel, siz
  * or the defines do not fit the buffer. */
 int variant_fit_group(KernelVariant* v, size_t max_group);
 
+/* The kernels are OpenCL C 1.2 (no later feature is used): the minor
+ * version of OpenCL C 1.x a device reporting CL_DEVICE_OPENCL_C_VERSION
+ * `version` builds them as (cl_device.c passes -cl-std=CL1.<minor>): 2 for
+ * OpenCL C 1.2 or later (3.0 devices report 1.2 or more), 1 for 1.1, and 0
+ * (no -cl-std, which every compiler accepts) for 1.0 or an unreadable
+ * string. */
+int gpu_opencl_c_minor(const char* version);
+
 static inline size_t div_up(size_t a, size_t b) { return (a + b - 1) / b; }
 
 #endif
