@@ -32,7 +32,11 @@ GD_INLINE float4 wg_sum4(__local float4* buf, float4 v, int lid) {
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid < off) buf[lid] += buf[lid + off];
   }
-  /* Work-item 0 wrote buf[0] last itself: no barrier needed to read it. */
+  /* Work-item 0 wrote buf[0] last itself, but a compiler may load buf[0]
+   * in every work-item and keep it in work-item 0 only (a select instead of
+   * the branch): that load would race with work-item 0's store (Oclgrind
+   * reports it). The barrier makes the read race-free however it is compiled. */
+  barrier(CLK_LOCAL_MEM_FENCE);
   if (lid == 0) v = buf[0];
   return v;
 }
