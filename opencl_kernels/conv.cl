@@ -458,7 +458,12 @@ ALWAYS_INLINE void depthwise_tiled(const int K, const int S, int gid, __global c
       if (sy < 0 || sy >= src_shape.y) continue;
       __global const storage_t* row = base + sy * src_shape.x * 4;
 #define DW_FMA_IN(i) a##i = fma(dw_pair(row, 2 * (i) * S + kx, S, 0, false), w8, a##i);
+#ifdef GD_POCL
+/* K is a constant once PoCL has forced this function inline; elsewhere the
+ * compiler may keep it a call, where no unroll can be honoured (clang then
+ * warns: Oclgrind's build log). */
 #pragma unroll
+#endif
       for (int kx = 0; kx < K; ++kx) {
         float4 wk = w[ky * K + kx];
         float8 w8 = (float8)(wk, wk);
