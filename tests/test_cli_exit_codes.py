@@ -7,12 +7,10 @@ import json
 import pathlib
 import re
 
-import numpy as np
 import pytest
 
-from cli_run import run_cli
+from cli_run import run_cli, tiny_conv_model
 from tflite_gpu import check, cli, errors, isolate
-from tflite_gpu.model_builder import ModelBuilder
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 
@@ -28,16 +26,7 @@ def readme_table() -> dict:
 
 
 def _conv(tmp_path):
-    mb = ModelBuilder()
-    x = mb.add_input([1, 5, 5, 3])
-    w = mb.add_tensor([2, 3, 3, 3], data=np.ones((2, 3, 3, 3), np.float32))
-    b = mb.add_tensor([2], data=np.zeros(2, np.float32))
-    y = mb.add_tensor([1, 5, 5, 2])
-    mb.add_op("CONV_2D", [x, w, b], [y], dict(padding="SAME"))
-    mb.mark_output(y)
-    p = tmp_path / "conv.tflite"
-    p.write_bytes(mb.build())
-    return p
+    return tiny_conv_model(tmp_path / "conv.tflite")
 
 
 def _kind(p):

@@ -8,12 +8,10 @@ from __future__ import annotations
 import pathlib
 import subprocess
 
-import numpy as np
 import pytest
 
-from cli_run import run_cli as _cli, strict_json as _strict
+from cli_run import run_cli as _cli, strict_json as _strict, tiny_conv_model
 from tflite_gpu import check, cli, errors, isolate, models
-from tflite_gpu.model_builder import ModelBuilder
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # make FAULT_INJECTION=1: TFLITE_GPU_FAULT_INJECT=build=1 fails the first program build of a process
@@ -37,16 +35,7 @@ def truncated(small, tmp_path):
 
 
 def _conv(tmp_path, name="conv.tflite"):
-    mb = ModelBuilder()
-    x = mb.add_input([1, 5, 5, 3])
-    w = mb.add_tensor([2, 3, 3, 3], data=np.ones((2, 3, 3, 3), np.float32))
-    b = mb.add_tensor([2], data=np.zeros(2, np.float32))
-    y = mb.add_tensor([1, 5, 5, 2])
-    mb.add_op("CONV_2D", [x, w, b], [y], dict(padding="SAME"))
-    mb.mark_output(y)
-    p = tmp_path / name
-    p.write_bytes(mb.build())
-    return p
+    return tiny_conv_model(tmp_path / name)
 
 
 def _row_error(row, kind):
