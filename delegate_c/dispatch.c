@@ -217,8 +217,10 @@ int ex_finish_dispatches(Executor* ex) {
     Dispatch* d = &ex->dispatches[i];
     if (finish_dispatch(ex, d, selection_mask(ex, i))) {
       const GNode* n = d->node >= 0 ? &ex->g.nodes[d->node] : NULL;
-      char why[1024];
-      snprintf(why, sizeof(why), "%.1000s", ex->err);
+      /* Room for a rejected build's whole message (device, options, the
+       * compiler's first errors: up to about 1,300 characters). */
+      char why[3072];
+      snprintf(why, sizeof(why), "%.3000s", ex->err);
       return ex_fail(ex, "%s (node %d): %s", n ? (n->name ? n->name : "op") : "boundary conversion",
                      n ? n->tflite_node : -1, why);
     }
