@@ -3,12 +3,15 @@
  * launch and a full write + read of the activation; a RELU-family node
  * after them becomes the last step's activation. Zero PADs of H and W that
  * only feed convolutions are folded into the convolutions' padding, and
- * layer norms' statistics become one kernel (fuse_layer_norm.c). */
+ * layer norms' statistics become one kernel (fuse_layer_norm.c). With the
+ * GPU kernel set, a depthwise and the 1x1 after it become one kernel
+ * (fuse_dw_conv.c). */
 #include "fuse.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuse_dw_conv.h"
 #include "fuse_layer_norm.h"
 #include "tflite_builtins.h"
 
@@ -40,19 +43,13 @@ static int per_channel_const(const Graph* g, int t, int channels) {
   return x->shape[GD_C] == channels || x->shape[GD_C] == 1;
 }
 
-static int is_output(int t, const int* outputs, int num_outputs) {
-  for (int k = 0; k < num_outputs; ++k)
-    if (outputs[k] == t) return 1;
-  return 0;
-}
-
 /* The node that computes t as a zero PAD of trailing channels only, read by
  * node c alone, or -1. BlazeFace-style blocks add such a PAD of the
  * shortcut to a conv's output; the conv can read the shortcut itself as a
  * residual with fewer channels (its missing slices add zero). */
 static int channel_pad_of(const Graph* g, int t, int c, const int* outputs, int num_outputs) {
   int k = writer(g, t), only = -1;
-  if (k < 0 || is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1 || only != c) return -1;
+  if (k < 0 || graph_is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1 || only != c) return -1;
   const GNode* pad = &g->nodes[k];
   if (pad->op != &kGOpRemap || pad->p.remap.mode != REMAP_PAD || pad->p.remap.value != 0.0f || pad->num_inputs != 1)
     return -1;
@@ -146,7 +143,7 @@ static int fold_pad(Graph* g, int k, const int* outputs, int num_outputs) {
       out[GD_H] < in[GD_H] - b[GD_H] || out[GD_W] < in[GD_W] - b[GD_W])
     return 0;
   int t = pad->outputs[0], readers = 0;
-  if (is_output(t, outputs, num_outputs)) return 0;
+  if (graph_is_output(t, outputs, num_outputs)) return 0;
   for (int c = 0; c < g->num_nodes; ++c) {
     const GNode* n = &g->nodes[c];
     for (int j = 0; j < n->num_inputs; ++j) {
@@ -167,7 +164,7 @@ static int fold_pad(Graph* g, int k, const int* outputs, int num_outputs) {
   return 1;
 }
 
-int fuse_graph(Graph* g, const int* outputs, int num_outputs) {
+int fuse_graph(Graph* g, const int* outputs, int num_outputs, int dw_1x1) {
   char* dead = calloc((size_t)g->num_nodes + 1, 1);
   if (!dead) return -1;
   int fused = fuse_layer_norm(g, outputs, num_outputs, dead);
@@ -181,12 +178,14 @@ int fuse_graph(Graph* g, const int* outputs, int num_outputs) {
     if (dead[p] || (prod->op != &kGOpConv2d && prod->op != &kGOpDepthwise)) continue;
     for (;;) {
       int t = prod->outputs[0], c = -1;
-      if (is_output(t, outputs, num_outputs) || readers(g, t, &c) != 1 || dead[c] || !try_fuse(g, p, c, t, dead, outputs, num_outputs)) break;
+      if (graph_is_output(t, outputs, num_outputs) || readers(g, t, &c) != 1 || dead[c] || !try_fuse(g, p, c, t, dead, outputs, num_outputs)) break;
       dead[c] = 1;
       g->nodes[c].num_inputs = 0; /* no longer reads anything */
       ++fused;
     }
   }
+  /* After the epilogues, so that a 1x1 brings its PReLU / residual along. */
+  if (dw_1x1) fused += fuse_dw_conv(g, outputs, num_outputs, dead);
   int w = 0;
   for (int k = 0; k < g->num_nodes; ++k)
     if (!dead[k]) g->nodes[w++] = g->nodes[k];

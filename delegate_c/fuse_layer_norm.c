@@ -10,27 +10,6 @@ static int encode_norm_stats(Executor* ex, int node);
 /* inputs: x; outputs: mean, rstd (C = 1) */
 static const GOpDesc kGOpNormStats = {"LAYER_NORM_STATS", encode_norm_stats};
 
-static int is_output(int t, const int* outputs, int num_outputs) {
-  for (int k = 0; k < num_outputs; ++k)
-    if (outputs[k] == t) return 1;
-  return 0;
-}
-
-/* The only node reading t (not a runtime output), or -1. */
-static int sole_reader(const Graph* g, int t, const char* dead, const int* outputs, int num_outputs) {
-  int found = -1;
-  if (is_output(t, outputs, num_outputs)) return -1;
-  for (int k = 0; k < g->num_nodes; ++k) {
-    if (dead[k]) continue;
-    for (int j = 0; j < g->nodes[k].num_inputs; ++j) {
-      if (g->nodes[k].inputs[j] != t) continue;
-      if (found >= 0 && found != k) return -1;
-      found = k;
-    }
-  }
-  return found;
-}
-
 /* A MEAN over C alone whose output is [B, H, W, 1] of its input's B, H, W. */
 static int is_channel_mean(const Graph* g, const GNode* n) {
   if (n->op != &kGOpReduce || n->p.reduce.op != REDUCE_MEAN || n->num_inputs != 1 || n->num_outputs != 1 ||
@@ -64,15 +43,15 @@ static int match(const Graph* g, int k, const char* dead, const int* outputs, in
       sq = j;
   }
   if (sq < 0) return 0;
-  int var = sole_reader(g, g->nodes[sq].outputs[0], dead, outputs, num_outputs);
+  int var = graph_sole_reader(g, g->nodes[sq].outputs[0], dead, outputs, num_outputs);
   if (var < 0 || !is_channel_mean(g, &g->nodes[var])) return 0;
-  int add = sole_reader(g, g->nodes[var].outputs[0], dead, outputs, num_outputs);
+  int add = graph_sole_reader(g, g->nodes[var].outputs[0], dead, outputs, num_outputs);
   if (add < 0 || !is_plain(&g->nodes[add], &kGOpBinary, 2) || g->nodes[add].p.binary.op != BIN_ADD) return 0;
   const GNode* a = &g->nodes[add];
   int c = a->inputs[0] == g->nodes[var].outputs[0] ? a->inputs[1] : a->inputs[0];
   const GTensor* e = &g->tensors[c];
   if (!e->data || e->shape[GD_B] * e->shape[GD_H] * e->shape[GD_W] * e->shape[GD_C] != 1) return 0;
-  int rs = sole_reader(g, a->outputs[0], dead, outputs, num_outputs);
+  int rs = graph_sole_reader(g, a->outputs[0], dead, outputs, num_outputs);
   if (rs < 0 || !is_plain(&g->nodes[rs], &kGOpUnary, 1) || g->nodes[rs].p.unary.op != UN_RSQRT) return 0;
   rest[0] = sq, rest[1] = var, rest[2] = add, rest[3] = rs;
   *eps = e->data[0];

@@ -68,3 +68,23 @@ int axis_to_bhwc(int axis, int rank) {
   if (axis < 0) axis += rank;
   return axis + (4 - rank);
 }
+
+int graph_is_output(int t, const int* outputs, int num_outputs) {
+  for (int k = 0; k < num_outputs; ++k)
+    if (outputs[k] == t) return 1;
+  return 0;
+}
+
+int graph_sole_reader(const Graph* g, int t, const char* dead, const int* outputs, int num_outputs) {
+  int found = -1;
+  if (graph_is_output(t, outputs, num_outputs)) return -1;
+  for (int k = 0; k < g->num_nodes; ++k) {
+    if (dead[k]) continue;
+    for (int j = 0; j < g->nodes[k].num_inputs; ++j) {
+      if (g->nodes[k].inputs[j] != t) continue;
+      if (found >= 0 && found != k) return -1;
+      found = k;
+    }
+  }
+  return found;
+}

@@ -57,6 +57,7 @@ typedef struct GOpDesc {
 } GOpDesc;
 typedef const GOpDesc* GOp;
 extern const GOpDesc kGOpConv2d, kGOpDepthwise, kGOpFullyConnected; /* ops_conv.c, ops_fully_connected.c */
+extern const GOpDesc kGOpDwConv1x1;                                 /* ops_conv.c (fuse_dw_conv.c makes it) */
 extern const GOpDesc kGOpBinary, kGOpUnary;                         /* ops_elementwise.c */
 extern const GOpDesc kGOpConcat, kGOpRemap;                         /* ops_layout.c */
 extern const GOpDesc kGOpQuantize, kGOpInt8Exact;                   /* ops_quantize.c, int8_exact.c */
@@ -101,6 +102,10 @@ typedef struct GNode {
     struct {
       int kw, kh, sx, sy, dx, dy, pad_x, pad_y, multiplier;
       int weights, bias; /* constant tensors (TFLite layout); bias may be -1 */
+      /* kGOpDwConv1x1: the fields above are the depthwise's; these are the
+       * 1x1's constants (bias may be -1) and the depthwise's activation
+       * (act and epi are the 1x1's). */
+      int pw_weights, pw_bias, dw_act;
     } conv;
     struct {
       int kw, kh, sx, sy, pad_x, pad_y, is_max;
@@ -215,6 +220,11 @@ GNode* graph_add_node(Graph* g, GOp op);                        /* NULL on OOM *
 /* A node of one input and one output. NULL on OOM. */
 GNode* graph_add_node_io(Graph* g, GOp op, int in, int out);
 void graph_free(Graph* g);
+/* Whether t is one of the runtime outputs (never fused away). */
+int graph_is_output(int t, const int* outputs, int num_outputs);
+/* The only live node (dead[k] == 0) reading t, which is not a runtime
+ * output, or -1. */
+int graph_sole_reader(const Graph* g, int t, const char* dead, const int* outputs, int num_outputs);
 
 static inline size_t shape_elements(const int s[4]) {
   return (size_t)s[0] * (size_t)s[1] * (size_t)s[2] * (size_t)s[3];

@@ -13,6 +13,8 @@ static int encode_conv2d(Executor* ex, int node);
 const GOpDesc kGOpConv2d = {"CONV2D", encode_conv2d};
 static int encode_depthwise(Executor* ex, int node);
 const GOpDesc kGOpDepthwise = {"DEPTHWISE", encode_depthwise};
+static int encode_dw_conv1x1(Executor* ex, int node);
+const GOpDesc kGOpDwConv1x1 = {"DEPTHWISE+CONV2D_1X1", encode_dw_conv1x1};
 
 /* Shared checks of the input / weights / bias / output of both convs. */
 static int check_conv_common(const NodeInfo* ni, int padding, int sw, int sh, int dw, int dh, int act) {
@@ -173,9 +175,10 @@ static cl_mem epilogue_alpha(Executor* ex, const GNode* n, int cout) {
 
 /* Arguments shared by the conv kernels of every set; the variant's form
  * says which geometry they take (conv2d_1x1 none, the fixed-filter
- * depthwise kernels only the padding). */
+ * depthwise kernels only the padding, dw_conv2d_1x1_gpu the depthwise's
+ * weights, geometry and activation: dw, NULL otherwise). */
 static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, cl_mem weights, cl_mem bias, int geometry,
-                         int total) {
+                         int total, const cl_mem dw[2]) {
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_mem alpha = bias, residual = bias; /* placeholders when not fused */
@@ -205,10 +208,15 @@ static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, cl_mem weigh
   karg_shape(&a, src->shape);
   karg_shape(&a, dst->shape);
   if (geometry == CONV_ARGS_PAD_ONLY) karg_int2(&a, n->p.conv.pad_x, n->p.conv.pad_y);
-  if (geometry == CONV_ARGS_GEOMETRY) {
+  if (geometry == CONV_ARGS_DW_1X1) {
+    karg_mem(&a, dw[0]);
+    karg_mem(&a, dw[1]);
+  }
+  if (geometry == CONV_ARGS_GEOMETRY || geometry == CONV_ARGS_DW_1X1) {
     karg_int4(&a, n->p.conv.kw, n->p.conv.kh, n->p.conv.sx, n->p.conv.sy);
     karg_int4(&a, n->p.conv.pad_x, n->p.conv.pad_y, n->p.conv.dx, n->p.conv.dy);
   }
+  if (geometry == CONV_ARGS_DW_1X1) karg_int(&a, n->p.conv.dw_act);
   karg_int(&a, n->act);
   karg_mem(&a, alpha);
   karg_mem(&a, residual);
@@ -265,11 +273,12 @@ static int encode_conv2d(Executor* ex, int node) {
                                    &wm, &bm))
     return -1;
   KernelRef k = ex_dispatch_variant(ex, &v, node);
-  return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total) : -1;
+  return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total, NULL) : -1;
 }
 
-static int encode_depthwise(Executor* ex, int node) {
-  const GNode* n = &ex->g.nodes[node];
+/* A depthwise's weights as [S][KH][KW] float4 over output channels and
+ * its bias as [S] float4, zero padded. */
+static int upload_depthwise(Executor* ex, const GNode* n, cl_mem* wm, cl_mem* bm) {
   const GTensor* wt = &ex->g.tensors[n->p.conv.weights];
   int kh = wt->shape[1], kw = wt->shape[2], cout = wt->shape[3];
   int so = (cout + 3) / 4;
@@ -286,15 +295,39 @@ static int encode_depthwise(Executor* ex, int node) {
     for (int x = 0; x < kw; ++x)
       for (int c = 0; c < cout; ++c)
         w[(((size_t)(c / 4) * kh + y) * kw + x) * 4 + c % 4] = wt->data[((size_t)y * kw + x) * cout + c];
-  cl_mem wm = ex_upload(ex, w, count * sizeof(float));
-  cl_mem bm = wm ? ex_upload(ex, b, (size_t)so * 4 * sizeof(float)) : NULL;
+  *wm = ex_upload(ex, w, count * sizeof(float));
+  *bm = *wm ? ex_upload(ex, b, (size_t)so * 4 * sizeof(float)) : NULL;
   free(w);
   free(b);
-  if (!bm) return -1;
+  return *bm ? 0 : -1;
+}
+
+static int encode_depthwise(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  cl_mem wm, bm;
+  if (upload_depthwise(ex, n, &wm, &bm)) return -1;
   KernelVariant v;
   select_depthwise(ex->dev, &ex->g, n, &v);
   KernelRef k = ex_dispatch_variant(ex, &v, node);
-  return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total) : -1;
+  return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total, NULL) : -1;
+}
+
+/* A depthwise fused into the 1x1 after it (fuse_dw_conv.c): the 1x1's
+ * weights blocked as conv2d_1x1_gpu takes them, the depthwise's as
+ * depthwise_gpu does. */
+static int encode_dw_conv1x1(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const GTensor* src = &ex->g.tensors[n->inputs[0]];
+  const GTensor* bias = n->p.conv.pw_bias >= 0 ? &ex->g.tensors[n->p.conv.pw_bias] : NULL;
+  cl_mem dw[2], wm, bm;
+  if (upload_depthwise(ex, n, &dw[0], &dw[1])) return -1;
+  KernelVariant v;
+  select_dw_conv1x1(ex->dev, &ex->g, n, &v);
+  if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.pw_weights], src->shape[GD_C], bias,
+                                   v.weight_block, &wm, &bm))
+    return -1;
+  KernelRef k = ex_dispatch_variant(ex, &v, node);
+  return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total, dw) : -1;
 }
 
 /* The TFLite ops this file runs (op_table.c lists them). */

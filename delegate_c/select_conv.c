@@ -2,6 +2,7 @@
  * the CPU set, conv_gpu.cl for the GPU set). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernel_abi.h"
 #include "selectors.h"
@@ -158,11 +159,13 @@ static void occupancy_group(const GpuDevice* dev, size_t nx, size_t ny, size_t n
 }
 
 /* 0 when the device cannot run the GPU conv kernels (too small groups or
- * local memory): the CPU set's kernels run there instead. */
+ * local memory): the CPU set's kernels run there instead. A fused
+ * depthwise + 1x1 node runs as its 1x1 does, through dw_conv2d_1x1_gpu. */
 static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
   const int* ds = g->tensors[n->outputs[0]].shape;
-  int gemm = n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
-             n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0;
+  int fused = n->op == &kGOpDwConv1x1;
+  int gemm = fused || (n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
+                       n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0);
   size_t plane = (size_t)ds[GD_H] * ds[GD_W], so = (size_t)(ds[GD_C] + 3) / 4;
   size_t blocks = div_up(so, CONVG_BS);
   /* 16 x 4 by default; outputs of one or two blocks (<= 16 channels) would
@@ -171,9 +174,10 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
   if (!fits(dev, lx, ly, convg_local_bytes(lx, ly))) return 0;
   size_t tiles = div_up(plane, CONVG_TP);
   occupancy_group(dev, tiles, blocks, (size_t)ds[GD_B], convg_local_bytes, &lx, &ly);
-  *v = (KernelVariant){"conv_gpu.cl", gemm ? "conv2d_1x1_gpu" : "conv2d_gpu", "", 3,
+  *v = (KernelVariant){"conv_gpu.cl", fused ? "dw_conv2d_1x1_gpu" : gemm ? "conv2d_1x1_gpu" : "conv2d_gpu", "", 3,
                        {tiles, blocks, (size_t)ds[GD_B]},
-                       {lx, ly, 1}, 0, CONVG_BS, gemm ? CONV_ARGS_NO_GEOMETRY : CONV_ARGS_GEOMETRY, 0,
+                       {lx, ly, 1}, 0, CONVG_BS,
+                       fused ? CONV_ARGS_DW_1X1 : gemm ? CONV_ARGS_NO_GEOMETRY : CONV_ARGS_GEOMETRY, 0,
                        {"CONVG_LX", "CONVG_LY", NULL}, 0};
   /* Groups other than kernel_abi.h's default go in the defines (as
    * variant_fit_group writes them, so the programs are shared). */
@@ -184,6 +188,18 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
 
 void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
   if (dev->kernel_set != GD_KSET_GPU || !gpu_conv2d(dev, g, n, v)) cpu_conv2d(g, n, v);
+}
+
+int select_fuses_dw_1x1(const GpuDevice* dev) {
+  const char* hook = getenv("TFLITE_GPU_FUSE_DW_1X1");
+  if (hook && !strcmp(hook, "0")) return 0;
+  /* Both of gpu_conv2d's default groups, so that it never falls back. */
+  return dev->kernel_set == GD_KSET_GPU && fits(dev, 64, 1, convg_local_bytes(64, 1)) &&
+         fits(dev, CONVG_LX, CONVG_LY, convg_local_bytes(CONVG_LX, CONVG_LY));
+}
+
+void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+  gpu_conv2d(dev, g, n, v);
 }
 
 void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {

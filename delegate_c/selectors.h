@@ -12,7 +12,7 @@
 #include "target.h"
 
 /* Argument forms of the conv family (ops_conv.c binds them). */
-enum { CONV_ARGS_NO_GEOMETRY = 0, CONV_ARGS_GEOMETRY = 1, CONV_ARGS_PAD_ONLY = 2 };
+enum { CONV_ARGS_NO_GEOMETRY = 0, CONV_ARGS_GEOMETRY = 1, CONV_ARGS_PAD_ONLY = 2, CONV_ARGS_DW_1X1 = 3 };
 
 /* The work-groups a GPU-set conv or depthwise launch aims for (occupancy,
  * select_conv.c): 2 per compute unit; 0 (no aim: the default groups) on
@@ -23,6 +23,12 @@ size_t select_occupancy_target(const GpuDevice* dev);
 void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 /* Depth multiplier 1 or more. */
 void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
+/* Whether the device runs dw_conv2d_1x1_gpu, so that fuse_graph may make
+ * kGOpDwConv1x1 nodes: the GPU kernel set, and its conv groups fit.
+ * TFLITE_GPU_FUSE_DW_1X1=0 (a test hook) turns the fusion off. */
+int select_fuses_dw_1x1(const GpuDevice* dev);
+/* A kGOpDwConv1x1 node (only where select_fuses_dw_1x1 said yes). */
+void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 
 /* Argument forms of BATCH_MATMUL kernels (ops_batch_matmul.c binds them):
  * (adj) for the general ones, the row grid (and adj_y) for the 4-row ones. */

@@ -32,6 +32,16 @@
  *   __local memory: CONVG_KT * (CONVG_LX * CONVG_TP + 4 * CONVG_LY *
  *     CONVG_BS) float4s (4 KiB + 2 KiB with the defaults).
  *
+ * dw_conv2d_1x1_gpu  a DEPTHWISE_CONV_2D (multiplier 1) whose output only a
+ *   1x1 conv2d_1x1_gpu reads, in one launch (fuse_dw_conv.c): args as
+ *   conv2d_1x1_gpu with the depthwise's inserted after dst_shape:
+ *     (src, dst, weights, bias, src_shape, dst_shape, dw_weights, dw_bias,
+ *      geom, pad_dil, dw_act, act, alpha, residual, epi, res_slices, total)
+ *   src is the depthwise's input (its channels are the 1x1's input
+ *   channels); dw_weights / dw_bias / geom / pad_dil / dw_act as
+ *   depthwise_gpu's. Weights, defines, NDRange and __local memory as
+ *   conv2d_1x1_gpu, whose input tile it computes instead of loading it.
+ *
  * depthwise_gpu   (args as depthwise_conv2d_x4; depth multiplier 1)
  *   Defines (defaults):
  *     DWG_TX = 2   output pixels per work-item along x
@@ -296,5 +306,73 @@ __kernel __attribute__((reqd_work_group_size(DWG_LX, DWG_LY, 1))) void depthwise
     if (x < dst_shape.x) convg_store(acc[i], dst, dst_shape, b, s, y * dst_shape.x + x, act, alpha, residual, epi,
                                      res_slices);
   }
+}
+#endif
+
+/* One depthwise output float4 (dw_conv2d_1x1_gpu's input tile): slice si
+ * of batch b at the output pixel whose first tap is (sx0, sy0), with the
+ * depthwise's bias and activation. Taps outside the input read zero. */
+GD_INLINE float4 convg_dw_value(__global const storage_t* src, int4 src_shape, __global const float4* dw_weights,
+                                __global const float4* dw_bias, int4 geom, int4 pad_dil, int dw_act, int b, int si,
+                                int sx0, int sy0) {
+  float4 acc = dw_bias[si];
+  __global const float4* w = dw_weights + si * geom.y * geom.x;
+  int chan = (b * SLICES(src_shape) + si) * src_shape.y;
+  for (int ky = 0; ky < geom.y; ++ky) {
+    int sy = sy0 + ky * pad_dil.w;
+    if (sy < 0 || sy >= src_shape.y) continue;
+    int row = (chan + sy) * src_shape.x;
+    for (int kx = 0; kx < geom.x; ++kx) {
+      int sx = sx0 + kx * pad_dil.z;
+      if (sx >= 0 && sx < src_shape.x) acc = fma(LOAD4(src, row + sx), w[ky * geom.x + kx], acc);
+    }
+  }
+  return activate(acc, dw_act);
+}
+
+/* Depthwise then 1x1 in one launch: conv2d_1x1_gpu whose input tile holds
+ * the depthwise's outputs, computed where the 1x1 would load them. The
+ * intermediate tensor is never written; each work-group recomputes the
+ * depthwise values of its pixel tile for its LY * BS output slices, i.e.
+ * ceil(S_out / (LY * BS)) times over the launch: K * K multiply-adds per
+ * input float4 against LY * BS * 16 of the 1x1's, a small price on a GPU
+ * where a launch costs more than either. Each load's pixel is the same at
+ * every K step, so its source origin is computed once. */
+#if GD_SELECTED(dw_conv2d_1x1_gpu, 3)
+__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void dw_conv2d_1x1_gpu(
+    __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
+    int4 src_shape, int4 dst_shape, __global const float4* dw_weights, __global const float4* dw_bias, int4 geom,
+    int4 pad_dil, int dw_act, int act, __global const float4* alpha, __global const storage_t* residual, int4 epi,
+    int res_slices, int total) {
+  CONVG_PROLOGUE
+  int sx0[CONVG_IN_LOADS], sy0[CONVG_IN_LOADS], kk[CONVG_IN_LOADS];
+  bool live[CONVG_IN_LOADS];
+#pragma unroll
+  for (int r = 0; r < CONVG_IN_LOADS; ++r) {
+    int e = min(lid + r * CONVG_WG, CONVG_IN_N - 1);
+    int k = e / CONVG_TILE_P, p = p0 + e - k * CONVG_TILE_P;
+    int oy = p / dst_shape.x;
+    kk[r] = k;
+    live[r] = p < plane;
+    sx0[r] = (p - oy * dst_shape.x) * geom.z - pad_dil.x;
+    sy0[r] = oy * geom.w - pad_dil.y;
+  }
+  for (int k0 = 0; k0 < src_slices; k0 += CONVG_KT) {
+#pragma unroll
+    for (int r = 0; r < CONVG_IN_LOADS; ++r) {
+      int e = lid + r * CONVG_WG;
+      if (CONVG_IN_N % CONVG_WG == 0 || e < CONVG_IN_N) {
+        int si = k0 + kk[r];
+        in_l[e] = live[r] && si < src_slices ? convg_dw_value(src, src_shape, dw_weights, dw_bias, geom, pad_dil,
+                                                              dw_act, b, si, sx0[r], sy0[r])
+                                             : (float4)(0.0f);
+      }
+    }
+    convg_load_weights(w_l, weights, lid, g0, groups, src_slices, k0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    CONVG_TILE_FMA()
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  CONVG_EPILOGUE
 }
 #endif

@@ -21,6 +21,10 @@
 #include "check.h"
 #include "selectors.h"
 
+/* select_conv.c tells the fused depthwise + 1x1 node by its op (ops_conv.c
+ * defines it in the library). */
+const GOpDesc kGOpDwConv1x1 = {"DEPTHWISE+CONV2D_1X1", NULL};
+
 enum { FD = 0, PL = 1 };
 static const char* kModels[] = {"face_detection_short_range", "pose_landmark_full"};
 
@@ -371,6 +375,54 @@ static void test_small_gpu(void) {
   free(off);
 }
 
+/* A depthwise fused into the 1x1 after it (fuse_dw_conv.c) launches as that
+ * 1x1 does: same groups and defines, on every device that fuses; only the
+ * kernel differs. Devices without the GPU set, and the test hook, fuse
+ * nothing. */
+static void test_fused_pair_launches_as_its_1x1(void) {
+  GpuDevice* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_GPU);
+  GpuDevice* small = device(2, 1, 32 * 1024, 256, GD_KSET_GPU);
+  GpuDevice* tiny = device(2, 1, 16 * 1024, 256, GD_KSET_GPU);
+  GpuDevice* cpu = device(2, 0, 512 * 1024, 4096, GD_KSET_CPU);
+  CHECK(select_fuses_dw_1x1(h200) && select_fuses_dw_1x1(small), "the GPU set fuses");
+  CHECK(!select_fuses_dw_1x1(cpu), "the CPU set does not fuse");
+  /* 16 KiB holds 16 x 4 groups' tiles but not 64 x 1's, whose narrow 1x1s
+   * fall back to the CPU set: no fused kernel to fall back from. */
+  CHECK(!select_fuses_dw_1x1(tiny), "a device without 64 x 1 groups does not fuse");
+  setenv("TFLITE_GPU_FUSE_DW_1X1", "0", 1);
+  CHECK(!select_fuses_dw_1x1(h200), "TFLITE_GPU_FUSE_DW_1X1=0 turns it off");
+  unsetenv("TFLITE_GPU_FUSE_DW_1X1");
+  GpuDevice* devs[2] = {h200, small};
+  int pairs = 0;
+  for (size_t i = 0; i < NCASES; ++i) {
+    const Case* c = &kCases[i];
+    if (c->op != 'c' || c->k != 1 || c->stride != 1) continue;
+    for (int d = 0; d < 2; ++d) {
+      KernelVariant plain = select_case(devs[d], c);
+      OneNode o;
+      conv_node(c, &o);
+      /* The fused node holds the depthwise's geometry (a 3x3, stride 2). */
+      o.n.op = &kGOpDwConv1x1;
+      o.n.p.conv.kw = o.n.p.conv.kh = 3;
+      o.n.p.conv.sx = o.n.p.conv.sy = 2;
+      o.n.p.conv.pad_x = o.n.p.conv.pad_y = 1;
+      KernelVariant fused;
+      select_dw_conv1x1(devs[d], &o.g, &o.n, &fused);
+      CHECK(strcmp(fused.kernel, "dw_conv2d_1x1_gpu") == 0 && fused.form == CONV_ARGS_DW_1X1, "case %zu: %s",
+            i, fused.kernel);
+      fused.kernel = plain.kernel; /* compare the rest */
+      fused.form = plain.form;
+      CHECK(same_variant(&plain, &fused), "case %zu, device %d: the fused launch differs from the 1x1's", i, d);
+      ++pairs;
+    }
+  }
+  CHECK(pairs > 10, "only %d 1x1 cases", pairs);
+  free(h200);
+  free(small);
+  free(tiny);
+  free(cpu);
+}
+
 /* FULLY_CONNECTED and MEAN (hand_landmark_full: 1152 -> 63 and 1, the
  * 7x7x1152 global average): one work-group per output float4 whatever the
  * group size, so the rule has nothing to shrink there (a split reduction
@@ -415,6 +467,7 @@ int main(int argc, char** argv) {
   test_cpu_unchanged();
   test_small_gpu();
   test_reductions_unchanged();
+  test_fused_pair_launches_as_its_1x1();
   printf("%d checks, %d failures\n", g_checks, g_failures);
   return g_failures ? 1 : 0;
 }

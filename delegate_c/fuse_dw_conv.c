@@ -1,0 +1,39 @@
+/* See fuse_dw_conv.h. */
+#include "fuse_dw_conv.h"
+
+/* A 1x1, stride-1, unpadded convolution: a GEMM over the pixel plane. */
+static int is_pointwise(const GNode* n) {
+  return n->op == &kGOpConv2d && n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 &&
+         n->p.conv.sy == 1 && n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0;
+}
+
+int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead) {
+  int fused = 0;
+  for (int k = 0; k < g->num_nodes; ++k) {
+    GNode* dw = &g->nodes[k];
+    /* The fused kernel applies the depthwise's activation but no
+     * epilogue of its own (a PReLU or residual fused into it). */
+    if (dead[k] || dw->op != &kGOpDepthwise || dw->p.conv.multiplier != 1 || dw->num_epi || dw->num_inputs != 1 ||
+        dw->num_outputs != 1)
+      continue;
+    int t = dw->outputs[0];
+    int c = graph_sole_reader(g, t, dead, outputs, num_outputs);
+    if (c < 0 || !is_pointwise(&g->nodes[c])) continue;
+    GNode* pw = &g->nodes[c];
+    /* Read as the source only, not as a residual too; same storage. */
+    int other_use = 0;
+    for (int j = 1; j < pw->num_inputs; ++j) other_use |= pw->inputs[j] == t;
+    if (pw->inputs[0] != t || other_use || pw->fp32 != dw->fp32) continue;
+    int pw_weights = pw->p.conv.weights, pw_bias = pw->p.conv.bias;
+    pw->p.conv = dw->p.conv;
+    pw->p.conv.pw_weights = pw_weights;
+    pw->p.conv.pw_bias = pw_bias;
+    pw->p.conv.dw_act = dw->act;
+    pw->op = &kGOpDwConv1x1;
+    pw->inputs[0] = dw->inputs[0];
+    dead[k] = 1;
+    dw->num_inputs = 0;
+    ++fused;
+  }
+  return fused;
+}
