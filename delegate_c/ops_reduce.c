@@ -2,7 +2,9 @@
  * one kernel with an op switch (opencl_kernels/reduce.cl). The kernel
  * writes the keep_dims form of the result (reduced axes of size 1); where
  * the output tensor drops those axes and so has another BHWC shape, a
- * reshape node follows (row-major order is the same). */
+ * reshape node follows (row-major order is the same). Global
+ * AVERAGE_POOL_2D/MAX_POOL_2D lower to the same node with their fused
+ * activation (ops_pool.c). */
 #include <string.h>
 
 #include "executor.h"
@@ -107,6 +109,7 @@ static int encode_reduce(Executor* ex, int node) {
   karg_shape(&a, ex->g.tensors[n->outputs[0]].shape);
   karg_int4(&a, r[GD_W], r[GD_H], r[GD_C], r[GD_B]);
   karg_int(&a, n->p.reduce.op);
+  karg_int(&a, n->act); /* NONE but for a global pool (ops_pool.c) */
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }

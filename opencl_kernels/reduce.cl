@@ -5,15 +5,16 @@
  * reduce_identity, reduce_step(1) and fill_tail live in common.cl. */
 
 /* Any set of axes; dst has the keep_dims shape (size 1 on every reduced
- * axis). axes: (x, y, c, b), nonzero where reduced. One work-item per
- * output float4 folds its whole window.
+ * axis). axes: (x, y, c, b), nonzero where reduced; act: the fused
+ * activation (ACT_*) of a global pool lowered here, else ACT_NONE. One
+ * work-item per output float4 folds its whole window.
  *
  * Over channels the window covers every slice of the source, with the
  * padded lanes of the last one set to the op's identity; the four lanes
  * are folded at the end into lane 0 of the single output slice. */
 #if GD_SELECTED(reduce, 0)
 __kernel void reduce(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                     int4 axes, int op, int total) {
+                     int4 axes, int op, int act, int total) {
   int gid = get_global_id(0);
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
@@ -38,10 +39,10 @@ __kernel void reduce(__global const storage_t* src, __global storage_t* dst, int
   if (axes.z) {
     float f = reduce_step1(reduce_step1(acc.x, acc.y, op), reduce_step1(acc.z, acc.w, op), op);
     if (op == REDUCE_MEAN) f /= (float)((b1 - b0) * (y1 - y0) * (x1 - x0) * src_shape.z);
-    r = (float4)(f, 0.0f, 0.0f, 0.0f);
+    r = (float4)(activate1(f, act), 0.0f, 0.0f, 0.0f);
   } else {
     if (op == REDUCE_MEAN) acc /= (float)((b1 - b0) * (y1 - y0) * (x1 - x0));
-    r = mask_tail(acc, p.z, dst_shape.z);
+    r = mask_tail(activate(acc, act), p.z, dst_shape.z);
   }
   STORE4(r, dst, gid);
 }

@@ -57,15 +57,15 @@ GD_INLINE float wg_all1(__local float* buf, float v, int op, int lid) {
 }
 
 /* Any set of axes; dst has the keep_dims shape; axes (x, y, c, b) nonzero
- * where reduced (as reduce). The window of output float4 g, nb x ns x ny x
- * nx float4s, is numbered x fastest, and work-item lid takes numbers lid,
+ * where reduced, act the fused activation (as reduce). The window of output
+ * float4 g, nb x ns x ny x nx float4s, is numbered x fastest, and work-item lid takes numbers lid,
  * lid + WG, ...: neighbours read neighbouring float4s along W. Over
  * channels the padded lanes of the last slice are the op's identity and
  * the four lanes fold into lane 0 of the single output slice at the end. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void reduce_gpu(__global const storage_t* src,
                                                                          __global storage_t* dst, int4 src_shape,
                                                                          int4 dst_shape, int4 axes, int op,
-                                                                         int total) {
+                                                                         int act, int total) {
   __local float4 part[WG];
   int lid = get_local_id(0);
   int gid = get_group_id(0);
@@ -96,10 +96,10 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void reduce_gpu(__globa
     if (axes.z) {
       float f = reduce_step1(reduce_step1(acc.x, acc.y, op), reduce_step1(acc.z, acc.w, op), op);
       if (op == REDUCE_MEAN) f /= (float)(nb * ny * nx * src_shape.z);
-      r = (float4)(f, 0.0f, 0.0f, 0.0f);
+      r = (float4)(activate1(f, act), 0.0f, 0.0f, 0.0f);
     } else {
       if (op == REDUCE_MEAN) acc /= (float)(nb * ny * nx);
-      r = mask_tail(acc, p.z, dst_shape.z);
+      r = mask_tail(activate(acc, act), p.z, dst_shape.z);
     }
     STORE4(r, dst, gid);
   }

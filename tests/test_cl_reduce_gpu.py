@@ -291,9 +291,43 @@ def test_reduce_gpu(ctx, shape, wg, small, axes, op, fp16):
     bx = _buf(c, _phwc4(x))
 
     def args(bout):
-        return bx, bout, ss, ds, np.array(flags, np.int32), np.int32(code), np.int32(total)
+        return bx, bout, ss, ds, np.array(flags, np.int32), np.int32(code), np.int32(ACT_NONE), np.int32(total)
 
     gpu, cpu = _run_pair(c, q, fp16, "reduce_gpu.cl", "reduce_gpu", wg, ds, (ob, (oc + 3) // 4, oh, ow, 4), args,
+                         "reduce.cl", "reduce", total)
+    _check(gpu, want, fp16)
+    _check(cpu, want, fp16)
+
+
+# The fused activation (ACT_* of kernel_abi.h) a global pool lowered to a
+# reduce node brings (ops_pool.c); applied after the fold and the MEAN's
+# division, before the padded lanes are zeroed.
+ACT_NONE, ACT_RELU, ACT_RELU_N1_TO_1, ACT_RELU6 = 0, 1, 2, 3
+_ACT_REF = {ACT_RELU: lambda v: np.maximum(v, 0.0), ACT_RELU_N1_TO_1: lambda v: np.clip(v, -1.0, 1.0),
+            ACT_RELU6: lambda v: np.clip(v, 0.0, 6.0)}
+
+
+@pytest.mark.parametrize("fp16", FP)
+@pytest.mark.parametrize("act", [ACT_RELU, ACT_RELU_N1_TO_1, ACT_RELU6], ids=["relu", "relu_n1_to_1", "relu6"])
+@pytest.mark.parametrize("op", ["MEAN", "MAX"])
+@pytest.mark.parametrize("axes", ["HW", "C"])
+def test_reduce_activation(ctx, axes, op, act, fp16):
+    c, q = ctx
+    code, flags = OPS[op], AXES[axes]
+    shape = (2, 5, 7, 17)  # HW: 35 float4s per window; C: 5 slices with a tail
+    rng = np.random.default_rng(41 + act)
+    # Per-channel offsets spread the results below -1, between, and above 6.
+    x = _stored(rng.uniform(-10.0, 10.0, shape[-1]) + 2.0 * rng.standard_normal(shape), fp16)
+    want = _ACT_REF[act](_reduce_ref(x, flags, code))
+    ob, oh, ow, oc = want.shape
+    ss, ds = _shape(*shape), _shape(ob, oh, ow, oc)
+    total = _items(ds)
+    bx = _buf(c, _phwc4(x))
+
+    def args(bout):
+        return bx, bout, ss, ds, np.array(flags, np.int32), np.int32(code), np.int32(act), np.int32(total)
+
+    gpu, cpu = _run_pair(c, q, fp16, "reduce_gpu.cl", "reduce_gpu", 8, ds, (ob, (oc + 3) // 4, oh, ow, 4), args,
                          "reduce.cl", "reduce", total)
     _check(gpu, want, fp16)
     _check(cpu, want, fp16)
@@ -345,7 +379,7 @@ def test_surplus_work_groups_store_nothing(ctx):
     ds = _shape(2, 1, 1, 9)
     gpu, _ = _run_pair(c, q, False, "reduce_gpu.cl", "reduce_gpu", 8, ds, (2, 3, 1, 1, 4),
                        lambda bout: (bx, bout, ss, ds, np.array([1, 0, 0, 0], np.int32), np.int32(R_SUM),
-                                     np.int32(6)), "reduce.cl", "reduce", 6, extra=3)
+                                     np.int32(0), np.int32(6)), "reduce.cl", "reduce", 6, extra=3)
     _check(gpu, x.astype(np.float64).sum(axis=2, keepdims=True), False)
     gpu, _ = _run_pair(c, q, False, "reduce_gpu.cl", "softmax_gpu", 8, ss, (2, 3, 1, 3, 4),
                        lambda bout: (bx, bout, ss, np.float32(1.0), np.int32(1), np.int32(6)),
