@@ -77,14 +77,16 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     return 1;
   }
   if (cons->op == &kGOpUnary) {
-    /* A RELU-family node after the conv, or after its fused ADD, becomes
-     * that step's activation (BlazeFace blocks: ADD then RELU). */
-    int act = cons->p.unary.op == UN_RELU ? kTfLiteActRelu
-              : cons->p.unary.op == UN_RELU6 ? kTfLiteActRelu6
-              : cons->p.unary.op == UN_RELU_N1_TO_1 ? kTfLiteActReluN1To1 : -1;
+    /* A RELU-family, TANH, LOGISTIC or HARD_SWISH node after the conv, or
+     * after its fused ADD, becomes that step's activation (BlazeFace
+     * blocks: ADD then RELU; MobileNetV3's: conv then HARD_SWISH). The
+     * kernels compute each as elementwise.cl's unary op does. */
+    int u = cons->p.unary.op;
+    int act = u == UN_RELU ? ACT_RELU : u == UN_RELU6 ? ACT_RELU6 : u == UN_RELU_N1_TO_1 ? ACT_RELU_N1_TO_1
+              : u == UN_TANH ? ACT_TANH : u == UN_LOGISTIC ? ACT_SIGMOID : u == UN_HARD_SWISH ? ACT_HARD_SWISH : -1;
     int* slot = prod->num_epi == 0 ? &prod->act
                 : prod->epi[prod->num_epi - 1].op == EPI_ADD ? &prod->epi[prod->num_epi - 1].act : NULL;
-    if (act < 0 || !slot || *slot != kTfLiteActNone) return 0;
+    if (act < 0 || !slot || *slot != ACT_NONE) return 0;
     *slot = act;
     prod->outputs[0] = cons->outputs[0];
     return 1;

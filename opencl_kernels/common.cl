@@ -120,6 +120,8 @@ GD_INLINE float4 mask_tail(float4 v, int s, int C) {
       case ACT_RELU_N1_TO_1: return clamp(v, -1.0f, 1.0f);         \
       case ACT_TANH: return tanh(v);                               \
       case ACT_SIGMOID: return 1.0f / (1.0f + exp(-v));            \
+      case ACT_HARD_SWISH:                                         \
+        return v * clamp(v + 3.0f, 0.0f, 6.0f) * (1.0f / 6.0f);    \
       default: return v;                                           \
     }                                                              \
   }                                                                \

@@ -6,8 +6,11 @@
 #define TFLITE_GPU_KERNEL_ABI_H
 
 /* Fused activations: TfLiteFusedActivation's values (5, sign bit, is
- * refused at partition time). */
-enum { ACT_NONE = 0, ACT_RELU = 1, ACT_RELU_N1_TO_1 = 2, ACT_RELU6 = 3, ACT_TANH = 4, ACT_SIGMOID = 6 };
+ * refused at partition time), and ACT_HARD_SWISH, the delegate's own: a
+ * HARD_SWISH node fused into the convolution before it (fuse.c), never a
+ * value a model holds. */
+enum { ACT_NONE = 0, ACT_RELU = 1, ACT_RELU_N1_TO_1 = 2, ACT_RELU6 = 3, ACT_TANH = 4, ACT_SIGMOID = 6,
+       ACT_HARD_SWISH = 32 };
 
 /* Binary ops (elementwise.cl): comparisons and LOGICAL_AND give 1.0 / 0.0;
  * BIN_SELECT takes 3 inputs (cond, x, y). */

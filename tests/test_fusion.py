@@ -23,10 +23,10 @@ def _conv(mb, rng, x, cin, cout, shape_hw, depthwise=False, act="NONE"):
     return y
 
 
-def _run_delegate(model, inputs):
+def _run_delegate(model, inputs, **options):
     """One invoke through the delegate: the outputs, and the delegate's
     stats (CPU nodes, dispatches) once the graph is planned."""
-    d = tflite_gpu.load_delegate(log_level="silent")
+    d = tflite_gpu.load_delegate(log_level="silent", **options)
     it = interpreters.make(model, delegate=d)
     stats = _capi.delegate_stats(d._get_native_delegate_pointer())
     return interpreters.run(it, inputs), stats
@@ -187,19 +187,27 @@ def test_channel_pad_folded_into_residual_add(cin, cout, producer, extra_reader,
                      atol=1e-4 * max(1.0, float(np.abs(want).max())))
 
 
+@pytest.mark.parametrize("kernel_set", ["cpu", "gpu"])
 @pytest.mark.parametrize("chain,act,dispatches", [
     (("relu",), "NONE", 3),             # conv -> RELU: the conv's activation
     (("add", "relu6"), "RELU", 3),      # conv(RELU) -> ADD -> RELU6: the ADD step's activation
     (("prelu", "relu"), "NONE", 4),     # after a PReLU there is no activation slot: RELU stays
     (("relu", "relu_n1_to_1"), "NONE", 4),  # the slot is taken by the first one
+    (("hard_swish",), "NONE", 3),       # MobileNetV3: conv -> HARD_SWISH
+    (("logistic",), "NONE", 3),
+    (("tanh",), "NONE", 3),
+    (("add", "hard_swish"), "NONE", 3),
+    (("relu6", "logistic"), "NONE", 4),  # one slot: LOGISTIC stays
+    (("hard_swish",), "RELU", 4),        # the conv's own activation holds the slot
 ])
-def test_relu_after_conv_becomes_its_activation(chain, act, dispatches):
+def test_unary_after_conv_becomes_its_activation(chain, act, dispatches, kernel_set):
     rng = np.random.default_rng(9)
     mb = ModelBuilder()
     h, w, c = 6, 9, 7
     x = mb.add_input([1, h, w, c])
     y = _conv(mb, rng, x, c, c, (h, w), act=act)
-    ops = {"relu": "RELU", "relu6": "RELU6", "relu_n1_to_1": "RELU_N1_TO_1"}
+    ops = {"relu": "RELU", "relu6": "RELU6", "relu_n1_to_1": "RELU_N1_TO_1", "hard_swish": "HARD_SWISH",
+           "logistic": "LOGISTIC", "tanh": "TANH"}
     for step in chain:
         out = mb.add_tensor([1, h, w, c])
         if step == "add":
@@ -214,7 +222,7 @@ def test_relu_after_conv_becomes_its_activation(chain, act, dispatches):
     model = mb.build()
     inputs = [rng.standard_normal([1, h, w, c]).astype(np.float32) * 3]
     expected = run_cpu(model, inputs)
-    outputs, stats = _run_delegate(model, inputs)
+    outputs, stats = _run_delegate(model, inputs, kernel_set=kernel_set)
     assert stats["cpu_nodes"] == 0
     assert stats["dispatches"] == dispatches, stats
     want = expected[0]
