@@ -20,6 +20,9 @@ int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead) {
     int c = graph_sole_reader(g, t, dead, outputs, num_outputs);
     if (c < 0 || !is_pointwise(&g->nodes[c])) continue;
     GNode* pw = &g->nodes[c];
+    const int* src = g->tensors[dw->inputs[0]].shape;
+    long taps = (long)dw->p.conv.kh * dw->p.conv.kw * ((src[GD_C] + 3) / 4);
+    if (taps > GD_DW_1X1_MAX_TAP_SLICES) continue;
     /* Read as the source only, not as a residual too; same storage. */
     int other_use = 0;
     for (int j = 1; j < pw->num_inputs; ++j) other_use |= pw->inputs[j] == t;

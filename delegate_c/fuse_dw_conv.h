@@ -8,7 +8,17 @@
 
 #include "graph.h"
 
-/* Rewrites each pair in place: the 1x1 node takes the depthwise's input
+/* The fused kernel recomputes the depthwise inside the 1x1's K loop: each
+ * work-item makes KH * KW * S_in more loads (S_in = input slices), in
+ * series, against one launch saved. On an H100 (2026-11-26,
+ * docs/benchmarks/gpu-h100-2026-11-26.md) the models whose pairs all had
+ * KH * KW * S_in <= 288 got faster (face_detection_short_range 2.01 ->
+ * 1.57 ms, iris_landmark 3.68 -> 3.26) and every model with larger pairs
+ * slower (hand_landmark_full, up to 5 x 5 x 288 = 7,200: 4.38 -> 14.97
+ * ms). Pairs above this stay two launches. */
+#define GD_DW_1X1_MAX_TAP_SLICES 288
+
+/* Rewrites each pair within GD_DW_1X1_MAX_TAP_SLICES in place: the 1x1 node takes the depthwise's input
  * and parameters (graph.h, conv.pw_*), the depthwise is marked in dead[]
  * and reads nothing. outputs: graph tensors read back by the runtime,
  * never fused away. Returns the number of nodes removed. */

@@ -197,3 +197,16 @@ def test_depthwise_with_its_own_prelu_is_kept(monkeypatch):
         mb.mark_output(_pw(mb, rng, p, h, w, c))
         return 4
     _pair_kept(build, monkeypatch)
+
+
+def test_pair_with_a_long_depthwise_is_kept(monkeypatch):
+    """5x5 over 48 channels: 25 taps x 12 slices = 300 loads more per
+    work-item than GD_DW_1X1_MAX_TAP_SLICES (288) allows; 44 channels (275)
+    fuse."""
+    for cin, fused in ((44, True), (48, False)):
+        model, inputs = _block(h=6, w=7, cin=cin, cout=8, k=5, seed=cin)
+        (want,) = run_cpu(model, inputs)
+        (got,), on = _run(model, inputs, monkeypatch, kernel_set="gpu")
+        _, off = _run(model, inputs, monkeypatch, fuse=False, kernel_set="gpu")
+        assert on["dispatches"] == off["dispatches"] - fused, (cin, on, off)
+        assert_close(got, want, rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
