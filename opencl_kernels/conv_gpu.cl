@@ -167,6 +167,16 @@ GD_INLINE void convg_load_weights(__local float4* w_l, __global const float* wei
     }                                                                                           \
   }
 
+/* The rest of a K step once the input tile is staged: the weight tile of
+ * reduction rows k0 .. k0+KT-1 (of K_SLICES), then the register block's
+ * multiply-adds; the barrier after them lets the next step overwrite both
+ * tiles. */
+#define CONVG_K_STEP(K_SLICES)                                                  \
+  convg_load_weights(w_l, weights, lid, g0, groups, K_SLICES, k0);            \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                \
+  CONVG_TILE_FMA()                                                             \
+  barrier(CLK_LOCAL_MEM_FENCE);
+
 /* 1x1, stride 1, no padding: a GEMM per batch of the pixel plane (P x
  * C_in) by the weights (C_in x C_out). A work-group computes LX * TP pixels
  * x LY * BS output slices, stepping over the input slices KT at a time:
@@ -190,11 +200,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
         in_l[e] = si < src_slices && p < plane ? LOAD4(src, (b * src_slices + si) * plane + p) : (float4)(0.0f);
       }
     }
-    convg_load_weights(w_l, weights, lid, g0, groups, src_slices, k0);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    CONVG_TILE_FMA()
-    /* The next step overwrites the tiles. */
-    barrier(CLK_LOCAL_MEM_FENCE);
+    CONVG_K_STEP(src_slices)
   }
   CONVG_EPILOGUE
 }
@@ -250,10 +256,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
         }
       }
     }
-    convg_load_weights(w_l, weights, lid, g0, groups, k_slices, k0);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    CONVG_TILE_FMA()
-    barrier(CLK_LOCAL_MEM_FENCE);
+    CONVG_K_STEP(k_slices)
   }
   CONVG_EPILOGUE
 }
@@ -368,10 +371,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void dw_co
                                              : (float4)(0.0f);
       }
     }
-    convg_load_weights(w_l, weights, lid, g0, groups, src_slices, k0);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    CONVG_TILE_FMA()
-    barrier(CLK_LOCAL_MEM_FENCE);
+    CONVG_K_STEP(src_slices)
   }
   CONVG_EPILOGUE
 }

@@ -284,14 +284,18 @@ def test_reduce_gpu(ctx, shape, wg, small, axes, op, fp16):
     if code == R_PROD:
         x = 1.0 + 0.02 * x  # near 1: products of thousands stay finite
     x = _stored(x, fp16)
-    want = _reduce_ref(x, flags, code)
+    _check_reduce(c, q, x, flags, code, ACT_NONE, wg, fp16, _reduce_ref(x, flags, code))
+
+
+def _check_reduce(c, q, x, flags, code, act, wg, fp16, want):
+    """reduce_gpu (groups of wg) and reduce over x against want."""
     ob, oh, ow, oc = want.shape
-    ss, ds = _shape(*shape), _shape(ob, oh, ow, oc)
+    ss, ds = _shape(*x.shape), _shape(ob, oh, ow, oc)
     total = _items(ds)
     bx = _buf(c, _phwc4(x))
 
     def args(bout):
-        return bx, bout, ss, ds, np.array(flags, np.int32), np.int32(code), np.int32(ACT_NONE), np.int32(total)
+        return bx, bout, ss, ds, np.array(flags, np.int32), np.int32(code), np.int32(act), np.int32(total)
 
     gpu, cpu = _run_pair(c, q, fp16, "reduce_gpu.cl", "reduce_gpu", wg, ds, (ob, (oc + 3) // 4, oh, ow, 4), args,
                          "reduce.cl", "reduce", total)
@@ -318,19 +322,7 @@ def test_reduce_activation(ctx, axes, op, act, fp16):
     rng = np.random.default_rng(41 + act)
     # Per-channel offsets spread the results below -1, between, and above 6.
     x = _stored(rng.uniform(-10.0, 10.0, shape[-1]) + 2.0 * rng.standard_normal(shape), fp16)
-    want = _ACT_REF[act](_reduce_ref(x, flags, code))
-    ob, oh, ow, oc = want.shape
-    ss, ds = _shape(*shape), _shape(ob, oh, ow, oc)
-    total = _items(ds)
-    bx = _buf(c, _phwc4(x))
-
-    def args(bout):
-        return bx, bout, ss, ds, np.array(flags, np.int32), np.int32(code), np.int32(act), np.int32(total)
-
-    gpu, cpu = _run_pair(c, q, fp16, "reduce_gpu.cl", "reduce_gpu", 8, ds, (ob, (oc + 3) // 4, oh, ow, 4), args,
-                         "reduce.cl", "reduce", total)
-    _check(gpu, want, fp16)
-    _check(cpu, want, fp16)
+    _check_reduce(c, q, x, flags, code, act, 8, fp16, _ACT_REF[act](_reduce_ref(x, flags, code)))
 
 
 # ---------------------------------------------------------------- SOFTMAX
