@@ -7,7 +7,8 @@ import pathlib
 import numpy as np
 import pytest
 
-from tflite_gpu import models
+import tflite_gpu
+from tflite_gpu import _capi, interpreters, models
 from tflite_gpu.check import FP16_RTOL_L2, FP32_RTOL_L2, check_model
 
 # Every MediaPipe model the CPU interpreter can run (the other three need
@@ -114,3 +115,23 @@ def test_selfie_logits_fp16_agree(name, custom_model_files, tmp_path):
     assert r.cpu_nodes == 0 and r.partitions == 1 and r.deterministic
     (o,) = r.outputs
     assert o.rel_l2 <= FP16_RTOL_L2, f"logits: FP32 vs FP16 relative L2 {o.rel_l2:.3g}"
+
+
+# Launches per invoke with each kernel set (docs/how-it-works.md, "Launches
+# per invoke"): the fusion passes' effect on real models, pinned so that a
+# change that loses a fusion (or gains one) shows here. GPU set: the
+# depthwise -> 1x1 pairs (fuse_dw_conv.c) and unary activations (fuse.c);
+# the CPU set has no fused depthwise kernel.
+LAUNCHES = {"face_detection_short_range": {"gpu": 35, "cpu": 51},
+            "iris_landmark": {"gpu": 76, "cpu": 102},
+            "hand_landmark_full": {"gpu": 57, "cpu": 59}}
+
+
+@pytest.mark.parametrize("kernel_set", ["gpu", "cpu"])
+@pytest.mark.parametrize("name", list(LAUNCHES))
+def test_model_launches(name, kernel_set, model_files):
+    d = tflite_gpu.load_delegate(log_level="silent", kernel_set=kernel_set)
+    interpreters.make(str(model_files[name]), delegate=d)
+    stats = _capi.delegate_stats(d._get_native_delegate_pointer())
+    assert stats["cpu_nodes"] == 0
+    assert stats["dispatches"] == LAUNCHES[name][kernel_set], stats
