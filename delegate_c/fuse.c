@@ -62,6 +62,65 @@ static int channel_pad_of(const Graph* g, int t, int c, const int* outputs, int 
   return k;
 }
 
+/* Residual ADDs whose shortcut is computed after the convolution that
+ * feeds the other operand (BlazeFace / BlazeBlock stride-2 blocks: the
+ * conv path, then MAX_POOL and a channel PAD of the block's input, then
+ * the ADD). try_fuse needs the residual to exist before its producer
+ * runs, so the nodes computing the shortcut that sit between the conv and
+ * the ADD move ahead of the conv, in their order, when none of them
+ * depends on it. A topological order stays one: they read nothing written
+ * after the conv. The shortcut then lives a little longer in the arena.
+ * Returns the number of ADDs made fusable. */
+static int hoist_residuals(Graph* g, char* dead, const int* outputs, int num_outputs) {
+  int hoisted = 0;
+  char* mark = calloc((size_t)g->num_nodes + 1, 1);
+  GNode* tmp = malloc(sizeof(GNode) * ((size_t)g->num_nodes + 1));
+  char* tmp_dead = malloc((size_t)g->num_nodes + 1);
+  if (!mark || !tmp || !tmp_dead) {
+    free(mark), free(tmp), free(tmp_dead);
+    return -1;
+  }
+  for (int a = 0; a < g->num_nodes; ++a) {
+    const GNode* add = &g->nodes[a];
+    if (dead[a] || add->op != &kGOpBinary || add->p.binary.op != BIN_ADD || add->num_inputs != 2) continue;
+    for (int j = 0; j < 2; ++j) {
+      int t = add->inputs[j], p = writer(g, t), w = writer(g, add->inputs[1 - j]), only = -1;
+      if (p < 0 || w <= p || dead[p] || (g->nodes[p].op != &kGOpConv2d && g->nodes[p].op != &kGOpDepthwise) ||
+          graph_is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1)
+        continue;
+      /* The shortcut's writers after p: w and, walking back, whatever of
+       * theirs is written after p; none may be p itself. */
+      memset(mark, 0, (size_t)g->num_nodes);
+      mark[w] = 1;
+      int ok = 1;
+      for (int k = w; k > p && ok; --k) {
+        if (!mark[k]) continue;
+        for (int i = 0; i < g->nodes[k].num_inputs && ok; ++i) {
+          int x = writer(g, g->nodes[k].inputs[i]);
+          if (x == p) ok = 0;
+          else if (x > p) mark[x] = 1;
+        }
+      }
+      if (!ok) continue;
+      /* [p, w] becomes: the marked nodes, p, the rest, each in order. */
+      int n = 0;
+      for (int pass = 0; pass < 3; ++pass)
+        for (int k = p; k <= w; ++k) {
+          int take = pass == 0 ? k > p && mark[k] : pass == 1 ? k == p : k > p && !mark[k];
+          if (!take) continue;
+          tmp[n] = g->nodes[k];
+          tmp_dead[n++] = dead[k];
+        }
+      memcpy(&g->nodes[p], tmp, sizeof(GNode) * (size_t)n);
+      memcpy(&dead[p], tmp_dead, (size_t)n);
+      ++hoisted;
+      break;
+    }
+  }
+  free(mark), free(tmp), free(tmp_dead);
+  return hoisted;
+}
+
 /* Can node c (reading t, the output of node p) become an epilogue of p? */
 static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* outputs, int num_outputs) {
   GNode* prod = &g->nodes[p];
@@ -175,6 +234,10 @@ int fuse_graph(Graph* g, const int* outputs, int num_outputs, int dw_1x1) {
       dead[k] = 1;
       ++fused;
     }
+  if (hoist_residuals(g, dead, outputs, num_outputs) < 0) {
+    free(dead);
+    return -1;
+  }
   for (int p = 0; p < g->num_nodes; ++p) {
     GNode* prod = &g->nodes[p];
     if (dead[p] || (prod->op != &kGOpConv2d && prod->op != &kGOpDepthwise)) continue;

@@ -285,3 +285,60 @@ def test_layer_norm_statistics_fused(style):
         assert_close(got, want, rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
         runs[last] = stats["dispatches"]
     assert runs["RSQRT"] == runs["SQRT"] - 4, runs
+
+
+@pytest.mark.parametrize("kernel_set", ["cpu", "gpu"])
+@pytest.mark.parametrize("shortcut_first", [True, False])
+@pytest.mark.parametrize("cin,cout", [(5, 12), (8, 8), (3, 17)])
+def test_shortcut_after_the_conv_is_fused(cin, cout, shortcut_first, kernel_set):
+    """A BlazeBlock stride-2 block: x -> depthwise (stride 2) -> 1x1 ->
+    ADD(., PAD_c(MAX_POOL(x))) -> PRELU, with the shortcut's nodes placed
+    after the conv path (as the MediaPipe files order them) or before.
+    Either way the ADD becomes the 1x1's residual epilogue: the shortcut's
+    nodes move ahead of the conv (fuse.c hoist_residuals), so both orders
+    launch the same kernels."""
+    rng = np.random.default_rng(cin * 10 + cout)
+    mb = ModelBuilder()
+    h, w = 10, 13
+    oh, ow = h // 2, (w + 1) // 2
+    x = mb.add_input([1, h, w, cin])
+
+    def shortcut():
+        pooled = mb.add_tensor([1, oh, ow, cin])
+        mb.add_op("MAX_POOL_2D", [x], [pooled], dict(padding="SAME", stride_w=2, stride_h=2, filter_w=2,
+                                                     filter_h=2))
+        if cin == cout:
+            return pooled
+        paddings = mb.add_tensor([4, 2], dtype=np.int32,
+                                 data=np.array([[0, 0], [0, 0], [0, 0], [0, cout - cin]], np.int32))
+        padded = mb.add_tensor([1, oh, ow, cout])
+        mb.add_op("PAD", [pooled, paddings], [padded])
+        return padded
+
+    s = shortcut() if shortcut_first else None
+    dwt = mb.add_tensor([1, 3, 3, cin], data=rng.standard_normal([1, 3, 3, cin]).astype(np.float32))
+    dwb = mb.add_tensor([cin], data=rng.standard_normal([cin]).astype(np.float32))
+    mid = mb.add_tensor([1, oh, ow, cin])
+    mb.add_op("DEPTHWISE_CONV_2D", [x, dwt, dwb], [mid],
+              dict(padding="SAME", stride_w=2, stride_h=2, depth_multiplier=1))
+    pwt = mb.add_tensor([cout, 1, 1, cin], data=rng.standard_normal([cout, 1, 1, cin]).astype(np.float32))
+    pwb = mb.add_tensor([cout], data=rng.standard_normal([cout]).astype(np.float32))
+    y = mb.add_tensor([1, oh, ow, cout])
+    mb.add_op("CONV_2D", [mid, pwt, pwb], [y], dict(padding="VALID", stride_w=1, stride_h=1))
+    if not shortcut_first:
+        s = shortcut()
+    z = mb.add_tensor([1, oh, ow, cout])
+    mb.add_op("ADD", [y, s], [z], dict(fused_activation="NONE"))
+    alpha = mb.add_tensor([cout], data=rng.uniform(0.05, 0.5, [cout]).astype(np.float32))
+    out = mb.add_tensor([1, oh, ow, cout])
+    mb.add_op("PRELU", [z, alpha], [out])
+    mb.mark_output(out)
+    model = mb.build()
+    inputs = [rng.standard_normal([1, h, w, cin]).astype(np.float32)]
+    (want,) = run_cpu(model, inputs)
+    (got,), stats = _run_delegate(model, inputs, kernel_set=kernel_set)
+    assert stats["cpu_nodes"] == 0
+    # input and output conversions, the pool, the depthwise and the 1x1
+    # with ADD and PReLU fused (the GPU set: one launch for both convs)
+    assert stats["dispatches"] == (4 if kernel_set == "gpu" else 5), stats
+    assert_close(got, want, rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
