@@ -176,10 +176,29 @@ static int plan_memory(Executor* ex) {
   return rc;
 }
 
+/* Whether a float tensor's PHWC4 bytes begin with its BHWC bytes, element
+ * for element: one slice of exactly 4 channels, or a single pixel per
+ * batch (B = 1, or C a multiple of 4). */
+static int phwc4_is_bhwc(const int s[4]) {
+  int pixels = s[GD_H] * s[GD_W];
+  return s[GD_C] == 4 || (pixels == 1 && (s[GD_B] == 1 || s[GD_C] % 4 == 0));
+}
+
 /* A boundary tensor's runtime buffer holds float32, or (for the few ops
  * that allow them, see op_table.c) int32, int64 or one-byte bool elements. */
 static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   const GTensor* t = &ex->g.tensors[b->tensor];
+  /* A float32 output stored as float whose PHWC4 form starts with its BHWC
+   * form (the landmark and score vectors: [1, 63], [1, 1]) is read back
+   * from its own buffer, a launch fewer. Not inputs: the kernels read the
+   * padded lanes of a PHWC4 tensor as zeros, which a plain write of the
+   * runtime's bytes leaves unset. */
+  if (!to_device && t->dtype == kTfLiteFloat32 && t->qtype == GD_QNONE && !t->is_int32 &&
+      (!ex->dev->fp16 || t->fp32) && phwc4_is_bhwc(t->shape)) {
+    b->bytes = shape_elements(t->shape) * 4;
+    b->staging = t->mem;
+    return 0;
+  }
   int typed = t->dtype == kTfLiteInt32 || t->dtype == kTfLiteInt64 || t->dtype == kTfLiteBool;
   /* int8/uint8 runtime tensors (ENABLE_QUANT) are staged as bytes and
    * (de)quantized by the conversion kernel. */
