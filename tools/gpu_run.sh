@@ -27,11 +27,13 @@
 #        ops       tests/test_ops.py, GPU kernel set, every 3rd test (TFLITE_GPU_OP_TEST_EVERY=3:1),
 #                  pytest-xdist on all cores
 #        tune      tools/bench_tuning.py with the GPU set
+#        launch    tools/cl_launch_cost.py: a bare launch's cost on the device, without the delegate
+#                  (queued, flushed, synced; a few seconds)
 #
 # With the device tool (README, "Running on an NVIDIA GPU machine"), two calls and an optional third:
 #   run(command="GPU_RUN_PACK=1 GPU_RUN_DEADLINE_S=330 tools/gpu_run.sh run $OUT", carry=[".gpu-bundle"],
 #       timeout_s=360)
-#   run(command="GPU_RUN_PACK=1 GPU_RUN_STEPS=profile GPU_RUN_DEADLINE_S=170 tools/gpu_run.sh run $OUT",
+#   run(command="GPU_RUN_PACK=1 GPU_RUN_STEPS='launch profile' GPU_RUN_DEADLINE_S=170 tools/gpu_run.sh run $OUT",
 #       carry=[".gpu-bundle"], timeout_s=180)
 #   run(command="GPU_RUN_PACK=1 GPU_RUN_STEPS=ops GPU_RUN_DEADLINE_S=170 tools/gpu_run.sh run $OUT",
 #       carry=[".gpu-bundle"], timeout_s=180)
@@ -67,7 +69,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 
-ALL_STEPS="devices models bench benchcpu profile ops tune"
+ALL_STEPS="devices models bench benchcpu profile ops tune launch"
 RUN_WORK="" RUN_TICKER=""
 
 usage() {
@@ -472,6 +474,9 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
             --junitxml="$files/ops-$ks.xml" tests/test_ops.py >"$files/ops-$ks.log" 2>&1 || rc=1
           tail -n 3 "$files/ops-$ks.log"
         done
+        ;;
+      launch)
+        limited "$python" "$ROOT/tools/cl_launch_cost.py" --out "$files" || rc=1
         ;;
       tune)
         say "work-group tuning (SUSTAINED_SPEED) against the selector's groups, GPU set"

@@ -13,7 +13,7 @@ models-KS-PREC.json (`check --json`: a list of rows, a row either a result
 or {"model", "error": {"exit_code", "kind", "message"}}, or one
 {"error": ...} object), bench-gpu/, bench-xnnpack-all/, bench-cpu/
 (`bench --json` per model) or bench-KS.json, profile.json
-(tools/gpu_profile.py), ops-KS.xml (junit).
+(tools/gpu_profile.py), launch.json (tools/cl_launch_cost.py), ops-KS.xml (junit).
 
 Targets (issue 12): the GPU kernel set at least 10x faster than XNNPACK on
 2 threads on the five largest MediaPipe models (by FLOPs), and faster than
@@ -419,10 +419,24 @@ def _profile(d, out, problems):
         problems.add("profile: a model failed")
 
 
+def _launch(d, out, problems):
+    doc, why = _load(d / "launch.json")
+    if doc is None and not why:
+        return
+    if doc is None:
+        out += ["## Launch cost (tools/cl_launch_cost.py)", "", f"launch.json is {why}", ""]
+        problems.add(f"launch.json {why}")
+        return
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    import cl_launch_cost
+
+    out += ["#" + cl_launch_cost.markdown(doc), ""]
+
+
 def summarize(d: pathlib.Path):
     """(markdown, ok)."""
     out, problems = [], _Problems()
-    for section in (_header, _steps, _ops, _models, _bench, _profile):
+    for section in (_header, _steps, _ops, _models, _bench, _profile, _launch):
         try:
             if section is _header:
                 section(d, out)
