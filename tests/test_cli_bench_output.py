@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from cli_run import tiny_conv_model
 from tflite_gpu import bench
 
 
@@ -57,22 +58,6 @@ def test_write_outputs_skips_the_chart_with_a_reason(tmp_path):
     assert doc["geomean_fp32_over_xnnpack"] is None  # NaN became null
 
 
-def _conv_file(tmp_path):
-    import numpy as np
-    from tflite_gpu.model_builder import ModelBuilder
-
-    mb = ModelBuilder()
-    x = mb.add_input([1, 4, 4, 2])
-    w = mb.add_tensor([2, 1, 1, 2], data=np.ones((2, 1, 1, 2), np.float32))
-    b = mb.add_tensor([2], data=np.zeros(2, np.float32))
-    y = mb.add_tensor([1, 4, 4, 2])
-    mb.add_op("CONV_2D", [x, w, b], [y], dict(padding="SAME"))
-    mb.mark_output(y)
-    p = tmp_path / "conv.tflite"
-    p.write_bytes(mb.build())
-    return p
-
-
 @pytest.mark.parametrize("phase,code,who", [("cpu:xnnpack setup", 4, "the CPU interpreter crashed"),
                                             ("delegate:fp32 invoke", 5, "the delegate crashed")])
 def test_a_crashing_model_is_a_result(phase, code, who, tmp_path, capsys, monkeypatch):
@@ -83,7 +68,7 @@ def test_a_crashing_model_is_a_result(phase, code, who, tmp_path, capsys, monkey
 
     monkeypatch.setattr(isolate, "run", crash)
     md = tmp_path / "r.md"
-    rc = cli.main(["bench", str(_conv_file(tmp_path)), "--json", "-", "--markdown", str(md), "--no-progress"])
+    rc = cli.main(["bench", str(tiny_conv_model(tmp_path / "conv.tflite")), "--json", "-", "--markdown", str(md), "--no-progress"])
     cap = capsys.readouterr()
     assert rc == code, cap.err
     (m,) = json.loads(cap.out)["models"]  # the report, not an error: the run finished
