@@ -5,7 +5,8 @@
  * only feed convolutions are folded into the convolutions' padding, and
  * layer norms' statistics become one kernel (fuse_layer_norm.c). With the
  * GPU kernel set, a depthwise and the 1x1 after it become one kernel
- * (fuse_dw_conv.c). */
+ * (fuse_dw_conv.c), and a residual that is a 2x2 max pool is read through
+ * the pool's window (max2_pool_of). */
 #include "fuse.h"
 
 #include <stdlib.h>
@@ -59,6 +60,30 @@ static int channel_pad_of(const Graph* g, int t, int c, const int* outputs, int 
   if (b[GD_B] || b[GD_H] || b[GD_W] || b[GD_C] || in[GD_B] != out[GD_B] || in[GD_H] != out[GD_H] ||
       in[GD_W] != out[GD_W] || in[GD_C] > out[GD_C] || g->tensors[pad->inputs[0]].data)
     return -1;
+  return k;
+}
+
+/* The node that computes t as a 2x2 stride-2 MAX_POOL_2D without padding
+ * before its windows, read by node c alone, or -1; *code gets the kernels'
+ * EPI_ADD_MAX2 code. BlazeBlock stride-2 blocks add such a pool of the
+ * block's input (then maybe a channel PAD) to the conv path; conv_gpu.cl
+ * reads the pool's input through the window instead (convg_residual). Its
+ * source must be 2W x 2H, or one short (SAME padding of an odd size, the
+ * last window holds fewer taps); VALID of an odd size would skip a pixel
+ * per row, which the kernel does not know. */
+static int max2_pool_of(const Graph* g, int t, int c, const int* outputs, int num_outputs, int* code) {
+  int k = writer(g, t), only = -1;
+  if (k < 0 || graph_is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1 || only != c) return -1;
+  const GNode* pool = &g->nodes[k];
+  if (pool->op != &kGOpPool || !pool->p.pool.is_max || pool->p.pool.kw != 2 || pool->p.pool.kh != 2 ||
+      pool->p.pool.sx != 2 || pool->p.pool.sy != 2 || pool->p.pool.pad_x || pool->p.pool.pad_y ||
+      pool->act != kTfLiteActNone || pool->num_epi || pool->num_inputs != 1 || g->tensors[pool->inputs[0]].data)
+    return -1;
+  const int* in = g->tensors[pool->inputs[0]].shape;
+  const int* out = g->tensors[t].shape;
+  int dw = 2 * out[GD_W] - in[GD_W], dh = 2 * out[GD_H] - in[GD_H];
+  if (in[GD_B] != out[GD_B] || in[GD_C] != out[GD_C] || dw < 0 || dw > 1 || dh < 0 || dh > 1) return -1;
+  *code = EPI_ADD_MAX2 | (dw ? EPI_MAX2_ODD_W : 0) | (dh ? EPI_MAX2_ODD_H : 0);
   return k;
 }
 
@@ -122,7 +147,7 @@ static int hoist_residuals(Graph* g, char* dead, const int* outputs, int num_out
 }
 
 /* Can node c (reading t, the output of node p) become an epilogue of p? */
-static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* outputs, int num_outputs) {
+static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* outputs, int num_outputs, int flags) {
   GNode* prod = &g->nodes[p];
   GNode* cons = &g->nodes[c];
   if (cons->op == &kGOpQuantize) {
@@ -131,7 +156,7 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     for (int k = 0; k < prod->num_epi; ++k)
       if (prod->epi[k].op == EPI_PRELU || prod->epi[k].op == EPI_QDQ) return 0;
     prod->epi[prod->num_epi++] = (Epilogue){EPI_QDQ, -1, kTfLiteActNone, cons->p.quant.scale,
-                                            cons->p.quant.zero_point, cons->p.quant.qmin, cons->p.quant.qmax};
+                                            cons->p.quant.zero_point, cons->p.quant.qmin, cons->p.quant.qmax, 0};
     prod->outputs[0] = cons->outputs[0];
     return 1;
   }
@@ -155,7 +180,7 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
   if (memcmp(out_shape, g->tensors[t].shape, sizeof(int) * 4) != 0) return 0;
   int other = cons->inputs[0] == t ? cons->inputs[1] : cons->inputs[0];
   if (other == t) return 0;
-  Epilogue e = {EPI_NONE, other, kTfLiteActNone, 0.0f, 0, 0, 0};
+  Epilogue e = {EPI_NONE, other, kTfLiteActNone, 0.0f, 0, 0, 0, 0};
   /* The kernels take one alpha and one residual operand. */
   for (int k = 0; k < prod->num_epi; ++k)
     if (((prod->epi[k].op == EPI_PRELU || prod->epi[k].op == EPI_QDQ) && cons->p.binary.op == BIN_PRELU) ||
@@ -168,6 +193,11 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
              memcmp(g->tensors[other].shape, out_shape, sizeof(int) * 4) == 0) {
     int pad = channel_pad_of(g, other, c, outputs, num_outputs);
     if (pad >= 0) e.tensor = g->nodes[pad].inputs[0];
+    /* Only conv_gpu.cl's kernels read through a pool (select_fusions). */
+    int pool = (flags & FUSE_POOLED_RESIDUAL) && prod->op == &kGOpConv2d
+                   ? max2_pool_of(g, e.tensor, pad >= 0 ? pad : c, outputs, num_outputs, &e.max2)
+                   : -1;
+    if (pool >= 0) e.tensor = g->nodes[pool].inputs[0];
     /* The residual must exist before the producer runs. */
     int w = writer(g, e.tensor);
     if (w >= p) return 0;
@@ -175,9 +205,11 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     e.act = cons->act;
     if (prod->num_inputs >= GD_MAX_NODE_INPUTS) return 0;
     prod->inputs[prod->num_inputs++] = e.tensor; /* keeps it alive in the memory plan */
-    if (pad >= 0) {
-      dead[pad] = 1;
-      g->nodes[pad].num_inputs = 0;
+    for (int k = 0; k < 2; ++k) {
+      int x = k ? pool : pad;
+      if (x < 0) continue;
+      dead[x] = 1;
+      g->nodes[x].num_inputs = 0;
     }
   } else {
     return 0;
@@ -225,7 +257,7 @@ static int fold_pad(Graph* g, int k, const int* outputs, int num_outputs) {
   return 1;
 }
 
-int fuse_graph(Graph* g, const int* outputs, int num_outputs, int dw_1x1) {
+int fuse_graph(Graph* g, const int* outputs, int num_outputs, int flags) {
   char* dead = calloc((size_t)g->num_nodes + 1, 1);
   if (!dead) return -1;
   int fused = fuse_layer_norm(g, outputs, num_outputs, dead);
@@ -243,14 +275,16 @@ int fuse_graph(Graph* g, const int* outputs, int num_outputs, int dw_1x1) {
     if (dead[p] || (prod->op != &kGOpConv2d && prod->op != &kGOpDepthwise)) continue;
     for (;;) {
       int t = prod->outputs[0], c = -1;
-      if (graph_is_output(t, outputs, num_outputs) || readers(g, t, &c) != 1 || dead[c] || !try_fuse(g, p, c, t, dead, outputs, num_outputs)) break;
+      if (graph_is_output(t, outputs, num_outputs) || readers(g, t, &c) != 1 || dead[c] ||
+          !try_fuse(g, p, c, t, dead, outputs, num_outputs, flags))
+        break;
       dead[c] = 1;
       g->nodes[c].num_inputs = 0; /* no longer reads anything */
       ++fused;
     }
   }
   /* After the epilogues, so that a 1x1 brings its PReLU / residual along. */
-  if (dw_1x1) fused += fuse_dw_conv(g, outputs, num_outputs, dead);
+  if (flags & FUSE_DW_1X1) fused += fuse_dw_conv(g, outputs, num_outputs, dead);
   int w = 0;
   for (int k = 0; k < g->num_nodes; ++k)
     if (!dead[k]) g->nodes[w++] = g->nodes[k];

@@ -6,10 +6,14 @@
 
 #include "graph.h"
 
-/* outputs: graph tensors read back by the runtime (never fused away).
- * dw_1x1: also fuse each depthwise into the 1x1 convolution that alone
- * reads it (fuse_dw_conv.c; the GPU kernel set has the kernel:
- * select_fuses_dw_1x1). Returns the number of nodes fused, or -1 on OOM. */
-int fuse_graph(Graph* g, const int* outputs, int num_outputs, int dw_1x1);
+/* What the device's kernels allow beyond the epilogues every set runs
+ * (select_fusions says which; only the GPU kernel set has them): */
+enum {
+  FUSE_DW_1X1 = 1,       /* a depthwise into the 1x1 that alone reads it (fuse_dw_conv.c) */
+  FUSE_POOLED_RESIDUAL = 2 /* a 2x2 stride-2 MAX_POOL_2D shortcut read by a conv's residual ADD */
+};
+/* outputs: graph tensors read back by the runtime (never fused away);
+ * flags: FUSE_* bits. Returns the number of nodes fused, or -1 on OOM. */
+int fuse_graph(Graph* g, const int* outputs, int num_outputs, int flags);
 
 #endif

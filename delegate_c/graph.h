@@ -62,6 +62,7 @@ extern const GOpDesc kGOpBinary, kGOpUnary;                         /* ops_eleme
 extern const GOpDesc kGOpConcat, kGOpRemap;                         /* ops_layout.c */
 extern const GOpDesc kGOpQuantize, kGOpInt8Exact;                   /* ops_quantize.c, int8_exact.c */
 extern const GOpDesc kGOpReduce;                                    /* ops_reduce.c */
+extern const GOpDesc kGOpPool;                                      /* ops_pool.c */
 
 /* Binary, unary, remap, border, reduce and epilogue codes, shared with
  * the kernels: opencl_kernels/kernel_abi.h. Epilogue steps are fused into
@@ -74,6 +75,10 @@ typedef struct Epilogue {
   int act;    /* activation after an ADD */
   float qscale; /* EPI_QDQ: the grid */
   int qzero, qmin, qmax;
+  /* EPI_ADD whose residual is read through a 2x2 stride-2 max pool of
+   * `tensor` (fuse.c): the kernels' code, EPI_ADD_MAX2 | odd bits; 0
+   * otherwise. Only conv_gpu.cl's kernels take it. */
+  int max2;
 } Epilogue;
 
 /* Landmarks2TransformMatrix. v2: f = (target_rotation, scale_x, scale_y),

@@ -177,8 +177,9 @@ static cl_mem epilogue_alpha(Executor* ex, const GNode* n, int cout) {
  * says which geometry they take (conv2d_1x1 none, the fixed-filter
  * depthwise kernels only the padding, dw_conv2d_1x1_gpu the depthwise's
  * weights, geometry and activation: dw, NULL otherwise). */
-static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, cl_mem weights, cl_mem bias, int geometry,
-                         int total, const cl_mem dw[2]) {
+static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, const KernelVariant* v, cl_mem weights,
+                         cl_mem bias, const cl_mem dw[2]) {
+  int geometry = v->form, total = (int)v->total;
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_mem alpha = bias, residual = bias; /* placeholders when not fused */
@@ -189,6 +190,12 @@ static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, cl_mem weigh
   for (int e = 0; e < n->num_epi; ++e) {
     epi[2 * e] = n->epi[e].op;
     epi[2 * e + 1] = n->epi[e].act;
+    if (n->epi[e].op == EPI_ADD && n->epi[e].max2) {
+      /* fuse.c makes these only where select_fusions allows them. */
+      if (strcmp(v->file, "conv_gpu.cl") != 0)
+        return ex_fail(ex, "%s cannot read a residual through a max pool", v->kernel);
+      epi[2 * e] = n->epi[e].max2;
+    }
     if (n->epi[e].op == EPI_ADD) {
       residual = ex_tensor_mem(ex, n->epi[e].tensor);
       res_slices = (ex->g.tensors[n->epi[e].tensor].shape[GD_C] + 3) / 4;
@@ -273,7 +280,7 @@ static int encode_conv2d(Executor* ex, int node) {
                                    &wm, &bm))
     return -1;
   KernelRef k = ex_dispatch_variant(ex, &v, node);
-  return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total, NULL) : -1;
+  return k ? set_conv_args(ex, k, n, &v, wm, bm, NULL) : -1;
 }
 
 /* A depthwise's weights as [S][KH][KW] float4 over output channels and
@@ -309,7 +316,7 @@ static int encode_depthwise(Executor* ex, int node) {
   KernelVariant v;
   select_depthwise(ex->dev, &ex->g, n, &v);
   KernelRef k = ex_dispatch_variant(ex, &v, node);
-  return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total, NULL) : -1;
+  return k ? set_conv_args(ex, k, n, &v, wm, bm, NULL) : -1;
 }
 
 /* A depthwise fused into the 1x1 after it (fuse_dw_conv.c): the 1x1's
@@ -327,7 +334,7 @@ static int encode_dw_conv1x1(Executor* ex, int node) {
                                    v.weight_block, &wm, &bm))
     return -1;
   KernelRef k = ex_dispatch_variant(ex, &v, node);
-  return k ? set_conv_args(ex, k, n, wm, bm, v.form, (int)v.total, dw) : -1;
+  return k ? set_conv_args(ex, k, n, &v, wm, bm, dw) : -1;
 }
 
 /* The TFLite ops this file runs (op_table.c lists them). */

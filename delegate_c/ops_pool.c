@@ -6,7 +6,7 @@
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
 static int encode_pool(Executor* ex, int node);
-static const GOpDesc kGOpPool = {"POOL", encode_pool};
+const GOpDesc kGOpPool = {"POOL", encode_pool};
 
 static int check_pool(const NodeInfo* ni) {
   const TfLitePoolParams* p = ni->node->builtin_data;

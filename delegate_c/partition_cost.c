@@ -212,7 +212,7 @@ static double device_us(const ModelView* mv, GpuDevice* dev, const TfLiteDelegat
   Graph g = {0};
   if (lower_partition(&view, nodes, p->output_tensors, &g, outputs, err, errlen)) goto done;
   MixedStorageStats ms;
-  if (fuse_graph(&g, outputs, p->output_tensors->size, select_fuses_dw_1x1(dev)) < 0 ||
+  if (fuse_graph(&g, outputs, p->output_tensors->size, select_fusions(dev)) < 0 ||
       (dev->fp16 && mixed_storage_apply(&g, outputs, p->output_tensors->size, NULL, &ms) < 0)) {
     graph_free(&g);
     snprintf(err, errlen, "out of memory");

@@ -82,7 +82,7 @@ static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t er
   k->mv.fp16_storage = k->dev->fp16;
   int rc = lower_partition(&k->mv, k->nodes, k->output_tensors, &g, outputs, err, errlen);
   MixedStorageStats ms = {0, 0};
-  if (rc == 0 && (fuse_graph(&g, outputs, k->output_tensors->size, select_fuses_dw_1x1(k->dev)) < 0 ||
+  if (rc == 0 && (fuse_graph(&g, outputs, k->output_tensors->size, select_fusions(k->dev)) < 0 ||
                   (k->dev->fp16 && mixed_storage_apply(&g, outputs, k->output_tensors->size, k->float_outputs, &ms) < 0))) {
     rc = -1;
     snprintf(err, errlen, "out of memory");

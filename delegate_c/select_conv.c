@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuse.h"
 #include "kernel_abi.h"
 #include "selectors.h"
 
@@ -196,6 +197,14 @@ int select_fuses_dw_1x1(const GpuDevice* dev) {
   /* Both of gpu_conv2d's default groups, so that it never falls back. */
   return dev->kernel_set == GD_KSET_GPU && fits(dev, 64, 1, convg_local_bytes(64, 1)) &&
          fits(dev, CONVG_LX, CONVG_LY, convg_local_bytes(CONVG_LX, CONVG_LY));
+}
+
+int select_fusions(const GpuDevice* dev) {
+  int gpu = dev->kernel_set == GD_KSET_GPU && fits(dev, 64, 1, convg_local_bytes(64, 1)) &&
+            fits(dev, CONVG_LX, CONVG_LY, convg_local_bytes(CONVG_LX, CONVG_LY));
+  const char* hook = getenv("TFLITE_GPU_FUSE_POOLED_RESIDUAL"); /* "0": off (a test hook) */
+  if (hook && !strcmp(hook, "0")) gpu = 0;
+  return (select_fuses_dw_1x1(dev) ? FUSE_DW_1X1 : 0) | (gpu ? FUSE_POOLED_RESIDUAL : 0);
 }
 
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {

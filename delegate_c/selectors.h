@@ -27,6 +27,12 @@ void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
  * kGOpDwConv1x1 nodes: the GPU kernel set, and its conv groups fit.
  * TFLITE_GPU_FUSE_DW_1X1=0 (a test hook) turns the fusion off. */
 int select_fuses_dw_1x1(const GpuDevice* dev);
+/* fuse.h's FUSE_* bits this device's kernels allow: FUSE_DW_1X1 where
+ * select_fuses_dw_1x1 says so, FUSE_POOLED_RESIDUAL where a conv with an
+ * ADD always runs a conv_gpu.cl kernel (the same condition: the GPU set,
+ * both conv groups fit; TFLITE_GPU_FUSE_POOLED_RESIDUAL=0, a test hook,
+ * turns it off). */
+int select_fusions(const GpuDevice* dev);
 /* A kGOpDwConv1x1 node (only where select_fuses_dw_1x1 said yes). */
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 

@@ -174,14 +174,16 @@ DEFINE_ACTIVATE(activate16, float16)
 
 /* Fused epilogue steps (delegate_c/fuse.c): epi = (op0, act0, op1, act1),
  * op 1 = PReLU with a per-channel alpha (float4 per slice), op 2 = ADD of
- * the residual float4 at index gid (usually the output's own index; a
- * residual with fewer channels passes its own index, or -1 for a slice it
- * lacks, which adds zero), then act, op 3 = a quantize-dequantize
- * (quantize.cl) with alpha[0] = (scale, zero point, qmin, qmax). */
-GD_INLINE float4 epilogue_step(float4 v, int op, int act, __global const float4* alpha,
-                            __global const storage_t* residual, int s, int gid) {
+ * the residual float4 r, then act (EPI_ADD_MAX2: r read through a max
+ * pool), op 3 = a quantize-dequantize (quantize.cl) with alpha[0] =
+ * (scale, zero point, qmin, qmax).
+ * epilogue_r takes the residual's value (conv_gpu.cl reads it through a
+ * fused max pool); epilogue reads it at index gid (usually the output's
+ * own index; a residual with fewer channels passes its own index, or -1
+ * for a slice it lacks, which adds zero). */
+GD_INLINE float4 epilogue_step(float4 v, int op, int act, __global const float4* alpha, float4 r, int s) {
   if (op == EPI_PRELU) return select(v * alpha[s], v, isgreaterequal(v, (float4)(0.0f)));
-  if (op == EPI_ADD) return activate(v + (gid >= 0 ? LOAD4(residual, gid) : (float4)(0.0f)), act);
+  if (op == EPI_ADD || op >= EPI_ADD_MAX2) return activate(v + r, act);
   if (op == EPI_QDQ) {
     float4 g = alpha[0];
     return (clamp(round(v / g.x) + g.y, g.z, g.w) - g.y) * g.x;
@@ -189,10 +191,15 @@ GD_INLINE float4 epilogue_step(float4 v, int op, int act, __global const float4*
   return v;
 }
 
+GD_INLINE float4 epilogue_r(float4 v, int4 epi, __global const float4* alpha, float4 r, int s) {
+  v = epilogue_step(v, epi.x, epi.y, alpha, r, s);
+  return epilogue_step(v, epi.z, epi.w, alpha, r, s);
+}
+
 GD_INLINE float4 epilogue(float4 v, int4 epi, __global const float4* alpha, __global const storage_t* residual, int s,
                        int gid) {
-  v = epilogue_step(v, epi.x, epi.y, alpha, residual, s, gid);
-  return epilogue_step(v, epi.z, epi.w, alpha, residual, s, gid);
+  float4 r = (epi.x == EPI_ADD || epi.z == EPI_ADD) && gid >= 0 ? LOAD4(residual, gid) : (float4)(0.0f);
+  return epilogue_r(v, epi, alpha, r, s);
 }
 
 /* Reduction helpers shared by reduce.cl and reduce_gpu.cl (op: REDUCE_*,

@@ -84,20 +84,36 @@
 #define CONVG_W_LOADS ((CONVG_W_N + CONVG_WG - 1) / CONVG_WG)
 #define CONVG_ACC (CONVG_TP * CONVG_BS)
 
-/* Index of the residual's float4 for output float4 o (conv.cl's
- * residual_index): a residual of res_slices < so slices is read at its own
- * index, and -1 (adds zero) for the slices it lacks. */
-GD_INLINE int convg_residual_index(int o, int b, int s, int so, int res_slices, int plane) {
-  return s < res_slices ? o - b * (so - res_slices) * plane : -1;
+/* The fused residual's float4 for output float4 o = (b, s, p): a residual
+ * of res_slices < so slices adds zero to the slices it lacks. EPI_ADD
+ * reads it at the output's place; EPI_ADD_MAX2 (codes 4-7, kernel_abi.h)
+ * takes the max of the 2x2 window at (2x, 2y) of a source of sw x sh
+ * pixels, one short of 2W / 2H where the code says so, whose taps past
+ * its edge are left out, as MAX_POOL_2D's SAME padding does. That source
+ * is the pool's input: the pool itself is never launched (fuse.c). */
+GD_INLINE float4 convg_residual(__global const storage_t* residual, int4 epi, int4 dst_shape, int b, int s, int p,
+                                int res_slices) {
+  int add = epi.x == EPI_ADD || epi.x >= EPI_ADD_MAX2 ? epi.x : epi.z;
+  if ((add != EPI_ADD && add < EPI_ADD_MAX2) || s >= res_slices) return (float4)(0.0f);
+  int w = dst_shape.x, plane = w * dst_shape.y;
+  if (add == EPI_ADD) return LOAD4(residual, (b * res_slices + s) * plane + p);
+  int sw = 2 * w - (add & EPI_MAX2_ODD_W), sh = 2 * dst_shape.y - ((add & EPI_MAX2_ODD_H) >> 1);
+  int y = p / w, sx = 2 * (p - y * w), sy = 2 * y;
+  int i = ((b * res_slices + s) * sh + sy) * sw + sx;
+  bool right = sx + 1 < sw, below = sy + 1 < sh;
+  float4 m = LOAD4(residual, i);
+  if (right) m = max(m, LOAD4(residual, i + 1));
+  if (below) m = max(m, LOAD4(residual, i + sw));
+  if (right && below) m = max(m, LOAD4(residual, i + sw + 1));
+  return m;
 }
 
 /* Activation, fused epilogue, tail mask and store of output float4 (b, s, p). */
 GD_INLINE void convg_store(float4 v, __global storage_t* dst, int4 dst_shape, int b, int s, int p, int act,
                         __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices) {
-  int so = SLICES(dst_shape), plane = dst_shape.x * dst_shape.y;
-  int o = (b * so + s) * plane + p;
+  int o = (b * SLICES(dst_shape) + s) * dst_shape.x * dst_shape.y + p;
   v = activate(v, act);
-  v = epilogue(v, epi, alpha, residual, s, convg_residual_index(o, b, s, so, res_slices, plane));
+  v = epilogue_r(v, epi, alpha, convg_residual(residual, epi, dst_shape, b, s, p, res_slices), s);
   STORE4(mask_tail(v, s, dst_shape.z), dst, o);
 }
 

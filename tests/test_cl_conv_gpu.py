@@ -209,7 +209,7 @@ def _epilogue_ref(v, epi, alpha, residual):
     for op, act in ((epi[0], epi[1]), (epi[2], epi[3])):
         if op == 1:
             v = np.where(v >= 0, v, v * alpha)
-        elif op == 2:
+        elif op == 2 or op >= 4:  # EPI_ADD, EPI_ADD_MAX2 (residual already pooled)
             v = _act(v + residual, act)
         elif op == 3:
             scale, zero, qmin, qmax = alpha
@@ -261,9 +261,17 @@ def _run(ctx, kernel, x, wt, bias, geom, pad_dil, oh, ow, fp16, defines=None, ac
         alpha.reshape(-1)[:4] = fused.qdq
     if fused.res_channels is not None:
         rc = fused.res_channels
-        r = rng.standard_normal((b, oh, ow, rc)).astype(st)
+        code = max(fused.epi[0], fused.epi[2])
+        # EPI_ADD_MAX2 (4-7): the residual is a 2x2 stride-2 max pool of a
+        # source one pixel short of 2W / 2H where bits 1 / 2 say so.
+        sh, sw = (2 * oh - (code >> 1 & 1), 2 * ow - (code & 1)) if code >= 4 else (oh, ow)
+        r = rng.standard_normal((b, sh, sw, rc)).astype(st)
         res_dev = _phwc4(r)
         res_slices = _ceil(rc, 4)
+        if code >= 4:
+            padded = np.full((b, 2 * oh, 2 * ow, rc), -np.inf)
+            padded[:, :sh, :sw] = r
+            r = padded.reshape(b, oh, 2, ow, 2, rc).max(axis=(2, 4))
         res_bhwc[..., :rc] = r
     want = _epilogue_ref(want, fused.epi, fused.qdq if fused.qdq is not None else alpha.reshape(-1)[:cout],
                          res_bhwc)
@@ -435,8 +443,13 @@ EPILOGUES = {
     "add-fewer-slices": (1, Fused((2, 0, 0, 0), res_channels=6)),   # 2 of 5 slices, 2 lanes of the 2nd padding
     "add-one-slice": (0, Fused((2, 1, 0, 0), res_channels=3)),
     "qdq": (0, Fused((3, 0, 0, 0), qdq=(0.25, 3.0, -128.0, 127.0))),
+    # EPI_ADD_MAX2 | odd bits: the residual read through a 2x2 max pool
+    "add-max2": (0, Fused((4, 0, 0, 0), res_channels=17)),
+    "add-max2-odd-w-relu": (0, Fused((5, 1, 0, 0), res_channels=6)),
+    "add-max2-odd-h": (1, Fused((6, 0, 0, 0), res_channels=17)),
+    "prelu-add-max2-odd-hw": (0, Fused((1, 0, 7, 3), prelu=True, res_channels=3)),
 }
-EPI_SMALL = ["prelu", "add-fewer-slices"]
+EPI_SMALL = ["prelu", "add-fewer-slices", "prelu-add-max2-odd-hw"]
 
 
 @FP

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fuse.h"
 #include "selectors.h"
 
 /* select_conv.c tells the fused depthwise + 1x1 node by its op (ops_conv.c
@@ -389,9 +390,18 @@ static void test_fused_pair_launches_as_its_1x1(void) {
   /* 16 KiB holds 16 x 4 groups' tiles but not 64 x 1's, whose narrow 1x1s
    * fall back to the CPU set: no fused kernel to fall back from. */
   CHECK(!select_fuses_dw_1x1(tiny), "a device without 64 x 1 groups does not fuse");
+  /* A pooled residual only where every conv runs a conv_gpu.cl kernel. */
+  CHECK(select_fusions(h200) == (FUSE_DW_1X1 | FUSE_POOLED_RESIDUAL) &&
+            select_fusions(small) == (FUSE_DW_1X1 | FUSE_POOLED_RESIDUAL),
+        "the GPU set fuses pairs and pooled residuals");
+  CHECK(select_fusions(cpu) == 0 && select_fusions(tiny) == 0, "the CPU set and small devices fuse neither");
   setenv("TFLITE_GPU_FUSE_DW_1X1", "0", 1);
   CHECK(!select_fuses_dw_1x1(h200), "TFLITE_GPU_FUSE_DW_1X1=0 turns it off");
+  CHECK(select_fusions(h200) == FUSE_POOLED_RESIDUAL, "TFLITE_GPU_FUSE_DW_1X1=0 leaves pooled residuals");
   unsetenv("TFLITE_GPU_FUSE_DW_1X1");
+  setenv("TFLITE_GPU_FUSE_POOLED_RESIDUAL", "0", 1);
+  CHECK(select_fusions(h200) == FUSE_DW_1X1, "TFLITE_GPU_FUSE_POOLED_RESIDUAL=0 turns them off");
+  unsetenv("TFLITE_GPU_FUSE_POOLED_RESIDUAL");
   GpuDevice* devs[2] = {h200, small};
   int pairs = 0;
   for (size_t i = 0; i < NCASES; ++i) {

@@ -1,0 +1,144 @@
+"""A residual ADD whose shortcut is a 2x2 stride-2 MAX_POOL_2D (BlazeBlock
+stride-2 blocks): with the GPU kernel set the convolution reads the pool's
+input through the window (conv_gpu.cl convg_residual, fuse.c max2_pool_of)
+and the pool is never launched. Every case runs with the fusion on and off
+(TFLITE_GPU_FUSE_POOLED_RESIDUAL=0), against the CPU interpreter, on seeded
+random data: the fused case must match and save exactly the pool's launch;
+the cases the kernel cannot read (VALID pooling of an odd size, a pool with
+another reader or an activation, a 3x3 pool) must launch the same kernels.
+
+Tolerance: FP32 1e-4 relative to the output's scale (reordered float sums
+of at most 3 * 3 * 17 terms); FP16 storage 1e-2 relative L2 and 1e-2 of the scale
+per element, as check's FP16 tolerance (half rounding of each stored
+activation, about 5e-4 relative, through three stored tensors)."""
+import numpy as np
+import pytest
+
+from conftest import assert_close, run_cpu
+from test_fusion import _run_delegate
+from tflite_gpu.model_builder import ModelBuilder
+
+
+def _block(b, h, w, cin, cout, conv, pool_padding="SAME", act="NONE", prelu=False, pool_act="NONE",
+           pool_filter=2, pool_output=False, conv_padding="SAME", seed=0):
+    """x -> conv path (stride 2) -> ADD(., PAD_c(MAX_POOL(x))) [-> PRELU].
+    conv: "dw+1x1" (depthwise then 1x1), "3x3" (one strided conv) or "1x1"
+    (a 2x2 stride-2 pool of x feeding a 1x1, so the 1x1 is a GEMM)."""
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder()
+    x = mb.add_input([b, h, w, cin])
+    if pool_padding == "SAME":
+        oh, ow = -(-h // 2), -(-w // 2)
+    else:
+        oh, ow = (h - pool_filter) // 2 + 1, (w - pool_filter) // 2 + 1
+    pooled = mb.add_tensor([b, oh, ow, cin])
+    mb.add_op("MAX_POOL_2D", [x], [pooled], dict(padding=pool_padding, stride_w=2, stride_h=2, filter_w=pool_filter,
+                                                 filter_h=pool_filter, fused_activation=pool_act))
+    shortcut = pooled
+    if cout != cin:
+        paddings = mb.add_tensor([4, 2], dtype=np.int32,
+                                 data=np.array([[0, 0], [0, 0], [0, 0], [0, cout - cin]], np.int32))
+        shortcut = mb.add_tensor([b, oh, ow, cout])
+        mb.add_op("PAD", [pooled, paddings], [shortcut])
+
+    def weights(shape):
+        return mb.add_tensor(shape, data=rng.standard_normal(shape).astype(np.float32))
+
+    y = mb.add_tensor([b, oh, ow, cout])
+    if conv == "3x3":
+        mb.add_op("CONV_2D", [x, weights([cout, 3, 3, cin]), weights([cout])], [y],
+                  dict(padding=conv_padding, stride_w=2, stride_h=2))
+    else:
+        src = x
+        if conv == "dw+1x1":
+            src = mb.add_tensor([b, oh, ow, cin])
+            mb.add_op("DEPTHWISE_CONV_2D", [x, weights([1, 3, 3, cin]), weights([cin])], [src],
+                      dict(padding=conv_padding, stride_w=2, stride_h=2, depth_multiplier=1))
+        else:  # a second pool of x, so the conv is a 1x1 on the pooled plane
+            src = mb.add_tensor([b, oh, ow, cin])
+            mb.add_op("AVERAGE_POOL_2D", [x], [src], dict(padding=pool_padding, stride_w=2, stride_h=2,
+                                                          filter_w=pool_filter, filter_h=pool_filter))
+        mb.add_op("CONV_2D", [src, weights([cout, 1, 1, cin]), weights([cout])], [y],
+                  dict(padding="VALID", stride_w=1, stride_h=1))
+    z = mb.add_tensor([b, oh, ow, cout])
+    mb.add_op("ADD", [y, shortcut], [z], dict(fused_activation=act))
+    out = z
+    if prelu:
+        out = mb.add_tensor([b, oh, ow, cout])
+        mb.add_op("PRELU", [z, mb.add_tensor([cout], data=rng.uniform(0.05, 0.5, [cout]).astype(np.float32))],
+                  [out])
+    mb.mark_output(out)
+    if pool_output:
+        mb.mark_output(pooled)
+    inputs = [rng.standard_normal([b, h, w, cin]).astype(np.float32)]
+    return mb.build(), inputs
+
+
+def _both(monkeypatch, model, inputs, **options):
+    """(outputs, dispatches) with the pooled residual fused, then without."""
+    runs = []
+    for hook in ("1", "0"):
+        monkeypatch.setenv("TFLITE_GPU_FUSE_POOLED_RESIDUAL", hook)
+        got, stats = _run_delegate(model, inputs, **options)
+        assert stats["cpu_nodes"] == 0, stats
+        runs.append((got, stats["dispatches"]))
+    return runs
+
+
+def _check(runs, want, fp16):
+    for got, _ in runs:
+        for g, w in zip(got, want):
+            if fp16:
+                assert_close(g, w, rtol_l2=1e-2, atol=1e-2 * max(1.0, float(np.abs(w).max())))
+            else:
+                assert_close(g, w, rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(w).max())))
+
+
+FUSED = [
+    # (b, h, w, cin, cout, conv, act, prelu): even sizes, odd W, odd H, both
+    # odd (SAME: the last window holds fewer taps), channel PADs of 1 -> 3,
+    # 3 -> 5, 5 -> 17, no PAD at 17, a batch of 2, each producer kernel.
+    (1, 10, 12, 1, 3, "dw+1x1", "NONE", True),
+    (1, 10, 13, 3, 5, "dw+1x1", "RELU", False),
+    (1, 9, 8, 5, 17, "3x3", "NONE", True),
+    (1, 7, 9, 17, 17, "1x1", "RELU6", False),
+    (2, 11, 6, 3, 3, "dw+1x1", "NONE", True),
+    (1, 6, 10, 5, 8, "3x3", "RELU", True),
+]
+
+
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("b,h,w,cin,cout,conv,act,prelu", FUSED)
+def test_pooled_residual_is_fused(monkeypatch, b, h, w, cin, cout, conv, act, prelu, fp16):
+    model, inputs = _block(b, h, w, cin, cout, conv, act=act, prelu=prelu, seed=h * 100 + w * 10 + cin)
+    want = run_cpu(model, inputs)
+    opts = dict(kernel_set="gpu", is_precision_loss_allowed=int(fp16))
+    runs = _both(monkeypatch, model, inputs, **opts)
+    _check(runs, want, fp16)
+    (_, fused), (_, apart) = runs
+    assert fused == apart - 1, (fused, apart)
+
+
+@pytest.mark.parametrize("h,w", [(8, 12), (9, 9)])
+def test_valid_pool_of_even_size_is_fused(monkeypatch, h, w):
+    """VALID pooling reads the same windows as SAME where the size is even;
+    an odd size skips the last row / column, which the kernel cannot
+    express: that pool stays a launch."""
+    # a VALID 3x3 stride-2 depthwise gives the odd size's pool shape
+    model, inputs = _block(1, h, w, 5, 7, "dw+1x1", pool_padding="VALID",
+                           conv_padding="SAME" if h % 2 == 0 else "VALID", seed=h + w)
+    runs = _both(monkeypatch, model, inputs, kernel_set="gpu")
+    _check(runs, run_cpu(model, inputs), False)
+    (_, fused), (_, apart) = runs
+    assert fused == apart - (1 if h % 2 == 0 and w % 2 == 0 else 0), (fused, apart)
+
+
+@pytest.mark.parametrize("case", ["pool_output", "pool_relu", "pool_3x3", "cpu_set"])
+def test_pools_the_kernel_cannot_read_stay_launches(monkeypatch, case):
+    kw = dict(pool_output=case == "pool_output", pool_act="RELU" if case == "pool_relu" else "NONE",
+              pool_filter=3 if case == "pool_3x3" else 2)
+    model, inputs = _block(1, 10, 11, 3, 5, "dw+1x1", seed=7, **kw)
+    runs = _both(monkeypatch, model, inputs, kernel_set="cpu" if case == "cpu_set" else "gpu")
+    _check(runs, run_cpu(model, inputs), False)
+    (_, fused), (_, apart) = runs
+    assert fused == apart, (fused, apart)
