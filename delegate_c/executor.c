@@ -137,7 +137,7 @@ static int plan_memory(Executor* ex) {
   int n = 0;
   for (int i = 0; i < g->num_tensors; ++i) {
     GTensor* t = &g->tensors[i];
-    if (t->data || t->is_int32 || t->last_use == -2) continue; /* constants; raw int inputs; unused */
+    if (t->data || t->is_int32 || t->bhwc || t->last_use == -2) continue; /* constants; raw inputs; unused */
     if (t->is_output) t->last_use = g->num_nodes;
     t->bytes = shape_elements_phwc4(t->shape) * (half_storage(ex, t) ? 2 : 4);
     ids[n] = i;
@@ -206,8 +206,9 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   b->bytes = shape_elements(t->shape) * (quant || t->dtype == kTfLiteBool ? 1 : t->dtype == kTfLiteInt64 ? 8 : 4);
   b->staging = create_buffer(ex, to_device ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY, b->bytes, NULL);
   if (!b->staging) return -1;
-  if (t->is_int32) {
-    /* Indices stay row-major int32: the kernels read the staging buffer. */
+  if (t->is_int32 || t->bhwc) {
+    /* Indices stay row-major int32, and inputs only conv2d_bhwc_gpu reads
+     * stay BHWC float32: the kernels read the staging buffer. */
     ex->g.tensors[b->tensor].mem = b->staging;
     return 0;
   }

@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuse_channel_scale.h"
 #include "fuse_dw_conv.h"
 #include "fuse_layer_norm.h"
+#include "tflite_abi.h"
 #include "tflite_builtins.h"
 
 /* How many nodes read tensor t. */
@@ -257,6 +259,29 @@ static int fold_pad(Graph* g, int k, const int* outputs, int num_outputs) {
   return 1;
 }
 
+/* Float32 partition inputs that only CONV_2D nodes read, each as its source
+ * and nothing else, stay in the runtime's BHWC layout: the convolutions
+ * read the staging buffer (conv2d_bhwc_gpu), and the input's conversion
+ * to PHWC4, a launch per invoke, goes. Every MediaPipe model starts so. */
+static int keep_inputs_bhwc(Graph* g) {
+  int kept = 0;
+  for (int t = 0; t < g->num_tensors; ++t) {
+    GTensor* x = &g->tensors[t];
+    if (x->data || x->dtype != kTfLiteFloat32 || x->qtype != GD_QNONE || x->is_int32 || x->write_back >= 0 ||
+        writer(g, t) >= 0)
+      continue;
+    int readers = 0, ok = 1;
+    for (int k = 0; k < g->num_nodes && ok; ++k)
+      for (int j = 0; j < g->nodes[k].num_inputs; ++j) {
+        if (g->nodes[k].inputs[j] != t) continue;
+        ok = ok && g->nodes[k].op == &kGOpConv2d && j == 0 && !g->nodes[k].p.conv.scale_input;
+        ++readers;
+      }
+    if (ok && readers) x->bhwc = 1, ++kept;
+  }
+  return kept;
+}
+
 int fuse_graph(Graph* g, const int* outputs, int num_outputs, int flags) {
   char* dead = calloc((size_t)g->num_nodes + 1, 1);
   if (!dead) return -1;
@@ -285,10 +310,14 @@ int fuse_graph(Graph* g, const int* outputs, int num_outputs, int flags) {
   }
   /* After the epilogues, so that a 1x1 brings its PReLU / residual along. */
   if (flags & FUSE_DW_1X1) fused += fuse_dw_conv(g, outputs, num_outputs, dead);
+  /* After the pairs: a scaled 1x1's source has another reader (the SE
+   * block's mean), so it never pairs anyway. */
+  if (flags & FUSE_CHANNEL_SCALE) fused += fuse_channel_scale(g, outputs, num_outputs, dead);
   int w = 0;
   for (int k = 0; k < g->num_nodes; ++k)
     if (!dead[k]) g->nodes[w++] = g->nodes[k];
   g->num_nodes = w;
   free(dead);
+  if (flags & FUSE_BHWC_INPUT) fused += keep_inputs_bhwc(g);
   return fused;
 }

@@ -41,6 +41,8 @@ typedef struct GTensor {
   int fp32;          /* float storage inside an FP16 partition (mixed_storage.c) */
   int write_back;    /* >= 0: the TFLite variable tensor this one is copied into after each invoke (the
                       * state of a sequence op, ops_sequence.c); -1 otherwise */
+  int bhwc;          /* a float32 partition input kept row-major in its staging buffer, never converted to
+                      * PHWC4: only conv2d_bhwc_gpu reads it (fuse.c keep_inputs_bhwc) */
 } GTensor;
 
 enum { GD_QNONE = 0, GD_QINT8 = 1, GD_QUINT8 = 2 };
@@ -111,6 +113,9 @@ typedef struct GNode {
        * 1x1's constants (bias may be -1) and the depthwise's activation
        * (act and epi are the 1x1's). */
       int pw_weights, pw_bias, dw_act;
+      /* A 1x1 kGOpConv2d whose source is multiplied by a runtime per-channel
+       * scale (fuse_channel_scale.c): its index in inputs[], 0 if none. */
+      int scale_input;
     } conv;
     struct {
       int kw, kh, sx, sy, pad_x, pad_y, is_max;

@@ -98,7 +98,8 @@ static int apply(Graph* g, const char* mark, int* num_cast) {
     for (int j = 0; j < g->nodes[k].num_inputs; ++j)
       if (!mark[k] && g->nodes[k].inputs[j] >= 0) half_reader[g->nodes[k].inputs[j]] = 1;
   for (int t = 0; t < nt; ++t)
-    if (producer[t] == -1 && !g->tensors[t].data && !g->tensors[t].is_int32 && !half_reader[t]) g->tensors[t].fp32 = 1;
+    if (producer[t] == -1 && !g->tensors[t].data && !g->tensors[t].is_int32 && !g->tensors[t].bhwc && !half_reader[t])
+      g->tensors[t].fp32 = 1;
   free(half_reader);
   for (int k = 0; k < nn; ++k) {
     int* refs[GD_MAX_REFS];
@@ -112,7 +113,8 @@ static int apply(Graph* g, const char* mark, int* num_cast) {
         producer[t] = -2 - k; /* seen: storage fixed */
         g->tensors[t].fp32 = mark[k];
       }
-      if (g->tensors[t].is_int32 || g->tensors[t].fp32 == mark[k]) continue;
+      /* Raw inputs (int32 indices, BHWC float32) are read as they are. */
+      if (g->tensors[t].is_int32 || g->tensors[t].bhwc || g->tensors[t].fp32 == mark[k]) continue;
       int* twin_of = mark[k] ? to_float : to_half;
       if (twin_of[t] < 0) {
         twin_of[t] = twin(g, t, mark[k]);

@@ -215,6 +215,7 @@ static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, const Kernel
   karg_shape(&a, src->shape);
   karg_shape(&a, dst->shape);
   if (geometry == CONV_ARGS_PAD_ONLY) karg_int2(&a, n->p.conv.pad_x, n->p.conv.pad_y);
+  if (geometry == CONV_ARGS_SCALED) karg_mem(&a, ex_tensor_mem(ex, n->inputs[n->p.conv.scale_input]));
   if (geometry == CONV_ARGS_DW_1X1) {
     karg_mem(&a, dw[0]);
     karg_mem(&a, dw[1]);
@@ -275,6 +276,11 @@ static int encode_conv2d(Executor* ex, int node) {
   const GTensor* bias = n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL;
   KernelVariant v;
   select_conv2d(ex->dev, &ex->g, n, &v);
+  /* fuse.c keeps a source BHWC only where select_fusions allows it. */
+  if (src->bhwc && strcmp(v.kernel, "conv2d_bhwc_gpu") != 0)
+    return ex_fail(ex, "%s cannot read a BHWC source", v.kernel);
+  if (n->p.conv.scale_input && v.form != CONV_ARGS_SCALED)
+    return ex_fail(ex, "%s cannot scale its source", v.kernel);
   cl_mem wm, bm;
   if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.weights], src->shape[GD_C], bias, v.weight_block,
                                    &wm, &bm))

@@ -175,10 +175,23 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
   if (!fits(dev, lx, ly, convg_local_bytes(lx, ly))) return 0;
   size_t tiles = div_up(plane, CONVG_TP);
   occupancy_group(dev, tiles, blocks, (size_t)ds[GD_B], convg_local_bytes, &lx, &ly);
-  *v = (KernelVariant){"conv_gpu.cl", fused ? "dw_conv2d_1x1_gpu" : gemm ? "conv2d_1x1_gpu" : "conv2d_gpu", "", 3,
+  /* A source kept BHWC (fuse.c keep_inputs_bhwc) or scaled per channel
+   * (fuse_channel_scale.c, 1x1s only) has its own kernel. */
+  int bhwc = !fused && g->tensors[n->inputs[0]].bhwc, scaled = !fused && n->p.conv.scale_input;
+  const char* name = fused    ? "dw_conv2d_1x1_gpu"
+                     : bhwc   ? "conv2d_bhwc_gpu"
+                     : scaled ? "conv2d_1x1_scaled_gpu"
+                     : gemm   ? "conv2d_1x1_gpu"
+                              : "conv2d_gpu";
+  if (bhwc) gemm = 0;
+  *v = (KernelVariant){"conv_gpu.cl", name, "", 3,
                        {tiles, blocks, (size_t)ds[GD_B]},
                        {lx, ly, 1}, 0, CONVG_BS,
-                       fused ? CONV_ARGS_DW_1X1 : gemm ? CONV_ARGS_NO_GEOMETRY : CONV_ARGS_GEOMETRY, 0,
+                       fused    ? CONV_ARGS_DW_1X1
+                       : scaled ? CONV_ARGS_SCALED
+                       : gemm   ? CONV_ARGS_NO_GEOMETRY
+                                : CONV_ARGS_GEOMETRY,
+                       0,
                        {"CONVG_LX", "CONVG_LY", NULL}, 0};
   /* Groups other than kernel_abi.h's default go in the defines (as
    * variant_fit_group writes them, so the programs are shared). */
@@ -191,20 +204,30 @@ void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelV
   if (dev->kernel_set != GD_KSET_GPU || !gpu_conv2d(dev, g, n, v)) cpu_conv2d(g, n, v);
 }
 
-int select_fuses_dw_1x1(const GpuDevice* dev) {
-  const char* hook = getenv("TFLITE_GPU_FUSE_DW_1X1");
-  if (hook && !strcmp(hook, "0")) return 0;
-  /* Both of gpu_conv2d's default groups, so that it never falls back. */
+/* The GPU set, with both of gpu_conv2d's default groups fitting, so that a
+ * CONV_2D never falls back to the CPU set's kernels: what the fusions
+ * that only conv_gpu.cl's kernels implement need. */
+static int gpu_convs_always(const GpuDevice* dev) {
   return dev->kernel_set == GD_KSET_GPU && fits(dev, 64, 1, convg_local_bytes(64, 1)) &&
          fits(dev, CONVG_LX, CONVG_LY, convg_local_bytes(CONVG_LX, CONVG_LY));
 }
 
+/* bit, unless its test hook (the variable set to "0") turns it off. */
+static int hooked(int bit, const char* hook) {
+  const char* v = getenv(hook);
+  return v && !strcmp(v, "0") ? 0 : bit;
+}
+
+int select_fuses_dw_1x1(const GpuDevice* dev) {
+  return gpu_convs_always(dev) && hooked(1, "TFLITE_GPU_FUSE_DW_1X1");
+}
+
 int select_fusions(const GpuDevice* dev) {
-  int gpu = dev->kernel_set == GD_KSET_GPU && fits(dev, 64, 1, convg_local_bytes(64, 1)) &&
-            fits(dev, CONVG_LX, CONVG_LY, convg_local_bytes(CONVG_LX, CONVG_LY));
-  const char* hook = getenv("TFLITE_GPU_FUSE_POOLED_RESIDUAL"); /* "0": off (a test hook) */
-  if (hook && !strcmp(hook, "0")) gpu = 0;
-  return (select_fuses_dw_1x1(dev) ? FUSE_DW_1X1 : 0) | (gpu ? FUSE_POOLED_RESIDUAL : 0);
+  if (!gpu_convs_always(dev)) return 0;
+  return hooked(FUSE_DW_1X1, "TFLITE_GPU_FUSE_DW_1X1") |
+         hooked(FUSE_POOLED_RESIDUAL, "TFLITE_GPU_FUSE_POOLED_RESIDUAL") |
+         hooked(FUSE_BHWC_INPUT, "TFLITE_GPU_BHWC_INPUT") |
+         hooked(FUSE_CHANNEL_SCALE, "TFLITE_GPU_FUSE_CHANNEL_SCALE");
 }
 
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {

@@ -12,7 +12,8 @@
 #include "target.h"
 
 /* Argument forms of the conv family (ops_conv.c binds them). */
-enum { CONV_ARGS_NO_GEOMETRY = 0, CONV_ARGS_GEOMETRY = 1, CONV_ARGS_PAD_ONLY = 2, CONV_ARGS_DW_1X1 = 3 };
+enum { CONV_ARGS_NO_GEOMETRY = 0, CONV_ARGS_GEOMETRY = 1, CONV_ARGS_PAD_ONLY = 2, CONV_ARGS_DW_1X1 = 3,
+       CONV_ARGS_SCALED = 4 };
 
 /* The work-groups a GPU-set conv or depthwise launch aims for (occupancy,
  * select_conv.c): 2 per compute unit; 0 (no aim: the default groups) on
@@ -28,10 +29,11 @@ void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
  * TFLITE_GPU_FUSE_DW_1X1=0 (a test hook) turns the fusion off. */
 int select_fuses_dw_1x1(const GpuDevice* dev);
 /* fuse.h's FUSE_* bits this device's kernels allow: FUSE_DW_1X1 where
- * select_fuses_dw_1x1 says so, FUSE_POOLED_RESIDUAL where a conv with an
- * ADD always runs a conv_gpu.cl kernel (the same condition: the GPU set,
- * both conv groups fit; TFLITE_GPU_FUSE_POOLED_RESIDUAL=0, a test hook,
- * turns it off). */
+ * select_fuses_dw_1x1 says so; FUSE_POOLED_RESIDUAL and FUSE_BHWC_INPUT
+ * FUSE_CHANNEL_SCALE where every CONV_2D runs a conv_gpu.cl kernel (the
+ * same condition: the GPU set, both conv groups fit). Test hooks turn
+ * each off: TFLITE_GPU_FUSE_POOLED_RESIDUAL=0, TFLITE_GPU_BHWC_INPUT=0,
+ * TFLITE_GPU_FUSE_CHANNEL_SCALE=0. */
 int select_fusions(const GpuDevice* dev);
 /* A kGOpDwConv1x1 node (only where select_fuses_dw_1x1 said yes). */
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);

@@ -14,6 +14,10 @@
  *
  * conv2d_1x1_gpu  (args as conv2d_1x1; only for 1x1, stride 1, no padding)
  * conv2d_gpu      (args as conv2d_tiled; any filter/stride/dilation/padding)
+ * conv2d_bhwc_gpu (args, defines, NDRange and __local memory as conv2d_gpu;
+ *                 src is row-major BHWC float32 in every storage)
+ * conv2d_1x1_scaled_gpu (as conv2d_1x1_gpu, with `scale`, [B, 1, 1, C_in]
+ *                 in PHWC4, inserted after dst_shape)
  *   Defines (defaults; both kernels of one build share them):
  *     CONVG_TP = 4   output pixels per work-item
  *     CONVG_BS = 2   output slices per work-item = weight block_slices
@@ -198,27 +202,45 @@ GD_INLINE void convg_load_weights(__local float4* w_l, __global const float* wei
  * x LY * BS output slices, stepping over the input slices KT at a time:
  * each input float4 it loads serves LY * BS output slices, each weight
  * float4 LX * TP pixels. */
+#define CONVG_1X1_GEMM(SCALE)                                                                                     \
+  CONVG_PROLOGUE                                                                                                  \
+  for (int k0 = 0; k0 < src_slices; k0 += CONVG_KT) {                                                             \
+    /* Input tile in_l[KT][TILE_P]; its element e is (slice e / TILE_P,                                           \
+     * pixel e % TILE_P), so consecutive work-items read consecutive pixels. */                                   \
+    _Pragma("unroll") for (int r = 0; r < CONVG_IN_LOADS; ++r) {                                                  \
+      int e = lid + r * CONVG_WG;                                                                                 \
+      if (CONVG_IN_N % CONVG_WG == 0 || e < CONVG_IN_N) {                                                         \
+        int k = e / CONVG_TILE_P, p = p0 + e - k * CONVG_TILE_P;                                                  \
+        int si = k0 + k;                                                                                          \
+        in_l[e] = si < src_slices && p < plane ? SCALE(LOAD4(src, (b * src_slices + si) * plane + p), si)         \
+                                               : (float4)(0.0f);                                                  \
+      }                                                                                                           \
+    }                                                                                                             \
+    CONVG_K_STEP(src_slices)                                                                                      \
+  }                                                                                                               \
+  CONVG_EPILOGUE
+
+#define CONVG_UNSCALED(V, SI) (V)
 #if GD_SELECTED(conv2d_1x1_gpu, 0)
 __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_gpu(
     __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
     int4 src_shape, int4 dst_shape, int act, __global const float4* alpha, __global const storage_t* residual,
     int4 epi, int res_slices, int total) {
-  CONVG_PROLOGUE
-  for (int k0 = 0; k0 < src_slices; k0 += CONVG_KT) {
-    /* Input tile in_l[KT][TILE_P]; its element e is (slice e / TILE_P,
-     * pixel e % TILE_P), so consecutive work-items read consecutive pixels. */
-#pragma unroll
-    for (int r = 0; r < CONVG_IN_LOADS; ++r) {
-      int e = lid + r * CONVG_WG;
-      if (CONVG_IN_N % CONVG_WG == 0 || e < CONVG_IN_N) {
-        int k = e / CONVG_TILE_P, p = p0 + e - k * CONVG_TILE_P;
-        int si = k0 + k;
-        in_l[e] = si < src_slices && p < plane ? LOAD4(src, (b * src_slices + si) * plane + p) : (float4)(0.0f);
-      }
-    }
-    CONVG_K_STEP(src_slices)
-  }
-  CONVG_EPILOGUE
+  CONVG_1X1_GEMM(CONVG_UNSCALED)
+}
+#endif
+
+/* conv2d_1x1_gpu with its source multiplied by a per-channel scale of
+ * each batch (scale: [B, 1, 1, C_in] PHWC4, i.e. float4 b * S_in + si)
+ * where it loads it: the MUL that ends a squeeze-and-excitation block,
+ * fused (fuse_channel_scale.c). */
+#define CONVG_SCALED(V, SI) ((V) * LOAD4(scale, b * src_slices + (SI)))
+#if GD_SELECTED(conv2d_1x1_scaled_gpu, 5)
+__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_scaled_gpu(
+    __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
+    int4 src_shape, int4 dst_shape, __global const storage_t* scale, int act, __global const float4* alpha,
+    __global const storage_t* residual, int4 epi, int res_slices, int total) {
+  CONVG_1X1_GEMM(CONVG_SCALED)
 }
 #endif
 
@@ -229,52 +251,78 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
  * a tile with 4 taps instead of wasting 3/4 of it). Each input element a
  * work-item loads serves the same output pixel at every K step; its tap
  * (ky, kx, si) advances by KT per step without divisions. Taps outside the
- * input read zero. */
+ * input read zero. TAP(ci, sy, sx) loads input slice ci of batch b at a
+ * pixel inside the input: one body for both source layouts. */
+#define CONVG_IMPLICIT_GEMM(TAP)                                                                            \
+  CONVG_PROLOGUE                                                                                            \
+  int k_slices = geom.x * geom.y * src_slices;                                                              \
+  /* Per load r: the source origin of its pixel (sy0 = INT_MIN/2 when the                                   \
+   * pixel is past the plane) and the tap of its reduction row. */                                          \
+  int sx0[CONVG_IN_LOADS], sy0[CONVG_IN_LOADS], ci[CONVG_IN_LOADS], cx[CONVG_IN_LOADS], cy[CONVG_IN_LOADS]; \
+  _Pragma("unroll") for (int r = 0; r < CONVG_IN_LOADS; ++r) {                                              \
+    int e = min(lid + r * CONVG_WG, CONVG_IN_N - 1);                                                        \
+    int k = e / CONVG_TILE_P, p = p0 + e - k * CONVG_TILE_P;                                                \
+    int oy = p / dst_shape.x;                                                                               \
+    sx0[r] = (p - oy * dst_shape.x) * geom.z - pad_dil.x;                                                   \
+    sy0[r] = p < plane ? oy * geom.w - pad_dil.y : -(1 << 30);                                              \
+    int t = k / src_slices;                                                                                 \
+    ci[r] = k - t * src_slices;                                                                             \
+    cy[r] = t / geom.x;                                                                                     \
+    cx[r] = t - cy[r] * geom.x;                                                                             \
+  }                                                                                                         \
+  for (int k0 = 0; k0 < k_slices; k0 += CONVG_KT) {                                                         \
+    _Pragma("unroll") for (int r = 0; r < CONVG_IN_LOADS; ++r) {                                            \
+      int e = lid + r * CONVG_WG;                                                                           \
+      if (CONVG_IN_N % CONVG_WG == 0 || e < CONVG_IN_N) {                                                   \
+        int sy = sy0[r] + cy[r] * pad_dil.w, sx = sx0[r] + cx[r] * pad_dil.z;                               \
+        /* cy past KH: the row is past k_slices. */                                                         \
+        bool ok = cy[r] < geom.y && sy >= 0 && sy < src_shape.y && sx >= 0 && sx < src_shape.x;            \
+        in_l[e] = ok ? TAP(ci[r], sy, sx) : (float4)(0.0f);                                                 \
+        /* Advance the row by KT: slice, then tap column, then tap row. */                                  \
+        ci[r] += CONVG_KT;                                                                                  \
+        while (ci[r] >= src_slices) {                                                                       \
+          ci[r] -= src_slices;                                                                              \
+          if (++cx[r] == geom.x) {                                                                          \
+            cx[r] = 0;                                                                                      \
+            ++cy[r];                                                                                        \
+          }                                                                                                 \
+        }                                                                                                   \
+      }                                                                                                     \
+    }                                                                                                       \
+    CONVG_K_STEP(k_slices)                                                                                  \
+  }                                                                                                         \
+  CONVG_EPILOGUE
+
+#define CONVG_TAP_PHWC4(CI, SY, SX) LOAD4(src, ((b * src_slices + (CI)) * src_shape.y + (SY)) * src_shape.x + (SX))
+
 #if GD_SELECTED(conv2d_gpu, 1)
 __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_gpu(
     __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
     int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act, __global const float4* alpha,
     __global const storage_t* residual, int4 epi, int res_slices, int total) {
-  CONVG_PROLOGUE
-  int k_slices = geom.x * geom.y * src_slices;
-  /* Per load r: the source origin of its pixel (sy0 = INT_MIN/2 when the
-   * pixel is past the plane) and the tap of its reduction row. */
-  int sx0[CONVG_IN_LOADS], sy0[CONVG_IN_LOADS], ci[CONVG_IN_LOADS], cx[CONVG_IN_LOADS], cy[CONVG_IN_LOADS];
-#pragma unroll
-  for (int r = 0; r < CONVG_IN_LOADS; ++r) {
-    int e = min(lid + r * CONVG_WG, CONVG_IN_N - 1);
-    int k = e / CONVG_TILE_P, p = p0 + e - k * CONVG_TILE_P;
-    int oy = p / dst_shape.x;
-    sx0[r] = (p - oy * dst_shape.x) * geom.z - pad_dil.x;
-    sy0[r] = p < plane ? oy * geom.w - pad_dil.y : -(1 << 30);
-    int t = k / src_slices;
-    ci[r] = k - t * src_slices;
-    cy[r] = t / geom.x;
-    cx[r] = t - cy[r] * geom.x;
-  }
-  for (int k0 = 0; k0 < k_slices; k0 += CONVG_KT) {
-#pragma unroll
-    for (int r = 0; r < CONVG_IN_LOADS; ++r) {
-      int e = lid + r * CONVG_WG;
-      if (CONVG_IN_N % CONVG_WG == 0 || e < CONVG_IN_N) {
-        int sy = sy0[r] + cy[r] * pad_dil.w, sx = sx0[r] + cx[r] * pad_dil.z;
-        /* cy past KH: the row is past k_slices. */
-        bool ok = cy[r] < geom.y && sy >= 0 && sy < src_shape.y && sx >= 0 && sx < src_shape.x;
-        in_l[e] = ok ? LOAD4(src, ((b * src_slices + ci[r]) * src_shape.y + sy) * src_shape.x + sx) : (float4)(0.0f);
-        /* Advance the row by KT: slice, then tap column, then tap row. */
-        ci[r] += CONVG_KT;
-        while (ci[r] >= src_slices) {
-          ci[r] -= src_slices;
-          if (++cx[r] == geom.x) {
-            cx[r] = 0;
-            ++cy[r];
-          }
-        }
-      }
-    }
-    CONVG_K_STEP(k_slices)
-  }
-  CONVG_EPILOGUE
+  CONVG_IMPLICIT_GEMM(CONVG_TAP_PHWC4)
+}
+#endif
+
+/* Input slice ci (channels 4ci .. 4ci+3, those past C read as zero) of
+ * batch b at pixel (sx, sy) of a row-major BHWC float32 tensor. */
+GD_INLINE float4 convg_bhwc_tap(__global const float* src, int4 shape, int b, int ci, int sy, int sx) {
+  int c = 4 * ci, n = shape.z - c;
+  __global const float* q = src + ((b * shape.y + sy) * shape.x + sx) * shape.z + c;
+  if (n >= 4) return vload4(0, q);
+  return (float4)(q[0], n > 1 ? q[1] : 0.0f, n > 2 ? q[2] : 0.0f, 0.0f);
+}
+#define CONVG_TAP_BHWC(CI, SY, SX) convg_bhwc_tap(src, src_shape, b, (CI), (SY), (SX))
+
+/* conv2d_gpu reading a partition input straight from the runtime's BHWC
+ * float32 bytes (its staging buffer, any storage), so the input needs no
+ * conversion launch (fuse.c keep_inputs_bhwc). */
+#if GD_SELECTED(conv2d_bhwc_gpu, 4)
+__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_bhwc_gpu(
+    __global const float* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
+    int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act, __global const float4* alpha,
+    __global const storage_t* residual, int4 epi, int res_slices, int total) {
+  CONVG_IMPLICIT_GEMM(CONVG_TAP_BHWC)
 }
 #endif
 

@@ -235,7 +235,13 @@ def _run(ctx, kernel, x, wt, bias, geom, pad_dil, oh, ow, fp16, defines=None, ac
     rng = np.random.default_rng(seed + 7)
     st = np.float16 if fp16 else np.float32
     b, h, w, cin = x.shape
-    xs = x.astype(st)
+    # conv2d_bhwc_gpu reads the runtime's float32 BHWC bytes in every storage
+    bhwc = kernel == "conv2d_bhwc_gpu"
+    xs = x if bhwc else x.astype(st)
+    # conv2d_1x1_scaled_gpu multiplies its source by a per-(batch, channel)
+    # scale where it loads it
+    scaled = kernel == "conv2d_1x1_scaled_gpu"
+    scale = rng.uniform(-2, 2, (b, 1, 1, cin)).astype(st) if scaled else None
     depthwise = kernel == "depthwise_gpu"
     cout = cin if depthwise else wt.shape[0]
     so = _ceil(cout, 4)
@@ -247,9 +253,10 @@ def _run(ctx, kernel, x, wt, bias, geom, pad_dil, oh, ow, fp16, defines=None, ac
     else:
         d = dict(CONV_DEFAULTS, **(defines or {}))
         wbuf, bbuf = _pack_blocked(wt, cin, d["CONVG_BS"]), _pack_bias_blocked(bias, d["CONVG_BS"])
-        launch = launch_conv2d_1x1_gpu if kernel == "conv2d_1x1_gpu" else launch_conv2d_gpu
+        launch = launch_conv2d_1x1_gpu if kernel in ("conv2d_1x1_gpu", "conv2d_1x1_scaled_gpu") else launch_conv2d_gpu
         glob, local = launch((ow, oh, cout, b), d)
-        want = _conv_ref(xs.astype(np.float64), wt, bias, geom, pad_dil, oh, ow)
+        src = xs.astype(np.float64) * (scale.astype(np.float64) if scaled else 1.0)
+        want = _conv_ref(src, wt, bias, geom, pad_dil, oh, ow)
     want = _act(want, act)
     alpha = np.zeros((so, 4), np.float32)
     res_bhwc = np.zeros((b, oh, ow, cout))
@@ -277,8 +284,10 @@ def _run(ctx, kernel, x, wt, bias, geom, pad_dil, oh, ow, fp16, defines=None, ac
                          res_bhwc)
     out = np.full((b, so, oh, ow, 4), np.nan, st)
     bout = _buf(c, out)
-    args = [_buf(c, _phwc4(xs)), bout, _buf(c, wbuf), _buf(c, bbuf), _shape(b, h, w, cin), _shape(b, oh, ow, cout)]
-    if kernel != "conv2d_1x1_gpu":
+    args = [_buf(c, np.ascontiguousarray(xs) if bhwc else _phwc4(xs)), bout, _buf(c, wbuf), _buf(c, bbuf), _shape(b, h, w, cin), _shape(b, oh, ow, cout)]
+    if scaled:
+        args += [_buf(c, _phwc4(scale))]
+    elif kernel != "conv2d_1x1_gpu":
         args += [np.array(geom, np.int32), np.array(pad_dil, np.int32)]
     args += [np.int32(act), _buf(c, alpha), _buf(c, res_dev), np.array(fused.epi, np.int32), np.int32(res_slices),
              np.int32(b * so * oh * ow)]
@@ -344,7 +353,8 @@ def test_builds_without_warnings(ctx, fp16, defines):
     prog = _build(c, fp16, defines)
     log = prog.get_build_info(c.devices[0], cl.program_build_info.LOG)
     assert "warning" not in log.lower() and "error" not in log.lower(), log
-    assert {k.function_name for k in prog.all_kernels()} >= {"conv2d_1x1_gpu", "conv2d_gpu", "depthwise_gpu"}
+    assert {k.function_name for k in prog.all_kernels()} >= {"conv2d_1x1_gpu", "conv2d_1x1_scaled_gpu", "conv2d_gpu",
+                                                              "conv2d_bhwc_gpu", "depthwise_gpu"}
 
 
 @FP
@@ -357,6 +367,18 @@ def test_builds_without_warnings(ctx, fp16, defines):
 ], [(2, 7, 9, 5, 17), (1, 3, 5, 17, 3)]))
 def test_conv2d_1x1_gpu(ctx, b, h, w, cin, cout, fp16):
     got, want = _conv_case(ctx, "conv2d_1x1_gpu", b, h, w, cin, cout, 1, 1, 1, 1, 1, 1, "valid", fp16, act=1)
+    _close(got, want, fp16)
+
+
+@FP
+@pytest.mark.parametrize("b,h,w,cin,cout", _pick([
+    (2, 7, 9, 5, 17),     # a batch of 2: each batch its own scales
+    (1, 13, 11, 17, 3),   # 5 input slices: a partial K tile
+    (2, 1, 1, 3, 5),
+    (1, 11, 9, 40, 72),
+], [(2, 3, 5, 5, 3)]))
+def test_conv2d_1x1_scaled_gpu(ctx, b, h, w, cin, cout, fp16):
+    got, want = _conv_case(ctx, "conv2d_1x1_scaled_gpu", b, h, w, cin, cout, 1, 1, 1, 1, 1, 1, "valid", fp16, act=1)
     _close(got, want, fp16)
 
 
@@ -381,6 +403,25 @@ def test_conv2d_1x1_gpu(ctx, b, h, w, cin, cout, fp16):
 ]))
 def test_conv2d_gpu(ctx, b, h, w, cin, cout, kh, kw, sy, sx, dy, dx, padding, fp16):
     got, want = _conv_case(ctx, "conv2d_gpu", b, h, w, cin, cout, kh, kw, sy, sx, dy, dx, padding, fp16, act=3)
+    _close(got, want, fp16)
+
+
+@FP
+@pytest.mark.parametrize("b,h,w,cin,cout,kh,kw,sy,sx,dy,dx,padding", _pick([
+    (2, 17, 15, 3, 17, 3, 3, 2, 2, 1, 1, "same"),    # a first layer: 3 channels, a tail lane read as zero
+    (2, 9, 7, 1, 5, 5, 5, 2, 2, 1, 1, "same"),       # 1 channel, 5x5
+    (1, 7, 9, 5, 3, 3, 3, 1, 1, 2, 2, "same"),       # 5 channels: a full slice and a 1-lane tail, dilation
+    (2, 13, 11, 17, 8, 3, 3, 2, 2, 1, 1, "valid"),   # 17: four full slices and a tail
+    (1, 6, 10, 8, 5, 1, 1, 1, 1, 1, 1, "valid"),     # C a multiple of 4: every load a vload4; a 1x1
+], [
+    (2, 9, 7, 3, 5, 3, 3, 2, 2, 1, 1, "same"),
+    (1, 5, 7, 5, 3, 3, 3, 1, 1, 1, 1, "valid"),
+]))
+def test_conv2d_bhwc_gpu(ctx, b, h, w, cin, cout, kh, kw, sy, sx, dy, dx, padding, fp16):
+    """conv2d_gpu reading a float32 BHWC source (fuse.c keep_inputs_bhwc):
+    same results; the source is never rounded to half."""
+    got, want = _conv_case(ctx, "conv2d_bhwc_gpu", b, h, w, cin, cout, kh, kw, sy, sx, dy, dx, padding, fp16,
+                           act=1)
     _close(got, want, fp16)
 
 

@@ -390,18 +390,24 @@ static void test_fused_pair_launches_as_its_1x1(void) {
   /* 16 KiB holds 16 x 4 groups' tiles but not 64 x 1's, whose narrow 1x1s
    * fall back to the CPU set: no fused kernel to fall back from. */
   CHECK(!select_fuses_dw_1x1(tiny), "a device without 64 x 1 groups does not fuse");
-  /* A pooled residual only where every conv runs a conv_gpu.cl kernel. */
-  CHECK(select_fusions(h200) == (FUSE_DW_1X1 | FUSE_POOLED_RESIDUAL) &&
-            select_fusions(small) == (FUSE_DW_1X1 | FUSE_POOLED_RESIDUAL),
-        "the GPU set fuses pairs and pooled residuals");
+  /* Pooled residuals and BHWC sources only where every conv runs a
+   * conv_gpu.cl kernel. */
+  int all = FUSE_DW_1X1 | FUSE_POOLED_RESIDUAL | FUSE_BHWC_INPUT | FUSE_CHANNEL_SCALE;
+  CHECK(select_fusions(h200) == all && select_fusions(small) == all, "the GPU set fuses all four");
   CHECK(select_fusions(cpu) == 0 && select_fusions(tiny) == 0, "the CPU set and small devices fuse neither");
   setenv("TFLITE_GPU_FUSE_DW_1X1", "0", 1);
   CHECK(!select_fuses_dw_1x1(h200), "TFLITE_GPU_FUSE_DW_1X1=0 turns it off");
-  CHECK(select_fusions(h200) == FUSE_POOLED_RESIDUAL, "TFLITE_GPU_FUSE_DW_1X1=0 leaves pooled residuals");
+  CHECK(select_fusions(h200) == (all & ~FUSE_DW_1X1), "TFLITE_GPU_FUSE_DW_1X1=0 leaves the others");
   unsetenv("TFLITE_GPU_FUSE_DW_1X1");
   setenv("TFLITE_GPU_FUSE_POOLED_RESIDUAL", "0", 1);
-  CHECK(select_fusions(h200) == FUSE_DW_1X1, "TFLITE_GPU_FUSE_POOLED_RESIDUAL=0 turns them off");
+  CHECK(select_fusions(h200) == (all & ~FUSE_POOLED_RESIDUAL), "TFLITE_GPU_FUSE_POOLED_RESIDUAL=0 turns them off");
   unsetenv("TFLITE_GPU_FUSE_POOLED_RESIDUAL");
+  setenv("TFLITE_GPU_BHWC_INPUT", "0", 1);
+  CHECK(select_fusions(h200) == (all & ~FUSE_BHWC_INPUT), "TFLITE_GPU_BHWC_INPUT=0 turns BHWC sources off");
+  unsetenv("TFLITE_GPU_BHWC_INPUT");
+  setenv("TFLITE_GPU_FUSE_CHANNEL_SCALE", "0", 1);
+  CHECK(select_fusions(h200) == (all & ~FUSE_CHANNEL_SCALE), "TFLITE_GPU_FUSE_CHANNEL_SCALE=0 turns it off");
+  unsetenv("TFLITE_GPU_FUSE_CHANNEL_SCALE");
   GpuDevice* devs[2] = {h200, small};
   int pairs = 0;
   for (size_t i = 0; i < NCASES; ++i) {

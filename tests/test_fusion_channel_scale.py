@@ -1,0 +1,105 @@
+"""A squeeze-and-excitation block's last MUL (x * a per-channel scale
+computed from x) whose product only a 1x1 CONV_2D reads: with the GPU
+kernel set the conv multiplies its source by the scale where it loads it
+(conv_gpu.cl conv2d_1x1_scaled_gpu, fuse_channel_scale.c) and the MUL is
+never launched. Every case runs with the fusion on and off
+(TFLITE_GPU_FUSE_CHANNEL_SCALE=0) against the CPU interpreter on seeded
+random data: fused, the results match and exactly the MUL's launch goes;
+where the pattern does not hold, the same kernels launch.
+
+Tolerance: FP32 1e-4 of the output's scale (reordered float sums of at most
+40 terms after a product); FP16 storage 1e-2 relative L2 and of the scale
+(half rounding of the stored activations, about 5e-4 each, through four
+stored tensors)."""
+import numpy as np
+import pytest
+
+from conftest import assert_close, run_cpu
+from test_fusion import _run_delegate
+from tflite_gpu.model_builder import ModelBuilder
+
+
+def _se_block(b, h, w, c, cout, seed=0, scale_first=False, mul_act="NONE", extra_reader=False, proj_k=1,
+              const_scale=False):
+    """x -> DEPTHWISE (RELU) = d; s = LOGISTIC(CONV_1x1(RELU(CONV_1x1(MEAN_hw(d))))) ([B, 1, 1, C]);
+    MUL(d, s) -> CONV_2D (proj_k x proj_k) -> output."""
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder()
+
+    def const(shape, lo=None):
+        v = rng.standard_normal(shape) if lo is None else rng.uniform(lo, 1.0, shape)
+        return mb.add_tensor(shape, data=v.astype(np.float32))
+
+    x = mb.add_input([b, h, w, c])
+    d = mb.add_tensor([b, h, w, c])
+    mb.add_op("DEPTHWISE_CONV_2D", [x, const([1, 3, 3, c]), const([c])], [d],
+              dict(padding="SAME", stride_w=1, stride_h=1, depth_multiplier=1, fused_activation="RELU"))
+    if const_scale:
+        s = const([1, 1, 1, c], lo=0.1)
+    else:
+        axes = mb.add_tensor([2], dtype=np.int32, data=np.array([1, 2], np.int32))
+        m = mb.add_tensor([b, 1, 1, c])
+        mb.add_op("MEAN", [d, axes], [m], dict(keep_dims=True))
+        mid = max(1, c // 2)
+        r = mb.add_tensor([b, 1, 1, mid])
+        mb.add_op("CONV_2D", [m, const([mid, 1, 1, c]), const([mid])], [r],
+                  dict(padding="VALID", stride_w=1, stride_h=1, fused_activation="RELU"))
+        z = mb.add_tensor([b, 1, 1, c])
+        mb.add_op("CONV_2D", [r, const([c, 1, 1, mid]), const([c])], [z], dict(padding="VALID", stride_w=1,
+                                                                                stride_h=1))
+        s = mb.add_tensor([b, 1, 1, c])
+        mb.add_op("LOGISTIC", [z], [s])
+    p = mb.add_tensor([b, h, w, c])
+    mb.add_op("MUL", [s, d] if scale_first else [d, s], [p], dict(fused_activation=mul_act))
+    y = mb.add_tensor([b, h, w, cout])
+    mb.add_op("CONV_2D", [p, const([cout, proj_k, proj_k, c]), const([cout])], [y],
+              dict(padding="SAME", stride_w=1, stride_h=1))
+    mb.mark_output(y)
+    if extra_reader:
+        mb.mark_output(p)
+    inputs = [rng.standard_normal([b, h, w, c]).astype(np.float32)]
+    return mb.build(), inputs
+
+
+def _both(monkeypatch, model, inputs, **options):
+    runs = []
+    for hook in ("1", "0"):
+        monkeypatch.setenv("TFLITE_GPU_FUSE_CHANNEL_SCALE", hook)
+        got, stats = _run_delegate(model, inputs, **options)
+        assert stats["cpu_nodes"] == 0, stats
+        runs.append((got, stats["dispatches"]))
+    return runs
+
+
+def _check(runs, want, fp16):
+    tol = 1e-2 if fp16 else 1e-4
+    for got, _ in runs:
+        for g, w in zip(got, want):
+            assert_close(g, w, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(w).max())))
+
+
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("b,h,w,c,cout,scale_first", [
+    (1, 9, 7, 3, 5, False),     # 3 channels: the scale's padded lane
+    (1, 6, 10, 5, 17, True),    # MUL(scale, x): either operand order
+    (2, 5, 7, 17, 8, False),    # a batch of 2: each batch its own scales
+    (1, 11, 13, 40, 24, False),  # 10 input slices: several K steps
+])
+def test_scale_is_fused_into_the_1x1(monkeypatch, b, h, w, c, cout, scale_first, fp16):
+    model, inputs = _se_block(b, h, w, c, cout, seed=h * w + c, scale_first=scale_first)
+    runs = _both(monkeypatch, model, inputs, kernel_set="gpu", is_precision_loss_allowed=int(fp16))
+    _check(runs, run_cpu(model, inputs), fp16)
+    (_, fused), (_, apart) = runs
+    assert fused == apart - 1, (fused, apart)
+
+
+@pytest.mark.parametrize("case", ["mul_relu", "product_is_an_output", "3x3_projection", "constant_scale",
+                                  "cpu_set"])
+def test_scales_the_conv_cannot_take_stay_launches(monkeypatch, case):
+    model, inputs = _se_block(1, 7, 9, 5, 6, seed=9, mul_act="RELU" if case == "mul_relu" else "NONE",
+                              extra_reader=case == "product_is_an_output",
+                              proj_k=3 if case == "3x3_projection" else 1, const_scale=case == "constant_scale")
+    runs = _both(monkeypatch, model, inputs, kernel_set="cpu" if case == "cpu_set" else "gpu")
+    _check(runs, run_cpu(model, inputs), False)
+    (_, fused), (_, apart) = runs
+    assert fused == apart, (fused, apart)
