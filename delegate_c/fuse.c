@@ -5,14 +5,14 @@
  * only feed convolutions are folded into the convolutions' padding, and
  * layer norms' statistics become one kernel (fuse_layer_norm.c). With the
  * GPU kernel set, a depthwise and the 1x1 after it become one kernel
- * (fuse_dw_conv.c), and a residual that is a 2x2 max pool is read through
- * the pool's window (max2_pool_of). */
+ * (fuse_dw_conv.c), and a residual that is a 2x2 max pool or a 2x
+ * bilinear upsampling is read through it (max2_pool_of, up2_resize_of). */
 #include "fuse.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuse_channel_scale.h"
+#include "fuse_conv_source.h"
 #include "fuse_dw_conv.h"
 #include "fuse_layer_norm.h"
 #include "tflite_abi.h"
@@ -86,6 +86,25 @@ static int max2_pool_of(const Graph* g, int t, int c, const int* outputs, int nu
   int dw = 2 * out[GD_W] - in[GD_W], dh = 2 * out[GD_H] - in[GD_H];
   if (in[GD_B] != out[GD_B] || in[GD_C] != out[GD_C] || dw < 0 || dw > 1 || dh < 0 || dh > 1) return -1;
   *code = EPI_ADD_MAX2 | (dw ? EPI_MAX2_ODD_W : 0) | (dh ? EPI_MAX2_ODD_H : 0);
+  return k;
+}
+
+/* The node that computes t as a RESIZE_BILINEAR to exactly twice its
+ * input's W and H without align_corners (scale 1/2; the top-down path of
+ * feature pyramids and segmentation decoders), read by node c alone, or
+ * -1; *code gets the kernels' EPI_ADD_UP2 code. */
+static int up2_resize_of(const Graph* g, int t, int c, const int* outputs, int num_outputs, int* code) {
+  int k = writer(g, t), only = -1;
+  if (k < 0 || graph_is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1 || only != c) return -1;
+  const GNode* rs = &g->nodes[k];
+  if (rs->op != &kGOpResizeBilinear || rs->p.resize.scale_x != 0.5f || rs->p.resize.scale_y != 0.5f ||
+      rs->act != kTfLiteActNone || rs->num_epi || rs->num_inputs != 1 || g->tensors[rs->inputs[0]].data)
+    return -1;
+  const int* in = g->tensors[rs->inputs[0]].shape;
+  const int* out = g->tensors[t].shape;
+  if (in[GD_B] != out[GD_B] || in[GD_C] != out[GD_C] || 2 * in[GD_W] != out[GD_W] || 2 * in[GD_H] != out[GD_H])
+    return -1;
+  *code = EPI_ADD_UP2 | (rs->p.resize.half_pixel_centers ? EPI_UP2_HALF_PIXEL : 0);
   return k;
 }
 
@@ -195,10 +214,14 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
              memcmp(g->tensors[other].shape, out_shape, sizeof(int) * 4) == 0) {
     int pad = channel_pad_of(g, other, c, outputs, num_outputs);
     if (pad >= 0) e.tensor = g->nodes[pad].inputs[0];
-    /* Only conv_gpu.cl's kernels read through a pool (select_fusions). */
-    int pool = (flags & FUSE_POOLED_RESIDUAL) && prod->op == &kGOpConv2d
-                   ? max2_pool_of(g, e.tensor, pad >= 0 ? pad : c, outputs, num_outputs, &e.max2)
-                   : -1;
+    /* Only conv_gpu.cl's kernels read through a pool or a resize
+     * (select_fusions). */
+    int pool = -1;
+    if ((flags & FUSE_POOLED_RESIDUAL) && prod->op == &kGOpConv2d) {
+      int reader = pad >= 0 ? pad : c;
+      pool = max2_pool_of(g, e.tensor, reader, outputs, num_outputs, &e.via);
+      if (pool < 0) pool = up2_resize_of(g, e.tensor, reader, outputs, num_outputs, &e.via);
+    }
     if (pool >= 0) e.tensor = g->nodes[pool].inputs[0];
     /* The residual must exist before the producer runs. */
     int w = writer(g, e.tensor);
@@ -274,7 +297,8 @@ static int keep_inputs_bhwc(Graph* g) {
     for (int k = 0; k < g->num_nodes && ok; ++k)
       for (int j = 0; j < g->nodes[k].num_inputs; ++j) {
         if (g->nodes[k].inputs[j] != t) continue;
-        ok = ok && g->nodes[k].op == &kGOpConv2d && j == 0 && !g->nodes[k].p.conv.scale_input;
+        ok = ok && g->nodes[k].op == &kGOpConv2d && j == 0 && !g->nodes[k].p.conv.scale_input &&
+             !g->nodes[k].p.conv.src_via;
         ++readers;
       }
     if (ok && readers) x->bhwc = 1, ++kept;
@@ -313,6 +337,7 @@ int fuse_graph(Graph* g, const int* outputs, int num_outputs, int flags) {
   /* After the pairs: a scaled 1x1's source has another reader (the SE
    * block's mean), so it never pairs anyway. */
   if (flags & FUSE_CHANNEL_SCALE) fused += fuse_channel_scale(g, outputs, num_outputs, dead);
+  if (flags & FUSE_UPSAMPLED_SOURCE) fused += fuse_upsampled_source(g, outputs, num_outputs, dead);
   int w = 0;
   for (int k = 0; k < g->num_nodes; ++k)
     if (!dead[k]) g->nodes[w++] = g->nodes[k];

@@ -10,9 +10,10 @@
  * (select_fusions says which; only the GPU kernel set has them): */
 enum {
   FUSE_DW_1X1 = 1,       /* a depthwise into the 1x1 that alone reads it (fuse_dw_conv.c) */
-  FUSE_POOLED_RESIDUAL = 2, /* a 2x2 stride-2 MAX_POOL_2D shortcut read by a conv's residual ADD */
+  FUSE_POOLED_RESIDUAL = 2, /* a residual that is a 2x2 max pool or a 2x bilinear resize, read through it */
   FUSE_BHWC_INPUT = 4,      /* a float input only convolutions read stays BHWC (no conversion launch) */
-  FUSE_CHANNEL_SCALE = 8    /* a MUL by a per-channel scale into the 1x1 that reads it (fuse_channel_scale.c) */
+  FUSE_CHANNEL_SCALE = 8,   /* a MUL by a per-channel scale into the 1x1 that reads it (fuse_conv_source.c) */
+  FUSE_UPSAMPLED_SOURCE = 16 /* a 2x RESIZE_BILINEAR into the 1x1 that reads it (fuse_conv_source.c) */
 };
 /* outputs: graph tensors read back by the runtime (never fused away);
  * flags: FUSE_* bits. Returns the number of nodes fused, or -1 on OOM. */

@@ -4,7 +4,8 @@
 /* A 1x1, stride-1, unpadded convolution: a GEMM over the pixel plane. */
 static int is_pointwise(const GNode* n) {
   return n->op == &kGOpConv2d && n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 &&
-         n->p.conv.sy == 1 && n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0 && !n->p.conv.scale_input;
+         n->p.conv.sy == 1 && n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0 && !n->p.conv.scale_input &&
+         !n->p.conv.src_via;
 }
 
 int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead) {

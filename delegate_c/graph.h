@@ -65,6 +65,7 @@ extern const GOpDesc kGOpConcat, kGOpRemap;                         /* ops_layou
 extern const GOpDesc kGOpQuantize, kGOpInt8Exact;                   /* ops_quantize.c, int8_exact.c */
 extern const GOpDesc kGOpReduce;                                    /* ops_reduce.c */
 extern const GOpDesc kGOpPool;                                      /* ops_pool.c */
+extern const GOpDesc kGOpResizeBilinear;                            /* ops_resize.c */
 
 /* Binary, unary, remap, border, reduce and epilogue codes, shared with
  * the kernels: opencl_kernels/kernel_abi.h. Epilogue steps are fused into
@@ -77,10 +78,11 @@ typedef struct Epilogue {
   int act;    /* activation after an ADD */
   float qscale; /* EPI_QDQ: the grid */
   int qzero, qmin, qmax;
-  /* EPI_ADD whose residual is read through a 2x2 stride-2 max pool of
-   * `tensor` (fuse.c): the kernels' code, EPI_ADD_MAX2 | odd bits; 0
-   * otherwise. Only conv_gpu.cl's kernels take it. */
-  int max2;
+  /* EPI_ADD whose residual is read through a 2x2 stride-2 max pool or a
+   * 2x bilinear upsampling of `tensor` (fuse.c): the kernels' code,
+   * EPI_ADD_MAX2 or EPI_ADD_UP2 with its bits; 0 otherwise. Only
+   * conv_gpu.cl's kernels take it. */
+  int via;
 } Epilogue;
 
 /* Landmarks2TransformMatrix. v2: f = (target_rotation, scale_x, scale_y),
@@ -114,8 +116,11 @@ typedef struct GNode {
        * (act and epi are the 1x1's). */
       int pw_weights, pw_bias, dw_act;
       /* A 1x1 kGOpConv2d whose source is multiplied by a runtime per-channel
-       * scale (fuse_channel_scale.c): its index in inputs[], 0 if none. */
+       * scale (fuse_conv_source.c): its index in inputs[], 0 if none. */
       int scale_input;
+      /* A 1x1 kGOpConv2d reading inputs[0] through a 2x bilinear upsampling
+       * (fuse_conv_source.c): EPI_ADD_UP2 | EPI_UP2_HALF_PIXEL, 0 if none. */
+      int src_via;
     } conv;
     struct {
       int kw, kh, sx, sy, pad_x, pad_y, is_max;

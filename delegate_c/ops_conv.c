@@ -190,11 +190,11 @@ static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, const Kernel
   for (int e = 0; e < n->num_epi; ++e) {
     epi[2 * e] = n->epi[e].op;
     epi[2 * e + 1] = n->epi[e].act;
-    if (n->epi[e].op == EPI_ADD && n->epi[e].max2) {
+    if (n->epi[e].op == EPI_ADD && n->epi[e].via) {
       /* fuse.c makes these only where select_fusions allows them. */
       if (strcmp(v->file, "conv_gpu.cl") != 0)
-        return ex_fail(ex, "%s cannot read a residual through a max pool", v->kernel);
-      epi[2 * e] = n->epi[e].max2;
+        return ex_fail(ex, "%s cannot read a residual through a pool or a resize", v->kernel);
+      epi[2 * e] = n->epi[e].via;
     }
     if (n->epi[e].op == EPI_ADD) {
       residual = ex_tensor_mem(ex, n->epi[e].tensor);
@@ -216,6 +216,7 @@ static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, const Kernel
   karg_shape(&a, dst->shape);
   if (geometry == CONV_ARGS_PAD_ONLY) karg_int2(&a, n->p.conv.pad_x, n->p.conv.pad_y);
   if (geometry == CONV_ARGS_SCALED) karg_mem(&a, ex_tensor_mem(ex, n->inputs[n->p.conv.scale_input]));
+  if (geometry == CONV_ARGS_UP2) karg_int(&a, n->p.conv.src_via);
   if (geometry == CONV_ARGS_DW_1X1) {
     karg_mem(&a, dw[0]);
     karg_mem(&a, dw[1]);
@@ -281,6 +282,8 @@ static int encode_conv2d(Executor* ex, int node) {
     return ex_fail(ex, "%s cannot read a BHWC source", v.kernel);
   if (n->p.conv.scale_input && v.form != CONV_ARGS_SCALED)
     return ex_fail(ex, "%s cannot scale its source", v.kernel);
+  if (n->p.conv.src_via && v.form != CONV_ARGS_UP2)
+    return ex_fail(ex, "%s cannot upsample its source", v.kernel);
   cl_mem wm, bm;
   if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.weights], src->shape[GD_C], bias, v.weight_block,
                                    &wm, &bm))

@@ -10,7 +10,7 @@
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
 static int encode_resize_bilinear(Executor* ex, int node);
-static const GOpDesc kGOpResizeBilinear = {"RESIZE_BILINEAR", encode_resize_bilinear};
+const GOpDesc kGOpResizeBilinear = {"RESIZE_BILINEAR", encode_resize_bilinear};
 static int encode_resize_nearest(Executor* ex, int node);
 static const GOpDesc kGOpResizeNearest = {"RESIZE_NEAREST", encode_resize_nearest};
 

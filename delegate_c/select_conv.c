@@ -176,11 +176,13 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
   size_t tiles = div_up(plane, CONVG_TP);
   occupancy_group(dev, tiles, blocks, (size_t)ds[GD_B], convg_local_bytes, &lx, &ly);
   /* A source kept BHWC (fuse.c keep_inputs_bhwc) or scaled per channel
-   * (fuse_channel_scale.c, 1x1s only) has its own kernel. */
+   * or upsampled (fuse_conv_source.c, 1x1s only) has its own kernel. */
   int bhwc = !fused && g->tensors[n->inputs[0]].bhwc, scaled = !fused && n->p.conv.scale_input;
+  int up2 = !fused && n->p.conv.src_via;
   const char* name = fused    ? "dw_conv2d_1x1_gpu"
                      : bhwc   ? "conv2d_bhwc_gpu"
                      : scaled ? "conv2d_1x1_scaled_gpu"
+                     : up2    ? "conv2d_1x1_up2_gpu"
                      : gemm   ? "conv2d_1x1_gpu"
                               : "conv2d_gpu";
   if (bhwc) gemm = 0;
@@ -189,6 +191,7 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
                        {lx, ly, 1}, 0, CONVG_BS,
                        fused    ? CONV_ARGS_DW_1X1
                        : scaled ? CONV_ARGS_SCALED
+                       : up2    ? CONV_ARGS_UP2
                        : gemm   ? CONV_ARGS_NO_GEOMETRY
                                 : CONV_ARGS_GEOMETRY,
                        0,
@@ -227,7 +230,8 @@ int select_fusions(const GpuDevice* dev) {
   return hooked(FUSE_DW_1X1, "TFLITE_GPU_FUSE_DW_1X1") |
          hooked(FUSE_POOLED_RESIDUAL, "TFLITE_GPU_FUSE_POOLED_RESIDUAL") |
          hooked(FUSE_BHWC_INPUT, "TFLITE_GPU_BHWC_INPUT") |
-         hooked(FUSE_CHANNEL_SCALE, "TFLITE_GPU_FUSE_CHANNEL_SCALE");
+         hooked(FUSE_CHANNEL_SCALE, "TFLITE_GPU_FUSE_CHANNEL_SCALE") |
+         hooked(FUSE_UPSAMPLED_SOURCE, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE");
 }
 
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {

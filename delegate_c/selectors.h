@@ -13,7 +13,7 @@
 
 /* Argument forms of the conv family (ops_conv.c binds them). */
 enum { CONV_ARGS_NO_GEOMETRY = 0, CONV_ARGS_GEOMETRY = 1, CONV_ARGS_PAD_ONLY = 2, CONV_ARGS_DW_1X1 = 3,
-       CONV_ARGS_SCALED = 4 };
+       CONV_ARGS_SCALED = 4, CONV_ARGS_UP2 = 5 };
 
 /* The work-groups a GPU-set conv or depthwise launch aims for (occupancy,
  * select_conv.c): 2 per compute unit; 0 (no aim: the default groups) on
@@ -30,10 +30,11 @@ void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
 int select_fuses_dw_1x1(const GpuDevice* dev);
 /* fuse.h's FUSE_* bits this device's kernels allow: FUSE_DW_1X1 where
  * select_fuses_dw_1x1 says so; FUSE_POOLED_RESIDUAL and FUSE_BHWC_INPUT
- * FUSE_CHANNEL_SCALE where every CONV_2D runs a conv_gpu.cl kernel (the
- * same condition: the GPU set, both conv groups fit). Test hooks turn
- * each off: TFLITE_GPU_FUSE_POOLED_RESIDUAL=0, TFLITE_GPU_BHWC_INPUT=0,
- * TFLITE_GPU_FUSE_CHANNEL_SCALE=0. */
+ * FUSE_CHANNEL_SCALE, FUSE_UPSAMPLED_SOURCE where every CONV_2D runs a
+ * conv_gpu.cl kernel (the same condition: the GPU set, both conv groups
+ * fit). Test hooks turn each off: TFLITE_GPU_FUSE_POOLED_RESIDUAL=0,
+ * TFLITE_GPU_BHWC_INPUT=0, TFLITE_GPU_FUSE_CHANNEL_SCALE=0,
+ * TFLITE_GPU_FUSE_UPSAMPLED_SOURCE=0. */
 int select_fusions(const GpuDevice* dev);
 /* A kGOpDwConv1x1 node (only where select_fuses_dw_1x1 said yes). */
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);

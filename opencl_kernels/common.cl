@@ -174,8 +174,8 @@ DEFINE_ACTIVATE(activate16, float16)
 
 /* Fused epilogue steps (delegate_c/fuse.c): epi = (op0, act0, op1, act1),
  * op 1 = PReLU with a per-channel alpha (float4 per slice), op 2 = ADD of
- * the residual float4 r, then act (EPI_ADD_MAX2: r read through a max
- * pool), op 3 = a quantize-dequantize (quantize.cl) with alpha[0] =
+ * the residual float4 r, then act (EPI_ADD_MAX2 / _UP2: r read through a
+ * max pool / an upsampling), op 3 = a quantize-dequantize (quantize.cl) with alpha[0] =
  * (scale, zero point, qmin, qmax).
  * epilogue_r takes the residual's value (conv_gpu.cl reads it through a
  * fused max pool); epilogue reads it at index gid (usually the output's

@@ -18,6 +18,8 @@
  *                 src is row-major BHWC float32 in every storage)
  * conv2d_1x1_scaled_gpu (as conv2d_1x1_gpu, with `scale`, [B, 1, 1, C_in]
  *                 in PHWC4, inserted after dst_shape)
+ * conv2d_1x1_up2_gpu (as conv2d_1x1_gpu, with `int src_code` inserted after
+ *                 dst_shape; src is W/2 x H/2, src_shape its shape)
  *   Defines (defaults; both kernels of one build share them):
  *     CONVG_TP = 4   output pixels per work-item
  *     CONVG_BS = 2   output slices per work-item = weight block_slices
@@ -88,21 +90,41 @@
 #define CONVG_W_LOADS ((CONVG_W_N + CONVG_WG - 1) / CONVG_WG)
 #define CONVG_ACC (CONVG_TP * CONVG_BS)
 
+/* The residual's float4 for output pixel (x, y) of slice s through a 2x
+ * bilinear upsampling of a W/2 x H/2 source (EPI_ADD_UP2), as resize.cl
+ * computes RESIZE_BILINEAR with scale 1/2: lower index max(floor(v), 0),
+ * upper min(ceil(v), size - 1), weights from v minus the lower index. */
+GD_INLINE float4 convg_up2(__global const storage_t* residual, int code, int4 dst_shape, int c0, int x, int y) {
+  int sw = dst_shape.x / 2, sh = dst_shape.y / 2;
+  float off = (code & EPI_UP2_HALF_PIXEL) ? 0.25f : 0.0f; /* (o + 0.5) / 2 - 0.5 = o / 2 - 0.25 */
+  float fy = (float)y * 0.5f - off, fx = (float)x * 0.5f - off;
+  int y0 = min(max((int)floor(fy), 0), sh - 1), y1 = min((int)ceil(fy), sh - 1);
+  int x0 = min(max((int)floor(fx), 0), sw - 1), x1 = min((int)ceil(fx), sw - 1);
+  float dy = fy - (float)y0, dx = fx - (float)x0;
+  int r0 = (c0 * sh + y0) * sw, r1 = (c0 * sh + y1) * sw;
+  return LOAD4(residual, r0 + x0) * (1.0f - dy) * (1.0f - dx) + LOAD4(residual, r1 + x0) * dy * (1.0f - dx) +
+         LOAD4(residual, r0 + x1) * (1.0f - dy) * dx + LOAD4(residual, r1 + x1) * dy * dx;
+}
+
 /* The fused residual's float4 for output float4 o = (b, s, p): a residual
  * of res_slices < so slices adds zero to the slices it lacks. EPI_ADD
  * reads it at the output's place; EPI_ADD_MAX2 (codes 4-7, kernel_abi.h)
  * takes the max of the 2x2 window at (2x, 2y) of a source of sw x sh
  * pixels, one short of 2W / 2H where the code says so, whose taps past
- * its edge are left out, as MAX_POOL_2D's SAME padding does. That source
- * is the pool's input: the pool itself is never launched (fuse.c). */
+ * its edge are left out, as MAX_POOL_2D's SAME padding does; EPI_ADD_UP2
+ * (8-9) interpolates a W/2 x H/2 source (convg_up2). That source is the
+ * pool's or the resize's input: the pool or resize itself is never
+ * launched (fuse.c). */
 GD_INLINE float4 convg_residual(__global const storage_t* residual, int4 epi, int4 dst_shape, int b, int s, int p,
                                 int res_slices) {
   int add = epi.x == EPI_ADD || epi.x >= EPI_ADD_MAX2 ? epi.x : epi.z;
   if ((add != EPI_ADD && add < EPI_ADD_MAX2) || s >= res_slices) return (float4)(0.0f);
   int w = dst_shape.x, plane = w * dst_shape.y;
   if (add == EPI_ADD) return LOAD4(residual, (b * res_slices + s) * plane + p);
+  int y = p / w, x = p - y * w;
+  if (add >= EPI_ADD_UP2) return convg_up2(residual, add, dst_shape, b * res_slices + s, x, y);
   int sw = 2 * w - (add & EPI_MAX2_ODD_W), sh = 2 * dst_shape.y - ((add & EPI_MAX2_ODD_H) >> 1);
-  int y = p / w, sx = 2 * (p - y * w), sy = 2 * y;
+  int sx = 2 * x, sy = 2 * y;
   int i = ((b * res_slices + s) * sh + sy) * sw + sx;
   bool right = sx + 1 < sw, below = sy + 1 < sh;
   float4 m = LOAD4(residual, i);
@@ -202,7 +224,8 @@ GD_INLINE void convg_load_weights(__local float4* w_l, __global const float* wei
  * x LY * BS output slices, stepping over the input slices KT at a time:
  * each input float4 it loads serves LY * BS output slices, each weight
  * float4 LX * TP pixels. */
-#define CONVG_1X1_GEMM(SCALE)                                                                                     \
+/* TILE(si, p): input slice si at output pixel p (< plane) of batch b. */
+#define CONVG_1X1_GEMM(TILE)                                                                                      \
   CONVG_PROLOGUE                                                                                                  \
   for (int k0 = 0; k0 < src_slices; k0 += CONVG_KT) {                                                             \
     /* Input tile in_l[KT][TILE_P]; its element e is (slice e / TILE_P,                                           \
@@ -212,21 +235,20 @@ GD_INLINE void convg_load_weights(__local float4* w_l, __global const float* wei
       if (CONVG_IN_N % CONVG_WG == 0 || e < CONVG_IN_N) {                                                         \
         int k = e / CONVG_TILE_P, p = p0 + e - k * CONVG_TILE_P;                                                  \
         int si = k0 + k;                                                                                          \
-        in_l[e] = si < src_slices && p < plane ? SCALE(LOAD4(src, (b * src_slices + si) * plane + p), si)         \
-                                               : (float4)(0.0f);                                                  \
+        in_l[e] = si < src_slices && p < plane ? TILE(si, p) : (float4)(0.0f);                                   \
       }                                                                                                           \
     }                                                                                                             \
     CONVG_K_STEP(src_slices)                                                                                      \
   }                                                                                                               \
   CONVG_EPILOGUE
 
-#define CONVG_UNSCALED(V, SI) (V)
+#define CONVG_PLAIN(SI, P) LOAD4(src, (b * src_slices + (SI)) * plane + (P))
 #if GD_SELECTED(conv2d_1x1_gpu, 0)
 __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_gpu(
     __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
     int4 src_shape, int4 dst_shape, int act, __global const float4* alpha, __global const storage_t* residual,
     int4 epi, int res_slices, int total) {
-  CONVG_1X1_GEMM(CONVG_UNSCALED)
+  CONVG_1X1_GEMM(CONVG_PLAIN)
 }
 #endif
 
@@ -234,13 +256,28 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
  * each batch (scale: [B, 1, 1, C_in] PHWC4, i.e. float4 b * S_in + si)
  * where it loads it: the MUL that ends a squeeze-and-excitation block,
  * fused (fuse_channel_scale.c). */
-#define CONVG_SCALED(V, SI) ((V) * LOAD4(scale, b * src_slices + (SI)))
+#define CONVG_SCALED(SI, P) (CONVG_PLAIN(SI, P) * LOAD4(scale, b * src_slices + (SI)))
 #if GD_SELECTED(conv2d_1x1_scaled_gpu, 5)
 __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_scaled_gpu(
     __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
     int4 src_shape, int4 dst_shape, __global const storage_t* scale, int act, __global const float4* alpha,
     __global const storage_t* residual, int4 epi, int res_slices, int total) {
   CONVG_1X1_GEMM(CONVG_SCALED)
+}
+#endif
+
+/* conv2d_1x1_gpu whose source is the W/2 x H/2 input of a 2x bilinear
+ * upsampling (src_shape is that input's), interpolated where the tile is
+ * loaded (convg_up2; src_code: EPI_ADD_UP2 | EPI_UP2_HALF_PIXEL): the
+ * RESIZE_BILINEAR before the 1x1, fused (fuse_conv_source.c). */
+#define CONVG_UPSAMPLED(SI, P) \
+  convg_up2(src, src_code, dst_shape, b * src_slices + (SI), (P) % dst_shape.x, (P) / dst_shape.x)
+#if GD_SELECTED(conv2d_1x1_up2_gpu, 6)
+__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_up2_gpu(
+    __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
+    int4 src_shape, int4 dst_shape, int src_code, int act, __global const float4* alpha,
+    __global const storage_t* residual, int4 epi, int res_slices, int total) {
+  CONVG_1X1_GEMM(CONVG_UPSAMPLED)
 }
 #endif
 

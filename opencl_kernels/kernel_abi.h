@@ -37,12 +37,16 @@ enum { REDUCE_MEAN = 0, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD };
 /* Elementwise steps fused into a producer's output (fuse.c, common.cl's
  * epilogue): PReLU with a per-channel alpha, ADD of a residual then an
  * activation, or a quantize-dequantize onto an int8/uint8 grid.
- * EPI_ADD_MAX2 (GPU set only, conv_gpu.cl): ADD of a residual read through
- * a 2x2 stride-2 MAX_POOL_2D of a source of 2W x 2H pixels; the _ODD bits
- * say the source is one pixel short in W / H (SAME padding of an odd
- * size), so its last pool window holds fewer taps. Codes 4-7. */
-enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2, EPI_QDQ = 3, EPI_ADD_MAX2 = 4 };
-enum { EPI_MAX2_ODD_W = 1, EPI_MAX2_ODD_H = 2 };
+ * GPU set only (conv_gpu.cl), an ADD of a residual read through
+ *   EPI_ADD_MAX2: a 2x2 stride-2 MAX_POOL_2D of a source of 2W x 2H
+ *     pixels; the _ODD bits say the source is one pixel short in W / H
+ *     (SAME padding of an odd size), so its last window holds fewer taps.
+ *     Codes 4-7.
+ *   EPI_ADD_UP2: a RESIZE_BILINEAR (no align_corners) of a W/2 x H/2
+ *     source, with half-pixel centers where EPI_UP2_HALF_PIXEL is set.
+ *     Codes 8-9. */
+enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2, EPI_QDQ = 3, EPI_ADD_MAX2 = 4, EPI_ADD_UP2 = 8 };
+enum { EPI_MAX2_ODD_W = 1, EPI_MAX2_ODD_H = 2, EPI_UP2_HALF_PIXEL = 1 };
 
 /* CPU kernel set tiles: output pixels per work-item of the register-tiled
  * convolutions (conv.cl), of the fixed-filter depthwise kernels, of the

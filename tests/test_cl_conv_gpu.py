@@ -219,6 +219,20 @@ def _epilogue_ref(v, epi, alpha, residual):
     return v
 
 
+def _resize_bilinear_ref(x, oh, ow, half_pixel):
+    """RESIZE_BILINEAR without align_corners, as TFLite's reference kernel."""
+    def axis(n_in, n_out):
+        v = (np.arange(n_out) + 0.5) * (n_in / n_out) - 0.5 if half_pixel else np.arange(n_out) * (n_in / n_out)
+        lo = np.clip(np.floor(v), 0, n_in - 1).astype(int)
+        hi = np.minimum(np.ceil(v), n_in - 1).astype(int)
+        return lo, hi, v - lo
+    y0, y1, dy = axis(x.shape[1], oh)
+    x0, x1, dx = axis(x.shape[2], ow)
+    dy, dx = dy[None, :, None, None], dx[None, None, :, None]
+    return (x[:, y0][:, :, x0] * (1 - dy) * (1 - dx) + x[:, y1][:, :, x0] * dy * (1 - dx) +
+            x[:, y0][:, :, x1] * (1 - dy) * dx + x[:, y1][:, :, x1] * dy * dx)
+
+
 # ---------------------------------------------------------------- one run
 
 class Fused:
@@ -228,8 +242,11 @@ class Fused:
         self.epi, self.prelu, self.qdq, self.res_channels = tuple(epi), prelu, qdq, res_channels
 
 
-def _run(ctx, kernel, x, wt, bias, geom, pad_dil, oh, ow, fp16, defines=None, act=0, fused=None, seed=0):
-    """Runs one kernel; returns (got BHWC float, want BHWC float, raw PHWC4 output)."""
+def _run(ctx, kernel, x, wt, bias, geom, pad_dil, oh, ow, fp16, defines=None, act=0, fused=None, seed=0,
+         src_code=None):
+    """Runs one kernel; returns (got BHWC float, want BHWC float, raw PHWC4
+    output). src_code: conv2d_1x1_up2_gpu's (x is the W/2 x H/2 source of
+    an oh x ow output)."""
     c, q = ctx
     fused = fused or Fused()
     rng = np.random.default_rng(seed + 7)
@@ -253,9 +270,11 @@ def _run(ctx, kernel, x, wt, bias, geom, pad_dil, oh, ow, fp16, defines=None, ac
     else:
         d = dict(CONV_DEFAULTS, **(defines or {}))
         wbuf, bbuf = _pack_blocked(wt, cin, d["CONVG_BS"]), _pack_bias_blocked(bias, d["CONVG_BS"])
-        launch = launch_conv2d_1x1_gpu if kernel in ("conv2d_1x1_gpu", "conv2d_1x1_scaled_gpu") else launch_conv2d_gpu
-        glob, local = launch((ow, oh, cout, b), d)
+        gemm = kernel in ("conv2d_1x1_gpu", "conv2d_1x1_scaled_gpu", "conv2d_1x1_up2_gpu")
+        glob, local = (launch_conv2d_1x1_gpu if gemm else launch_conv2d_gpu)((ow, oh, cout, b), d)
         src = xs.astype(np.float64) * (scale.astype(np.float64) if scaled else 1.0)
+        if src_code is not None:
+            src = _resize_bilinear_ref(src, oh, ow, half_pixel=bool(src_code & 1))
         want = _conv_ref(src, wt, bias, geom, pad_dil, oh, ow)
     want = _act(want, act)
     alpha = np.zeros((so, 4), np.float32)
@@ -270,12 +289,16 @@ def _run(ctx, kernel, x, wt, bias, geom, pad_dil, oh, ow, fp16, defines=None, ac
         rc = fused.res_channels
         code = max(fused.epi[0], fused.epi[2])
         # EPI_ADD_MAX2 (4-7): the residual is a 2x2 stride-2 max pool of a
-        # source one pixel short of 2W / 2H where bits 1 / 2 say so.
-        sh, sw = (2 * oh - (code >> 1 & 1), 2 * ow - (code & 1)) if code >= 4 else (oh, ow)
+        # source one pixel short of 2W / 2H where bits 1 / 2 say so;
+        # EPI_ADD_UP2 (8-9): a 2x bilinear upsampling of a W/2 x H/2 source.
+        sh, sw = (oh // 2, ow // 2) if code >= 8 else (2 * oh - (code >> 1 & 1), 2 * ow - (code & 1)) if code >= 4 \
+            else (oh, ow)
         r = rng.standard_normal((b, sh, sw, rc)).astype(st)
         res_dev = _phwc4(r)
         res_slices = _ceil(rc, 4)
-        if code >= 4:
+        if code >= 8:
+            r = _resize_bilinear_ref(r.astype(np.float64), oh, ow, half_pixel=bool(code & 1))
+        elif code >= 4:
             padded = np.full((b, 2 * oh, 2 * ow, rc), -np.inf)
             padded[:, :sh, :sw] = r
             r = padded.reshape(b, oh, 2, ow, 2, rc).max(axis=(2, 4))
@@ -287,6 +310,8 @@ def _run(ctx, kernel, x, wt, bias, geom, pad_dil, oh, ow, fp16, defines=None, ac
     args = [_buf(c, np.ascontiguousarray(xs) if bhwc else _phwc4(xs)), bout, _buf(c, wbuf), _buf(c, bbuf), _shape(b, h, w, cin), _shape(b, oh, ow, cout)]
     if scaled:
         args += [_buf(c, _phwc4(scale))]
+    elif src_code is not None:
+        args += [np.int32(src_code)]
     elif kernel != "conv2d_1x1_gpu":
         args += [np.array(geom, np.int32), np.array(pad_dil, np.int32)]
     args += [np.int32(act), _buf(c, alpha), _buf(c, res_dev), np.array(fused.epi, np.int32), np.int32(res_slices),
@@ -354,7 +379,7 @@ def test_builds_without_warnings(ctx, fp16, defines):
     log = prog.get_build_info(c.devices[0], cl.program_build_info.LOG)
     assert "warning" not in log.lower() and "error" not in log.lower(), log
     assert {k.function_name for k in prog.all_kernels()} >= {"conv2d_1x1_gpu", "conv2d_1x1_scaled_gpu", "conv2d_gpu",
-                                                              "conv2d_bhwc_gpu", "depthwise_gpu"}
+                                                              "conv2d_1x1_up2_gpu", "conv2d_bhwc_gpu", "depthwise_gpu"}
 
 
 @FP
@@ -513,6 +538,36 @@ def test_epilogues(ctx, kernel, epilogue, fp16):
     diff = np.abs(got - want)
     assert np.all(diff <= scale * 1.001 + (4e-3 if fp16 else 1e-4) * max(1.0, float(np.abs(want).max())))
     assert np.mean(diff > scale / 2) < 0.02, np.mean(diff > scale / 2)
+
+
+@FP
+@pytest.mark.parametrize("code,act,res_channels", [(8, 0, 17), (9, 1, 6), (9, 0, 3)],
+                         ids=["up2", "up2-half-pixel-relu", "up2-half-pixel-one-slice"])
+@pytest.mark.parametrize("kernel", ["conv2d_1x1_gpu", "conv2d_gpu"])
+def test_upsampled_residual(ctx, kernel, code, act, res_channels, fp16):
+    """EPI_ADD_UP2: the residual read through a 2x bilinear upsampling of a
+    W/2 x H/2 source, on even output sizes (6 x 10: border and inner taps)."""
+    k = 1 if kernel == "conv2d_1x1_gpu" else 3
+    got, want = _conv_case(ctx, kernel, 2, 6, 10, 5, 17, k, k, 1, 1, 1, 1, "same", fp16,
+                           fused=Fused((code, act, 0, 0), res_channels=res_channels))
+    _close(got, want, fp16)
+
+
+@FP
+@pytest.mark.parametrize("b,h,w,cin,cout,code", _pick([
+    (2, 3, 5, 5, 17, 8),     # 6 x 10 output, a batch of 2
+    (1, 4, 4, 17, 3, 9),     # half-pixel centers: the border taps clamp
+    (1, 1, 1, 3, 5, 9),      # a 1 x 1 source: every tap is the one pixel
+    (1, 6, 6, 40, 24, 8),    # several K steps and blocks
+], [(1, 2, 3, 5, 3, 9)]))
+def test_conv2d_1x1_up2_gpu(ctx, b, h, w, cin, cout, code, fp16):
+    """conv2d_1x1_gpu over a 2x bilinear upsampling of its W/2 x H/2 source,
+    interpolated where the tile is loaded (fuse_conv_source.c)."""
+    seed = h * 100 + w * 10 + cin
+    x, wt, bias = _data(seed, b, h, w, cin, (cout, 1, 1, cin), cout)
+    got, want, _ = _run(ctx, "conv2d_1x1_up2_gpu", x, wt, bias, (1, 1, 1, 1), (0, 0, 1, 1), 2 * h, 2 * w, fp16,
+                        act=1, seed=seed, src_code=code)
+    _close(got, want, fp16)
 
 
 # Oclgrind's checks, in two runs: its uninitialised-value plugin (21.10)

@@ -1,11 +1,14 @@
 """A residual ADD whose shortcut is a 2x2 stride-2 MAX_POOL_2D (BlazeBlock
-stride-2 blocks): with the GPU kernel set the convolution reads the pool's
-input through the window (conv_gpu.cl convg_residual, fuse.c max2_pool_of)
-and the pool is never launched. Every case runs with the fusion on and off
+stride-2 blocks) or a 2x RESIZE_BILINEAR (feature pyramids' top-down
+path): with the GPU kernel set the convolution reads the pool's or the
+resize's input through it (conv_gpu.cl convg_residual, fuse.c
+max2_pool_of, up2_resize_of) and the pool or resize is never launched.
+Every case runs with the fusion on and off
 (TFLITE_GPU_FUSE_POOLED_RESIDUAL=0), against the CPU interpreter, on seeded
-random data: the fused case must match and save exactly the pool's launch;
-the cases the kernel cannot read (VALID pooling of an odd size, a pool with
-another reader or an activation, a 3x3 pool) must launch the same kernels.
+random data: the fused case must match and save exactly one launch; the
+cases the kernel cannot read (VALID pooling of an odd size, a pool with
+another reader or an activation, a 3x3 pool, align_corners, a 3x resize)
+must launch the same kernels.
 
 Tolerance: FP32 1e-4 relative to the output's scale (reordered float sums
 of at most 3 * 3 * 17 terms); FP16 storage 1e-2 relative L2 and 1e-2 of the scale
@@ -139,6 +142,66 @@ def test_pools_the_kernel_cannot_read_stay_launches(monkeypatch, case):
               pool_filter=3 if case == "pool_3x3" else 2)
     model, inputs = _block(1, 10, 11, 3, 5, "dw+1x1", seed=7, **kw)
     runs = _both(monkeypatch, model, inputs, kernel_set="cpu" if case == "cpu_set" else "gpu")
+    _check(runs, run_cpu(model, inputs), False)
+    (_, fused), (_, apart) = runs
+    assert fused == apart, (fused, apart)
+
+
+def _upsample_block(b, h, w, cin, cout, conv, half_pixel=False, align_corners=False, factor=2, seed=0):
+    """Two inputs: z [b, h, w, cin] and x [b, h/f, w/f, cout];
+    ADD(conv(z), RESIZE_BILINEAR(x) to h x w) -> RELU (the top-down step of a
+    feature pyramid)."""
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder()
+    z = mb.add_input([b, h, w, cin])
+    x = mb.add_input([b, h // factor, w // factor, cout])
+    size = mb.add_tensor([2], dtype=np.int32, data=np.array([h, w], np.int32))
+    up = mb.add_tensor([b, h, w, cout])
+    mb.add_op("RESIZE_BILINEAR", [x, size], [up], dict(align_corners=align_corners,
+                                                        half_pixel_centers=half_pixel))
+
+    def weights(shape):
+        return mb.add_tensor(shape, data=rng.standard_normal(shape).astype(np.float32))
+
+    y = mb.add_tensor([b, h, w, cout])
+    src = z
+    if conv == "dw+1x1":
+        src = mb.add_tensor([b, h, w, cin])
+        mb.add_op("DEPTHWISE_CONV_2D", [z, weights([1, 3, 3, cin]), weights([cin])], [src],
+                  dict(padding="SAME", stride_w=1, stride_h=1, depth_multiplier=1))
+    k = 3 if conv == "3x3" else 1
+    mb.add_op("CONV_2D", [src, weights([cout, k, k, cin]), weights([cout])], [y],
+              dict(padding="SAME", stride_w=1, stride_h=1))
+    out = mb.add_tensor([b, h, w, cout])
+    mb.add_op("ADD", [y, up], [out], dict(fused_activation="RELU"))
+    mb.mark_output(out)
+    inputs = [rng.standard_normal([b, h, w, cin]).astype(np.float32),
+              rng.standard_normal([b, h // factor, w // factor, cout]).astype(np.float32)]
+    return mb.build(), inputs
+
+
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("b,h,w,cin,cout,conv,half_pixel", [
+    (1, 6, 10, 3, 1, "1x1", False),
+    (2, 8, 6, 5, 17, "3x3", True),
+    (1, 12, 14, 17, 5, "dw+1x1", True),
+    (1, 4, 4, 8, 3, "1x1", False),
+])
+def test_upsampled_residual_is_fused(monkeypatch, b, h, w, cin, cout, conv, half_pixel, fp16):
+    """EPI_ADD_UP2: the conv reads the resize's W/2 x H/2 input and
+    interpolates it itself; the resize is never launched."""
+    model, inputs = _upsample_block(b, h, w, cin, cout, conv, half_pixel=half_pixel, seed=h * w + cin)
+    runs = _both(monkeypatch, model, inputs, kernel_set="gpu", is_precision_loss_allowed=int(fp16))
+    _check(runs, run_cpu(model, inputs), fp16)
+    (_, fused), (_, apart) = runs
+    assert fused == apart - 1, (fused, apart)
+
+
+@pytest.mark.parametrize("case", ["align_corners", "factor_3"])
+def test_resizes_the_kernel_cannot_read_stay_launches(monkeypatch, case):
+    model, inputs = _upsample_block(1, 12, 6, 3, 5, "1x1", align_corners=case == "align_corners",
+                                    factor=3 if case == "factor_3" else 2, seed=4)
+    runs = _both(monkeypatch, model, inputs, kernel_set="gpu")
     _check(runs, run_cpu(model, inputs), False)
     (_, fused), (_, apart) = runs
     assert fused == apart, (fused, apart)

@@ -392,8 +392,8 @@ static void test_fused_pair_launches_as_its_1x1(void) {
   CHECK(!select_fuses_dw_1x1(tiny), "a device without 64 x 1 groups does not fuse");
   /* Pooled residuals and BHWC sources only where every conv runs a
    * conv_gpu.cl kernel. */
-  int all = FUSE_DW_1X1 | FUSE_POOLED_RESIDUAL | FUSE_BHWC_INPUT | FUSE_CHANNEL_SCALE;
-  CHECK(select_fusions(h200) == all && select_fusions(small) == all, "the GPU set fuses all four");
+  int all = FUSE_DW_1X1 | FUSE_POOLED_RESIDUAL | FUSE_BHWC_INPUT | FUSE_CHANNEL_SCALE | FUSE_UPSAMPLED_SOURCE;
+  CHECK(select_fusions(h200) == all && select_fusions(small) == all, "the GPU set fuses all five");
   CHECK(select_fusions(cpu) == 0 && select_fusions(tiny) == 0, "the CPU set and small devices fuse neither");
   setenv("TFLITE_GPU_FUSE_DW_1X1", "0", 1);
   CHECK(!select_fuses_dw_1x1(h200), "TFLITE_GPU_FUSE_DW_1X1=0 turns it off");
@@ -408,6 +408,9 @@ static void test_fused_pair_launches_as_its_1x1(void) {
   setenv("TFLITE_GPU_FUSE_CHANNEL_SCALE", "0", 1);
   CHECK(select_fusions(h200) == (all & ~FUSE_CHANNEL_SCALE), "TFLITE_GPU_FUSE_CHANNEL_SCALE=0 turns it off");
   unsetenv("TFLITE_GPU_FUSE_CHANNEL_SCALE");
+  setenv("TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", "0", 1);
+  CHECK(select_fusions(h200) == (all & ~FUSE_UPSAMPLED_SOURCE), "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE=0 turns it off");
+  unsetenv("TFLITE_GPU_FUSE_UPSAMPLED_SOURCE");
   GpuDevice* devs[2] = {h200, small};
   int pairs = 0;
   for (size_t i = 0; i < NCASES; ++i) {

@@ -1,11 +1,16 @@
-"""A squeeze-and-excitation block's last MUL (x * a per-channel scale
-computed from x) whose product only a 1x1 CONV_2D reads: with the GPU
-kernel set the conv multiplies its source by the scale where it loads it
-(conv_gpu.cl conv2d_1x1_scaled_gpu, fuse_channel_scale.c) and the MUL is
-never launched. Every case runs with the fusion on and off
-(TFLITE_GPU_FUSE_CHANNEL_SCALE=0) against the CPU interpreter on seeded
-random data: fused, the results match and exactly the MUL's launch goes;
-where the pattern does not hold, the same kernels launch.
+"""1x1 CONV_2Ds that read their source through the op feeding it
+(fuse_conv_source.c, GPU kernel set):
+
+- a squeeze-and-excitation block's last MUL (x * a per-channel scale
+  computed from x): the conv multiplies its source by the scale where it
+  loads it (conv_gpu.cl conv2d_1x1_scaled_gpu);
+- a 2x RESIZE_BILINEAR (no align_corners): the conv interpolates the
+  resize's input (conv2d_1x1_up2_gpu).
+
+Every case runs with the fusion on and off (TFLITE_GPU_FUSE_CHANNEL_SCALE=0,
+TFLITE_GPU_FUSE_UPSAMPLED_SOURCE=0) against the CPU interpreter on seeded
+random data: fused, the results match and exactly the fused op's launch
+goes; where the pattern does not hold, the same kernels launch.
 
 Tolerance: FP32 1e-4 of the output's scale (reordered float sums of at most
 40 terms after a product); FP16 storage 1e-2 relative L2 and of the scale
@@ -61,10 +66,10 @@ def _se_block(b, h, w, c, cout, seed=0, scale_first=False, mul_act="NONE", extra
     return mb.build(), inputs
 
 
-def _both(monkeypatch, model, inputs, **options):
+def _both(monkeypatch, model, inputs, hook_name="TFLITE_GPU_FUSE_CHANNEL_SCALE", **options):
     runs = []
     for hook in ("1", "0"):
-        monkeypatch.setenv("TFLITE_GPU_FUSE_CHANNEL_SCALE", hook)
+        monkeypatch.setenv(hook_name, hook)
         got, stats = _run_delegate(model, inputs, **options)
         assert stats["cpu_nodes"] == 0, stats
         runs.append((got, stats["dispatches"]))
@@ -100,6 +105,54 @@ def test_scales_the_conv_cannot_take_stay_launches(monkeypatch, case):
                               extra_reader=case == "product_is_an_output",
                               proj_k=3 if case == "3x3_projection" else 1, const_scale=case == "constant_scale")
     runs = _both(monkeypatch, model, inputs, kernel_set="cpu" if case == "cpu_set" else "gpu")
+    _check(runs, run_cpu(model, inputs), False)
+    (_, fused), (_, apart) = runs
+    assert fused == apart, (fused, apart)
+
+
+def _up_block(b, h, w, c, cout, half_pixel=False, align_corners=False, factor=2, k=1, extra_reader=False, seed=0):
+    """x [b, h/f, w/f, c] -> RESIZE_BILINEAR to h x w -> CONV_2D (k x k) ->
+    output."""
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder()
+    x = mb.add_input([b, h // factor, w // factor, c])
+    size = mb.add_tensor([2], dtype=np.int32, data=np.array([h, w], np.int32))
+    up = mb.add_tensor([b, h, w, c])
+    mb.add_op("RESIZE_BILINEAR", [x, size], [up], dict(align_corners=align_corners, half_pixel_centers=half_pixel))
+    wt = mb.add_tensor([cout, k, k, c], data=rng.standard_normal([cout, k, k, c]).astype(np.float32))
+    bias = mb.add_tensor([cout], data=rng.standard_normal([cout]).astype(np.float32))
+    y = mb.add_tensor([b, h, w, cout])
+    mb.add_op("CONV_2D", [up, wt, bias], [y], dict(padding="SAME", stride_w=1, stride_h=1, fused_activation="RELU"))
+    mb.mark_output(y)
+    if extra_reader:
+        mb.mark_output(up)
+    inputs = [rng.standard_normal([b, h // factor, w // factor, c]).astype(np.float32)]
+    return mb.build(), inputs
+
+
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("b,h,w,c,cout,half_pixel", [
+    (1, 6, 10, 3, 5, False),
+    (2, 8, 4, 5, 17, True),      # a batch of 2
+    (1, 2, 2, 17, 3, True),      # a 1 x 1 source
+    (1, 12, 14, 40, 24, False),  # several K steps
+])
+def test_upsampling_is_fused_into_the_1x1(monkeypatch, b, h, w, c, cout, half_pixel, fp16):
+    model, inputs = _up_block(b, h, w, c, cout, half_pixel=half_pixel, seed=h * w + c)
+    runs = _both(monkeypatch, model, inputs, hook_name="TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", kernel_set="gpu",
+                 is_precision_loss_allowed=int(fp16))
+    _check(runs, run_cpu(model, inputs), fp16)
+    (_, fused), (_, apart) = runs
+    assert fused == apart - 1, (fused, apart)
+
+
+@pytest.mark.parametrize("case", ["align_corners", "factor_3", "3x3_conv", "resize_is_an_output", "cpu_set"])
+def test_upsamplings_the_conv_cannot_take_stay_launches(monkeypatch, case):
+    model, inputs = _up_block(1, 6, 12, 5, 3, align_corners=case == "align_corners",
+                              factor=3 if case == "factor_3" else 2, k=3 if case == "3x3_conv" else 1,
+                              extra_reader=case == "resize_is_an_output", seed=2)
+    runs = _both(monkeypatch, model, inputs, hook_name="TFLITE_GPU_FUSE_UPSAMPLED_SOURCE",
+                 kernel_set="cpu" if case == "cpu_set" else "gpu")
     _check(runs, run_cpu(model, inputs), False)
     (_, fused), (_, apart) = runs
     assert fused == apart, (fused, apart)
