@@ -105,13 +105,14 @@ int ex_dispatch_src_dst(Executor* ex, int node, const char* file, const char* na
 }
 
 /* Lifetimes over dispatch steps: boundary inputs are written before step
- * 0, outputs must survive to the end. */
-static int plan_memory(Executor* ex) {
+ * 0, outputs (and keep[]: parts of assembled outputs) must survive to the
+ * end. */
+static int plan_memory(Executor* ex, const char* keep) {
   Graph* g = &ex->g;
   for (int i = 0; i < g->num_tensors; ++i) {
     GTensor* t = &g->tensors[i];
     t->first_use = t->is_input ? -1 : g->num_nodes;
-    t->last_use = -2;
+    t->last_use = keep[i] ? g->num_nodes : -2;
   }
   for (int k = 0; k < g->num_nodes; ++k) {
     const GNode* n = &g->nodes[k];
@@ -138,7 +139,7 @@ static int plan_memory(Executor* ex) {
   for (int i = 0; i < g->num_tensors; ++i) {
     GTensor* t = &g->tensors[i];
     if (t->data || t->is_int32 || t->bhwc || t->last_use == -2) continue; /* constants; raw inputs; unused */
-    if (t->is_output) t->last_use = g->num_nodes;
+    if (t->is_output || keep[i]) t->last_use = g->num_nodes;
     t->bytes = shape_elements_phwc4(t->shape) * (half_storage(ex, t) ? 2 : 4);
     ids[n] = i;
     req[n++] = (MemoryRequest){t->bytes, t->first_use, t->last_use};
@@ -184,6 +185,24 @@ static int phwc4_is_bhwc(const int s[4]) {
   return s[GD_C] == 4 || (pixels == 1 && (s[GD_B] == 1 || s[GD_C] % 4 == 0));
 }
 
+/* phwc4_to_bhwc of a float tensor into dst, from element dst_offset on. */
+static int convert_out(Executor* ex, int tensor, cl_mem dst, size_t dst_offset) {
+  const GTensor* t = &ex->g.tensors[tensor];
+  KernelVariant v;
+  select_boundary(ex->dev, t->shape, 0, &v);
+  ex->boundary_fp32 = t->fp32;
+  KernelRef k = ex_dispatch_variant(ex, &v, -1);
+  ex->boundary_fp32 = 0;
+  if (!k) return -1;
+  KArgs a = {k, 0, CL_SUCCESS, 0};
+  karg_mem(&a, t->mem);
+  karg_mem(&a, dst);
+  karg_shape(&a, t->shape);
+  karg_int(&a, (int)dst_offset);
+  karg_int(&a, (int)v.total);
+  return karg_done(ex, &a);
+}
+
 /* A boundary tensor's runtime buffer holds float32, or (for the few ops
  * that allow them, see op_table.c) int32, int64 or one-byte bool elements. */
 static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
@@ -217,6 +236,7 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
                            : (to_device ? "bhwc_to_phwc4" : "phwc4_to_bhwc");
   /* The float conversions are a selector's choice (pixels per work-item
    * by kernel set); the typed and quantized ones move one float4. */
+  if (!quant && !typed && !to_device) return convert_out(ex, b->tensor, b->staging, 0);
   KernelVariant v = variant_1d("layout.cl", name, phwc4_items(t->shape));
   if (!quant && !typed) select_boundary(ex->dev, t->shape, to_device, &v);
   size_t items = v.total;
@@ -236,6 +256,144 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   }
   karg_int(&a, (int)items);
   return karg_done(ex, &a);
+}
+
+/* ---- outputs assembled from their parts ----
+ * In the runtime's row-major BHWC a reshape moves no byte, and a
+ * concatenation whose axis has only size-1 dims before it lays its inputs
+ * one after another. So an output computed from tensors T_i through such
+ * nodes alone (the detectors' heads: CONV_2D, RESHAPE, CONCATENATION) is
+ * each T_i converted once, straight into the output's staging buffer at
+ * T_i's offset; the reshape and concatenation kernels do not run. */
+typedef struct OutPart {
+  int output; /* graph tensor of the assembled output */
+  int tensor; /* a part, in the arena */
+  size_t offset; /* its first element in the output */
+} OutPart;
+
+typedef struct Assembly {
+  int* producer; /* per tensor: the node writing it, or -1 */
+  int* reads;    /* per tensor: input slots reading it */
+  char* dead;    /* per node: replaced by an assembly */
+  int* killed;   /* this output's dead nodes, to undo a failed walk */
+  int num_killed;
+  OutPart* parts;
+  int num_parts, cap_parts;
+} Assembly;
+
+static int bhwc_identity(const Graph* g, const GNode* n) {
+  if (n->op == &kGOpRemap) return n->p.remap.mode == REMAP_RESHAPE && !n->p.remap.gather && n->num_inputs == 1;
+  if (n->op != &kGOpConcat) return 0;
+  const int* s = g->tensors[n->outputs[0]].shape;
+  for (int d = 0; d < n->p.concat.axis; ++d)
+    if (s[d] != 1) return 0;
+  return 1;
+}
+
+/* A runtime float tensor (not quantized, not int32 indices, not a constant). */
+static int plain_float(const GTensor* t) {
+  return (t->dtype == kTfLiteFloat32 || t->tflite_index < 0) && t->qtype == GD_QNONE && !t->is_int32 && !t->data &&
+         shape_elements(t->shape) > 0;
+}
+
+/* Whether tensor t, top or only read once by the assembly above it, is
+ * itself taken apart: its producer is a layout-only node nobody else needs. */
+static int expands(const Executor* ex, const Assembly* as, int t, int top) {
+  const GTensor* gt = &ex->g.tensors[t];
+  int p = as->producer[t];
+  if (p < 0 || as->dead[p] || !bhwc_identity(&ex->g, &ex->g.nodes[p])) return 0;
+  return top ? as->reads[t] == 0 : as->reads[t] == 1 && !gt->is_output;
+}
+
+/* 0: t's parts appended from element `offset` on; 1: t cannot be assembled. */
+static int walk_parts(Executor* ex, Assembly* as, int out, int t, size_t offset, int top) {
+  const GTensor* gt = &ex->g.tensors[t];
+  if (!plain_float(gt)) return 1;
+  if (!expands(ex, as, t, top)) {
+    if (as->num_parts == as->cap_parts) {
+      int cap = as->cap_parts ? as->cap_parts * 2 : 16;
+      OutPart* q = realloc(as->parts, (size_t)cap * sizeof(*q));
+      if (!q) return -1;
+      as->parts = q;
+      as->cap_parts = cap;
+    }
+    as->parts[as->num_parts++] = (OutPart){out, t, offset};
+    return 0;
+  }
+  int p = as->producer[t];
+  as->dead[p] = 1;
+  as->killed[as->num_killed++] = p;
+  const GNode* n = &ex->g.nodes[p];
+  for (int j = 0; j < n->num_inputs; ++j) {
+    int rc = walk_parts(ex, as, out, n->inputs[j], offset, 0);
+    if (rc) return rc;
+    offset += shape_elements(ex->g.tensors[n->inputs[j]].shape);
+  }
+  return 0;
+}
+
+/* Finds the assembled outputs, marks their parts in keep[] (alive to the
+ * end, where they are converted) and removes the nodes they replace. */
+static int assemble_outputs(Executor* ex, Assembly* as, char* keep) {
+  Graph* g = &ex->g;
+  as->producer = malloc((size_t)(g->num_tensors + 1) * sizeof(int));
+  as->reads = calloc((size_t)g->num_tensors + 1, sizeof(int));
+  as->dead = calloc((size_t)g->num_nodes + 1, 1);
+  as->killed = malloc((size_t)(g->num_nodes + 1) * sizeof(int));
+  if (!as->producer || !as->reads || !as->dead || !as->killed) return ex_fail(ex, "out of memory");
+  for (int i = 0; i < g->num_tensors; ++i) as->producer[i] = -1;
+  for (int k = 0; k < g->num_nodes; ++k) {
+    const GNode* n = &g->nodes[k];
+    for (int j = 0; j < n->num_outputs; ++j) as->producer[n->outputs[j]] = k;
+    for (int j = 0; j < n->num_inputs; ++j) as->reads[n->inputs[j]]++;
+    for (int e = 0; e < n->num_epi; ++e) /* a residual read counts even where it is not an input too */
+      if (n->epi[e].tensor >= 0) as->reads[n->epi[e].tensor]++;
+  }
+  int removed = 0;
+  for (int k = 0; k < ex->num_outputs - ex->num_state_outputs; ++k) {
+    int o = ex->outputs[k].tensor;
+    if (!expands(ex, as, o, 1)) continue;
+    int first = as->num_parts;
+    as->num_killed = 0;
+    int rc = walk_parts(ex, as, o, o, 0, 1);
+    if (rc < 0) return ex_fail(ex, "out of memory");
+    if (rc) { /* back to the plain conversion */
+      for (int i = 0; i < as->num_killed; ++i) as->dead[as->killed[i]] = 0;
+      as->num_parts = first;
+      continue;
+    }
+    removed += as->num_killed;
+    for (int i = first; i < as->num_parts; ++i) keep[as->parts[i].tensor] = 1;
+  }
+  if (removed) {
+    int w = 0;
+    for (int k = 0; k < g->num_nodes; ++k)
+      if (!as->dead[k]) g->nodes[w++] = g->nodes[k];
+    g->num_nodes = w;
+  }
+  return 0;
+}
+
+/* An assembled output: a staging buffer the parts are converted into. A
+ * single part whose PHWC4 bytes begin with its BHWC bytes (see
+ * phwc4_is_bhwc) is read back from its own buffer. */
+static int add_assembled(Executor* ex, BoundaryTensor* b, const Assembly* as) {
+  const GTensor* t = &ex->g.tensors[b->tensor];
+  b->bytes = shape_elements(t->shape) * 4;
+  int n = 0, only = -1;
+  for (int i = 0; i < as->num_parts; ++i)
+    if (as->parts[i].output == b->tensor) n++, only = i;
+  const GTensor* p = &ex->g.tensors[as->parts[only].tensor];
+  if (n == 1 && (!ex->dev->fp16 || p->fp32) && phwc4_is_bhwc(p->shape)) {
+    b->staging = p->mem;
+    return 0;
+  }
+  b->staging = create_buffer(ex, CL_MEM_WRITE_ONLY, b->bytes, NULL);
+  if (!b->staging) return -1;
+  for (int i = 0; i < as->num_parts; ++i)
+    if (as->parts[i].output == b->tensor && convert_out(ex, as->parts[i].tensor, b->staging, as->parts[i].offset))
+      return -1;
+  return 0;
 }
 
 static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs, char* err,
@@ -305,19 +463,32 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
     ex->num_state_outputs++;
   }
   free(written);
-  if (plan_memory(ex)) return -1;
-  for (int k = 0; k < ex->num_inputs; ++k)
-    if (add_conversion(ex, &ex->inputs[k], 1)) return -1;
-  for (int k = 0; k < gr->num_nodes; ++k) {
+  Assembly as = {0};
+  char* keep = calloc((size_t)gr->num_tensors + 1, 1);
+  int rc = keep ? assemble_outputs(ex, &as, keep) : ex_fail(ex, "out of memory");
+  if (rc == 0) rc = plan_memory(ex, keep);
+  free(keep);
+  free(as.producer);
+  free(as.reads);
+  free(as.dead);
+  free(as.killed);
+  for (int k = 0; rc == 0 && k < ex->num_inputs; ++k) rc = add_conversion(ex, &ex->inputs[k], 1);
+  for (int k = 0; rc == 0 && k < gr->num_nodes; ++k) {
     if (gr->nodes[k].op->encode(ex, k)) {
       char why[1024];
       snprintf(why, sizeof(why), "%.1000s", ex->err);
-      return ex_fail(ex, "%s (node %d): %s", gr->nodes[k].name ? gr->nodes[k].name : "op", gr->nodes[k].tflite_node,
-                     why);
+      rc = ex_fail(ex, "%s (node %d): %s", gr->nodes[k].name ? gr->nodes[k].name : "op", gr->nodes[k].tflite_node,
+                   why);
     }
   }
-  for (int k = 0; k < ex->num_outputs; ++k)
-    if (add_conversion(ex, &ex->outputs[k], 0)) return -1;
+  for (int k = 0; rc == 0 && k < ex->num_outputs; ++k) {
+    BoundaryTensor* b = &ex->outputs[k];
+    int assembled = 0;
+    for (int i = 0; i < as.num_parts && !assembled; ++i) assembled = as.parts[i].output == b->tensor;
+    rc = assembled ? add_assembled(ex, b, &as) : add_conversion(ex, b, 0);
+  }
+  free(as.parts);
+  if (rc) return -1;
   if (ex_finish_dispatches(ex)) return -1;
   if (dev->profiling) {
     ex->events = calloc((size_t)ex->num_dispatches + 1, sizeof(cl_event));

@@ -32,15 +32,17 @@ OUTLINED_KERNEL(bhwc_to_phwc4, BHWC_TO_PHWC4_PARAMS, BHWC_TO_PHWC4_ARGS) {
 }
 #endif
 
-#define PHWC4_TO_BHWC_PARAMS __global const storage_t* src, __global float* dst, int4 shape, int total
-#define PHWC4_TO_BHWC_ARGS src, dst, shape, total
+/* dst_offset (elements): where in dst the tensor's BHWC bytes begin; an
+ * output assembled from several tensors (executor.c) takes each at its own. */
+#define PHWC4_TO_BHWC_PARAMS __global const storage_t* src, __global float* dst, int4 shape, int dst_offset, int total
+#define PHWC4_TO_BHWC_ARGS src, dst, shape, dst_offset, total
 #if GD_SELECTED(phwc4_to_bhwc, 1)
 OUTLINED_KERNEL(phwc4_to_bhwc, PHWC4_TO_BHWC_PARAMS, PHWC4_TO_BHWC_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, (int4)((shape.x + LAYOUT_PIXELS - 1) / LAYOUT_PIXELS, shape.y, shape.z, shape.w));
   int C = shape.z, c0 = p.z * 4, x = p.x * LAYOUT_PIXELS;
   int n = min(LAYOUT_PIXELS, shape.x - x);
-  __global float* d = dst + ((p.w * shape.y + p.y) * shape.x + x) * C + c0;
+  __global float* d = dst + dst_offset + ((p.w * shape.y + p.y) * shape.x + x) * C + c0;
   int o = idx4(shape, p.w, p.z, p.y, x);
   if (c0 + 4 <= C) {
     for (int i = 0; i < n; ++i) vstore4(LOAD4(src, o + i), 0, d + i * C);

@@ -208,7 +208,8 @@ def test_boundary_conversions_round_trip(ctx, b, h, w, c):
     np.testing.assert_array_equal(phwc4, _phwc4(x))
     back = np.zeros_like(x)
     bb = _buf(ctx_, back)
-    _run(ctx_, q, cl.Kernel(prog, "phwc4_to_bhwc"), total, 64, bp, bb, _shape(b, h, w, c), np.int32(total))
+    _run(ctx_, q, cl.Kernel(prog, "phwc4_to_bhwc"), total, 64, bp, bb, _shape(b, h, w, c), np.int32(0),
+         np.int32(total))
     cl.enqueue_copy(q, back, bb)
     np.testing.assert_array_equal(back, x)
 
