@@ -214,6 +214,26 @@ def test_boundary_conversions_round_trip(ctx, b, h, w, c):
     np.testing.assert_array_equal(back, x)
 
 
+
+@pytest.mark.parametrize("offset", [0, 1, 6])
+def test_phwc4_to_bhwc_at_offset(ctx, offset):
+    """phwc4_to_bhwc writes the BHWC elements from dst_offset on (an
+    output assembled from parts, executor.c) and nothing outside them."""
+    ctx_, q = ctx
+    b, h, w, c = 1, 3, 5, 3
+    x = np.random.default_rng(offset + 11).standard_normal((b, h, w, c)).astype(np.float32)
+    sl = (c + 3) // 4
+    prog = _build(ctx_, "layout.cl")
+    out = np.full(x.size + 10, 7.0, np.float32)
+    bo = _buf(ctx_, out)
+    total = (w + 7) // 8 * h * sl * b
+    _run(ctx_, q, cl.Kernel(prog, "phwc4_to_bhwc"), total, 64, _buf(ctx_, _phwc4(x)), bo, _shape(b, h, w, c),
+         np.int32(offset), np.int32(total))
+    cl.enqueue_copy(q, out, bo)
+    want = np.full_like(out, 7.0)
+    want[offset:offset + x.size] = x.ravel()
+    np.testing.assert_array_equal(out, want)
+
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_binary_op_rows_matches_numpy(ctx, per_channel):
     ctx_, q = ctx
