@@ -9,6 +9,7 @@
 #include "half.h"
 #include "int8_exact.h"
 #include "memory_plan.h"
+#include "output_assembly.h"
 #include "selectors.h"
 
 static int own(Executor* ex, cl_mem m) {
@@ -258,126 +259,10 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   return karg_done(ex, &a);
 }
 
-/* ---- outputs assembled from their parts ----
- * In the runtime's row-major BHWC a reshape moves no byte, and a
- * concatenation whose axis has only size-1 dims before it lays its inputs
- * one after another. So an output computed from tensors T_i through such
- * nodes alone (the detectors' heads: CONV_2D, RESHAPE, CONCATENATION) is
- * each T_i converted once, straight into the output's staging buffer at
- * T_i's offset; the reshape and concatenation kernels do not run. */
-typedef struct OutPart {
-  int output; /* graph tensor of the assembled output */
-  int tensor; /* a part, in the arena */
-  size_t offset; /* its first element in the output */
-} OutPart;
-
-typedef struct Assembly {
-  int* producer; /* per tensor: the node writing it, or -1 */
-  int* reads;    /* per tensor: input slots reading it */
-  char* dead;    /* per node: replaced by an assembly */
-  int* killed;   /* this output's dead nodes, to undo a failed walk */
-  int num_killed;
-  OutPart* parts;
-  int num_parts, cap_parts;
-} Assembly;
-
-static int bhwc_identity(const Graph* g, const GNode* n) {
-  if (n->op == &kGOpRemap) return n->p.remap.mode == REMAP_RESHAPE && !n->p.remap.gather && n->num_inputs == 1;
-  if (n->op != &kGOpConcat) return 0;
-  const int* s = g->tensors[n->outputs[0]].shape;
-  for (int d = 0; d < n->p.concat.axis; ++d)
-    if (s[d] != 1) return 0;
-  return 1;
-}
-
-/* A runtime float tensor (not quantized, not int32 indices, not a constant). */
-static int plain_float(const GTensor* t) {
-  return (t->dtype == kTfLiteFloat32 || t->tflite_index < 0) && t->qtype == GD_QNONE && !t->is_int32 && !t->data &&
-         shape_elements(t->shape) > 0;
-}
-
-/* Whether tensor t, top or only read once by the assembly above it, is
- * itself taken apart: its producer is a layout-only node nobody else needs. */
-static int expands(const Executor* ex, const Assembly* as, int t, int top) {
-  const GTensor* gt = &ex->g.tensors[t];
-  int p = as->producer[t];
-  if (p < 0 || as->dead[p] || !bhwc_identity(&ex->g, &ex->g.nodes[p])) return 0;
-  return top ? as->reads[t] == 0 : as->reads[t] == 1 && !gt->is_output;
-}
-
-/* 0: t's parts appended from element `offset` on; 1: t cannot be assembled. */
-static int walk_parts(Executor* ex, Assembly* as, int out, int t, size_t offset, int top) {
-  const GTensor* gt = &ex->g.tensors[t];
-  if (!plain_float(gt)) return 1;
-  if (!expands(ex, as, t, top)) {
-    if (as->num_parts == as->cap_parts) {
-      int cap = as->cap_parts ? as->cap_parts * 2 : 16;
-      OutPart* q = realloc(as->parts, (size_t)cap * sizeof(*q));
-      if (!q) return -1;
-      as->parts = q;
-      as->cap_parts = cap;
-    }
-    as->parts[as->num_parts++] = (OutPart){out, t, offset};
-    return 0;
-  }
-  int p = as->producer[t];
-  as->dead[p] = 1;
-  as->killed[as->num_killed++] = p;
-  const GNode* n = &ex->g.nodes[p];
-  for (int j = 0; j < n->num_inputs; ++j) {
-    int rc = walk_parts(ex, as, out, n->inputs[j], offset, 0);
-    if (rc) return rc;
-    offset += shape_elements(ex->g.tensors[n->inputs[j]].shape);
-  }
-  return 0;
-}
-
-/* Finds the assembled outputs, marks their parts in keep[] (alive to the
- * end, where they are converted) and removes the nodes they replace. */
-static int assemble_outputs(Executor* ex, Assembly* as, char* keep) {
-  Graph* g = &ex->g;
-  as->producer = malloc((size_t)(g->num_tensors + 1) * sizeof(int));
-  as->reads = calloc((size_t)g->num_tensors + 1, sizeof(int));
-  as->dead = calloc((size_t)g->num_nodes + 1, 1);
-  as->killed = malloc((size_t)(g->num_nodes + 1) * sizeof(int));
-  if (!as->producer || !as->reads || !as->dead || !as->killed) return ex_fail(ex, "out of memory");
-  for (int i = 0; i < g->num_tensors; ++i) as->producer[i] = -1;
-  for (int k = 0; k < g->num_nodes; ++k) {
-    const GNode* n = &g->nodes[k];
-    for (int j = 0; j < n->num_outputs; ++j) as->producer[n->outputs[j]] = k;
-    for (int j = 0; j < n->num_inputs; ++j) as->reads[n->inputs[j]]++;
-    for (int e = 0; e < n->num_epi; ++e) /* a residual read counts even where it is not an input too */
-      if (n->epi[e].tensor >= 0) as->reads[n->epi[e].tensor]++;
-  }
-  int removed = 0;
-  for (int k = 0; k < ex->num_outputs - ex->num_state_outputs; ++k) {
-    int o = ex->outputs[k].tensor;
-    if (!expands(ex, as, o, 1)) continue;
-    int first = as->num_parts;
-    as->num_killed = 0;
-    int rc = walk_parts(ex, as, o, o, 0, 1);
-    if (rc < 0) return ex_fail(ex, "out of memory");
-    if (rc) { /* back to the plain conversion */
-      for (int i = 0; i < as->num_killed; ++i) as->dead[as->killed[i]] = 0;
-      as->num_parts = first;
-      continue;
-    }
-    removed += as->num_killed;
-    for (int i = first; i < as->num_parts; ++i) keep[as->parts[i].tensor] = 1;
-  }
-  if (removed) {
-    int w = 0;
-    for (int k = 0; k < g->num_nodes; ++k)
-      if (!as->dead[k]) g->nodes[w++] = g->nodes[k];
-    g->num_nodes = w;
-  }
-  return 0;
-}
-
 /* An assembled output: a staging buffer the parts are converted into. A
  * single part whose PHWC4 bytes begin with its BHWC bytes (see
  * phwc4_is_bhwc) is read back from its own buffer. */
-static int add_assembled(Executor* ex, BoundaryTensor* b, const Assembly* as) {
+static int add_assembled(Executor* ex, BoundaryTensor* b, const OutAssembly* as) {
   const GTensor* t = &ex->g.tensors[b->tensor];
   b->bytes = shape_elements(t->shape) * 4;
   int n = 0, only = -1;
@@ -463,15 +348,20 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
     ex->num_state_outputs++;
   }
   free(written);
-  Assembly as = {0};
+  OutAssembly as = {0};
   char* keep = calloc((size_t)gr->num_tensors + 1, 1);
-  int rc = keep ? assemble_outputs(ex, &as, keep) : ex_fail(ex, "out of memory");
+  int* outs = malloc((size_t)(ex->num_outputs + 1) * sizeof(int));
+  int rc = 0;
+  if (keep && outs) {
+    for (int k = 0; k < ex->num_outputs; ++k) outs[k] = ex->outputs[k].tensor;
+    if (output_assembly_plan(gr, outs, ex->num_outputs - ex->num_state_outputs, &as, keep)) rc = -1;
+  } else {
+    rc = -1;
+  }
+  if (rc) rc = ex_fail(ex, "out of memory");
   if (rc == 0) rc = plan_memory(ex, keep);
   free(keep);
-  free(as.producer);
-  free(as.reads);
-  free(as.dead);
-  free(as.killed);
+  free(outs);
   for (int k = 0; rc == 0 && k < ex->num_inputs; ++k) rc = add_conversion(ex, &ex->inputs[k], 1);
   for (int k = 0; rc == 0 && k < gr->num_nodes; ++k) {
     if (gr->nodes[k].op->encode(ex, k)) {
@@ -483,9 +373,7 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   }
   for (int k = 0; rc == 0 && k < ex->num_outputs; ++k) {
     BoundaryTensor* b = &ex->outputs[k];
-    int assembled = 0;
-    for (int i = 0; i < as.num_parts && !assembled; ++i) assembled = as.parts[i].output == b->tensor;
-    rc = assembled ? add_assembled(ex, b, &as) : add_conversion(ex, b, 0);
+    rc = output_assembled(&as, b->tensor) ? add_assembled(ex, b, &as) : add_conversion(ex, b, 0);
   }
   free(as.parts);
   if (rc) return -1;

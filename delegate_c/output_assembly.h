@@ -1,0 +1,36 @@
+/* Outputs assembled from their parts. In the runtime's row-major BHWC a
+ * reshape (RESHAPE, SQUEEZE, EXPAND_DIMS) moves no byte, and a
+ * concatenation whose axis has only size-1 dims before it lays its inputs
+ * one after another. So an output computed from tensors T_i through such
+ * nodes alone (the detectors' heads: CONV_2D -> RESHAPE -> CONCATENATION)
+ * is each T_i converted once, straight into the output's staging buffer at
+ * T_i's offset (executor.c); the reshape and concatenation nodes go. */
+#ifndef TFLITE_GPU_OUTPUT_ASSEMBLY_H
+#define TFLITE_GPU_OUTPUT_ASSEMBLY_H
+
+#include <stddef.h>
+
+#include "graph.h"
+
+typedef struct OutPart {
+  int output;    /* graph tensor of the assembled output */
+  int tensor;    /* a part: a float tensor some kept node writes (or a partition input) */
+  size_t offset; /* its first element in the output */
+} OutPart;
+
+typedef struct OutAssembly {
+  OutPart* parts; /* owned; free() it */
+  int num_parts, cap_parts;
+} OutAssembly;
+
+/* For the float32 outputs (graph tensors; not the states) that can be
+ * assembled: their parts into as, keep[part] = 1 (they must live to the
+ * end, where they are converted), and the nodes they replace removed from
+ * g. Every partition output, states included, must be marked is_output
+ * (such a tensor is never taken apart inside another). -1: out of memory. */
+int output_assembly_plan(Graph* g, const int* outputs, int num_outputs, OutAssembly* as, char* keep);
+
+/* Whether graph tensor t is an assembled output. */
+int output_assembled(const OutAssembly* as, int t);
+
+#endif
