@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fold_affine.h"
 #include "fuse_conv_source.h"
 #include "fuse_dw_conv.h"
 #include "fuse_layer_norm.h"
@@ -315,6 +316,12 @@ int fuse_graph(Graph* g, const int* outputs, int num_outputs, int flags) {
       dead[k] = 1;
       ++fused;
     }
+  int affine = fold_channel_affine(g, outputs, num_outputs, dead);
+  if (affine < 0) {
+    free(dead);
+    return -1;
+  }
+  fused += affine;
   if (hoist_residuals(g, dead, outputs, num_outputs) < 0) {
     free(dead);
     return -1;
