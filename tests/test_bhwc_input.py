@@ -12,8 +12,7 @@ rounding of the stored outputs: the input itself is read as float32)."""
 import numpy as np
 import pytest
 
-from conftest import assert_close, run_cpu
-from test_fusion import _run_delegate
+from fusion_hooks import launches_saved
 from tflite_gpu.model_builder import ModelBuilder
 
 
@@ -63,23 +62,6 @@ def _model(b, h, w, cin, cout, k, stride, dil, padding, second=None, seed=0):
     return mb.build(), inputs
 
 
-def _both(monkeypatch, model, inputs, **options):
-    runs = []
-    for hook in ("1", "0"):
-        monkeypatch.setenv("TFLITE_GPU_BHWC_INPUT", hook)
-        got, stats = _run_delegate(model, inputs, **options)
-        assert stats["cpu_nodes"] == 0, stats
-        runs.append((got, stats["dispatches"]))
-    return runs
-
-
-def _check(runs, want, fp16):
-    tol = 1e-2 if fp16 else 1e-4
-    for got, _ in runs:
-        for g, w in zip(got, want):
-            assert_close(g, w, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(w).max())))
-
-
 @pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("b,h,w,cin,cout,k,stride,dil,padding", [
     (1, 17, 15, 3, 8, 3, 2, 1, "SAME"),     # a first layer: 3 channels, stride 2, odd sizes
@@ -90,24 +72,19 @@ def _check(runs, want, fp16):
 ])
 def test_input_read_by_convs_stays_bhwc(monkeypatch, b, h, w, cin, cout, k, stride, dil, padding, fp16):
     model, inputs = _model(b, h, w, cin, cout, k, stride, dil, padding, seed=h * w + cin)
-    runs = _both(monkeypatch, model, inputs, kernel_set="gpu", is_precision_loss_allowed=int(fp16))
-    _check(runs, run_cpu(model, inputs), fp16)
-    (_, kept), (_, converted) = runs
-    assert kept == converted - 1, (kept, converted)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_BHWC_INPUT", model, inputs, fp16=fp16, kernel_set="gpu")
+    assert saved == 1, saved
 
 
 def test_two_convs_share_the_bhwc_input(monkeypatch):
     model, inputs = _model(1, 11, 9, 3, 6, 3, 2, 1, "SAME", second="conv", seed=3)
-    runs = _both(monkeypatch, model, inputs, kernel_set="gpu")
-    _check(runs, run_cpu(model, inputs), False)
-    (_, kept), (_, converted) = runs
-    assert kept == converted - 1, (kept, converted)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_BHWC_INPUT", model, inputs, kernel_set="gpu")
+    assert saved == 1, saved
 
 
 @pytest.mark.parametrize("second", ["add", "depthwise", "residual", "cpu_set"])
 def test_input_with_other_readers_is_converted(monkeypatch, second):
     model, inputs = _model(1, 9, 7, 5, 6, 3, 1, 1, "SAME", second=None if second == "cpu_set" else second, seed=5)
-    runs = _both(monkeypatch, model, inputs, kernel_set="cpu" if second == "cpu_set" else "gpu")
-    _check(runs, run_cpu(model, inputs), False)
-    (_, kept), (_, converted) = runs
-    assert kept == converted, (kept, converted)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_BHWC_INPUT", model, inputs,
+                           kernel_set="cpu" if second == "cpu_set" else "gpu")
+    assert saved == 0, saved

@@ -13,8 +13,7 @@ in another order, sums of at most 3 * 3 * 17 terms); FP16 storage 1e-2
 import numpy as np
 import pytest
 
-from conftest import assert_close, run_cpu
-from test_fusion import _run_delegate
+from fusion_hooks import launches_saved
 from tflite_gpu.model_builder import ModelBuilder
 
 
@@ -43,26 +42,6 @@ def _model(h, w, c, cout, k, stride, padding, dw_act="NONE", dw_k=1, dw_output=F
     return mb.build(), [rng.standard_normal([1, h, w, c]).astype(np.float32)]
 
 
-def _both(monkeypatch, model, inputs, **options):
-    # Folded, the conv reads the model's input, which the GPU set would then
-    # keep BHWC (one more launch saved, tests/test_bhwc_input.py): off here.
-    monkeypatch.setenv("TFLITE_GPU_BHWC_INPUT", "0")
-    runs = []
-    for hook in ("1", "0"):
-        monkeypatch.setenv("TFLITE_GPU_FOLD_AFFINE", hook)
-        got, stats = _run_delegate(model, inputs, **options)
-        assert stats["cpu_nodes"] == 0, stats
-        runs.append((got, stats["dispatches"]))
-    return runs
-
-
-def _check(runs, want, fp16):
-    tol = 1e-2 if fp16 else 1e-4
-    for got, _ in runs:
-        for g, w in zip(got, want):
-            assert_close(g, w, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(w).max())))
-
-
 @pytest.mark.parametrize("kernel_set", ["cpu", "gpu"])
 @pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("h,w,c,cout,k,stride,padding", [
@@ -73,13 +52,13 @@ def _check(runs, want, fp16):
 ])
 def test_affine_folds_into_the_conv(monkeypatch, h, w, c, cout, k, stride, padding, fp16, kernel_set):
     model, inputs = _model(h, w, c, cout, k, stride, padding, seed=h * w + c)
-    runs = _both(monkeypatch, model, inputs, kernel_set=kernel_set, is_precision_loss_allowed=int(fp16))
-    _check(runs, run_cpu(model, inputs), fp16)
-    (_, folded), (_, apart) = runs
+    # Folded, the conv reads the model's input, which the GPU set then keeps
+    # BHWC (one more launch saved, tests/test_bhwc_input.py): held off here.
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FOLD_AFFINE", model, inputs, fp16=fp16, kernel_set=kernel_set,
+                           keep_off=["TFLITE_GPU_BHWC_INPUT"])
     # Not folded, the GPU set still runs a depthwise and the 1x1 after it in
     # one launch (fuse_dw_conv.c); folded, that launch has no depthwise work.
-    saved = 0 if kernel_set == "gpu" and k == 1 else 1
-    assert folded == apart - saved, (folded, apart)
+    assert saved == (0 if kernel_set == "gpu" and k == 1 else 1), saved
 
 
 @pytest.mark.parametrize("case", ["same_pads_odd", "dw_relu", "dw_3x3", "dw_is_an_output"])
@@ -89,7 +68,6 @@ def test_affines_that_cannot_fold_stay(monkeypatch, case):
     model, inputs = _model(9, 7, 5, 3, 2, 2, "SAME" if case == "same_pads_odd" else "VALID",
                            dw_act="RELU" if case == "dw_relu" else "NONE", dw_k=3 if case == "dw_3x3" else 1,
                            dw_output=case == "dw_is_an_output", seed=3)
-    runs = _both(monkeypatch, model, inputs, kernel_set="cpu")
-    _check(runs, run_cpu(model, inputs), False)
-    (_, folded), (_, apart) = runs
-    assert folded == apart, (folded, apart)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FOLD_AFFINE", model, inputs, kernel_set="cpu",
+                           keep_off=["TFLITE_GPU_BHWC_INPUT"])
+    assert saved == 0, saved

@@ -19,8 +19,7 @@ stored tensors)."""
 import numpy as np
 import pytest
 
-from conftest import assert_close, run_cpu
-from test_fusion import _run_delegate
+from fusion_hooks import launches_saved
 from tflite_gpu.model_builder import ModelBuilder
 
 
@@ -66,23 +65,6 @@ def _se_block(b, h, w, c, cout, seed=0, scale_first=False, mul_act="NONE", extra
     return mb.build(), inputs
 
 
-def _both(monkeypatch, model, inputs, hook_name="TFLITE_GPU_FUSE_CHANNEL_SCALE", **options):
-    runs = []
-    for hook in ("1", "0"):
-        monkeypatch.setenv(hook_name, hook)
-        got, stats = _run_delegate(model, inputs, **options)
-        assert stats["cpu_nodes"] == 0, stats
-        runs.append((got, stats["dispatches"]))
-    return runs
-
-
-def _check(runs, want, fp16):
-    tol = 1e-2 if fp16 else 1e-4
-    for got, _ in runs:
-        for g, w in zip(got, want):
-            assert_close(g, w, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(w).max())))
-
-
 @pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("b,h,w,c,cout,scale_first", [
     (1, 9, 7, 3, 5, False),     # 3 channels: the scale's padded lane
@@ -92,10 +74,8 @@ def _check(runs, want, fp16):
 ])
 def test_scale_is_fused_into_the_1x1(monkeypatch, b, h, w, c, cout, scale_first, fp16):
     model, inputs = _se_block(b, h, w, c, cout, seed=h * w + c, scale_first=scale_first)
-    runs = _both(monkeypatch, model, inputs, kernel_set="gpu", is_precision_loss_allowed=int(fp16))
-    _check(runs, run_cpu(model, inputs), fp16)
-    (_, fused), (_, apart) = runs
-    assert fused == apart - 1, (fused, apart)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_CHANNEL_SCALE", model, inputs, fp16=fp16, kernel_set="gpu")
+    assert saved == 1, saved
 
 
 @pytest.mark.parametrize("case", ["mul_relu", "product_is_an_output", "3x3_projection", "constant_scale",
@@ -104,10 +84,9 @@ def test_scales_the_conv_cannot_take_stay_launches(monkeypatch, case):
     model, inputs = _se_block(1, 7, 9, 5, 6, seed=9, mul_act="RELU" if case == "mul_relu" else "NONE",
                               extra_reader=case == "product_is_an_output",
                               proj_k=3 if case == "3x3_projection" else 1, const_scale=case == "constant_scale")
-    runs = _both(monkeypatch, model, inputs, kernel_set="cpu" if case == "cpu_set" else "gpu")
-    _check(runs, run_cpu(model, inputs), False)
-    (_, fused), (_, apart) = runs
-    assert fused == apart, (fused, apart)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_CHANNEL_SCALE", model, inputs,
+                           kernel_set="cpu" if case == "cpu_set" else "gpu")
+    assert saved == 0, saved
 
 
 def _up_block(b, h, w, c, cout, half_pixel=False, align_corners=False, factor=2, k=1, extra_reader=False, seed=0):
@@ -139,11 +118,8 @@ def _up_block(b, h, w, c, cout, half_pixel=False, align_corners=False, factor=2,
 ])
 def test_upsampling_is_fused_into_the_1x1(monkeypatch, b, h, w, c, cout, half_pixel, fp16):
     model, inputs = _up_block(b, h, w, c, cout, half_pixel=half_pixel, seed=h * w + c)
-    runs = _both(monkeypatch, model, inputs, hook_name="TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", kernel_set="gpu",
-                 is_precision_loss_allowed=int(fp16))
-    _check(runs, run_cpu(model, inputs), fp16)
-    (_, fused), (_, apart) = runs
-    assert fused == apart - 1, (fused, apart)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", model, inputs, fp16=fp16, kernel_set="gpu")
+    assert saved == 1, saved
 
 
 @pytest.mark.parametrize("case", ["align_corners", "factor_3", "3x3_conv", "resize_is_an_output", "cpu_set"])
@@ -151,8 +127,6 @@ def test_upsamplings_the_conv_cannot_take_stay_launches(monkeypatch, case):
     model, inputs = _up_block(1, 6, 12, 5, 3, align_corners=case == "align_corners",
                               factor=3 if case == "factor_3" else 2, k=3 if case == "3x3_conv" else 1,
                               extra_reader=case == "resize_is_an_output", seed=2)
-    runs = _both(monkeypatch, model, inputs, hook_name="TFLITE_GPU_FUSE_UPSAMPLED_SOURCE",
-                 kernel_set="cpu" if case == "cpu_set" else "gpu")
-    _check(runs, run_cpu(model, inputs), False)
-    (_, fused), (_, apart) = runs
-    assert fused == apart, (fused, apart)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", model, inputs,
+                           kernel_set="cpu" if case == "cpu_set" else "gpu")
+    assert saved == 0, saved

@@ -17,8 +17,7 @@ activation, about 5e-4 relative, through three stored tensors)."""
 import numpy as np
 import pytest
 
-from conftest import assert_close, run_cpu
-from test_fusion import _run_delegate
+from fusion_hooks import launches_saved
 from tflite_gpu.model_builder import ModelBuilder
 
 
@@ -77,26 +76,6 @@ def _block(b, h, w, cin, cout, conv, pool_padding="SAME", act="NONE", prelu=Fals
     return mb.build(), inputs
 
 
-def _both(monkeypatch, model, inputs, **options):
-    """(outputs, dispatches) with the pooled residual fused, then without."""
-    runs = []
-    for hook in ("1", "0"):
-        monkeypatch.setenv("TFLITE_GPU_FUSE_POOLED_RESIDUAL", hook)
-        got, stats = _run_delegate(model, inputs, **options)
-        assert stats["cpu_nodes"] == 0, stats
-        runs.append((got, stats["dispatches"]))
-    return runs
-
-
-def _check(runs, want, fp16):
-    for got, _ in runs:
-        for g, w in zip(got, want):
-            if fp16:
-                assert_close(g, w, rtol_l2=1e-2, atol=1e-2 * max(1.0, float(np.abs(w).max())))
-            else:
-                assert_close(g, w, rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(w).max())))
-
-
 FUSED = [
     # (b, h, w, cin, cout, conv, act, prelu): even sizes, odd W, odd H, both
     # odd (SAME: the last window holds fewer taps), channel PADs of 1 -> 3,
@@ -114,12 +93,8 @@ FUSED = [
 @pytest.mark.parametrize("b,h,w,cin,cout,conv,act,prelu", FUSED)
 def test_pooled_residual_is_fused(monkeypatch, b, h, w, cin, cout, conv, act, prelu, fp16):
     model, inputs = _block(b, h, w, cin, cout, conv, act=act, prelu=prelu, seed=h * 100 + w * 10 + cin)
-    want = run_cpu(model, inputs)
-    opts = dict(kernel_set="gpu", is_precision_loss_allowed=int(fp16))
-    runs = _both(monkeypatch, model, inputs, **opts)
-    _check(runs, want, fp16)
-    (_, fused), (_, apart) = runs
-    assert fused == apart - 1, (fused, apart)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, fp16=fp16, kernel_set="gpu")
+    assert saved == 1, saved
 
 
 @pytest.mark.parametrize("h,w", [(8, 12), (9, 9)])
@@ -130,10 +105,8 @@ def test_valid_pool_of_even_size_is_fused(monkeypatch, h, w):
     # a VALID 3x3 stride-2 depthwise gives the odd size's pool shape
     model, inputs = _block(1, h, w, 5, 7, "dw+1x1", pool_padding="VALID",
                            conv_padding="SAME" if h % 2 == 0 else "VALID", seed=h + w)
-    runs = _both(monkeypatch, model, inputs, kernel_set="gpu")
-    _check(runs, run_cpu(model, inputs), False)
-    (_, fused), (_, apart) = runs
-    assert fused == apart - (1 if h % 2 == 0 and w % 2 == 0 else 0), (fused, apart)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, kernel_set="gpu")
+    assert saved == (1 if h % 2 == 0 and w % 2 == 0 else 0), saved
 
 
 @pytest.mark.parametrize("case", ["pool_output", "pool_relu", "pool_3x3", "cpu_set"])
@@ -141,10 +114,9 @@ def test_pools_the_kernel_cannot_read_stay_launches(monkeypatch, case):
     kw = dict(pool_output=case == "pool_output", pool_act="RELU" if case == "pool_relu" else "NONE",
               pool_filter=3 if case == "pool_3x3" else 2)
     model, inputs = _block(1, 10, 11, 3, 5, "dw+1x1", seed=7, **kw)
-    runs = _both(monkeypatch, model, inputs, kernel_set="cpu" if case == "cpu_set" else "gpu")
-    _check(runs, run_cpu(model, inputs), False)
-    (_, fused), (_, apart) = runs
-    assert fused == apart, (fused, apart)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs,
+                           kernel_set="cpu" if case == "cpu_set" else "gpu")
+    assert saved == 0, saved
 
 
 def _upsample_block(b, h, w, cin, cout, conv, half_pixel=False, align_corners=False, factor=2, seed=0):
@@ -191,17 +163,13 @@ def test_upsampled_residual_is_fused(monkeypatch, b, h, w, cin, cout, conv, half
     """EPI_ADD_UP2: the conv reads the resize's W/2 x H/2 input and
     interpolates it itself; the resize is never launched."""
     model, inputs = _upsample_block(b, h, w, cin, cout, conv, half_pixel=half_pixel, seed=h * w + cin)
-    runs = _both(monkeypatch, model, inputs, kernel_set="gpu", is_precision_loss_allowed=int(fp16))
-    _check(runs, run_cpu(model, inputs), fp16)
-    (_, fused), (_, apart) = runs
-    assert fused == apart - 1, (fused, apart)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, fp16=fp16, kernel_set="gpu")
+    assert saved == 1, saved
 
 
 @pytest.mark.parametrize("case", ["align_corners", "factor_3"])
 def test_resizes_the_kernel_cannot_read_stay_launches(monkeypatch, case):
     model, inputs = _upsample_block(1, 12, 6, 3, 5, "1x1", align_corners=case == "align_corners",
                                     factor=3 if case == "factor_3" else 2, seed=4)
-    runs = _both(monkeypatch, model, inputs, kernel_set="gpu")
-    _check(runs, run_cpu(model, inputs), False)
-    (_, fused), (_, apart) = runs
-    assert fused == apart, (fused, apart)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, kernel_set="gpu")
+    assert saved == 0, saved

@@ -1,0 +1,33 @@
+"""Shared by the fusion-pass tests: a model through the delegate with a
+pass on and then off (its test hook set to "0"), both against the CPU
+interpreter.
+
+Tolerance: FP32 1e-4 of the output's scale (the fused kernels take the same
+float operations in another order); FP16 storage 1e-2 relative L2 and of
+the scale, as check's FP16 tolerance (half rounding of each stored
+activation, about 5e-4 relative, through a few stored tensors)."""
+import numpy as np
+
+from conftest import assert_close, run_cpu
+from test_fusion import _run_delegate
+
+
+def launches_saved(monkeypatch, hook, model, inputs, fp16=False, keep_off=(), **options):
+    """Launches per invoke the pass behind `hook` saves (off minus on),
+    after checking both runs against the CPU interpreter. keep_off: other
+    hooks held off in both runs, so that only this pass differs."""
+    for other in keep_off:
+        monkeypatch.setenv(other, "0")
+    if fp16:
+        options["is_precision_loss_allowed"] = 1
+    want = run_cpu(model, inputs)
+    tol = 1e-2 if fp16 else 1e-4
+    launches = []
+    for on in ("1", "0"):
+        monkeypatch.setenv(hook, on)
+        got, stats = _run_delegate(model, inputs, **options)
+        assert stats["cpu_nodes"] == 0, stats
+        for g, w in zip(got, want):
+            assert_close(g, w, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(w).max())))
+        launches.append(stats["dispatches"])
+    return launches[1] - launches[0]
