@@ -221,10 +221,6 @@ static int hooked(int bit, const char* hook) {
   return v && !strcmp(v, "0") ? 0 : bit;
 }
 
-int select_fuses_dw_1x1(const GpuDevice* dev) {
-  return gpu_convs_always(dev) && hooked(1, "TFLITE_GPU_FUSE_DW_1X1");
-}
-
 int select_fusions(const GpuDevice* dev) {
   if (!gpu_convs_always(dev)) return 0;
   return hooked(FUSE_DW_1X1, "TFLITE_GPU_FUSE_DW_1X1") |

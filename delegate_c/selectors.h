@@ -24,19 +24,14 @@ size_t select_occupancy_target(const GpuDevice* dev);
 void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 /* Depth multiplier 1 or more. */
 void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
-/* Whether the device runs dw_conv2d_1x1_gpu, so that fuse_graph may make
- * kGOpDwConv1x1 nodes: the GPU kernel set, and its conv groups fit.
- * TFLITE_GPU_FUSE_DW_1X1=0 (a test hook) turns the fusion off. */
-int select_fuses_dw_1x1(const GpuDevice* dev);
-/* fuse.h's FUSE_* bits this device's kernels allow: FUSE_DW_1X1 where
- * select_fuses_dw_1x1 says so; FUSE_POOLED_RESIDUAL and FUSE_BHWC_INPUT
- * FUSE_CHANNEL_SCALE, FUSE_UPSAMPLED_SOURCE where every CONV_2D runs a
- * conv_gpu.cl kernel (the same condition: the GPU set, both conv groups
- * fit). Test hooks turn each off: TFLITE_GPU_FUSE_POOLED_RESIDUAL=0,
+/* fuse.h's FUSE_* bits this device's kernels allow, all or none: the
+ * passes that only conv_gpu.cl's kernels implement, so every CONV_2D must
+ * run one (the GPU set, both conv groups fit). Test hooks turn each off:
+ * TFLITE_GPU_FUSE_DW_1X1=0, TFLITE_GPU_FUSE_POOLED_RESIDUAL=0,
  * TFLITE_GPU_BHWC_INPUT=0, TFLITE_GPU_FUSE_CHANNEL_SCALE=0,
  * TFLITE_GPU_FUSE_UPSAMPLED_SOURCE=0. */
 int select_fusions(const GpuDevice* dev);
-/* A kGOpDwConv1x1 node (only where select_fuses_dw_1x1 said yes). */
+/* A kGOpDwConv1x1 node (only where select_fusions has FUSE_DW_1X1). */
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 
 /* Argument forms of BATCH_MATMUL kernels (ops_batch_matmul.c binds them):

@@ -385,18 +385,18 @@ static void test_fused_pair_launches_as_its_1x1(void) {
   GpuDevice* small = device(2, 1, 32 * 1024, 256, GD_KSET_GPU);
   GpuDevice* tiny = device(2, 1, 16 * 1024, 256, GD_KSET_GPU);
   GpuDevice* cpu = device(2, 0, 512 * 1024, 4096, GD_KSET_CPU);
-  CHECK(select_fuses_dw_1x1(h200) && select_fuses_dw_1x1(small), "the GPU set fuses");
-  CHECK(!select_fuses_dw_1x1(cpu), "the CPU set does not fuse");
+  CHECK((select_fusions(h200) & FUSE_DW_1X1) && (select_fusions(small) & FUSE_DW_1X1), "the GPU set fuses");
+  CHECK(!(select_fusions(cpu) & FUSE_DW_1X1), "the CPU set does not fuse");
   /* 16 KiB holds 16 x 4 groups' tiles but not 64 x 1's, whose narrow 1x1s
    * fall back to the CPU set: no fused kernel to fall back from. */
-  CHECK(!select_fuses_dw_1x1(tiny), "a device without 64 x 1 groups does not fuse");
+  CHECK(!(select_fusions(tiny) & FUSE_DW_1X1), "a device without 64 x 1 groups does not fuse");
   /* Pooled residuals and BHWC sources only where every conv runs a
    * conv_gpu.cl kernel. */
   int all = FUSE_DW_1X1 | FUSE_POOLED_RESIDUAL | FUSE_BHWC_INPUT | FUSE_CHANNEL_SCALE | FUSE_UPSAMPLED_SOURCE;
   CHECK(select_fusions(h200) == all && select_fusions(small) == all, "the GPU set fuses all five");
   CHECK(select_fusions(cpu) == 0 && select_fusions(tiny) == 0, "the CPU set and small devices fuse neither");
   setenv("TFLITE_GPU_FUSE_DW_1X1", "0", 1);
-  CHECK(!select_fuses_dw_1x1(h200), "TFLITE_GPU_FUSE_DW_1X1=0 turns it off");
+  CHECK(!(select_fusions(h200) & FUSE_DW_1X1), "TFLITE_GPU_FUSE_DW_1X1=0 turns it off");
   CHECK(select_fusions(h200) == (all & ~FUSE_DW_1X1), "TFLITE_GPU_FUSE_DW_1X1=0 leaves the others");
   unsetenv("TFLITE_GPU_FUSE_DW_1X1");
   setenv("TFLITE_GPU_FUSE_POOLED_RESIDUAL", "0", 1);
