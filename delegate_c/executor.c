@@ -10,6 +10,7 @@
 #include "int8_exact.h"
 #include "memory_plan.h"
 #include "output_assembly.h"
+#include "pinned_staging.h"
 #include "selectors.h"
 
 static int own(Executor* ex, cl_mem m) {
@@ -328,7 +329,7 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
       GTensor* t = &gr->tensors[gr->nodes[k].inputs[j]];
       if (t->data || written[gr->nodes[k].inputs[j]] || t->is_input) continue;
       t->is_input = 1;
-      ex->inputs[ex->num_inputs++] = (BoundaryTensor){t->tflite_index, gr->nodes[k].inputs[j], NULL, 0};
+      ex->inputs[ex->num_inputs++] = (BoundaryTensor){t->tflite_index, gr->nodes[k].inputs[j], NULL, 0, NULL, NULL};
     }
   }
   for (int k = 0; k < num_outputs; ++k) {
@@ -338,13 +339,13 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
       return ex_fail(ex, "partition output %d is not computed by the partition", k);
     }
     gr->tensors[id].is_output = 1;
-    ex->outputs[ex->num_outputs++] = (BoundaryTensor){gr->tensors[id].tflite_index, id, NULL, 0};
+    ex->outputs[ex->num_outputs++] = (BoundaryTensor){gr->tensors[id].tflite_index, id, NULL, 0, NULL, NULL};
   }
   /* Sequence ops' final states, read back into their variable tensors. */
   for (int id = 0; id < gr->num_tensors; ++id) {
     if (gr->tensors[id].write_back < 0 || !written[id]) continue;
     gr->tensors[id].is_output = 1;
-    ex->outputs[ex->num_outputs++] = (BoundaryTensor){gr->tensors[id].write_back, id, NULL, 0};
+    ex->outputs[ex->num_outputs++] = (BoundaryTensor){gr->tensors[id].write_back, id, NULL, 0, NULL, NULL};
     ex->num_state_outputs++;
   }
   free(written);
@@ -378,6 +379,7 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   free(as.parts);
   if (rc) return -1;
   if (ex_finish_dispatches(ex)) return -1;
+  pinned_staging_attach(ex);
   if (dev->profiling) {
     ex->events = calloc((size_t)ex->num_dispatches + 1, sizeof(cl_event));
     if (!ex->events) return ex_fail(ex, "out of memory");
@@ -425,8 +427,8 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
    * one wait below returns. */
   for (int k = 0; k < ex->num_inputs; ++k) {
     const TfLiteTensor* t = &ctx->tensors[ex->inputs[k].tflite_index];
-    cl_int rc = cl.clEnqueueWriteBuffer(q, ex->inputs[k].staging, CL_FALSE, 0, ex->inputs[k].bytes, t->data.raw, 0,
-                                        NULL, NULL);
+    cl_int rc = cl.clEnqueueWriteBuffer(q, ex->inputs[k].staging, CL_FALSE, 0, ex->inputs[k].bytes,
+                                        pinned_input(&ex->inputs[k], t->data.raw), 0, NULL, NULL);
     if (rc != CL_SUCCESS) return fail_queued(ex, "writing input %s: %s", t->name ? t->name : "?", rc);
   }
   /* After the first invoke (which enqueues kernel by kernel, so a failure
@@ -455,8 +457,8 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
   cl.clFlush(q);
   for (int k = 0; k < ex->num_outputs; ++k) {
     TfLiteTensor* t = &ctx->tensors[ex->outputs[k].tflite_index];
-    cl_int rc = cl.clEnqueueReadBuffer(q, ex->outputs[k].staging, CL_FALSE, 0, ex->outputs[k].bytes, t->data.raw, 0,
-                                       NULL, NULL);
+    cl_int rc = cl.clEnqueueReadBuffer(q, ex->outputs[k].staging, CL_FALSE, 0, ex->outputs[k].bytes,
+                                       pinned_output(&ex->outputs[k], t->data.raw), 0, NULL, NULL);
     if (rc != CL_SUCCESS) return fail_queued(ex, "reading output %s: %s", t->name ? t->name : "?", rc);
   }
   /* The one host synchronisation per invoke: every transfer non-blocking,
@@ -464,6 +466,8 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
    * are never read after we return). */
   cl_int rc = cl.clFinish(q);
   if (rc != CL_SUCCESS) return ex_fail(ex, "clFinish: %s", cl_error_name(rc));
+  for (int k = 0; k < ex->num_outputs; ++k)
+    pinned_output_done(&ex->outputs[k], ctx->tensors[ex->outputs[k].tflite_index].data.raw);
   if (ex->events) collect_profile(ex);
   if (!ex->replay_tried) {
     ex->replay_tried = 1;
@@ -510,6 +514,7 @@ int executor_time(Executor* ex, int reps, double* best_us, char* err, size_t err
 void executor_free(Executor* ex) {
   if (!ex->dev) return;
   cmdbuf_release(ex); /* before the kernels and buffers it refers to */
+  pinned_staging_release(ex);
   for (int i = 0; i < ex->num_dispatches; ++i) {
     if (ex->dispatches[i].kernel) cl.clReleaseKernel(ex->dispatches[i].kernel);
     free(ex->dispatches[i].pending); /* a build that failed before its kernels were made */

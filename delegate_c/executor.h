@@ -32,6 +32,8 @@ typedef struct BoundaryTensor {
   int tensor;          /* graph tensor */
   cl_mem staging;      /* BHWC copy of the runtime tensor (float32, int32, bool, or int8/uint8 bytes) */
   size_t bytes;
+  cl_mem pinned;       /* its host side, mapped at `host` (pinned_staging.c); NULL: pageable transfers */
+  void* host;
 } BoundaryTensor;
 
 typedef struct Executor {
