@@ -1,6 +1,8 @@
 /* See fuse_dw_conv.h. */
 #include "fuse_dw_conv.h"
 
+#include <stdlib.h>
+
 /* A 1x1, stride-1, unpadded convolution: a GEMM over the pixel plane. */
 static int is_pointwise(const GNode* n) {
   return n->op == &kGOpConv2d && n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 &&
@@ -9,6 +11,8 @@ static int is_pointwise(const GNode* n) {
 }
 
 int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead) {
+  const char* hook = getenv("TFLITE_GPU_DW_1X1_MAX_TAPS");
+  long bound = hook && *hook ? strtol(hook, NULL, 10) : GD_DW_1X1_MAX_ITEM_TAPS;
   int fused = 0;
   for (int k = 0; k < g->num_nodes; ++k) {
     GNode* dw = &g->nodes[k];
@@ -21,9 +25,8 @@ int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead) {
     int c = graph_sole_reader(g, t, dead, outputs, num_outputs);
     if (c < 0 || !is_pointwise(&g->nodes[c])) continue;
     GNode* pw = &g->nodes[c];
-    const int* src = g->tensors[dw->inputs[0]].shape;
-    long taps = (long)dw->p.conv.kh * dw->p.conv.kw * ((src[GD_C] + 3) / 4);
-    if (taps > GD_DW_1X1_MAX_TAP_SLICES) continue;
+    int src_c = g->tensors[dw->inputs[0]].shape[GD_C], dst_c = g->tensors[pw->outputs[0]].shape[GD_C];
+    if (dw_1x1_item_taps(dw->p.conv.kh, dw->p.conv.kw, src_c, dst_c) > bound) continue;
     /* Read as the source only, not as a residual too; same storage. */
     int other_use = 0;
     for (int j = 1; j < pw->num_inputs; ++j) other_use |= pw->inputs[j] == t;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fuse.h"
+#include "fuse_dw_conv.h"
 #include "kernel_abi.h"
 #include "selectors.h"
 
@@ -159,6 +160,26 @@ static void occupancy_group(const GpuDevice* dev, size_t nx, size_t ny, size_t n
   if (found && bg > base) *lx = bx, *ly = by;
 }
 
+/* The group of a fused depthwise + 1x1 launch (fuse_dw_conv.h): LY rows
+ * as dw_1x1_rows gives (halved while the device cannot run them), since
+ * each row fewer makes every work-item compute more depthwise values;
+ * then, below the occupancy target, a narrower LX (down to
+ * DW_1X1_MIN_LX, and OCC_MIN_GROUP work-items) for more groups, which
+ * leaves a work-item's depthwise loads as they are. */
+#define DW_1X1_MIN_LX 4 /* narrower, each work-item would load 32 / LX weight float4s per K step */
+static void dw_1x1_group(const GpuDevice* dev, size_t tiles, size_t blocks, size_t batch, size_t* lx, size_t* ly) {
+  size_t x = CONVG_LX, y = (size_t)dw_1x1_rows((long)blocks);
+  while (y > 1 && !fits(dev, x, y, convg_local_bytes(x, y))) y /= 2;
+  if (!fits(dev, x, y, convg_local_bytes(x, y))) return; /* the default group stays */
+  size_t target = select_occupancy_target(dev);
+  while (target && launch_groups(tiles, blocks, batch, x, y) < target && x / 2 >= DW_1X1_MIN_LX &&
+         (x / 2) * y >= OCC_MIN_GROUP &&
+         launch_groups(tiles, blocks, batch, x / 2, y) > launch_groups(tiles, blocks, batch, x, y))
+    x /= 2;
+  *lx = x;
+  *ly = y;
+}
+
 /* 0 when the device cannot run the GPU conv kernels (too small groups or
  * local memory): the CPU set's kernels run there instead. A fused
  * depthwise + 1x1 node runs as its 1x1 does, through dw_conv2d_1x1_gpu. */
@@ -174,7 +195,10 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
   size_t lx = blocks <= 2 ? 64 : CONVG_LX, ly = blocks <= 2 ? 1 : CONVG_LY;
   if (!fits(dev, lx, ly, convg_local_bytes(lx, ly))) return 0;
   size_t tiles = div_up(plane, CONVG_TP);
-  occupancy_group(dev, tiles, blocks, (size_t)ds[GD_B], convg_local_bytes, &lx, &ly);
+  if (fused)
+    dw_1x1_group(dev, tiles, blocks, (size_t)ds[GD_B], &lx, &ly);
+  else
+    occupancy_group(dev, tiles, blocks, (size_t)ds[GD_B], convg_local_bytes, &lx, &ly);
   /* A source kept BHWC (fuse.c keep_inputs_bhwc) or scaled per channel
    * or upsampled (fuse_conv_source.c, 1x1s only) has its own kernel. */
   int bhwc = !fused && g->tensors[n->inputs[0]].bhwc, scaled = !fused && n->p.conv.scale_input;

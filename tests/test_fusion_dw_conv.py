@@ -199,14 +199,34 @@ def test_depthwise_with_its_own_prelu_is_kept(monkeypatch):
     _pair_kept(build, monkeypatch)
 
 
-def test_pair_with_a_long_depthwise_is_kept(monkeypatch):
-    """5x5 over 48 channels: 25 taps x 12 slices = 300 loads more per
-    work-item than GD_DW_1X1_MAX_TAP_SLICES (288) allows; 44 channels (275)
-    fuse."""
-    for cin, fused in ((44, True), (48, False)):
-        model, inputs = _block(h=6, w=7, cin=cin, cout=8, k=5, seed=cin)
-        (want,) = run_cpu(model, inputs)
-        (got,), on = _run(model, inputs, monkeypatch, kernel_set="gpu")
-        _, off = _run(model, inputs, monkeypatch, fuse=False, kernel_set="gpu")
-        assert on["dispatches"] == off["dispatches"] - fused, (cin, on, off)
-        assert_close(got, want, rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
+# 5x5 pairs around GD_DW_1X1_MAX_ITEM_TAPS (576): a work-item of the fused
+# launch makes ceil(16 / rows) * 25 * ceil(S_in / 4) depthwise loads, with
+# rows the least power of two >= ceil(S_out / 2), at most 16
+# (fuse_dw_conv.h). The same input fuses or not by its output's width.
+@pytest.mark.parametrize("cin,cout,bound,fused", [
+    (16, 8, None, True),     # 1 block, 1 row, 1 K step: 16 x 25 x 1 = 400
+    (20, 8, None, False),    # 2 K steps: 800
+    (20, 17, None, True),    # 3 blocks, 4 rows: 4 x 25 x 2 = 200
+    (196, 64, None, False),  # 8 blocks, 8 rows, 13 K steps: 2 x 25 x 13 = 650
+    (196, 128, None, True),  # 16 blocks, 16 rows: 1 x 25 x 13 = 325
+    (16, 8, "399", False),   # TFLITE_GPU_DW_1X1_MAX_TAPS stands for the bound
+    (20, 8, "800", True),
+], ids=["400", "800", "200-wide", "650", "325-wide", "hook-below", "hook-at"])
+def test_long_pairs_by_taps_per_work_item(monkeypatch, cin, cout, bound, fused):
+    if bound:
+        monkeypatch.setenv("TFLITE_GPU_DW_1X1_MAX_TAPS", bound)
+    model, inputs = _block(h=6, w=7, cin=cin, cout=cout, k=5, seed=cin + cout)
+    (want,) = run_cpu(model, inputs)
+    (got,), on = _run(model, inputs, monkeypatch, kernel_set="gpu")
+    _, off = _run(model, inputs, monkeypatch, fuse=False, kernel_set="gpu")
+    assert on["dispatches"] == off["dispatches"] - fused, (cin, cout, on, off)
+    assert_close(got, want, rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
+
+
+@pytest.mark.parametrize("units", ["132", "2"])
+def test_fused_groups_on_a_large_gpu(monkeypatch, units):
+    """TFLITE_GPU_COMPUTE_UNITS=132 narrows the fused launch's LX below 16
+    (select_conv.c dw_1x1_group) on PoCL; results stay the CPU's."""
+    monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", units)
+    model, inputs = _block(h=13, w=11, cin=36, cout=24, k=5, seed=11)
+    _check(model, inputs, monkeypatch)

@@ -68,23 +68,26 @@ def _pow2_upto(n: int) -> list[int]:
     return [1 << i for i in range(n.bit_length()) if 1 << i <= n]
 
 
-def _groups(x_name: str, max_x: int, y_name: str, max_y: int) -> list[str]:
+def _groups(x_name: str, max_x: int, y_name: str, max_y: int, max_items: int = 256) -> list[str]:
     """Every power-of-two (x, y) group up to the largest the selector starts
-    from: variant_fit_group halves the wider side until the device's limit
-    fits, and tuning halves it further."""
-    return [f"-D{x_name}={x} -D{y_name}={y}" for x in _pow2_upto(max_x) for y in _pow2_upto(max_y)]
+    from, of at most max_items work-items: variant_fit_group halves the
+    wider side until the device's limit fits, and tuning halves it further."""
+    return [f"-D{x_name}={x} -D{y_name}={y}" for x in _pow2_upto(max_x) for y in _pow2_upto(max_y)
+            if x * y <= max_items]
 
 
 # Variant defines per file, beside "" (the file's own defaults). Each knob
 # varies alone, the others at their defaults. Sources: select_elementwise.c
 # (the GPU set's one-pixel row kernels; HALF_MATH with FP16 storage on a
-# cl_khr_fp16 device), select_conv.c (conv 16 x 4 or 64 x 1, depthwise
-# 8 x 8), select_reduce.c (WG 64 or 256).
+# cl_khr_fp16 device), select_conv.c (conv 16 x 4 or 64 x 1, fused
+# depthwise + 1x1 up to 16 x 16, depthwise 8 x 8), select_reduce.c (WG 64 or 256).
 VARIANTS = {
     "elementwise.cl": ["-DROW_PIXELS=1", "-DROW_PIXELS=1 -DHALF_MATH=1"],
     "layout.cl": ["-DLAYOUT_PIXELS=1"],
     "resize.cl": ["-DRESIZE_PIXELS=1"],
-    "conv_gpu.cl": _groups("CONVG_LX", 64, "CONVG_LY", 4) + _groups("DWG_LX", 8, "DWG_LY", 8),
+    # conv: 16 x 4 or 64 x 1, and a fused depthwise + 1x1 up to 16 x 16
+    # (fuse_dw_conv.h DW_1X1_MAX_ROWS).
+    "conv_gpu.cl": _groups("CONVG_LX", 64, "CONVG_LY", 16) + _groups("DWG_LX", 8, "DWG_LY", 8),
     "fc_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "reduce_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
 }

@@ -15,11 +15,13 @@
  * groups of 1024) with the GPU set; the same with the rule off (compute
  * units 0: the groups before it); PoCL-like 2-unit CPUs with each set; a
  * 2-unit GPU. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "fuse.h"
+#include "fuse_dw_conv.h"
 #include "selectors.h"
 
 /* select_conv.c tells the fused depthwise + 1x1 node by its op (ops_conv.c
@@ -380,7 +382,7 @@ static void test_small_gpu(void) {
  * 1x1 does: same groups and defines, on every device that fuses; only the
  * kernel differs. Devices without the GPU set, and the test hook, fuse
  * nothing. */
-static void test_fused_pair_launches_as_its_1x1(void) {
+static void test_fused_pair_groups(void) {
   GpuDevice* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_GPU);
   GpuDevice* small = device(2, 1, 32 * 1024, 256, GD_KSET_GPU);
   GpuDevice* tiny = device(2, 1, 16 * 1024, 256, GD_KSET_GPU);
@@ -411,8 +413,12 @@ static void test_fused_pair_launches_as_its_1x1(void) {
   setenv("TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", "0", 1);
   CHECK(select_fusions(h200) == (all & ~FUSE_UPSAMPLED_SOURCE), "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE=0 turns it off");
   unsetenv("TFLITE_GPU_FUSE_UPSAMPLED_SOURCE");
+  /* A fused pair launches over its 1x1's grid, in groups of its own
+   * (fuse_dw_conv.h): as many rows as output blocks, up to
+   * DW_1X1_MAX_ROWS, whatever the occupancy; then LX narrowed from 16 (not
+   * below 4, nor 16 work-items) while that adds groups below the target. */
   GpuDevice* devs[2] = {h200, small};
-  int pairs = 0;
+  int pairs = 0, narrowed = 0;
   for (size_t i = 0; i < NCASES; ++i) {
     const Case* c = &kCases[i];
     if (c->op != 'c' || c->k != 1 || c->stride != 1) continue;
@@ -429,12 +435,37 @@ static void test_fused_pair_launches_as_its_1x1(void) {
       select_dw_conv1x1(devs[d], &o.g, &o.n, &fused);
       CHECK(strcmp(fused.kernel, "dw_conv2d_1x1_gpu") == 0 && fused.form == CONV_ARGS_DW_1X1, "case %zu: %s",
             i, fused.kernel);
-      fused.kernel = plain.kernel; /* compare the rest */
-      fused.form = plain.form;
-      CHECK(same_variant(&plain, &fused), "case %zu, device %d: the fused launch differs from the 1x1's", i, d);
+      size_t blocks = div_up(div_up((size_t)c->dst[GD_C], 4), CONVG_BS);
+      size_t rows = (size_t)dw_1x1_rows((long)blocks);
+      CHECK(rows >= (blocks < DW_1X1_MAX_ROWS ? blocks : DW_1X1_MAX_ROWS) && rows / 2 < blocks,
+            "case %zu: %zu rows for %zu blocks", i, rows, blocks);
+      CHECK(fused.local[1] == rows && fused.global[1] == plain.global[1] && fused.global[0] == plain.global[0] &&
+                fused.global[2] == plain.global[2],
+            "case %zu, device %d: group %zu x %zu over the 1x1's grid", i, d, fused.local[0], fused.local[1]);
+      size_t lx = fused.local[0], target = select_occupancy_target(devs[d]);
+      CHECK(pow2(lx) && lx <= CONVG_LX && lx >= 4 && lx * rows >= 16, "case %zu: LX %zu", i, lx);
+      if (lx < CONVG_LX) {
+        /* narrowed only while short of the target, each halving adding groups */
+        size_t wider = div_up(fused.global[0], 2 * lx) * div_up(fused.global[1], rows) * fused.global[2];
+        CHECK(wider < target && groups(&fused) > wider, "case %zu: narrowed to %zu for nothing", i, lx);
+        ++narrowed;
+      } else {
+        CHECK(groups(&fused) >= target || lx / 2 < 4 || (lx / 2) * rows < 16 ||
+                  div_up(fused.global[0], lx / 2) == div_up(fused.global[0], lx),
+              "case %zu: %zu groups, not narrowed", i, groups(&fused));
+      }
+      char want[64];
+      snprintf(want, sizeof(want), "-DCONVG_LX=%zu -DCONVG_LY=%zu", lx, rows);
+      CHECK(strcmp(fused.defines, lx == CONVG_LX && rows == CONVG_LY ? "" : want) == 0, "case %zu: defines %s", i,
+            fused.defines);
       ++pairs;
     }
   }
+  CHECK(narrowed > 0, "no fused launch was narrowed");
+  /* The serial depthwise loads per work-item the fusion rule bounds. */
+  CHECK(dw_1x1_item_taps(3, 3, 24, 24) == 4 * 9 * 2, "3x3, 24 -> 24: 3 blocks, 4 rows, 2 K steps");
+  CHECK(dw_1x1_item_taps(5, 5, 1152, 192) == 1 * 25 * 72, "5x5, 1152 -> 192: 24 blocks, 16 rows, 72 K steps");
+  CHECK(dw_1x1_item_taps(5, 5, 20, 8) == 16 * 25 * 2, "5x5, 20 -> 8: one block, one row");
   CHECK(pairs > 10, "only %d 1x1 cases", pairs);
   free(h200);
   free(small);
@@ -486,7 +517,7 @@ int main(int argc, char** argv) {
   test_cpu_unchanged();
   test_small_gpu();
   test_reductions_unchanged();
-  test_fused_pair_launches_as_its_1x1();
+  test_fused_pair_groups();
   printf("%d checks, %d failures\n", g_checks, g_failures);
   return g_failures ? 1 : 0;
 }
