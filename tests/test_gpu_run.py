@@ -231,3 +231,17 @@ def test_profile_markdown_of_partial_reports():
                                                 "gpu": {"kernels": [{"kernel": "k"}]}}]}):
         text = gpu_profile.to_markdown(report)
         assert "| model |" in text
+
+
+def test_summary_of_the_ab_step(tmp_path):
+    """The ab step's bench_ab logs: each model's line and the geomean; a log
+    cut before its geomean is listed as not clean."""
+    _machine(tmp_path)
+    line = ("palm_detection_lite                  xnnpack    7.51 ms  A    2.10 ms  B    1.90 ms  "
+            "A/xnn  0.28  B/xnn  0.25  B/A  0.90")
+    _write(tmp_path, "ab-dw-1x1.log", f"{line}\ngeomean over 1 models: A/xnnpack 0.280  B/xnnpack 0.253  B/A 0.905\n")
+    _write(tmp_path, "ab-pinned-staging.log", "gpu_run: deadline reached, stopped: tools/bench_ab.py\n")
+    rc, text = _summary(tmp_path)
+    assert "## Passes A/B" in text and line in text and "B/A 0.905" in text, text
+    assert "pinned-staging:" in text and "ab-pinned-staging.log: no geomean" in text, text
+    assert rc != 0

@@ -2,7 +2,13 @@
 the same models, interleaved in one process, with XNNPACK as the yardstick.
 
 Usage: python tools/bench_ab.py --a OLD.so --b NEW.so [--opt-a k=v] [--opt-b k=v]
+                                [--env-a K=V] [--env-b K=V]
                                 [--rounds 7] [--iterations 10] [MODEL ...]
+
+--env-a / --env-b set an environment variable while that side's interpreter
+is made (the library reads its test hooks, e.g. TFLITE_GPU_FUSE_DW_1X1=0
+or TFLITE_GPU_PINNED_STAGING=0, when it prepares a partition), so one
+library can be its own baseline.
 
 Each round times every configuration of every model once (XNNPACK, A, B in
 turn), so drift on a noisy machine hits all three alike; per configuration
@@ -10,7 +16,9 @@ the minimum over rounds of the median invoke is kept. Prints per model the
 latencies, A / XNNPACK, B / XNNPACK and B / A, and the geomeans.
 """
 import argparse
+import contextlib
 import math
+import os
 import pathlib
 import statistics
 import sys
@@ -43,6 +51,23 @@ def _interpreter(path, library=None, options=None, threads=2):
     return it
 
 
+@contextlib.contextmanager
+def _env(pairs):
+    saved = {}
+    for p in pairs:
+        k, _, v = p.partition("=")
+        saved[k] = os.environ.get(k)
+        os.environ[k] = v
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def _median_ms(it, n):
     times = []
     for _ in range(n):
@@ -59,6 +84,8 @@ def main(argv=None) -> int:
     ap.add_argument("--b", required=True, help="library B")
     ap.add_argument("--opt-a", action="append", default=[])
     ap.add_argument("--opt-b", action="append", default=[])
+    ap.add_argument("--env-a", action="append", default=[], help="K=V while A's interpreter is made")
+    ap.add_argument("--env-b", action="append", default=[], help="K=V while B's interpreter is made")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2)
@@ -69,9 +96,11 @@ def main(argv=None) -> int:
     paths = models.fetch_models(names, progress=False)
     rows = []
     for name in names:
-        its = {"xnnpack": _interpreter(paths[name], threads=args.threads),
-               "A": _interpreter(paths[name], args.a, _options(args.opt_a)),
-               "B": _interpreter(paths[name], args.b, _options(args.opt_b))}
+        its = {"xnnpack": _interpreter(paths[name], threads=args.threads)}
+        with _env(args.env_a):
+            its["A"] = _interpreter(paths[name], args.a, _options(args.opt_a))
+        with _env(args.env_b):
+            its["B"] = _interpreter(paths[name], args.b, _options(args.opt_b))
         for it in its.values():  # warm-up: first launches compile work-group functions
             for _ in range(3):
                 it.invoke()

@@ -29,6 +29,9 @@
 #        tune      tools/bench_tuning.py with the GPU set
 #        launch    tools/cl_launch_cost.py: a bare launch's cost on the device, without the delegate
 #                  (queued, flushed, synced; a few seconds)
+#        ab        tools/bench_ab.py, GPU set FP32, the library against itself with one pass off
+#                  (TFLITE_GPU_FUSE_DW_1X1=0, then TFLITE_GPU_PINNED_STAGING=0), interleaved: the
+#                  passes that have not yet run on a GPU (models XNNPACK can run; about 2 min each)
 #
 # With the device tool (README, "Running on an NVIDIA GPU machine"), two calls and an optional third:
 #   run(command="GPU_RUN_PACK=1 GPU_RUN_DEADLINE_S=330 tools/gpu_run.sh run $OUT", carry=[".gpu-bundle"],
@@ -37,6 +40,8 @@
 #       carry=[".gpu-bundle"], timeout_s=180)
 #   run(command="GPU_RUN_PACK=1 GPU_RUN_STEPS=ops GPU_RUN_DEADLINE_S=170 tools/gpu_run.sh run $OUT",
 #       carry=[".gpu-bundle"], timeout_s=180)
+#   run(command="GPU_RUN_PACK=1 GPU_RUN_STEPS=ab GPU_RUN_DEADLINE_S=290 tools/gpu_run.sh run $OUT",
+#       carry=[".gpu-bundle"], timeout_s=300)
 # GPU_RUN_PACK=1 keeps the logs and JSON outside OUTDIR and leaves only summary.md and gpu-run.tar.gz
 # (everything so far) there, both rewritten after every step, so a call cut short still brings both.
 #
@@ -54,6 +59,7 @@
 #   GPU_RUN_OPS_EVERY   TFLITE_GPU_OP_TEST_EVERY for the ops step (default 3:1; 1 = every test)
 #   GPU_RUN_OPS_KSETS   kernel sets of the ops step (default gpu)
 #   GPU_RUN_OPS_K       a pytest -k expression for the op tests
+#   GPU_RUN_AB_ROUNDS   rounds of the ab step's A/Bs (default 5)
 #   GPU_RUN_JOBS        pytest-xdist workers (default: the cores), when xdist is installed
 #   GPU_RUN_DEADLINE_S  stop starting work this many seconds after the start and give each
 #                       command only what is left (default 0: none), so the results so far are
@@ -69,7 +75,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 
-ALL_STEPS="devices models bench benchcpu profile ops tune launch"
+ALL_STEPS="devices models bench benchcpu profile ops tune launch ab"
 RUN_WORK="" RUN_TICKER=""
 
 usage() {
@@ -477,6 +483,22 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
         ;;
       launch)
         limited "$python" "$ROOT/tools/cl_launch_cost.py" --out "$files" || rc=1
+        ;;
+      ab)
+        # Only the models XNNPACK can run (bench_ab times it as the yardstick).
+        local abm="" n pair
+        for m in $models; do
+          n=$(model_stem "$m")
+          case "$n" in face_landmark_with_attention | selfie_segmentation | selfie_segmentation_landscape) ;; *) abm+=" $n" ;; esac
+        done
+        for pair in TFLITE_GPU_FUSE_DW_1X1=0:dw-1x1 TFLITE_GPU_PINNED_STAGING=0:pinned-staging; do
+          say "A/B ${pair##*:}: A with ${pair%%:*}, B as shipped; GPU set, FP32"
+          # shellcheck disable=SC2086
+          limited "$python" "$ROOT/tools/bench_ab.py" --a "$TFLITE_GPU_LIBRARY" --b "$TFLITE_GPU_LIBRARY" \
+            --env-a "${pair%%:*}" --opt-a kernel_set=gpu --opt-b kernel_set=gpu \
+            --rounds "${GPU_RUN_AB_ROUNDS:-5}" $abm >"$files/ab-${pair##*:}.log" 2>&1 || rc=1
+          tail -n 2 "$files/ab-${pair##*:}.log"
+        done
         ;;
       tune)
         say "work-group tuning (SUSTAINED_SPEED) against the selector's groups, GPU set"

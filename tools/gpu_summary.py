@@ -433,10 +433,25 @@ def _launch(d, out, problems):
     out += ["#" + cl_launch_cost.markdown(doc), ""]
 
 
+def _ab(d, out, problems):
+    """The ab step's logs (tools/bench_ab.py, A = the pass off, B = on): each
+    model's line and the geomean, as printed."""
+    logs = sorted(d.glob("ab-*.log"))
+    if not logs:
+        return
+    out += ["## Passes A/B (tools/bench_ab.py: A with the pass off, B as shipped; B/A < 1 is a gain)", ""]
+    for log in logs:
+        lines = [ln.rstrip() for ln in log.read_text(errors="replace").splitlines()]
+        rows = [ln for ln in lines if " ms  A " in ln or ln.startswith("geomean")]
+        out += [f"{log.stem[3:]}:", "", "```", *(rows or lines[-5:] or ["(empty)"]), "```", ""]
+        if not any(ln.startswith("geomean") for ln in lines):
+            problems.add(f"{log.name}: no geomean (cut short or failed)")
+
+
 def summarize(d: pathlib.Path):
     """(markdown, ok)."""
     out, problems = [], _Problems()
-    for section in (_header, _steps, _ops, _models, _bench, _profile, _launch):
+    for section in (_header, _steps, _ops, _models, _bench, _profile, _launch, _ab):
         try:
             if section is _header:
                 section(d, out)
