@@ -31,7 +31,7 @@
 #                  (queued, flushed, synced; a few seconds)
 #        ab        tools/bench_ab.py, GPU set FP32, the library against itself with one pass off
 #                  (TFLITE_GPU_FUSE_DW_1X1=0, then TFLITE_GPU_PINNED_STAGING=0), interleaved: the
-#                  passes that have not yet run on a GPU (models XNNPACK can run; about 2 min each)
+#                  passes that have not yet run on a GPU (GPU_RUN_AB_MODELS; about 2 min)
 #
 # With the device tool (README, "Running on an NVIDIA GPU machine"), two calls and an optional third:
 #   run(command="GPU_RUN_PACK=1 GPU_RUN_DEADLINE_S=330 tools/gpu_run.sh run $OUT", carry=[".gpu-bundle"],
@@ -40,8 +40,8 @@
 #       carry=[".gpu-bundle"], timeout_s=180)
 #   run(command="GPU_RUN_PACK=1 GPU_RUN_STEPS=ops GPU_RUN_DEADLINE_S=170 tools/gpu_run.sh run $OUT",
 #       carry=[".gpu-bundle"], timeout_s=180)
-#   run(command="GPU_RUN_PACK=1 GPU_RUN_STEPS=ab GPU_RUN_DEADLINE_S=290 tools/gpu_run.sh run $OUT",
-#       carry=[".gpu-bundle"], timeout_s=300)
+#   run(command="GPU_RUN_PACK=1 GPU_RUN_STEPS=ab GPU_RUN_DEADLINE_S=170 tools/gpu_run.sh run $OUT",
+#       carry=[".gpu-bundle"], timeout_s=180)
 # GPU_RUN_PACK=1 keeps the logs and JSON outside OUTDIR and leaves only summary.md and gpu-run.tar.gz
 # (everything so far) there, both rewritten after every step, so a call cut short still brings both.
 #
@@ -59,7 +59,8 @@
 #   GPU_RUN_OPS_EVERY   TFLITE_GPU_OP_TEST_EVERY for the ops step (default 3:1; 1 = every test)
 #   GPU_RUN_OPS_KSETS   kernel sets of the ops step (default gpu)
 #   GPU_RUN_OPS_K       a pytest -k expression for the op tests
-#   GPU_RUN_AB_ROUNDS   rounds of the ab step's A/Bs (default 5)
+#   GPU_RUN_AB_ROUNDS   rounds of the ab step's A/Bs (default 3)
+#   GPU_RUN_AB_MODELS   the ab step's models (default: six whose fused pairs changed last, and a control)
 #   GPU_RUN_JOBS        pytest-xdist workers (default: the cores), when xdist is installed
 #   GPU_RUN_DEADLINE_S  stop starting work this many seconds after the start and give each
 #                       command only what is left (default 0: none), so the results so far are
@@ -76,6 +77,8 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 
 ALL_STEPS="devices models bench benchcpu profile ops tune launch ab"
+AB_MODELS="palm_detection_full palm_detection_lite pose_detection pose_landmark_full hand_landmark_full
+  face_detection_full_range_sparse face_detection_short_range"
 RUN_WORK="" RUN_TICKER=""
 
 usage() {
@@ -485,9 +488,11 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
         limited "$python" "$ROOT/tools/cl_launch_cost.py" --out "$files" || rc=1
         ;;
       ab)
-        # Only the models XNNPACK can run (bench_ab times it as the yardstick).
+        # Only the models XNNPACK can run (bench_ab times it as the yardstick); by default the
+        # six whose fused pairs changed with the rows rule (dc21150) and, as a control,
+        # face_detection_short_range, whose pairs did not.
         local abm="" n pair
-        for m in $models; do
+        for m in ${GPU_RUN_AB_MODELS:-$AB_MODELS}; do
           n=$(model_stem "$m")
           case "$n" in face_landmark_with_attention | selfie_segmentation | selfie_segmentation_landscape) ;; *) abm+=" $n" ;; esac
         done
@@ -496,7 +501,7 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
           # shellcheck disable=SC2086
           limited "$python" "$ROOT/tools/bench_ab.py" --a "$TFLITE_GPU_LIBRARY" --b "$TFLITE_GPU_LIBRARY" \
             --env-a "${pair%%:*}" --opt-a kernel_set=gpu --opt-b kernel_set=gpu \
-            --rounds "${GPU_RUN_AB_ROUNDS:-5}" $abm >"$files/ab-${pair##*:}.log" 2>&1 || rc=1
+            --rounds "${GPU_RUN_AB_ROUNDS:-3}" $abm >"$files/ab-${pair##*:}.log" 2>&1 || rc=1
           tail -n 2 "$files/ab-${pair##*:}.log"
         done
         ;;
