@@ -66,6 +66,28 @@ static int channel_pad_of(const Graph* g, int t, int c, const int* outputs, int 
   return k;
 }
 
+/* The node that computes t as the first channels of its input, all of B,
+ * H and W (a STRIDED_SLICE or SLICE from 0 with step 1 on every axis),
+ * read by node c alone, or -1. hand_recrop's last blocks narrow their
+ * shortcut so (MAX_POOL_2D, then the first half of its channels); the
+ * conv reads the slice's input as its residual, slice s of the output at
+ * slice s of the input (convg_residual indexes it by the input's own
+ * slice count), and its store zeroes the lanes past C. */
+static int channel_prefix_of(const Graph* g, int t, int c, const int* outputs, int num_outputs) {
+  int k = writer(g, t), only = -1;
+  if (k < 0 || graph_is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1 || only != c) return -1;
+  const GNode* sl = &g->nodes[k];
+  if (sl->op != &kGOpRemap || sl->p.remap.mode != REMAP_SLICE || sl->p.remap.gather || sl->num_inputs != 1 ||
+      sl->act != kTfLiteActNone || sl->num_epi || g->tensors[sl->inputs[0]].data)
+    return -1;
+  for (int a = 0; a < 4; ++a)
+    if (sl->p.remap.begin[a] || sl->p.remap.stride[a] != 1 || sl->p.remap.perm[a] != a) return -1;
+  const int* in = g->tensors[sl->inputs[0]].shape;
+  const int* out = g->tensors[t].shape;
+  if (in[GD_B] != out[GD_B] || in[GD_H] != out[GD_H] || in[GD_W] != out[GD_W] || out[GD_C] > in[GD_C]) return -1;
+  return k;
+}
+
 /* The node that computes t as a 2x2 stride-2 MAX_POOL_2D without padding
  * before its windows, read by node c alone, or -1; *code gets the kernels'
  * EPI_ADD_MAX2 code. BlazeBlock stride-2 blocks add such a pool of the
@@ -217,9 +239,11 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     if (pad >= 0) e.tensor = g->nodes[pad].inputs[0];
     /* Only conv_gpu.cl's kernels read through a pool or a resize
      * (select_fusions). */
-    int pool = -1;
+    int pool = -1, slice = -1;
     if ((flags & FUSE_POOLED_RESIDUAL) && prod->op == &kGOpConv2d) {
-      int reader = pad >= 0 ? pad : c;
+      if (pad < 0) slice = channel_prefix_of(g, e.tensor, c, outputs, num_outputs);
+      if (slice >= 0) e.tensor = g->nodes[slice].inputs[0];
+      int reader = pad >= 0 ? pad : slice >= 0 ? slice : c;
       pool = max2_pool_of(g, e.tensor, reader, outputs, num_outputs, &e.via);
       if (pool < 0) pool = up2_resize_of(g, e.tensor, reader, outputs, num_outputs, &e.via);
     }
@@ -231,8 +255,8 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     e.act = cons->act;
     if (prod->num_inputs >= GD_MAX_NODE_INPUTS) return 0;
     prod->inputs[prod->num_inputs++] = e.tensor; /* keeps it alive in the memory plan */
-    for (int k = 0; k < 2; ++k) {
-      int x = k ? pool : pad;
+    for (int k = 0; k < 3; ++k) {
+      int x = k == 2 ? slice : k ? pool : pad;
       if (x < 0) continue;
       dead[x] = 1;
       g->nodes[x].num_inputs = 0;

@@ -22,10 +22,12 @@ from tflite_gpu.model_builder import ModelBuilder
 
 
 def _block(b, h, w, cin, cout, conv, pool_padding="SAME", act="NONE", prelu=False, pool_act="NONE",
-           pool_filter=2, pool_output=False, conv_padding="SAME", seed=0):
+           pool_filter=2, pool_output=False, conv_padding="SAME", slice_begin=0, seed=0):
     """x -> conv path (stride 2) -> ADD(., PAD_c(MAX_POOL(x))) [-> PRELU].
     conv: "dw+1x1" (depthwise then 1x1), "3x3" (one strided conv) or "1x1"
-    (a 2x2 stride-2 pool of x feeding a 1x1, so the 1x1 is a GEMM)."""
+    (a 2x2 stride-2 pool of x feeding a 1x1, so the 1x1 is a GEMM). With
+    cout < cin the shortcut is a STRIDED_SLICE of the pool's channels
+    slice_begin .. slice_begin + cout instead of a PAD (hand_recrop)."""
     rng = np.random.default_rng(seed)
     mb = ModelBuilder()
     x = mb.add_input([b, h, w, cin])
@@ -37,7 +39,12 @@ def _block(b, h, w, cin, cout, conv, pool_padding="SAME", act="NONE", prelu=Fals
     mb.add_op("MAX_POOL_2D", [x], [pooled], dict(padding=pool_padding, stride_w=2, stride_h=2, filter_w=pool_filter,
                                                  filter_h=pool_filter, fused_activation=pool_act))
     shortcut = pooled
-    if cout != cin:
+    if cout < cin:
+        ints = [mb.add_tensor([4], dtype=np.int32, data=np.array(v, np.int32))
+                for v in ([0, 0, 0, slice_begin], [b, oh, ow, slice_begin + cout], [1, 1, 1, 1])]
+        shortcut = mb.add_tensor([b, oh, ow, cout])
+        mb.add_op("STRIDED_SLICE", [pooled] + ints, [shortcut])
+    elif cout != cin:
         paddings = mb.add_tensor([4, 2], dtype=np.int32,
                                  data=np.array([[0, 0], [0, 0], [0, 0], [0, cout - cin]], np.int32))
         shortcut = mb.add_tensor([b, oh, ow, cout])
@@ -95,6 +102,32 @@ def test_pooled_residual_is_fused(monkeypatch, b, h, w, cin, cout, conv, act, pr
     model, inputs = _block(b, h, w, cin, cout, conv, act=act, prelu=prelu, seed=h * 100 + w * 10 + cin)
     saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, fp16=fp16, kernel_set="gpu")
     assert saved == 1, saved
+
+
+# (b, h, w, cin, cout, conv, fp16): the shortcut is the pool's first cout
+# channels (fuse.c channel_prefix_of); 17 of 40 ends inside a float4,
+# whose lanes past 17 the store zeroes.
+SLICED = [
+    (1, 9, 8, 40, 17, "3x3", False),
+    (1, 8, 8, 16, 8, "dw+1x1", False),
+    (2, 7, 10, 20, 12, "dw+1x1", True),
+]
+
+
+@pytest.mark.parametrize("b,h,w,cin,cout,conv,fp16", SLICED)
+def test_sliced_pooled_residual_is_fused(monkeypatch, b, h, w, cin, cout, conv, fp16):
+    """The slice and the pool are both read through: two launches saved."""
+    model, inputs = _block(b, h, w, cin, cout, conv, act="RELU", seed=cin * 10 + cout)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, fp16=fp16, kernel_set="gpu")
+    assert saved == 2, saved
+
+
+def test_slice_not_from_channel_0_stays_a_launch(monkeypatch):
+    """Channels 4 .. 12 are not at the index the output's slices read: the
+    slice, and so the pool it reads, stay launches."""
+    model, inputs = _block(1, 8, 8, 16, 8, "dw+1x1", slice_begin=4, seed=3)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, kernel_set="gpu")
+    assert saved == 0, saved
 
 
 @pytest.mark.parametrize("h,w", [(8, 12), (9, 9)])
