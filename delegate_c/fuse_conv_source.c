@@ -21,16 +21,47 @@ static int reads_as_source_only(const Graph* g, int c, int k, int t) {
   return pw->inputs[0] == t && pw->fp32 == g->nodes[k].fp32;
 }
 
+/* A plain elementwise node of `op` over two operands (no activation, no
+ * epilogue). */
+static int plain_binary(const GNode* n, int op) {
+  return n->op == &kGOpBinary && n->p.binary.op == op && n->num_inputs == 2 && n->act == kTfLiteActNone &&
+         !n->num_epi;
+}
+
+/* Node a, the sole reader of the MUL's product t, is an ADD of t and a
+ * runtime tensor of t's shape, read by a 1x1 as its source: that
+ * tensor, else -1. */
+static int addend_of(const Graph* g, int a, int t, const int* outputs, int num_outputs, char* dead, int* conv) {
+  const GNode* add = &g->nodes[a];
+  if (!plain_binary(add, BIN_ADD) || add->fp32 != g->nodes[*conv].fp32) return -1;
+  int r = add->inputs[0] == t ? add->inputs[1] : add->inputs[0];
+  if (r == t || g->tensors[r].data || memcmp(g->tensors[r].shape, g->tensors[t].shape, sizeof(int) * 4) != 0)
+    return -1;
+  int c = graph_sole_reader(g, add->outputs[0], dead, outputs, num_outputs);
+  if (c < 0 || !takes_source_op(&g->nodes[c]) || g->nodes[c].num_inputs + 2 > GD_MAX_NODE_INPUTS ||
+      !reads_as_source_only(g, c, a, add->outputs[0]))
+    return -1;
+  *conv = c;
+  return r;
+}
+
 int fuse_channel_scale(Graph* g, const int* outputs, int num_outputs, char* dead) {
   int fused = 0;
   for (int k = 0; k < g->num_nodes; ++k) {
     GNode* mul = &g->nodes[k];
-    if (dead[k] || mul->op != &kGOpBinary || mul->p.binary.op != BIN_MUL || mul->num_inputs != 2 ||
-        mul->act != kTfLiteActNone || mul->num_epi)
-      continue;
+    if (dead[k] || !plain_binary(mul, BIN_MUL)) continue;
     int t = mul->outputs[0];
-    int c = graph_sole_reader(g, t, dead, outputs, num_outputs);
-    if (c < 0 || !takes_source_op(&g->nodes[c]) || !reads_as_source_only(g, c, k, t)) continue;
+    int c = graph_sole_reader(g, t, dead, outputs, num_outputs), add = -1, r = -1;
+    if (c < 0) continue;
+    /* MUL -> ADD -> 1x1: the 1x1 adds the ADD's other operand too. */
+    if (g->nodes[c].op == &kGOpBinary) {
+      add = c;
+      c = k; /* the storage the ADD must share */
+      r = addend_of(g, add, t, outputs, num_outputs, dead, &c);
+      if (r < 0) continue;
+    } else if (!takes_source_op(&g->nodes[c]) || !reads_as_source_only(g, c, k, t)) {
+      continue;
+    }
     GNode* pw = &g->nodes[c];
     /* Which operand is the activation and which the scale: the scale is a
      * runtime [B, 1, 1, C] of the activation's B and C, the activation the
@@ -46,6 +77,13 @@ int fuse_channel_scale(Graph* g, const int* outputs, int num_outputs, char* dead
       pw->inputs[0] = x;
       pw->p.conv.scale_input = pw->num_inputs;
       pw->inputs[pw->num_inputs++] = s;
+      if (add >= 0) {
+        pw->p.conv.add_input = pw->num_inputs;
+        pw->inputs[pw->num_inputs++] = r;
+        dead[add] = 1;
+        g->nodes[add].num_inputs = 0;
+        ++fused;
+      }
       dead[k] = 1;
       mul->num_inputs = 0;
       ++fused;

@@ -5,7 +5,10 @@
  *   multiplies each input float4 by the scale where it loads it
  *   (conv2d_1x1_scaled_gpu). Squeeze-and-excitation blocks (MobileNetV3,
  *   selfie_segmentation) end so: x * sigmoid(fc(mean x)) -> the block's
- *   1x1 projection. select_fusions' FUSE_CHANNEL_SCALE.
+ *   1x1 projection. A MUL then an ADD of a same-shaped runtime tensor
+ *   (a decoder's attention gate: skip * scale + upsampled) is read so too,
+ *   the addend added after the scale (conv2d_1x1_scaled_add_gpu).
+ *   select_fusions' FUSE_CHANNEL_SCALE.
  * - a RESIZE_BILINEAR to twice its input's size (no align_corners): the
  *   conv interpolates the input itself (conv2d_1x1_up2_gpu). Decoders and
  *   feature pyramids upsample so before a 1x1 (selfie_segmentation,
@@ -18,8 +21,10 @@
 /* Rewrites each MUL -> 1x1 pair in place: the 1x1 reads the MUL's
  * activation as its source and appends the scale ([B, 1, 1, C], the
  * source's B and C) to its inputs, at conv.scale_input; the MUL is marked
- * in dead[] and reads nothing. outputs: graph tensors read back by the
- * runtime, never fused away. Returns the number of nodes removed. */
+ * in dead[] and reads nothing. MUL -> ADD -> 1x1 likewise, the ADD's other
+ * operand appended at conv.add_input and the ADD dead too. outputs: graph
+ * tensors read back by the runtime, never fused away. Returns the number
+ * of nodes removed. */
 int fuse_channel_scale(Graph* g, const int* outputs, int num_outputs, char* dead);
 
 /* Rewrites each RESIZE_BILINEAR -> 1x1 pair in place: the 1x1 reads the

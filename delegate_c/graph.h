@@ -118,6 +118,9 @@ typedef struct GNode {
       /* A 1x1 kGOpConv2d whose source is multiplied by a runtime per-channel
        * scale (fuse_conv_source.c): its index in inputs[], 0 if none. */
       int scale_input;
+      /* ... and then has a runtime tensor of its shape added: its index
+       * in inputs[], 0 if none (only with scale_input). */
+      int add_input;
       /* A 1x1 kGOpConv2d reading inputs[0] through a 2x bilinear upsampling
        * (fuse_conv_source.c): EPI_ADD_UP2 | EPI_UP2_HALF_PIXEL, 0 if none. */
       int src_via;

@@ -215,7 +215,9 @@ static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, const Kernel
   karg_shape(&a, src->shape);
   karg_shape(&a, dst->shape);
   if (geometry == CONV_ARGS_PAD_ONLY) karg_int2(&a, n->p.conv.pad_x, n->p.conv.pad_y);
-  if (geometry == CONV_ARGS_SCALED) karg_mem(&a, ex_tensor_mem(ex, n->inputs[n->p.conv.scale_input]));
+  if (geometry == CONV_ARGS_SCALED || geometry == CONV_ARGS_SCALED_ADD)
+    karg_mem(&a, ex_tensor_mem(ex, n->inputs[n->p.conv.scale_input]));
+  if (geometry == CONV_ARGS_SCALED_ADD) karg_mem(&a, ex_tensor_mem(ex, n->inputs[n->p.conv.add_input]));
   if (geometry == CONV_ARGS_UP2) karg_int(&a, n->p.conv.src_via);
   if (geometry == CONV_ARGS_DW_1X1) {
     karg_mem(&a, dw[0]);
@@ -280,7 +282,7 @@ static int encode_conv2d(Executor* ex, int node) {
   /* fuse.c keeps a source BHWC only where select_fusions allows it. */
   if (src->bhwc && strcmp(v.kernel, "conv2d_bhwc_gpu") != 0)
     return ex_fail(ex, "%s cannot read a BHWC source", v.kernel);
-  if (n->p.conv.scale_input && v.form != CONV_ARGS_SCALED)
+  if (n->p.conv.scale_input && v.form != (n->p.conv.add_input ? CONV_ARGS_SCALED_ADD : CONV_ARGS_SCALED))
     return ex_fail(ex, "%s cannot scale its source", v.kernel);
   if (n->p.conv.src_via && v.form != CONV_ARGS_UP2)
     return ex_fail(ex, "%s cannot upsample its source", v.kernel);

@@ -202,9 +202,11 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
   /* A source kept BHWC (fuse.c keep_inputs_bhwc) or scaled per channel
    * or upsampled (fuse_conv_source.c, 1x1s only) has its own kernel. */
   int bhwc = !fused && g->tensors[n->inputs[0]].bhwc, scaled = !fused && n->p.conv.scale_input;
+  int scaled_add = scaled && n->p.conv.add_input;
   int up2 = !fused && n->p.conv.src_via;
   const char* name = fused    ? "dw_conv2d_1x1_gpu"
                      : bhwc   ? "conv2d_bhwc_gpu"
+                     : scaled_add ? "conv2d_1x1_scaled_add_gpu"
                      : scaled ? "conv2d_1x1_scaled_gpu"
                      : up2    ? "conv2d_1x1_up2_gpu"
                      : gemm   ? "conv2d_1x1_gpu"
@@ -214,6 +216,7 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
                        {tiles, blocks, (size_t)ds[GD_B]},
                        {lx, ly, 1}, 0, CONVG_BS,
                        fused    ? CONV_ARGS_DW_1X1
+                       : scaled_add ? CONV_ARGS_SCALED_ADD
                        : scaled ? CONV_ARGS_SCALED
                        : up2    ? CONV_ARGS_UP2
                        : gemm   ? CONV_ARGS_NO_GEOMETRY

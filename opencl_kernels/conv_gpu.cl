@@ -18,6 +18,8 @@
  *                 src is row-major BHWC float32 in every storage)
  * conv2d_1x1_scaled_gpu (as conv2d_1x1_gpu, with `scale`, [B, 1, 1, C_in]
  *                 in PHWC4, inserted after dst_shape)
+ * conv2d_1x1_scaled_add_gpu (as conv2d_1x1_scaled_gpu, with `addend`, the
+ *                 source's shape, inserted after `scale`)
  * conv2d_1x1_up2_gpu (as conv2d_1x1_gpu, with `int src_code` inserted after
  *                 dst_shape; src is W/2 x H/2, src_shape its shape)
  *   Defines (defaults; both kernels of one build share them):
@@ -263,6 +265,21 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
     int4 src_shape, int4 dst_shape, __global const storage_t* scale, int act, __global const float4* alpha,
     __global const storage_t* residual, int4 epi, int res_slices, int total) {
   CONVG_1X1_GEMM(CONVG_SCALED)
+}
+#endif
+
+/* conv2d_1x1_scaled_gpu whose source also has a same-shaped `addend`
+ * added after the scale (addend: B x H x W x C_in PHWC4, as src): a MUL by
+ * a channel scale then an ADD, as a decoder's attention gate ends
+ * (selfie_segmentation: skip * sigmoid(fc(mean)) + upsampled), fused
+ * (fuse_conv_source.c). */
+#define CONVG_SCALED_ADD(SI, P) (CONVG_SCALED(SI, P) + LOAD4(addend, (b * src_slices + (SI)) * plane + (P)))
+#if GD_SELECTED(conv2d_1x1_scaled_add_gpu, 7)
+__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_scaled_add_gpu(
+    __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
+    int4 src_shape, int4 dst_shape, __global const storage_t* scale, __global const storage_t* addend, int act,
+    __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total) {
+  CONVG_1X1_GEMM(CONVG_SCALED_ADD)
 }
 #endif
 

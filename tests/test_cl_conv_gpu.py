@@ -256,9 +256,11 @@ def _run(ctx, kernel, x, wt, bias, geom, pad_dil, oh, ow, fp16, defines=None, ac
     bhwc = kernel == "conv2d_bhwc_gpu"
     xs = x if bhwc else x.astype(st)
     # conv2d_1x1_scaled_gpu multiplies its source by a per-(batch, channel)
-    # scale where it loads it
-    scaled = kernel == "conv2d_1x1_scaled_gpu"
+    # scale where it loads it; conv2d_1x1_scaled_add_gpu then adds a tensor
+    # of the source's shape
+    scaled = kernel in ("conv2d_1x1_scaled_gpu", "conv2d_1x1_scaled_add_gpu")
     scale = rng.uniform(-2, 2, (b, 1, 1, cin)).astype(st) if scaled else None
+    addend = rng.standard_normal(x.shape).astype(st) if kernel == "conv2d_1x1_scaled_add_gpu" else None
     depthwise = kernel == "depthwise_gpu"
     cout = cin if depthwise else wt.shape[0]
     so = _ceil(cout, 4)
@@ -270,9 +272,11 @@ def _run(ctx, kernel, x, wt, bias, geom, pad_dil, oh, ow, fp16, defines=None, ac
     else:
         d = dict(CONV_DEFAULTS, **(defines or {}))
         wbuf, bbuf = _pack_blocked(wt, cin, d["CONVG_BS"]), _pack_bias_blocked(bias, d["CONVG_BS"])
-        gemm = kernel in ("conv2d_1x1_gpu", "conv2d_1x1_scaled_gpu", "conv2d_1x1_up2_gpu")
+        gemm = kernel in ("conv2d_1x1_gpu", "conv2d_1x1_scaled_gpu", "conv2d_1x1_scaled_add_gpu", "conv2d_1x1_up2_gpu")
         glob, local = (launch_conv2d_1x1_gpu if gemm else launch_conv2d_gpu)((ow, oh, cout, b), d)
         src = xs.astype(np.float64) * (scale.astype(np.float64) if scaled else 1.0)
+        if addend is not None:
+            src = src + addend.astype(np.float64)
         if src_code is not None:
             src = _resize_bilinear_ref(src, oh, ow, half_pixel=bool(src_code & 1))
         want = _conv_ref(src, wt, bias, geom, pad_dil, oh, ow)
@@ -310,6 +314,8 @@ def _run(ctx, kernel, x, wt, bias, geom, pad_dil, oh, ow, fp16, defines=None, ac
     args = [_buf(c, np.ascontiguousarray(xs) if bhwc else _phwc4(xs)), bout, _buf(c, wbuf), _buf(c, bbuf), _shape(b, h, w, cin), _shape(b, oh, ow, cout)]
     if scaled:
         args += [_buf(c, _phwc4(scale))]
+        if addend is not None:
+            args += [_buf(c, _phwc4(addend))]
     elif src_code is not None:
         args += [np.int32(src_code)]
     elif kernel != "conv2d_1x1_gpu":
@@ -378,8 +384,9 @@ def test_builds_without_warnings(ctx, fp16, defines):
     prog = _build(c, fp16, defines)
     log = prog.get_build_info(c.devices[0], cl.program_build_info.LOG)
     assert "warning" not in log.lower() and "error" not in log.lower(), log
-    assert {k.function_name for k in prog.all_kernels()} >= {"conv2d_1x1_gpu", "conv2d_1x1_scaled_gpu", "conv2d_gpu",
-                                                              "conv2d_1x1_up2_gpu", "conv2d_bhwc_gpu", "depthwise_gpu"}
+    assert {k.function_name for k in prog.all_kernels()} >= {"conv2d_1x1_gpu", "conv2d_1x1_scaled_gpu",
+                                                             "conv2d_1x1_scaled_add_gpu", "conv2d_gpu",
+                                                             "conv2d_1x1_up2_gpu", "conv2d_bhwc_gpu", "depthwise_gpu"}
 
 
 @FP
@@ -402,8 +409,9 @@ def test_conv2d_1x1_gpu(ctx, b, h, w, cin, cout, fp16):
     (2, 1, 1, 3, 5),
     (1, 11, 9, 40, 72),
 ], [(2, 3, 5, 5, 3)]))
-def test_conv2d_1x1_scaled_gpu(ctx, b, h, w, cin, cout, fp16):
-    got, want = _conv_case(ctx, "conv2d_1x1_scaled_gpu", b, h, w, cin, cout, 1, 1, 1, 1, 1, 1, "valid", fp16, act=1)
+@pytest.mark.parametrize("kernel", ["conv2d_1x1_scaled_gpu", "conv2d_1x1_scaled_add_gpu"])
+def test_conv2d_1x1_scaled_gpu(ctx, kernel, b, h, w, cin, cout, fp16):
+    got, want = _conv_case(ctx, kernel, b, h, w, cin, cout, 1, 1, 1, 1, 1, 1, "valid", fp16, act=1)
     _close(got, want, fp16)
 
 

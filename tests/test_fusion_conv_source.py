@@ -3,7 +3,8 @@
 
 - a squeeze-and-excitation block's last MUL (x * a per-channel scale
   computed from x): the conv multiplies its source by the scale where it
-  loads it (conv_gpu.cl conv2d_1x1_scaled_gpu);
+  loads it (conv_gpu.cl conv2d_1x1_scaled_gpu), and adds a same-shaped
+  tensor after it where an ADD follows the MUL (conv2d_1x1_scaled_add_gpu);
 - a 2x RESIZE_BILINEAR (no align_corners): the conv interpolates the
   resize's input (conv2d_1x1_up2_gpu).
 
@@ -24,9 +25,11 @@ from tflite_gpu.model_builder import ModelBuilder
 
 
 def _se_block(b, h, w, c, cout, seed=0, scale_first=False, mul_act="NONE", extra_reader=False, proj_k=1,
-              const_scale=False):
+              const_scale=False, addend=None, add_act="NONE"):
     """x -> DEPTHWISE (RELU) = d; s = LOGISTIC(CONV_1x1(RELU(CONV_1x1(MEAN_hw(d))))) ([B, 1, 1, C]);
-    MUL(d, s) -> CONV_2D (proj_k x proj_k) -> output."""
+    MUL(d, s) -> CONV_2D (proj_k x proj_k) -> output. addend "after" /
+    "before": an ADD of a second input r between the MUL and the conv,
+    ADD(product, r) / ADD(r, product) (a decoder's attention gate)."""
     rng = np.random.default_rng(seed)
     mb = ModelBuilder()
 
@@ -55,13 +58,19 @@ def _se_block(b, h, w, c, cout, seed=0, scale_first=False, mul_act="NONE", extra
         mb.add_op("LOGISTIC", [z], [s])
     p = mb.add_tensor([b, h, w, c])
     mb.add_op("MUL", [s, d] if scale_first else [d, s], [p], dict(fused_activation=mul_act))
+    src = p
+    inputs = [rng.standard_normal([b, h, w, c]).astype(np.float32)]
+    if addend:
+        r = mb.add_input([b, h, w, c])
+        inputs.append(rng.standard_normal([b, h, w, c]).astype(np.float32))
+        src = mb.add_tensor([b, h, w, c])
+        mb.add_op("ADD", [p, r] if addend == "after" else [r, p], [src], dict(fused_activation=add_act))
     y = mb.add_tensor([b, h, w, cout])
-    mb.add_op("CONV_2D", [p, const([cout, proj_k, proj_k, c]), const([cout])], [y],
+    mb.add_op("CONV_2D", [src, const([cout, proj_k, proj_k, c]), const([cout])], [y],
               dict(padding="SAME", stride_w=1, stride_h=1))
     mb.mark_output(y)
     if extra_reader:
-        mb.mark_output(p)
-    inputs = [rng.standard_normal([b, h, w, c]).astype(np.float32)]
+        mb.mark_output(src)
     return mb.build(), inputs
 
 
@@ -76,6 +85,29 @@ def test_scale_is_fused_into_the_1x1(monkeypatch, b, h, w, c, cout, scale_first,
     model, inputs = _se_block(b, h, w, c, cout, seed=h * w + c, scale_first=scale_first)
     saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_CHANNEL_SCALE", model, inputs, fp16=fp16, kernel_set="gpu")
     assert saved == 1, saved
+
+
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("b,h,w,c,cout,addend", [
+    (1, 9, 7, 3, 5, "after"),
+    (2, 6, 10, 17, 8, "before"),   # ADD(r, product), a batch of 2
+    (1, 11, 13, 40, 24, "after"),  # several K steps
+])
+def test_scale_then_add_is_fused_into_the_1x1(monkeypatch, b, h, w, c, cout, addend, fp16):
+    """MUL -> ADD -> 1x1 (conv2d_1x1_scaled_add_gpu): both go."""
+    model, inputs = _se_block(b, h, w, c, cout, seed=h * w + c + 1, addend=addend)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_CHANNEL_SCALE", model, inputs, fp16=fp16, kernel_set="gpu")
+    assert saved == 2, saved
+
+
+@pytest.mark.parametrize("case,saved_want", [("add_relu", 0), ("sum_is_an_output", 0), ("3x3_projection", 0)])
+def test_scale_then_adds_the_conv_cannot_take_stay_launches(monkeypatch, case, saved_want):
+    """An ADD with an activation, a sum read back, a 3x3 conv: the MUL's sole
+    reader is the ADD, which the conv cannot take, so both stay."""
+    model, inputs = _se_block(1, 7, 9, 5, 6, seed=10, addend="after", add_act="RELU" if case == "add_relu" else "NONE",
+                              extra_reader=case == "sum_is_an_output", proj_k=3 if case == "3x3_projection" else 1)
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_CHANNEL_SCALE", model, inputs, kernel_set="gpu")
+    assert saved == saved_want, saved
 
 
 @pytest.mark.parametrize("case", ["mul_relu", "product_is_an_output", "3x3_projection", "constant_scale",
