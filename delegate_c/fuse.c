@@ -15,6 +15,7 @@
 #include "fold_affine.h"
 #include "fuse_conv_source.h"
 #include "fuse_dw_conv.h"
+#include "fuse_fc_pair.h"
 #include "fuse_layer_norm.h"
 #include "tflite_abi.h"
 #include "tflite_builtins.h"
@@ -369,6 +370,7 @@ int fuse_graph(Graph* g, const int* outputs, int num_outputs, int flags) {
    * block's mean), so it never pairs anyway. */
   if (flags & FUSE_CHANNEL_SCALE) fused += fuse_channel_scale(g, outputs, num_outputs, dead);
   if (flags & FUSE_UPSAMPLED_SOURCE) fused += fuse_upsampled_source(g, outputs, num_outputs, dead);
+  if (flags & FUSE_FC_PAIR) fused += fuse_fc_pair(g, outputs, num_outputs, dead);
   int w = 0;
   for (int k = 0; k < g->num_nodes; ++k)
     if (!dead[k]) g->nodes[w++] = g->nodes[k];

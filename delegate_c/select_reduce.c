@@ -47,6 +47,13 @@ void select_fully_connected(const GpuDevice* dev, const Graph* g, const GNode* n
     *v = variant_1d("fully_connected.cl", "fully_connected", items);
 }
 
+/* fc_gpu.cl's fc_pair_gpu: one work-group of 64 per batch item (the rows
+ * it makes are a few hundred channels at most; fuse_fc_pair.c). */
+void select_fc_pair(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+  (void)dev;
+  group_variant("fc_gpu.cl", "fc_pair_gpu", 64, (size_t)g->tensors[n->outputs[0]].shape[GD_B], v);
+}
+
 void select_batch_matmul(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
   const int* a = g->tensors[n->inputs[0]].shape;
   const int* d = g->tensors[n->outputs[0]].shape;

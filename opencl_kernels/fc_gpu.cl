@@ -134,3 +134,47 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void batch_matmul_gpu(
   float4 sum = wg_sum4(part, acc, lid);
   if (lid == 0 && valid) STORE4(mask_tail(sum, p.z, N), dst, gid);
 }
+
+/* Two 1x1 convolutions on one pixel in one launch: the excitation of a
+ * squeeze-and-excitation block, [B, 1, 1, C] -> 1x1 (act1) -> [B, 1, 1, M]
+ * -> 1x1 (act2) -> [B, 1, 1, N] (fuse_fc_pair.c). Each is a few thousand
+ * multiply-adds, far less than a launch costs on a GPU. One work-group per
+ * batch item: its source row and then its hidden row go through __local,
+ * each work-item making whole output float4s (weights as fully_connected:
+ * [S_out][S_in][4 in-lanes] float4 blocks, bias [S_out] float4). The hidden
+ * row stays float in every storage and its lanes past M are zero.
+ * Launch: work dim 1, local (WG), global (WG * B); at most FCP_MAX_SLICES
+ * source and hidden slices (the selector checks). */
+#define FCP_MAX_SLICES 256
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void fc_pair_gpu(
+    __global const storage_t* src, __global storage_t* dst, __global const float4* w1, __global const float4* b1,
+    __global const float4* w2, __global const float4* b2, int4 src_shape, int4 mid_shape, int4 dst_shape, int act1,
+    int act2, int total) {
+  __local float4 x[FCP_MAX_SLICES];
+  __local float4 h[FCP_MAX_SLICES];
+  int lid = get_local_id(0), b = get_group_id(0);
+  int si = SLICES(src_shape), sm = SLICES(mid_shape), so = SLICES(dst_shape);
+  for (int i = lid; i < si; i += WG) x[i] = LOAD4(src, b * si + i);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int j = lid; j < sm; j += WG) {
+    float4 acc = b1[j];
+    __global const float4* w = w1 + j * si * 4;
+    for (int i = 0; i < si; ++i) {
+      float4 v = x[i];
+      acc = fma((float4)(v.x), w[4 * i], fma((float4)(v.y), w[4 * i + 1],
+                fma((float4)(v.z), w[4 * i + 2], fma((float4)(v.w), w[4 * i + 3], acc))));
+    }
+    h[j] = mask_tail(activate(acc, act1), j, mid_shape.z);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int o = lid; o < so; o += WG) {
+    float4 acc = b2[o];
+    __global const float4* w = w2 + o * sm * 4;
+    for (int j = 0; j < sm; ++j) {
+      float4 v = h[j];
+      acc = fma((float4)(v.x), w[4 * j], fma((float4)(v.y), w[4 * j + 1],
+                fma((float4)(v.z), w[4 * j + 2], fma((float4)(v.w), w[4 * j + 3], acc))));
+    }
+    STORE4(mask_tail(activate(acc, act2), o, dst_shape.z), dst, b * so + o);
+  }
+}

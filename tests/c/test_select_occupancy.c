@@ -394,8 +394,9 @@ static void test_fused_pair_groups(void) {
   CHECK(!(select_fusions(tiny) & FUSE_DW_1X1), "a device without 64 x 1 groups does not fuse");
   /* Pooled residuals and BHWC sources only where every conv runs a
    * conv_gpu.cl kernel. */
-  int all = FUSE_DW_1X1 | FUSE_POOLED_RESIDUAL | FUSE_BHWC_INPUT | FUSE_CHANNEL_SCALE | FUSE_UPSAMPLED_SOURCE;
-  CHECK(select_fusions(h200) == all && select_fusions(small) == all, "the GPU set fuses all five");
+  int all = FUSE_DW_1X1 | FUSE_POOLED_RESIDUAL | FUSE_BHWC_INPUT | FUSE_CHANNEL_SCALE | FUSE_UPSAMPLED_SOURCE |
+            FUSE_FC_PAIR;
+  CHECK(select_fusions(h200) == all && select_fusions(small) == all, "the GPU set fuses all six");
   CHECK(select_fusions(cpu) == 0 && select_fusions(tiny) == 0, "the CPU set and small devices fuse neither");
   setenv("TFLITE_GPU_FUSE_DW_1X1", "0", 1);
   CHECK(!(select_fusions(h200) & FUSE_DW_1X1), "TFLITE_GPU_FUSE_DW_1X1=0 turns it off");
@@ -413,6 +414,9 @@ static void test_fused_pair_groups(void) {
   setenv("TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", "0", 1);
   CHECK(select_fusions(h200) == (all & ~FUSE_UPSAMPLED_SOURCE), "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE=0 turns it off");
   unsetenv("TFLITE_GPU_FUSE_UPSAMPLED_SOURCE");
+  setenv("TFLITE_GPU_FUSE_FC_PAIR", "0", 1);
+  CHECK(select_fusions(h200) == (all & ~FUSE_FC_PAIR), "TFLITE_GPU_FUSE_FC_PAIR=0 turns it off");
+  unsetenv("TFLITE_GPU_FUSE_FC_PAIR");
   /* A fused pair launches over its 1x1's grid, in groups of its own
    * (fuse_dw_conv.h): as many rows as output blocks, up to
    * DW_1X1_MAX_ROWS, whatever the occupancy; then LX narrowed from 16 (not
