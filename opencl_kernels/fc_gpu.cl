@@ -146,6 +146,18 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void batch_matmul_gpu(
  * Launch: work dim 1, local (WG), global (WG * B); at most FCP_MAX_SLICES
  * source and hidden slices (the selector checks). */
 #define FCP_MAX_SLICES 256
+
+/* acc plus the row of n slices in x (__local) times the weight blocks w:
+ * 4 output channels from 4 float4s per input slice. */
+GD_INLINE float4 fcp_dot(__local const float4* x, __global const float4* w, int n, float4 acc) {
+  for (int i = 0; i < n; ++i) {
+    float4 v = x[i];
+    acc = fma((float4)(v.x), w[4 * i], fma((float4)(v.y), w[4 * i + 1],
+              fma((float4)(v.z), w[4 * i + 2], fma((float4)(v.w), w[4 * i + 3], acc))));
+  }
+  return acc;
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void fc_pair_gpu(
     __global const storage_t* src, __global storage_t* dst, __global const float4* w1, __global const float4* b1,
     __global const float4* w2, __global const float4* b2, int4 src_shape, int4 mid_shape, int4 dst_shape, int act1,
@@ -156,25 +168,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void fc_pair_gpu(
   int si = SLICES(src_shape), sm = SLICES(mid_shape), so = SLICES(dst_shape);
   for (int i = lid; i < si; i += WG) x[i] = LOAD4(src, b * si + i);
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int j = lid; j < sm; j += WG) {
-    float4 acc = b1[j];
-    __global const float4* w = w1 + j * si * 4;
-    for (int i = 0; i < si; ++i) {
-      float4 v = x[i];
-      acc = fma((float4)(v.x), w[4 * i], fma((float4)(v.y), w[4 * i + 1],
-                fma((float4)(v.z), w[4 * i + 2], fma((float4)(v.w), w[4 * i + 3], acc))));
-    }
-    h[j] = mask_tail(activate(acc, act1), j, mid_shape.z);
-  }
+  for (int j = lid; j < sm; j += WG)
+    h[j] = mask_tail(activate(fcp_dot(x, w1 + j * si * 4, si, b1[j]), act1), j, mid_shape.z);
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int o = lid; o < so; o += WG) {
-    float4 acc = b2[o];
-    __global const float4* w = w2 + o * sm * 4;
-    for (int j = 0; j < sm; ++j) {
-      float4 v = h[j];
-      acc = fma((float4)(v.x), w[4 * j], fma((float4)(v.y), w[4 * j + 1],
-                fma((float4)(v.z), w[4 * j + 2], fma((float4)(v.w), w[4 * j + 3], acc))));
-    }
-    STORE4(mask_tail(activate(acc, act2), o, dst_shape.z), dst, b * so + o);
-  }
+  for (int o = lid; o < so; o += WG)
+    STORE4(mask_tail(activate(fcp_dot(h, w2 + o * sm * 4, sm, b2[o]), act2), o, dst_shape.z), dst, b * so + o);
 }
