@@ -182,7 +182,8 @@ static void dw_1x1_group(const GpuDevice* dev, size_t tiles, size_t blocks, size
 
 /* 0 when the device cannot run the GPU conv kernels (too small groups or
  * local memory): the CPU set's kernels run there instead. A fused
- * depthwise + 1x1 node runs as its 1x1 does, through dw_conv2d_1x1_gpu. */
+ * depthwise + 1x1 node runs over its 1x1's grid through dw_conv2d_1x1_gpu,
+ * in groups of its own (dw_1x1_group). */
 static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
   const int* ds = g->tensors[n->outputs[0]].shape;
   int fused = n->op == &kGOpDwConv1x1;
