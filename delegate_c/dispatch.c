@@ -51,11 +51,14 @@ static size_t variant_group(const KernelVariant* v) {
 }
 
 /* The variant's defines, plus the one that keeps a node of an FP16
- * partition on float storage (common.cl). */
-static void storage_defines(const KernelVariant* v, int on_float, char* out, size_t size) {
-  int n = snprintf(out, size, "%.*s%s%s", (int)sizeof(v->defines), v->defines, on_float && v->defines[0] ? " " : "",
-                   on_float ? "-DFP32_STORAGE=1" : "");
-  if (n < 0 || (size_t)n >= size) out[0] = '\0'; /* cannot happen: size holds both */
+ * partition on float storage (common.cl) and the one that makes a conv
+ * store its output as the runtime's BHWC float32 (conv_gpu.cl
+ * CONVG_DST_BHWC; output_direct.c). */
+static void storage_defines(const KernelVariant* v, int on_float, int dst_bhwc, char* out, size_t size) {
+  int n = snprintf(out, size, "%.*s%s%s%s%s", (int)sizeof(v->defines), v->defines,
+                   on_float && v->defines[0] ? " " : "", on_float ? "-DFP32_STORAGE=1" : "",
+                   dst_bhwc && (v->defines[0] || on_float) ? " " : "", dst_bhwc ? "-DCONVG_DST_BHWC=1" : "");
+  if (n < 0 || (size_t)n >= size) out[0] = '\0'; /* cannot happen: size holds them all */
 }
 
 /* Arguments a kernel takes at most, and the largest by value (int4). */
@@ -67,6 +70,7 @@ struct PendingDispatch {
   char key[2 * GD_MAX_DEFINES + 64]; /* its program's defines before selection (storage_defines) */
   int bit;         /* the kernel's GD_KSEL bit in its file, -1: not selectable */
   int on_float;
+  int dst_bhwc;    /* the node stores its output as BHWC float32 (GTensor.bhwc_out) */
   int scale;       /* SUSTAINED_SPEED tuning: log2 of the 1-D group's scale */
   cl_uint num_args;
   struct {
@@ -108,7 +112,8 @@ KernelRef ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
   /* A node that mixed_storage.c keeps on float inside an FP16 partition
    * (node -1, a boundary conversion: its tensor says). */
   p->on_float = ex->dev->fp16 && (node >= 0 ? ex->g.nodes[node].fp32 : ex->boundary_fp32);
-  storage_defines(&p->v, p->on_float, p->key, sizeof(p->key));
+  p->dst_bhwc = node >= 0 && ex->g.nodes[node].num_outputs == 1 && ex->g.tensors[ex->g.nodes[node].outputs[0]].bhwc_out;
+  storage_defines(&p->v, p->on_float, p->dst_bhwc, p->key, sizeof(p->key));
   p->bit = embedded_kernel_bit(v->file, v->kernel);
   ex->dispatches[ex->num_dispatches++] = (Dispatch){NULL, (cl_uint)v->dims, {1, 1, 1}, {1, 1, 1}, node, v->kernel, p};
   return p;
@@ -151,9 +156,9 @@ static long usable_mask(const GpuDevice* dev, const char* file, const char* base
 }
 
 /* The kernel of variant v with its program's selection. */
-static cl_kernel selected_kernel(Executor* ex, const KernelVariant* v, int on_float, long mask) {
+static cl_kernel selected_kernel(Executor* ex, const KernelVariant* v, int on_float, int dst_bhwc, long mask) {
   char defines[2 * GD_MAX_DEFINES + 96];
-  storage_defines(v, on_float, defines, sizeof(defines));
+  storage_defines(v, on_float, dst_bhwc, defines, sizeof(defines));
   mask = usable_mask(ex->dev, v->file, defines, mask);
   if (mask >= 0) {
     size_t n = strlen(defines);
@@ -167,7 +172,7 @@ static cl_kernel selected_kernel(Executor* ex, const KernelVariant* v, int on_fl
 static int finish_dispatch(Executor* ex, Dispatch* d, long mask) {
   const PendingDispatch* p = d->pending;
   const KernelVariant* v = &p->v;
-  cl_kernel k = selected_kernel(ex, v, p->on_float, mask);
+  cl_kernel k = selected_kernel(ex, v, p->on_float, p->dst_bhwc, mask);
   if (!k) return -1;
   size_t max_wg = kernel_max_group(ex, k);
   KernelVariant fitted;
@@ -181,7 +186,7 @@ static int finish_dispatch(Executor* ex, Dispatch* d, long mask) {
       return ex_fail(ex, "kernel %s needs work-groups of %zu; the device allows %zu for it", v->kernel,
                      variant_group(v), max_wg);
     v = &fitted;
-    k = selected_kernel(ex, v, p->on_float, mask);
+    k = selected_kernel(ex, v, p->on_float, p->dst_bhwc, mask);
     if (!k) return -1;
     size_t again = kernel_max_group(ex, k);
     if (again && variant_group(v) > again) {

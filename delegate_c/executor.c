@@ -6,10 +6,12 @@
 #include <time.h>
 
 #include "cmdbuf.h"
+#include "fuse.h"
 #include "half.h"
 #include "int8_exact.h"
 #include "memory_plan.h"
 #include "output_assembly.h"
+#include "output_direct.h"
 #include "pinned_staging.h"
 #include "selectors.h"
 
@@ -140,7 +142,8 @@ static int plan_memory(Executor* ex, const char* keep) {
   int n = 0;
   for (int i = 0; i < g->num_tensors; ++i) {
     GTensor* t = &g->tensors[i];
-    if (t->data || t->is_int32 || t->bhwc || t->last_use == -2) continue; /* constants; raw inputs; unused */
+    /* constants; raw inputs; outputs stored into their staging buffers; unused */
+    if (t->data || t->is_int32 || t->bhwc || t->bhwc_out || t->last_use == -2) continue;
     if (t->is_output || keep[i]) t->last_use = g->num_nodes;
     t->bytes = shape_elements_phwc4(t->shape) * (half_storage(ex, t) ? 2 : 4);
     ids[n] = i;
@@ -205,6 +208,32 @@ static int convert_out(Executor* ex, int tensor, cl_mem dst, size_t dst_offset) 
   return karg_done(ex, &a);
 }
 
+/* A float32 output read back from its own buffer: stored as float, with
+ * PHWC4 bytes that begin with its BHWC bytes. */
+static int read_back_as_is(const Executor* ex, const GTensor* t) {
+  return t->dtype == kTfLiteFloat32 && t->qtype == GD_QNONE && !t->is_int32 && (!ex->dev->fp16 || t->fp32) &&
+         phwc4_is_bhwc(t->shape);
+}
+
+/* The staging buffers of the outputs (or parts) their convs store as BHWC
+ * (output_direct.c), made before the convs are encoded: the stored
+ * tensors' buffer is their output's. */
+static int stage_direct_outputs(Executor* ex) {
+  Graph* g = &ex->g;
+  for (int k = 0; k < ex->num_outputs - ex->num_state_outputs; ++k) {
+    BoundaryTensor* b = &ex->outputs[k];
+    for (int i = 0; i < g->num_tensors; ++i) {
+      if (!g->tensors[i].bhwc_out || g->tensors[i].bhwc_output != b->tensor) continue;
+      if (!b->staging) {
+        b->bytes = shape_elements(g->tensors[b->tensor].shape) * 4;
+        if (!(b->staging = create_buffer(ex, CL_MEM_READ_WRITE, b->bytes, NULL))) return -1;
+      }
+      g->tensors[i].mem = b->staging;
+    }
+  }
+  return 0;
+}
+
 /* A boundary tensor's runtime buffer holds float32, or (for the few ops
  * that allow them, see op_table.c) int32, int64 or one-byte bool elements. */
 static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
@@ -214,8 +243,8 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
    * from its own buffer, a launch fewer. Not inputs: the kernels read the
    * padded lanes of a PHWC4 tensor as zeros, which a plain write of the
    * runtime's bytes leaves unset. */
-  if (!to_device && t->dtype == kTfLiteFloat32 && t->qtype == GD_QNONE && !t->is_int32 &&
-      (!ex->dev->fp16 || t->fp32) && phwc4_is_bhwc(t->shape)) {
+  if (!to_device && t->bhwc_out) return 0; /* its conv stores it into b->staging (stage_direct_outputs) */
+  if (!to_device && read_back_as_is(ex, t)) {
     b->bytes = shape_elements(t->shape) * 4;
     b->staging = t->mem;
     return 0;
@@ -270,14 +299,15 @@ static int add_assembled(Executor* ex, BoundaryTensor* b, const OutAssembly* as)
   for (int i = 0; i < as->num_parts; ++i)
     if (as->parts[i].output == b->tensor) n++, only = i;
   const GTensor* p = &ex->g.tensors[as->parts[only].tensor];
-  if (n == 1 && (!ex->dev->fp16 || p->fp32) && phwc4_is_bhwc(p->shape)) {
+  /* Parts their convs store (stage_direct_outputs made b->staging) need no launch. */
+  if (!b->staging && n == 1 && (!ex->dev->fp16 || p->fp32) && phwc4_is_bhwc(p->shape)) {
     b->staging = p->mem;
     return 0;
   }
-  b->staging = create_buffer(ex, CL_MEM_WRITE_ONLY, b->bytes, NULL);
-  if (!b->staging) return -1;
+  if (!b->staging && !(b->staging = create_buffer(ex, CL_MEM_WRITE_ONLY, b->bytes, NULL))) return -1;
   for (int i = 0; i < as->num_parts; ++i)
-    if (as->parts[i].output == b->tensor && convert_out(ex, as->parts[i].tensor, b->staging, as->parts[i].offset))
+    if (as->parts[i].output == b->tensor && !ex->g.tensors[as->parts[i].tensor].bhwc_out &&
+        convert_out(ex, as->parts[i].tensor, b->staging, as->parts[i].offset))
       return -1;
   return 0;
 }
@@ -360,7 +390,16 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
     rc = -1;
   }
   if (rc) rc = ex_fail(ex, "out of memory");
+  if (rc == 0 && (select_fusions(dev) & FUSE_BHWC_OUTPUT)) {
+    int runtime_outputs = ex->num_outputs - ex->num_state_outputs;
+    char* read_back = calloc((size_t)runtime_outputs + 1, 1);
+    if (!read_back) rc = ex_fail(ex, "out of memory");
+    for (int k = 0; rc == 0 && k < runtime_outputs; ++k) read_back[k] = (char)read_back_as_is(ex, &gr->tensors[outs[k]]);
+    if (rc == 0) output_direct_mark(gr, outs, runtime_outputs, &as, read_back);
+    free(read_back);
+  }
   if (rc == 0) rc = plan_memory(ex, keep);
+  if (rc == 0) rc = stage_direct_outputs(ex);
   free(keep);
   free(outs);
   for (int k = 0; rc == 0 && k < ex->num_inputs; ++k) rc = add_conversion(ex, &ex->inputs[k], 1);

@@ -43,6 +43,10 @@ typedef struct GTensor {
                       * state of a sequence op, ops_sequence.c); -1 otherwise */
   int bhwc;          /* a float32 partition input kept row-major in its staging buffer, never converted to
                       * PHWC4: only conv2d_bhwc_gpu reads it (fuse.c keep_inputs_bhwc) */
+  int bhwc_out;      /* stored by its conv as BHWC float32 into output bhwc_output's staging buffer, from
+                      * element bhwc_offset on; never in the arena (output_direct.c) */
+  int bhwc_output;
+  size_t bhwc_offset;
 } GTensor;
 
 enum { GD_QNONE = 0, GD_QINT8 = 1, GD_QUINT8 = 2 };

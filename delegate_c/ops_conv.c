@@ -180,6 +180,9 @@ static cl_mem epilogue_alpha(Executor* ex, const GNode* n, int cout) {
 static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, const KernelVariant* v, cl_mem weights,
                          cl_mem bias, const cl_mem dw[2]) {
   int geometry = v->form, total = (int)v->total;
+  /* A conv_gpu.cl kernel ignores total but with CONVG_DST_BHWC, where it is
+   * the element its output starts at in the staging buffer (output_direct.c). */
+  if (ex->g.tensors[n->outputs[0]].bhwc_out) total = (int)ex->g.tensors[n->outputs[0]].bhwc_offset;
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_mem alpha = bias, residual = bias; /* placeholders when not fused */

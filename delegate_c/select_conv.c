@@ -256,7 +256,7 @@ int select_fusions(const GpuDevice* dev) {
          hooked(FUSE_BHWC_INPUT, "TFLITE_GPU_BHWC_INPUT") |
          hooked(FUSE_CHANNEL_SCALE, "TFLITE_GPU_FUSE_CHANNEL_SCALE") |
          hooked(FUSE_UPSAMPLED_SOURCE, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE") |
-         hooked(FUSE_FC_PAIR, "TFLITE_GPU_FUSE_FC_PAIR");
+         hooked(FUSE_FC_PAIR, "TFLITE_GPU_FUSE_FC_PAIR") | hooked(FUSE_BHWC_OUTPUT, "TFLITE_GPU_BHWC_OUTPUT");
 }
 
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {

@@ -9,8 +9,8 @@
  * ceil(C / 4), ceil(a / b) = (a + b - 1) / b, round_up(a, b) = ceil(a, b) * b.
  * Every kernel has a fixed work-group size, declared with
  * reqd_work_group_size: launch with exactly the local size below. `total`
- * is ignored (pass anything, e.g. the number of output float4s); bounds come
- * from the shapes.
+ * is ignored (pass anything, e.g. the number of output float4s) but with
+ * CONVG_DST_BHWC (below); bounds come from the shapes.
  *
  * conv2d_1x1_gpu  (args as conv2d_1x1; only for 1x1, stride 1, no padding)
  * conv2d_gpu      (args as conv2d_tiled; any filter/stride/dilation/padding)
@@ -65,11 +65,18 @@
  *   No __local memory.
  * ========================================================================
  *
+ * -DCONVG_DST_BHWC=1 (conv kernels; output_direct.c): dst is a float32
+ *   row-major BHWC buffer and `total` the element where this output starts
+ *   in it (a part of an assembled output), in every storage.
+ *
  * Epilogue of every kernel (as conv.cl): bias, sum, activate(act), then
  * common.cl's epilogue with the residual read at its own index (a residual
  * of fewer slices adds zero to the slices it lacks), tail lanes zeroed. */
 
 /* Tiles and default groups: kernel_abi.h. */
+#ifndef CONVG_DST_BHWC
+#define CONVG_DST_BHWC 0
+#endif
 #if CONVG_BS != 1 && CONVG_BS != 2 && CONVG_BS != 4
 #error "CONVG_BS must be 1, 2 or 4 (the weight block_slices)"
 #endif
@@ -136,13 +143,27 @@ GD_INLINE float4 convg_residual(__global const storage_t* residual, int4 epi, in
   return m;
 }
 
-/* Activation, fused epilogue, tail mask and store of output float4 (b, s, p). */
+/* Activation, fused epilogue, tail mask and store of output float4 (b, s,
+ * p). Built with CONVG_DST_BHWC=1, dst is instead the runtime's BHWC
+ * float32 output (or the part of one that starts at element `total`):
+ * channels 4s .. 4s+3 of pixel p, those below C (output_direct.c). */
 GD_INLINE void convg_store(float4 v, __global storage_t* dst, int4 dst_shape, int b, int s, int p, int act,
-                        __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices) {
-  int o = (b * SLICES(dst_shape) + s) * dst_shape.x * dst_shape.y + p;
+                        __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
+                        int total) {
   v = activate(v, act);
   v = epilogue_r(v, epi, alpha, convg_residual(residual, epi, dst_shape, b, s, p, res_slices), s);
+#if CONVG_DST_BHWC
+  __global float* out = (__global float*)dst + total + ((size_t)b * dst_shape.x * dst_shape.y + p) * dst_shape.z;
+  int c = 4 * s;
+  out[c] = v.x;
+  if (c + 1 < dst_shape.z) out[c + 1] = v.y;
+  if (c + 2 < dst_shape.z) out[c + 2] = v.z;
+  if (c + 3 < dst_shape.z) out[c + 3] = v.w;
+#else
+  (void)total;
+  int o = (b * SLICES(dst_shape) + s) * dst_shape.x * dst_shape.y + p;
   STORE4(mask_tail(v, s, dst_shape.z), dst, o);
+#endif
 }
 
 /* The weight tile: K-slices k0 .. k0+KT-1 of blocks g0 .. g0+LY-1 into
@@ -207,7 +228,7 @@ GD_INLINE void convg_load_weights(__local float4* w_l, __global const float* wei
     _Pragma("unroll") for (int j = 0; j < CONVG_BS; ++j) {                                      \
       int s = g * CONVG_BS + j;                                                                 \
       if (p < plane && s < so)                                                                  \
-        convg_store(acc[i * CONVG_BS + j], dst, dst_shape, b, s, p, act, alpha, residual, epi, res_slices); \
+        convg_store(acc[i * CONVG_BS + j], dst, dst_shape, b, s, p, act, alpha, residual, epi, res_slices, total); \
     }                                                                                           \
   }
 
@@ -425,7 +446,7 @@ __kernel __attribute__((reqd_work_group_size(DWG_LX, DWG_LY, 1))) void depthwise
   for (int i = 0; i < DWG_TX; ++i) {
     int x = x0 + i * DWG_LX;
     if (x < dst_shape.x) convg_store(acc[i], dst, dst_shape, b, s, y * dst_shape.x + x, act, alpha, residual, epi,
-                                     res_slices);
+                                     res_slices, total);
   }
 }
 #endif

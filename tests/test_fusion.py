@@ -200,7 +200,10 @@ def test_channel_pad_folded_into_residual_add(cin, cout, producer, extra_reader,
     (("relu6", "logistic"), "NONE", 4),  # one slot: LOGISTIC stays
     (("hard_swish",), "RELU", 4),        # the conv's own activation holds the slot
 ])
-def test_unary_after_conv_becomes_its_activation(chain, act, dispatches, kernel_set):
+def test_unary_after_conv_becomes_its_activation(chain, act, dispatches, kernel_set, monkeypatch):
+    # The counts include the output's conversion, which the GPU set skips
+    # for an output a conv stores itself (tests/test_output_direct.py).
+    monkeypatch.setenv("TFLITE_GPU_BHWC_OUTPUT", "0")
     rng = np.random.default_rng(9)
     mb = ModelBuilder()
     h, w, c = 6, 9, 7
@@ -293,13 +296,14 @@ def test_layer_norm_statistics_fused(style):
 @pytest.mark.parametrize("kernel_set", ["cpu", "gpu"])
 @pytest.mark.parametrize("shortcut_first", [True, False])
 @pytest.mark.parametrize("cin,cout", [(5, 12), (8, 8), (3, 17)])
-def test_shortcut_after_the_conv_is_fused(cin, cout, shortcut_first, kernel_set):
+def test_shortcut_after_the_conv_is_fused(cin, cout, shortcut_first, kernel_set, monkeypatch):
     """A BlazeBlock stride-2 block: x -> depthwise (stride 2) -> 1x1 ->
     ADD(., PAD_c(MAX_POOL(x))) -> PRELU, with the shortcut's nodes placed
     after the conv path (as the MediaPipe files order them) or before.
     Either way the ADD becomes the 1x1's residual epilogue: the shortcut's
     nodes move ahead of the conv (fuse.c hoist_residuals), so both orders
     launch the same kernels."""
+    monkeypatch.setenv("TFLITE_GPU_BHWC_OUTPUT", "0")  # counts with the output's conversion
     rng = np.random.default_rng(cin * 10 + cout)
     mb = ModelBuilder()
     h, w = 10, 13

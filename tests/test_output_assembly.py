@@ -137,8 +137,11 @@ CASES = ["two_resolutions", "nested", "head_also_output", "reshape_also_output",
 @pytest.mark.parametrize("case", CASES)
 def test_assembled_outputs_match_cpu(case, c, fp16, kernel_set, monkeypatch):
     # The counts include each input's conversion, which the GPU set skips
-    # for inputs only convolutions read (tests/test_bhwc_input.py): off here.
+    # for inputs only convolutions read (tests/test_bhwc_input.py), and each
+    # part's, which it skips for parts a conv stores itself
+    # (tests/test_output_direct.py): both off here.
     monkeypatch.setenv("TFLITE_GPU_BHWC_INPUT", "0")
+    monkeypatch.setenv("TFLITE_GPU_BHWC_OUTPUT", "0")
     rng = np.random.default_rng(1000 * CASES.index(case) + c)
     model, inputs, launches = _heads(case, c, rng)
     want = run_cpu(model, inputs)

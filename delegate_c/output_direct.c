@@ -1,0 +1,58 @@
+/* See output_direct.h. */
+#include "output_direct.h"
+
+#include "tflite_abi.h"
+
+/* Whether a node reads tensor t. */
+static int read_by_a_node(const Graph* g, int t) {
+  for (int k = 0; k < g->num_nodes; ++k)
+    for (int j = 0; j < g->nodes[k].num_inputs; ++j)
+      if (g->nodes[k].inputs[j] == t) return 1;
+  return 0;
+}
+
+/* Whether the kernel of the node that writes t can store t as BHWC: a
+ * CONV_2D or fused depthwise + 1x1 (conv_gpu.cl's convg_store). */
+static int conv_writes(const Graph* g, int t) {
+  for (int k = 0; k < g->num_nodes; ++k) {
+    const GNode* n = &g->nodes[k];
+    if (n->num_outputs == 1 && n->outputs[0] == t) return n->op == &kGOpConv2d || n->op == &kGOpDwConv1x1;
+  }
+  return 0;
+}
+
+static int mark(Graph* g, int t, int output, size_t offset) {
+  GTensor* x = &g->tensors[t];
+  if (x->data || x->is_input || x->qtype != GD_QNONE || x->is_int32 || !conv_writes(g, t) || read_by_a_node(g, t))
+    return 0;
+  x->bhwc_out = 1;
+  x->bhwc_output = output;
+  x->bhwc_offset = offset;
+  return 1;
+}
+
+int output_direct_mark(Graph* g, const int* outputs, int num_outputs, const OutAssembly* as, const char* read_back) {
+  int marked = 0;
+  for (int k = 0; k < num_outputs; ++k) {
+    int o = outputs[k];
+    if (g->tensors[o].dtype != kTfLiteFloat32 || g->tensors[o].bhwc_out) continue;
+    if (!output_assembled(as, o)) {
+      /* Not if it is also a part of an assembled output, which needs its
+       * bytes too. */
+      int part = 0;
+      for (int i = 0; i < as->num_parts; ++i) part |= as->parts[i].tensor == o;
+      if (!read_back[k] && !part) marked += mark(g, o, o, 0);
+      continue;
+    }
+    /* A part that is an output itself, or that another output also holds,
+     * keeps its conversion. */
+    for (int i = 0; i < as->num_parts; ++i) {
+      const OutPart* p = &as->parts[i];
+      if (p->output != o || g->tensors[p->tensor].is_output) continue;
+      int shared = 0;
+      for (int j = 0; j < as->num_parts; ++j) shared |= j != i && as->parts[j].tensor == p->tensor;
+      if (!shared) marked += mark(g, p->tensor, o, p->offset);
+    }
+  }
+  return marked;
+}
