@@ -161,12 +161,15 @@ def test_assembled_outputs_match_cpu(case, c, fp16, kernel_set, monkeypatch):
         assert_close(g, w, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(w).max())))
 
 
-def test_heads_two_invokes_agree():
-    """The staging buffer is written whole on every invoke: a second invoke
-    with other inputs gives the CPU's result for those."""
+@pytest.mark.parametrize("kernel_set", ["cpu", "gpu"])
+def test_heads_two_invokes_agree(kernel_set):
+    """The staging buffer is written whole on every invoke, by the part
+    conversions or (GPU set) by the convs that store their parts in it
+    (output_direct.c): a second invoke with other inputs gives the CPU's
+    result for those."""
     rng = np.random.default_rng(7)
     model, inputs, _ = _heads("nested", 5, rng)
-    d = tflite_gpu.load_delegate(**test_options())
+    d = tflite_gpu.load_delegate(**test_options(kernel_set=kernel_set))
     it = interpreters.make(model, delegate=d)
     for seed in (1, 2):
         r = np.random.default_rng(seed)
