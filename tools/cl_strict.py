@@ -87,8 +87,9 @@ VARIANTS = {
     "resize.cl": ["-DRESIZE_PIXELS=1"],
     # conv: 16 x 4 or 64 x 1, and a fused depthwise + 1x1 up to 16 x 16
     # (fuse_dw_conv.h DW_1X1_MAX_ROWS).
+    # each conv group also storing its output as BHWC float32 (output_direct.c)
     "conv_gpu.cl": _groups("CONVG_LX", 64, "CONVG_LY", 16) + _groups("DWG_LX", 8, "DWG_LY", 8)
-    + ["-DCONVG_DST_BHWC=1"],  # outputs stored as BHWC float32 (output_direct.c)
+    + ["-DCONVG_DST_BHWC=1"] + [g + " -DCONVG_DST_BHWC=1" for g in _groups("CONVG_LX", 64, "CONVG_LY", 16)],
     "fc_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "reduce_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
 }
