@@ -20,27 +20,6 @@
 #include "tflite_abi.h"
 #include "tflite_builtins.h"
 
-/* How many nodes read tensor t. */
-static int readers(const Graph* g, int t, int* only_reader) {
-  int count = 0;
-  for (int k = 0; k < g->num_nodes; ++k)
-    for (int j = 0; j < g->nodes[k].num_inputs; ++j)
-      if (g->nodes[k].inputs[j] == t) {
-        ++count;
-        *only_reader = k;
-        break;
-      }
-  return count;
-}
-
-/* The node that writes t, or -1 (partition input). */
-static int writer(const Graph* g, int t) {
-  for (int k = 0; k < g->num_nodes; ++k)
-    for (int j = 0; j < g->nodes[k].num_outputs; ++j)
-      if (g->nodes[k].outputs[j] == t) return k;
-  return -1;
-}
-
 /* A constant that varies along channels only (B=H=W=1) and matches C. */
 static int per_channel_const(const Graph* g, int t, int channels) {
   const GTensor* x = &g->tensors[t];
@@ -53,8 +32,8 @@ static int per_channel_const(const Graph* g, int t, int channels) {
  * shortcut to a conv's output; the conv can read the shortcut itself as a
  * residual with fewer channels (its missing slices add zero). */
 static int channel_pad_of(const Graph* g, int t, int c, const int* outputs, int num_outputs) {
-  int k = writer(g, t), only = -1;
-  if (k < 0 || graph_is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1 || only != c) return -1;
+  int k = graph_writer(g, t), only = -1;
+  if (k < 0 || graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &only) != 1 || only != c) return -1;
   const GNode* pad = &g->nodes[k];
   if (pad->op != &kGOpRemap || pad->p.remap.mode != REMAP_PAD || pad->p.remap.value != 0.0f || pad->num_inputs != 1)
     return -1;
@@ -75,8 +54,8 @@ static int channel_pad_of(const Graph* g, int t, int c, const int* outputs, int 
  * slice s of the input (convg_residual indexes it by the input's own
  * slice count), and its store zeroes the lanes past C. */
 static int channel_prefix_of(const Graph* g, int t, int c, const int* outputs, int num_outputs) {
-  int k = writer(g, t), only = -1;
-  if (k < 0 || graph_is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1 || only != c) return -1;
+  int k = graph_writer(g, t), only = -1;
+  if (k < 0 || graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &only) != 1 || only != c) return -1;
   const GNode* sl = &g->nodes[k];
   if (sl->op != &kGOpRemap || sl->p.remap.mode != REMAP_SLICE || sl->p.remap.gather || sl->num_inputs != 1 ||
       sl->act != kTfLiteActNone || sl->num_epi || g->tensors[sl->inputs[0]].data)
@@ -98,8 +77,8 @@ static int channel_prefix_of(const Graph* g, int t, int c, const int* outputs, i
  * last window holds fewer taps); VALID of an odd size would skip a pixel
  * per row, which the kernel does not know. */
 static int max2_pool_of(const Graph* g, int t, int c, const int* outputs, int num_outputs, int* code) {
-  int k = writer(g, t), only = -1;
-  if (k < 0 || graph_is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1 || only != c) return -1;
+  int k = graph_writer(g, t), only = -1;
+  if (k < 0 || graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &only) != 1 || only != c) return -1;
   const GNode* pool = &g->nodes[k];
   if (pool->op != &kGOpPool || !pool->p.pool.is_max || pool->p.pool.kw != 2 || pool->p.pool.kh != 2 ||
       pool->p.pool.sx != 2 || pool->p.pool.sy != 2 || pool->p.pool.pad_x || pool->p.pool.pad_y ||
@@ -118,8 +97,8 @@ static int max2_pool_of(const Graph* g, int t, int c, const int* outputs, int nu
  * feature pyramids and segmentation decoders), read by node c alone, or
  * -1; *code gets the kernels' EPI_ADD_UP2 code. */
 static int up2_resize_of(const Graph* g, int t, int c, const int* outputs, int num_outputs, int* code) {
-  int k = writer(g, t), only = -1;
-  if (k < 0 || graph_is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1 || only != c) return -1;
+  int k = graph_writer(g, t), only = -1;
+  if (k < 0 || graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &only) != 1 || only != c) return -1;
   const GNode* rs = &g->nodes[k];
   if (rs->op != &kGOpResizeBilinear || rs->p.resize.scale_x != 0.5f || rs->p.resize.scale_y != 0.5f ||
       rs->act != kTfLiteActNone || rs->num_epi || rs->num_inputs != 1 || g->tensors[rs->inputs[0]].data)
@@ -154,9 +133,9 @@ static int hoist_residuals(Graph* g, char* dead, const int* outputs, int num_out
     const GNode* add = &g->nodes[a];
     if (dead[a] || add->op != &kGOpBinary || add->p.binary.op != BIN_ADD || add->num_inputs != 2) continue;
     for (int j = 0; j < 2; ++j) {
-      int t = add->inputs[j], p = writer(g, t), w = writer(g, add->inputs[1 - j]), only = -1;
+      int t = add->inputs[j], p = graph_writer(g, t), w = graph_writer(g, add->inputs[1 - j]), only = -1;
       if (p < 0 || w <= p || dead[p] || (g->nodes[p].op != &kGOpConv2d && g->nodes[p].op != &kGOpDepthwise) ||
-          graph_is_output(t, outputs, num_outputs) || readers(g, t, &only) != 1)
+          graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &only) != 1)
         continue;
       /* The shortcut's writers after p: w and, walking back, whatever of
        * theirs is written after p; none may be p itself. */
@@ -166,7 +145,7 @@ static int hoist_residuals(Graph* g, char* dead, const int* outputs, int num_out
       for (int k = w; k > p && ok; --k) {
         if (!mark[k]) continue;
         for (int i = 0; i < g->nodes[k].num_inputs && ok; ++i) {
-          int x = writer(g, g->nodes[k].inputs[i]);
+          int x = graph_writer(g, g->nodes[k].inputs[i]);
           if (x == p) ok = 0;
           else if (x > p) mark[x] = 1;
         }
@@ -250,7 +229,7 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     }
     if (pool >= 0) e.tensor = g->nodes[pool].inputs[0];
     /* The residual must exist before the producer runs. */
-    int w = writer(g, e.tensor);
+    int w = graph_writer(g, e.tensor);
     if (w >= p) return 0;
     e.op = EPI_ADD;
     e.act = cons->act;
@@ -317,7 +296,7 @@ static int keep_inputs_bhwc(Graph* g) {
   for (int t = 0; t < g->num_tensors; ++t) {
     GTensor* x = &g->tensors[t];
     if (x->data || x->dtype != kTfLiteFloat32 || x->qtype != GD_QNONE || x->is_int32 || x->write_back >= 0 ||
-        writer(g, t) >= 0)
+        graph_writer(g, t) >= 0)
       continue;
     int readers = 0, ok = 1;
     for (int k = 0; k < g->num_nodes && ok; ++k)
@@ -356,7 +335,7 @@ int fuse_graph(Graph* g, const int* outputs, int num_outputs, int flags) {
     if (dead[p] || (prod->op != &kGOpConv2d && prod->op != &kGOpDepthwise)) continue;
     for (;;) {
       int t = prod->outputs[0], c = -1;
-      if (graph_is_output(t, outputs, num_outputs) || readers(g, t, &c) != 1 || dead[c] ||
+      if (graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &c) != 1 || dead[c] ||
           !try_fuse(g, p, c, t, dead, outputs, num_outputs, flags))
         break;
       dead[c] = 1;

@@ -7,9 +7,7 @@
 
 /* A 1x1, stride-1, unpadded convolution that reads its source plainly. */
 static int takes_source_op(const GNode* n) {
-  return n->op == &kGOpConv2d && n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 &&
-         n->p.conv.sy == 1 && n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0 && !n->p.conv.scale_input &&
-         !n->p.conv.src_via && n->num_inputs < GD_MAX_NODE_INPUTS;
+  return graph_plain_1x1(n) && n->num_inputs < GD_MAX_NODE_INPUTS;
 }
 
 /* Node c, a 1x1 that alone reads tensor t (written by node k), reads it as

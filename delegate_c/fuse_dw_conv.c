@@ -3,13 +3,6 @@
 
 #include <stdlib.h>
 
-/* A 1x1, stride-1, unpadded convolution: a GEMM over the pixel plane. */
-static int is_pointwise(const GNode* n) {
-  return n->op == &kGOpConv2d && n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 &&
-         n->p.conv.sy == 1 && n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0 && !n->p.conv.scale_input &&
-         !n->p.conv.src_via;
-}
-
 int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead) {
   const char* hook = getenv("TFLITE_GPU_DW_1X1_MAX_TAPS");
   long bound = hook && *hook ? strtol(hook, NULL, 10) : GD_DW_1X1_MAX_ITEM_TAPS;
@@ -23,7 +16,7 @@ int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead) {
       continue;
     int t = dw->outputs[0];
     int c = graph_sole_reader(g, t, dead, outputs, num_outputs);
-    if (c < 0 || !is_pointwise(&g->nodes[c])) continue;
+    if (c < 0 || !graph_plain_1x1(&g->nodes[c])) continue;
     GNode* pw = &g->nodes[c];
     int src_c = g->tensors[dw->inputs[0]].shape[GD_C], dst_c = g->tensors[pw->outputs[0]].shape[GD_C];
     if (dw_1x1_item_taps(dw->p.conv.kh, dw->p.conv.kw, src_c, dst_c) > bound) continue;

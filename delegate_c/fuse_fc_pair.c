@@ -5,9 +5,7 @@
  * plainly and adds nothing after its activation. */
 static int pixel_conv(const Graph* g, const GNode* n) {
   const int* s = g->tensors[n->inputs[0]].shape;
-  return n->op == &kGOpConv2d && n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 &&
-         n->p.conv.sy == 1 && n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0 && !n->p.conv.scale_input &&
-         !n->p.conv.src_via && !n->num_epi && n->num_inputs == 1 && s[GD_H] == 1 && s[GD_W] == 1 &&
+  return graph_plain_1x1(n) && !n->num_epi && n->num_inputs == 1 && s[GD_H] == 1 && s[GD_W] == 1 &&
          !g->tensors[n->inputs[0]].bhwc && (s[GD_C] + 3) / 4 <= FC_PAIR_MAX_SLICES;
 }
 

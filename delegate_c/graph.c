@@ -75,6 +75,31 @@ int graph_is_output(int t, const int* outputs, int num_outputs) {
   return 0;
 }
 
+int graph_readers(const Graph* g, int t, int* last_reader) {
+  int count = 0;
+  for (int k = 0; k < g->num_nodes; ++k)
+    for (int j = 0; j < g->nodes[k].num_inputs; ++j)
+      if (g->nodes[k].inputs[j] == t) {
+        ++count;
+        *last_reader = k;
+        break;
+      }
+  return count;
+}
+
+int graph_writer(const Graph* g, int t) {
+  for (int k = 0; k < g->num_nodes; ++k)
+    for (int j = 0; j < g->nodes[k].num_outputs; ++j)
+      if (g->nodes[k].outputs[j] == t) return k;
+  return -1;
+}
+
+int graph_plain_1x1(const GNode* n) {
+  return n->op == &kGOpConv2d && n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 &&
+         n->p.conv.sy == 1 && n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0 && !n->p.conv.scale_input &&
+         !n->p.conv.src_via;
+}
+
 int graph_sole_reader(const Graph* g, int t, const char* dead, const int* outputs, int num_outputs) {
   int found = -1;
   if (graph_is_output(t, outputs, num_outputs)) return -1;

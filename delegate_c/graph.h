@@ -249,6 +249,15 @@ GNode* graph_add_node_io(Graph* g, GOp op, int in, int out);
 void graph_free(Graph* g);
 /* Whether t is one of the runtime outputs (never fused away). */
 int graph_is_output(int t, const int* outputs, int num_outputs);
+/* A 1x1, stride-1, unpadded kGOpConv2d that reads its source plainly (not
+ * scaled or upsampled, fuse_conv_source.c): a GEMM over the pixel plane,
+ * what the fusions around 1x1s look for. */
+int graph_plain_1x1(const GNode* n);
+/* How many nodes read tensor t (each counted once), the last of them in
+ * *last_reader. */
+int graph_readers(const Graph* g, int t, int* last_reader);
+/* The node that writes t, or -1 (a partition input or a constant). */
+int graph_writer(const Graph* g, int t);
 /* The only live node (dead[k] == 0) reading t, which is not a runtime
  * output, or -1. */
 int graph_sole_reader(const Graph* g, int t, const char* dead, const int* outputs, int num_outputs);

@@ -3,27 +3,19 @@
 
 #include "tflite_abi.h"
 
-/* Whether a node reads tensor t. */
-static int read_by_a_node(const Graph* g, int t) {
-  for (int k = 0; k < g->num_nodes; ++k)
-    for (int j = 0; j < g->nodes[k].num_inputs; ++j)
-      if (g->nodes[k].inputs[j] == t) return 1;
-  return 0;
-}
-
 /* Whether the kernel of the node that writes t can store t as BHWC: a
  * CONV_2D or fused depthwise + 1x1 (conv_gpu.cl's convg_store). */
 static int conv_writes(const Graph* g, int t) {
-  for (int k = 0; k < g->num_nodes; ++k) {
-    const GNode* n = &g->nodes[k];
-    if (n->num_outputs == 1 && n->outputs[0] == t) return n->op == &kGOpConv2d || n->op == &kGOpDwConv1x1;
-  }
-  return 0;
+  int k = graph_writer(g, t);
+  const GNode* n = k >= 0 ? &g->nodes[k] : NULL;
+  return n && n->num_outputs == 1 && (n->op == &kGOpConv2d || n->op == &kGOpDwConv1x1);
 }
 
 static int mark(Graph* g, int t, int output, size_t offset) {
   GTensor* x = &g->tensors[t];
-  if (x->data || x->is_input || x->qtype != GD_QNONE || x->is_int32 || !conv_writes(g, t) || read_by_a_node(g, t))
+  int reader;
+  if (x->data || x->is_input || x->qtype != GD_QNONE || x->is_int32 || !conv_writes(g, t) ||
+      graph_readers(g, t, &reader) > 0)
     return 0;
   x->bhwc_out = 1;
   x->bhwc_output = output;
