@@ -174,6 +174,9 @@ static int hoist_residuals(Graph* g, char* dead, const int* outputs, int num_out
 static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* outputs, int num_outputs, int flags) {
   GNode* prod = &g->nodes[p];
   GNode* cons = &g->nodes[c];
+  /* A FULLY_CONNECTED takes an activation, no epilogue: the hand models'
+   * presence and handedness heads (FC then LOGISTIC). */
+  if (prod->op == &kGOpFullyConnected && cons->op != &kGOpUnary) return 0;
   if (cons->op == &kGOpQuantize) {
     if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
     /* Its params take the alpha operand: not with a fused PReLU. */
@@ -332,7 +335,8 @@ int fuse_graph(Graph* g, const int* outputs, int num_outputs, int flags) {
   }
   for (int p = 0; p < g->num_nodes; ++p) {
     GNode* prod = &g->nodes[p];
-    if (dead[p] || (prod->op != &kGOpConv2d && prod->op != &kGOpDepthwise)) continue;
+    if (dead[p] || (prod->op != &kGOpConv2d && prod->op != &kGOpDepthwise && prod->op != &kGOpFullyConnected))
+      continue;
     for (;;) {
       int t = prod->outputs[0], c = -1;
       if (graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &c) != 1 || dead[c] ||

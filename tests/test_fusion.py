@@ -350,3 +350,40 @@ def test_shortcut_after_the_conv_is_fused(cin, cout, shortcut_first, kernel_set,
     # that reads the residual through the pool (fuse.c max2_pool_of)
     assert stats["dispatches"] == (3 if kernel_set == "gpu" else 5), stats
     assert_close(got, want, rtol_l2=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
+
+
+def _fc_head(logistic, fc_output=False, seed=21):
+    """x [1, 37] -> FULLY_CONNECTED to 5 [-> LOGISTIC]: hand_landmark's
+    presence and handedness heads. fc_output: the FC's output is read back
+    too."""
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder()
+    x = mb.add_input([1, 37])
+    w = mb.add_tensor([5, 37], data=(rng.standard_normal([5, 37]) / 6).astype(np.float32))
+    b = mb.add_tensor([5], data=rng.standard_normal([5]).astype(np.float32))
+    y = mb.add_tensor([1, 5])
+    mb.add_op("FULLY_CONNECTED", [x, w, b], [y])
+    if logistic:
+        z = mb.add_tensor([1, 5])
+        mb.add_op("LOGISTIC", [y], [z])
+        mb.mark_output(z)
+    if fc_output or not logistic:
+        mb.mark_output(y)
+    return mb.build(), [rng.standard_normal([1, 37]).astype(np.float32)]
+
+
+@pytest.mark.parametrize("kernel_set", ["cpu", "gpu"])
+def test_logistic_after_fully_connected_is_its_activation(kernel_set):
+    """The LOGISTIC becomes the FC's activation in both kernel sets: as many
+    launches as the FC alone, and the CPU interpreter's values (1e-5: one
+    dot product of 37, then the same sigmoid)."""
+    plain, plain_in = _fc_head(logistic=False)
+    _, alone = _run_delegate(plain, plain_in, kernel_set=kernel_set)
+    # Read back too, the FC's output keeps the LOGISTIC a launch of its own.
+    for fc_output, more in ((False, 0), (True, 1)):
+        model, inputs = _fc_head(logistic=True, fc_output=fc_output)
+        got, stats = _run_delegate(model, inputs, kernel_set=kernel_set)
+        assert stats["cpu_nodes"] == 0
+        assert stats["dispatches"] == alone["dispatches"] + more, (stats, alone)
+        for g, w in zip(got, run_cpu(model, inputs)):
+            assert_close(g, w, rtol_l2=1e-5, atol=1e-5)
