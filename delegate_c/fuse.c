@@ -16,6 +16,7 @@
 #include "fuse_conv_source.h"
 #include "fuse_dw_conv.h"
 #include "fuse_fc_pair.h"
+#include "fuse_pw_dw.h"
 #include "fuse_layer_norm.h"
 #include "tflite_abi.h"
 #include "tflite_builtins.h"
@@ -349,6 +350,9 @@ int fuse_graph(Graph* g, const int* outputs, int num_outputs, int flags) {
   }
   /* After the epilogues, so that a 1x1 brings its PReLU / residual along. */
   if (flags & FUSE_DW_1X1) fused += fuse_dw_conv(g, outputs, num_outputs, dead);
+  /* After the depthwise + 1x1 pairs: the depthwise they leave apart (too
+   * wide to recompute per 1x1 output) takes the 1x1 before it instead. */
+  if (flags & FUSE_PW_DW) fused += fuse_pw_dw(g, outputs, num_outputs, dead);
   /* After the pairs: a scaled 1x1's source has another reader (the SE
    * block's mean), so it never pairs anyway. */
   if (flags & FUSE_CHANNEL_SCALE) fused += fuse_channel_scale(g, outputs, num_outputs, dead);

@@ -65,6 +65,7 @@ typedef const GOpDesc* GOp;
 extern const GOpDesc kGOpConv2d, kGOpDepthwise, kGOpFullyConnected; /* ops_conv.c, ops_fully_connected.c */
 extern const GOpDesc kGOpDwConv1x1;                                 /* ops_conv.c (fuse_dw_conv.c makes it) */
 extern const GOpDesc kGOpFcPair;                                    /* ops_fc_pair.c (fuse_fc_pair.c makes it) */
+extern const GOpDesc kGOpPwDepthwise;                               /* ops_conv.c (fuse_pw_dw.c makes it) */
 extern const GOpDesc kGOpBinary, kGOpUnary;                         /* ops_elementwise.c */
 extern const GOpDesc kGOpConcat, kGOpRemap;                         /* ops_layout.c */
 extern const GOpDesc kGOpQuantize, kGOpInt8Exact;                   /* ops_quantize.c, int8_exact.c */
@@ -126,10 +127,15 @@ typedef struct GNode {
       /* ... and then has a runtime tensor of its shape added: its index
        * in inputs[], 0 if none (only with scale_input). */
       int add_input;
-      /* kGOpFcPair (fuse_fc_pair.c): the fields above are the second 1x1's;
-       * these the first's constants (bias may be -1), activation and output
+      /* kGOpFcPair (fuse_fc_pair.c) and kGOpPwDepthwise (fuse_pw_dw.c): the
+       * fields above are the second op's (a 1x1, a depthwise); these the
+       * first 1x1's constants (bias may be -1), activation and output
        * channels. */
       int first_weights, first_bias, first_act, first_channels;
+      /* kGOpPwDepthwise whose output a MEAN over H and W alone read (batch
+       * 1, one band; fuse_pw_dw.c): the tensor the depthwise wrote, whose
+       * shape its launch keeps; outputs[0] is the MEAN's. -1 otherwise. */
+      int mean_of;
       /* A 1x1 kGOpConv2d reading inputs[0] through a 2x bilinear upsampling
        * (fuse_conv_source.c): EPI_ADD_UP2 | EPI_UP2_HALF_PIXEL, 0 if none. */
       int src_via;

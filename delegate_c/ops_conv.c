@@ -15,6 +15,8 @@ static int encode_depthwise(Executor* ex, int node);
 const GOpDesc kGOpDepthwise = {"DEPTHWISE", encode_depthwise};
 static int encode_dw_conv1x1(Executor* ex, int node);
 const GOpDesc kGOpDwConv1x1 = {"DEPTHWISE+CONV2D_1X1", encode_dw_conv1x1};
+static int encode_pw_depthwise(Executor* ex, int node);
+const GOpDesc kGOpPwDepthwise = {"CONV2D_1X1+DEPTHWISE", encode_pw_depthwise};
 
 /* Shared checks of the input / weights / bias / output of both convs. */
 static int check_conv_common(const NodeInfo* ni, int padding, int sw, int sh, int dw, int dh, int act) {
@@ -176,9 +178,11 @@ static cl_mem epilogue_alpha(Executor* ex, const GNode* n, int cout) {
 /* Arguments shared by the conv kernels of every set; the variant's form
  * says which geometry they take (conv2d_1x1 none, the fixed-filter
  * depthwise kernels only the padding, dw_conv2d_1x1_gpu the depthwise's
- * weights, geometry and activation: dw, NULL otherwise). */
+ * weights, geometry and activation, pw_depthwise_gpu the 1x1's weights,
+ * the geometry and the 1x1's activation: `first` holds the fused first
+ * op's weights and bias, NULL otherwise). */
 static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, const KernelVariant* v, cl_mem weights,
-                         cl_mem bias, const cl_mem dw[2]) {
+                         cl_mem bias, const cl_mem first[2]) {
   int geometry = v->form, total = (int)v->total;
   /* A conv_gpu.cl kernel ignores total but with CONVG_DST_BHWC, where it is
    * the element its output starts at in the staging buffer (output_direct.c). */
@@ -222,21 +226,28 @@ static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, const Kernel
     karg_mem(&a, ex_tensor_mem(ex, n->inputs[n->p.conv.scale_input]));
   if (geometry == CONV_ARGS_SCALED_ADD) karg_mem(&a, ex_tensor_mem(ex, n->inputs[n->p.conv.add_input]));
   if (geometry == CONV_ARGS_UP2) karg_int(&a, n->p.conv.src_via);
-  if (geometry == CONV_ARGS_DW_1X1) {
-    karg_mem(&a, dw[0]);
-    karg_mem(&a, dw[1]);
+  if (geometry == CONV_ARGS_DW_1X1 || geometry == CONV_ARGS_PW_DW) {
+    karg_mem(&a, first[0]);
+    karg_mem(&a, first[1]);
   }
-  if (geometry == CONV_ARGS_GEOMETRY || geometry == CONV_ARGS_DW_1X1) {
+  if (geometry == CONV_ARGS_GEOMETRY || geometry == CONV_ARGS_DW_1X1 || geometry == CONV_ARGS_PW_DW) {
     karg_int4(&a, n->p.conv.kw, n->p.conv.kh, n->p.conv.sx, n->p.conv.sy);
     karg_int4(&a, n->p.conv.pad_x, n->p.conv.pad_y, n->p.conv.dx, n->p.conv.dy);
   }
   if (geometry == CONV_ARGS_DW_1X1) karg_int(&a, n->p.conv.dw_act);
+  if (geometry == CONV_ARGS_PW_DW) karg_int(&a, n->p.conv.first_act);
   karg_int(&a, n->act);
   karg_mem(&a, alpha);
   karg_mem(&a, residual);
   karg_int4(&a, epi[0], epi[1], epi[2], epi[3]);
   karg_int(&a, res_slices);
   if (n->op == &kGOpDepthwise && n->p.conv.multiplier != 1) karg_int(&a, n->p.conv.multiplier);
+  if (geometry == CONV_ARGS_PW_DW) {
+    /* The depthwise's output shape, 1 where a MEAN over H and W took it. */
+    int mean = n->p.conv.mean_of >= 0;
+    const int* d = ex->g.tensors[mean ? n->p.conv.mean_of : n->outputs[0]].shape;
+    karg_int4(&a, d[GD_W], d[GD_H], mean, 0);
+  }
   karg_int(&a, total);
   return karg_done(ex, &a);
 }
@@ -349,6 +360,23 @@ static int encode_dw_conv1x1(Executor* ex, int node) {
     return -1;
   KernelRef k = ex_dispatch_variant(ex, &v, node);
   return k ? set_conv_args(ex, k, n, &v, wm, bm, dw) : -1;
+}
+
+/* A 1x1 fused into the depthwise after it (fuse_pw_dw.c): the depthwise's
+ * weights as depthwise_gpu takes them, the 1x1's as fully_connected does
+ * ([S_mid][S_in][4 in-lanes] float4 blocks, bias [S_mid] float4). */
+static int encode_pw_depthwise(Executor* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const GTensor* src = &ex->g.tensors[n->inputs[0]];
+  const GTensor* bias = n->p.conv.first_bias >= 0 ? &ex->g.tensors[n->p.conv.first_bias] : NULL;
+  cl_mem pw[2], wm, bm;
+  if (upload_depthwise(ex, n, &wm, &bm) ||
+      upload_dense_weights(ex, &ex->g.tensors[n->p.conv.first_weights], src->shape[GD_C], bias, &pw[0], &pw[1]))
+    return -1;
+  KernelVariant v;
+  select_pw_depthwise(ex->dev, &ex->g, n, &v);
+  KernelRef k = ex_dispatch_variant(ex, &v, node);
+  return k ? set_conv_args(ex, k, n, &v, wm, bm, pw) : -1;
 }
 
 /* The TFLite ops this file runs (op_table.c lists them). */

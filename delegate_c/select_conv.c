@@ -6,6 +6,7 @@
 
 #include "fuse.h"
 #include "fuse_dw_conv.h"
+#include "fuse_pw_dw.h"
 #include "kernel_abi.h"
 #include "selectors.h"
 
@@ -251,7 +252,9 @@ static int hooked(int bit, const char* hook) {
 
 int select_fusions(const GpuDevice* dev) {
   if (!gpu_convs_always(dev)) return 0;
-  return hooked(FUSE_DW_1X1, "TFLITE_GPU_FUSE_DW_1X1") |
+  /* pw_depthwise_gpu's __local band (its group shrinks where it must). */
+  int pw_dw = fits(dev, 16, 1, 16 * (PWDW_LOCAL + PWDW_WG)) ? hooked(FUSE_PW_DW, "TFLITE_GPU_FUSE_PW_DW") : 0;
+  return pw_dw | hooked(FUSE_DW_1X1, "TFLITE_GPU_FUSE_DW_1X1") |
          hooked(FUSE_POOLED_RESIDUAL, "TFLITE_GPU_FUSE_POOLED_RESIDUAL") |
          hooked(FUSE_BHWC_INPUT, "TFLITE_GPU_BHWC_INPUT") |
          hooked(FUSE_CHANNEL_SCALE, "TFLITE_GPU_FUSE_CHANNEL_SCALE") |
@@ -261,6 +264,25 @@ int select_fusions(const GpuDevice* dev) {
 
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
   gpu_conv2d(dev, g, n, v);
+}
+
+/* pw_depthwise_gpu (conv_gpu.cl has the launch contract): a group of
+ * PWDW_WG per band of output rows, slice and batch item; the bands as
+ * fuse_pw_dw.c checked they fit. No occupancy shrinking: more bands
+ * would compute their shared source rows more often, and the wide
+ * depthwise these pairs have already make hundreds of groups from their
+ * slices (1,152 channels: 288). */
+void select_pw_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+  (void)dev;
+  const int* s = g->tensors[n->inputs[0]].shape;
+  const int* d = g->tensors[n->p.conv.mean_of >= 0 ? n->p.conv.mean_of : n->outputs[0]].shape;
+  int rows = pw_dw_band_rows(d[GD_H], s[GD_H], s[GD_W], n->p.conv.sy, n->p.conv.kh, n->p.conv.dy);
+  size_t bands = div_up((size_t)d[GD_H], (size_t)(rows > 0 ? rows : 1));
+  size_t so = (size_t)(d[GD_C] + 3) / 4;
+  *v = (KernelVariant){"conv_gpu.cl", "pw_depthwise_gpu", "", 2,
+                       {PWDW_WG * bands, so * (size_t)d[GD_B], 1},
+                       {PWDW_WG, 1, 1}, 0, 1, CONV_ARGS_PW_DW, 0, {"PWDW_WG", NULL, NULL}, 1};
+  v->total = phwc4_items(d);
 }
 
 void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {

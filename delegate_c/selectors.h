@@ -13,7 +13,7 @@
 
 /* Argument forms of the conv family (ops_conv.c binds them). */
 enum { CONV_ARGS_NO_GEOMETRY = 0, CONV_ARGS_GEOMETRY = 1, CONV_ARGS_PAD_ONLY = 2, CONV_ARGS_DW_1X1 = 3,
-       CONV_ARGS_SCALED = 4, CONV_ARGS_UP2 = 5, CONV_ARGS_SCALED_ADD = 6 };
+       CONV_ARGS_SCALED = 4, CONV_ARGS_UP2 = 5, CONV_ARGS_SCALED_ADD = 6, CONV_ARGS_PW_DW = 7 };
 
 /* The work-groups a GPU-set conv or depthwise launch aims for (occupancy,
  * select_conv.c): 2 per compute unit; 0 (no aim: the default groups) on
@@ -30,10 +30,12 @@ void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
  * TFLITE_GPU_FUSE_DW_1X1=0, TFLITE_GPU_FUSE_POOLED_RESIDUAL=0,
  * TFLITE_GPU_BHWC_INPUT=0, TFLITE_GPU_FUSE_CHANNEL_SCALE=0,
  * TFLITE_GPU_FUSE_UPSAMPLED_SOURCE=0, TFLITE_GPU_FUSE_FC_PAIR=0,
- * TFLITE_GPU_BHWC_OUTPUT=0. */
+ * TFLITE_GPU_BHWC_OUTPUT=0, TFLITE_GPU_FUSE_PW_DW=0. */
 int select_fusions(const GpuDevice* dev);
 /* A kGOpFcPair node (only where select_fusions has FUSE_FC_PAIR). */
 void select_fc_pair(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
+/* A kGOpPwDepthwise node (only where select_fusions has FUSE_PW_DW). */
+void select_pw_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 /* A kGOpDwConv1x1 node (only where select_fusions has FUSE_DW_1X1). */
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 

@@ -91,4 +91,14 @@ enum { EPI_MAX2_ODD_W = 1, EPI_MAX2_ODD_H = 2, EPI_UP2_HALF_PIXEL = 1 };
 #define DWG_LY 8
 #endif
 
+/* pw_depthwise_gpu (a 1x1 computed inside the depthwise that alone reads
+ * it; fuse_pw_dw.h): PWDW_WG work-items per group (a power of two; the
+ * selector passes -D for a device that runs fewer), which hold the 1x1's
+ * values of one slice over a band of source rows in PWDW_LOCAL float4s of
+ * __local memory (16 KiB: two groups fit a 48 KiB unit). */
+#ifndef PWDW_WG
+#define PWDW_WG 64
+#endif
+#define PWDW_LOCAL 1024
+
 #endif

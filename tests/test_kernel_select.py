@@ -107,7 +107,10 @@ def _conv_masks(second, kernel_set, tmp_path):
     builds (its outputs checked against the CPU in the child)."""
     path = tmp_path / "two.tflite"
     path.write_bytes(_two_partitions(second))
-    env = dict(os.environ, TFLITE_GPU_BUILD_LOG="1")
+    # The 1x1 + depthwise pair stays two nodes (fuse_pw_dw.c would make
+    # the first partition's a kernel of its own), so that both partitions
+    # launch the plain depthwise.
+    env = dict(os.environ, TFLITE_GPU_BUILD_LOG="1", TFLITE_GPU_FUSE_PW_DW="0")
     p = subprocess.run([sys.executable, "-c", _CHILD, str(path), kernel_set], capture_output=True, text=True, env=env,
                        timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]

@@ -80,7 +80,8 @@ def _groups(x_name: str, max_x: int, y_name: str, max_y: int, max_items: int = 2
 # varies alone, the others at their defaults. Sources: select_elementwise.c
 # (the GPU set's one-pixel row kernels; HALF_MATH with FP16 storage on a
 # cl_khr_fp16 device), select_conv.c (conv 16 x 4 or 64 x 1, fused
-# depthwise + 1x1 up to 16 x 16, depthwise 8 x 8), select_reduce.c (WG 64 or 256).
+# depthwise + 1x1 up to 16 x 16, depthwise 8 x 8, 1x1 + depthwise 64),
+# select_reduce.c (WG 64 or 256); each group may shrink (variant_fit_group).
 VARIANTS = {
     "elementwise.cl": ["-DROW_PIXELS=1", "-DROW_PIXELS=1 -DHALF_MATH=1"],
     "layout.cl": ["-DLAYOUT_PIXELS=1"],
@@ -89,7 +90,8 @@ VARIANTS = {
     # (fuse_dw_conv.h DW_1X1_MAX_ROWS).
     # each conv group also storing its output as BHWC float32 (output_direct.c)
     "conv_gpu.cl": _groups("CONVG_LX", 64, "CONVG_LY", 16) + _groups("DWG_LX", 8, "DWG_LY", 8)
-    + ["-DCONVG_DST_BHWC=1"] + [g + " -DCONVG_DST_BHWC=1" for g in _groups("CONVG_LX", 64, "CONVG_LY", 16)],
+    + ["-DCONVG_DST_BHWC=1"] + [g + " -DCONVG_DST_BHWC=1" for g in _groups("CONVG_LX", 64, "CONVG_LY", 16)]
+    + [f"-DPWDW_WG={w}" for w in _pow2_upto(32)],  # pw_depthwise_gpu's group, shrunk from 64
     "fc_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "reduce_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
 }

@@ -30,8 +30,9 @@
 #        launch    tools/cl_launch_cost.py: a bare launch's cost on the device, without the delegate
 #                  (queued, flushed, synced; a few seconds)
 #        ab        tools/bench_ab.py, GPU set FP32, the library against itself with one pass off
-#                  (TFLITE_GPU_FUSE_DW_1X1=0, then TFLITE_GPU_PINNED_STAGING=0), interleaved: the
-#                  passes that have not yet run on a GPU (GPU_RUN_AB_MODELS; about 2 min)
+#                  (TFLITE_GPU_FUSE_PW_DW=0, TFLITE_GPU_FUSE_DW_1X1=0, then
+#                  TFLITE_GPU_PINNED_STAGING=0), interleaved, GPU_RUN_AB_ROUNDS=2: the passes that
+#                  have not yet run on a GPU (GPU_RUN_AB_MODELS; about 2-2.5 min)
 #
 # With the device tool (README, "Running on an NVIDIA GPU machine"), two calls and an optional third:
 #   run(command="GPU_RUN_PACK=1 GPU_RUN_DEADLINE_S=330 tools/gpu_run.sh run $OUT", carry=[".gpu-bundle"],
@@ -59,7 +60,7 @@
 #   GPU_RUN_OPS_EVERY   TFLITE_GPU_OP_TEST_EVERY for the ops step (default 3:1; 1 = every test)
 #   GPU_RUN_OPS_KSETS   kernel sets of the ops step (default gpu)
 #   GPU_RUN_OPS_K       a pytest -k expression for the op tests
-#   GPU_RUN_AB_ROUNDS   rounds of the ab step's A/Bs (default 3)
+#   GPU_RUN_AB_ROUNDS   rounds of the ab step's A/Bs (default 2)
 #   GPU_RUN_AB_MODELS   the ab step's models (default: six whose fused pairs changed last, and a control)
 #   GPU_RUN_JOBS        pytest-xdist workers (default: the cores), when xdist is installed
 #   GPU_RUN_DEADLINE_S  stop starting work this many seconds after the start and give each
@@ -489,19 +490,21 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
         ;;
       ab)
         # Only the models XNNPACK can run (bench_ab times it as the yardstick); by default the
-        # six whose fused pairs changed with the rows rule (dc21150) and, as a control,
-        # face_detection_short_range, whose pairs did not.
+        # six whose fused pairs changed with the rows rule (dc21150), among them the four with
+        # 1x1 + depthwise pairs (fuse_pw_dw.c), and, as a control, face_detection_short_range,
+        # which has neither change. The newest pass first: the deadline cuts the last.
         local abm="" n pair
         for m in ${GPU_RUN_AB_MODELS:-$AB_MODELS}; do
           n=$(model_stem "$m")
           case "$n" in face_landmark_with_attention | selfie_segmentation | selfie_segmentation_landscape) ;; *) abm+=" $n" ;; esac
         done
-        for pair in TFLITE_GPU_FUSE_DW_1X1=0:dw-1x1 TFLITE_GPU_PINNED_STAGING=0:pinned-staging; do
+        for pair in TFLITE_GPU_FUSE_PW_DW=0:pw-dw TFLITE_GPU_FUSE_DW_1X1=0:dw-1x1 \
+          TFLITE_GPU_PINNED_STAGING=0:pinned-staging; do
           say "A/B ${pair##*:}: A with ${pair%%:*}, B as shipped; GPU set, FP32"
           # shellcheck disable=SC2086
           limited "$python" "$ROOT/tools/bench_ab.py" --a "$TFLITE_GPU_LIBRARY" --b "$TFLITE_GPU_LIBRARY" \
             --env-a "${pair%%:*}" --opt-a kernel_set=gpu --opt-b kernel_set=gpu \
-            --rounds "${GPU_RUN_AB_ROUNDS:-3}" $abm >"$files/ab-${pair##*:}.log" 2>&1 || rc=1
+            --rounds "${GPU_RUN_AB_ROUNDS:-2}" $abm >"$files/ab-${pair##*:}.log" 2>&1 || rc=1
           tail -n 2 "$files/ab-${pair##*:}.log"
         done
         ;;

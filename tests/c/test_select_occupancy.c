@@ -22,11 +22,13 @@
 #include "check.h"
 #include "fuse.h"
 #include "fuse_dw_conv.h"
+#include "fuse_pw_dw.h"
 #include "selectors.h"
 
 /* select_conv.c tells the fused depthwise + 1x1 node by its op (ops_conv.c
  * defines it in the library). */
 const GOpDesc kGOpDwConv1x1 = {"DEPTHWISE+CONV2D_1X1", NULL};
+const GOpDesc kGOpPwDepthwise = {"CONV2D_1X1+DEPTHWISE", NULL};
 
 enum { FD = 0, PL = 1 };
 static const char* kModels[] = {"face_detection_short_range", "pose_landmark_full"};
@@ -395,8 +397,8 @@ static void test_fused_pair_groups(void) {
   /* Pooled residuals and BHWC sources only where every conv runs a
    * conv_gpu.cl kernel. */
   int all = FUSE_DW_1X1 | FUSE_POOLED_RESIDUAL | FUSE_BHWC_INPUT | FUSE_CHANNEL_SCALE | FUSE_UPSAMPLED_SOURCE |
-            FUSE_FC_PAIR | FUSE_BHWC_OUTPUT;
-  CHECK(select_fusions(h200) == all && select_fusions(small) == all, "the GPU set fuses all seven");
+            FUSE_FC_PAIR | FUSE_BHWC_OUTPUT | FUSE_PW_DW;
+  CHECK(select_fusions(h200) == all && select_fusions(small) == all, "the GPU set fuses all eight");
   CHECK(select_fusions(cpu) == 0 && select_fusions(tiny) == 0, "the CPU set and small devices fuse neither");
   setenv("TFLITE_GPU_FUSE_DW_1X1", "0", 1);
   CHECK(!(select_fusions(h200) & FUSE_DW_1X1), "TFLITE_GPU_FUSE_DW_1X1=0 turns it off");
@@ -420,6 +422,9 @@ static void test_fused_pair_groups(void) {
   setenv("TFLITE_GPU_BHWC_OUTPUT", "0", 1);
   CHECK(select_fusions(h200) == (all & ~FUSE_BHWC_OUTPUT), "TFLITE_GPU_BHWC_OUTPUT=0 turns it off");
   unsetenv("TFLITE_GPU_BHWC_OUTPUT");
+  setenv("TFLITE_GPU_FUSE_PW_DW", "0", 1);
+  CHECK(select_fusions(h200) == (all & ~FUSE_PW_DW), "TFLITE_GPU_FUSE_PW_DW=0 turns it off");
+  unsetenv("TFLITE_GPU_FUSE_PW_DW");
   /* A fused pair launches over its 1x1's grid, in groups of its own
    * (fuse_dw_conv.h): as many rows as output blocks, up to
    * DW_1X1_MAX_ROWS, whatever the occupancy; then LX narrowed from 16 (not
@@ -480,6 +485,54 @@ static void test_fused_pair_groups(void) {
   free(cpu);
 }
 
+/* A 1x1 fused into the depthwise after it (fuse_pw_dw.h), on the 132-unit
+ * GPU and the 2-unit one alike: a group of PWDW_WG per band, slice and
+ * batch item, the bands as tall as PWDW_LOCAL holds. The shapes are
+ * hand_landmark_full's (14x14 and 7x7 blocks) and pose_detection's first
+ * (56x56: four bands). */
+static void test_pw_dw_groups(void) {
+  GpuDevice* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_GPU);
+  GpuDevice* small = device(2, 1, 32 * 1024, 256, GD_KSET_GPU);
+  struct {
+    int src[4], dst[4], k, stride;
+    size_t bands, groups;
+  } pairs[] = {
+      {{1, 14, 14, 80}, {1, 14, 14, 480}, 5, 1, 1, 120},   /* one band: 196 source values */
+      {{1, 14, 14, 112}, {1, 7, 7, 672}, 5, 2, 1, 168},    /* stride 2, still one band */
+      {{1, 7, 7, 192}, {1, 7, 7, 1152}, 5, 1, 1, 288},     /* the last blocks: 288 slices */
+      {{1, 56, 56, 24}, {1, 56, 56, 144}, 3, 1, 4, 144},   /* 16 rows a band: 18 source rows of 56 */
+      {{2, 112, 112, 16}, {2, 56, 56, 64}, 3, 2, 14, 448}, /* 4 rows: 9 source rows of 112, batch 2 */
+  };
+  GpuDevice* devs[2] = {h200, small};
+  for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); ++i)
+    for (int d = 0; d < 2; ++d) {
+      Case c = {0, 'd', {0}, {0}, pairs[i].k, pairs[i].stride, 1, 1, 0, 0};
+      memcpy(c.src, pairs[i].src, sizeof(c.src));
+      memcpy(c.dst, pairs[i].dst, sizeof(c.dst));
+      OneNode o;
+      conv_node(&c, &o);
+      o.n.op = &kGOpPwDepthwise;
+      o.n.p.conv.mean_of = -1;
+      KernelVariant v;
+      select_pw_depthwise(devs[d], &o.g, &o.n, &v);
+      CHECK(strcmp(v.kernel, "pw_depthwise_gpu") == 0 && v.form == CONV_ARGS_PW_DW && v.dims == 2,
+            "pair %zu: %s", i, v.kernel);
+      CHECK(v.local[0] == PWDW_WG && v.local[1] == 1 && !v.defines[0], "pair %zu: group %zu", i, v.local[0]);
+      CHECK(v.global[0] == PWDW_WG * pairs[i].bands && groups(&v) == pairs[i].groups,
+            "pair %zu: %zu bands, %zu groups", i, v.global[0] / PWDW_WG, groups(&v));
+      int h = pairs[i].dst[GD_H], sh = pairs[i].src[GD_H], sw = pairs[i].src[GD_W];
+      int rows = pw_dw_band_rows(h, sh, sw, pairs[i].stride, pairs[i].k, 1);
+      CHECK(pw_dw_band_src_rows(rows, sh, pairs[i].stride, pairs[i].k, 1) * sw <= PWDW_LOCAL &&
+                (rows == h || pw_dw_band_src_rows(rows + 1, sh, pairs[i].stride, pairs[i].k, 1) * sw > PWDW_LOCAL),
+            "pair %zu: %d rows a band, not the most that fit", i, rows);
+    }
+  /* A 5x5 over rows of 300: five source rows are 1,500 float4s. */
+  CHECK(pw_dw_band_rows(6, 6, 300, 1, 5, 1) == 0, "no band of a 300-wide 5x5");
+  CHECK(pw_dw_band_rows(6, 6, 300, 1, 3, 1) == 1, "one row a band of a 300-wide 3x3");
+  free(h200);
+  free(small);
+}
+
 /* FULLY_CONNECTED and MEAN (hand_landmark_full: 1152 -> 63 and 1, the
  * 7x7x1152 global average): one work-group per output float4 whatever the
  * group size, so the rule has nothing to shrink there (a split reduction
@@ -525,6 +578,7 @@ int main(int argc, char** argv) {
   test_small_gpu();
   test_reductions_unchanged();
   test_fused_pair_groups();
+  test_pw_dw_groups();
   printf("%d checks, %d failures\n", g_checks, g_failures);
   return g_failures ? 1 : 0;
 }
