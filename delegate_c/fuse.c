@@ -16,6 +16,7 @@
 #include "fuse_conv_source.h"
 #include "fuse_dw_conv.h"
 #include "fuse_fc_pair.h"
+#include "fuse_fc_heads.h"
 #include "fuse_pw_dw.h"
 #include "fuse_layer_norm.h"
 #include "tflite_abi.h"
@@ -358,6 +359,8 @@ int fuse_graph(Graph* g, const int* outputs, int num_outputs, int flags) {
   if (flags & FUSE_CHANNEL_SCALE) fused += fuse_channel_scale(g, outputs, num_outputs, dead);
   if (flags & FUSE_UPSAMPLED_SOURCE) fused += fuse_upsampled_source(g, outputs, num_outputs, dead);
   if (flags & FUSE_FC_PAIR) fused += fuse_fc_pair(g, outputs, num_outputs, dead);
+  /* After the epilogues, so that each head brings its activation along. */
+  if (flags & FUSE_FC_HEADS) fused += fuse_fc_heads(g, dead);
   int w = 0;
   for (int k = 0; k < g->num_nodes; ++k)
     if (!dead[k]) g->nodes[w++] = g->nodes[k];

@@ -16,7 +16,8 @@ enum {
   FUSE_UPSAMPLED_SOURCE = 16, /* a 2x RESIZE_BILINEAR into the 1x1 that reads it (fuse_conv_source.c) */
   FUSE_FC_PAIR = 32,          /* two 1x1s on one pixel, one launch (fuse_fc_pair.c) */
   FUSE_BHWC_OUTPUT = 64,      /* outputs a conv writes stored by it as BHWC (output_direct.c) */
-  FUSE_PW_DW = 128            /* a 1x1 into the depthwise that alone reads it (fuse_pw_dw.c) */
+  FUSE_PW_DW = 128,           /* a 1x1 into the depthwise that alone reads it (fuse_pw_dw.c) */
+  FUSE_FC_HEADS = 256         /* FULLY_CONNECTED heads of one source row, one launch (fuse_fc_heads.c) */
 };
 /* outputs: graph tensors read back by the runtime (never fused away);
  * flags: FUSE_* bits. Returns the number of nodes fused, or -1 on OOM. */

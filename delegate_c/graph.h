@@ -66,6 +66,7 @@ extern const GOpDesc kGOpConv2d, kGOpDepthwise, kGOpFullyConnected; /* ops_conv.
 extern const GOpDesc kGOpDwConv1x1;                                 /* ops_conv.c (fuse_dw_conv.c makes it) */
 extern const GOpDesc kGOpFcPair;                                    /* ops_fc_pair.c (fuse_fc_pair.c makes it) */
 extern const GOpDesc kGOpPwDepthwise;                               /* ops_conv.c (fuse_pw_dw.c makes it) */
+extern const GOpDesc kGOpFcHeads;                                   /* ops_fc_heads.c (fuse_fc_heads.c makes it) */
 extern const GOpDesc kGOpBinary, kGOpUnary;                         /* ops_elementwise.c */
 extern const GOpDesc kGOpConcat, kGOpRemap;                         /* ops_layout.c */
 extern const GOpDesc kGOpQuantize, kGOpInt8Exact;                   /* ops_quantize.c, int8_exact.c */
@@ -178,6 +179,11 @@ typedef struct GNode {
     struct {
       int weights, bias; /* constant tensors: weights [O, K] row-major; bias [O] or -1 */
     } fc;
+    /* kGOpFcHeads (fuse_fc_heads.c): head h's p.fc and activation, for
+     * output h (num_outputs heads). */
+    struct {
+      int weights[GD_MAX_NODE_OUTPUTS], bias[GD_MAX_NODE_OUTPUTS], act[GD_MAX_NODE_OUTPUTS];
+    } heads;
     struct {
       int block;
     } depth_to_space;

@@ -254,7 +254,7 @@ int select_fusions(const GpuDevice* dev) {
   if (!gpu_convs_always(dev)) return 0;
   /* pw_depthwise_gpu's __local band (its group shrinks where it must). */
   int pw_dw = fits(dev, 16, 1, 16 * (PWDW_LOCAL + PWDW_WG)) ? hooked(FUSE_PW_DW, "TFLITE_GPU_FUSE_PW_DW") : 0;
-  return pw_dw | hooked(FUSE_DW_1X1, "TFLITE_GPU_FUSE_DW_1X1") |
+  return pw_dw | hooked(FUSE_FC_HEADS, "TFLITE_GPU_FUSE_FC_HEADS") | hooked(FUSE_DW_1X1, "TFLITE_GPU_FUSE_DW_1X1") |
          hooked(FUSE_POOLED_RESIDUAL, "TFLITE_GPU_FUSE_POOLED_RESIDUAL") |
          hooked(FUSE_BHWC_INPUT, "TFLITE_GPU_BHWC_INPUT") |
          hooked(FUSE_CHANNEL_SCALE, "TFLITE_GPU_FUSE_CHANNEL_SCALE") |

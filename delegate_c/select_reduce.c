@@ -54,6 +54,16 @@ void select_fc_pair(const GpuDevice* dev, const Graph* g, const GNode* n, Kernel
   group_variant("fc_gpu.cl", "fc_pair_gpu", 64, (size_t)g->tensors[n->outputs[0]].shape[GD_B], v);
 }
 
+/* fc_gpu.cl's fc_heads_gpu: as fully_connected_gpu, one work-group per
+ * output float4 of the heads laid end to end (fuse_fc_heads.c); a short
+ * row still takes a group (16), since the heads share one launch. */
+void select_fc_heads(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+  size_t slices = 0;
+  for (int h = 0; h < n->num_outputs; ++h) slices += (size_t)(g->tensors[n->outputs[h]].shape[GD_C] + 3) / 4;
+  size_t wg = group_for(dev, (size_t)(g->tensors[n->inputs[0]].shape[GD_C] + 3) / 4);
+  group_variant("fc_gpu.cl", "fc_heads_gpu", wg ? wg : 16, slices, v);
+}
+
 void select_batch_matmul(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
   const int* a = g->tensors[n->inputs[0]].shape;
   const int* d = g->tensors[n->outputs[0]].shape;

@@ -30,8 +30,10 @@ void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
  * TFLITE_GPU_FUSE_DW_1X1=0, TFLITE_GPU_FUSE_POOLED_RESIDUAL=0,
  * TFLITE_GPU_BHWC_INPUT=0, TFLITE_GPU_FUSE_CHANNEL_SCALE=0,
  * TFLITE_GPU_FUSE_UPSAMPLED_SOURCE=0, TFLITE_GPU_FUSE_FC_PAIR=0,
- * TFLITE_GPU_BHWC_OUTPUT=0, TFLITE_GPU_FUSE_PW_DW=0. */
+ * TFLITE_GPU_BHWC_OUTPUT=0, TFLITE_GPU_FUSE_PW_DW=0, TFLITE_GPU_FUSE_FC_HEADS=0. */
 int select_fusions(const GpuDevice* dev);
+/* A kGOpFcHeads node (only where select_fusions has FUSE_FC_HEADS). */
+void select_fc_heads(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 /* A kGOpFcPair node (only where select_fusions has FUSE_FC_PAIR). */
 void select_fc_pair(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 /* A kGOpPwDepthwise node (only where select_fusions has FUSE_PW_DW). */

@@ -82,6 +82,43 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void fully_connected_gp
   if (lid == 0 && valid) STORE4(mask_tail(activate(sum + bias[p.z], act), p.z, dst_shape.z), dst, gid);
 }
 
+/* FULLY_CONNECTED heads of one source row (a single pixel) in one launch
+ * (fuse_fc_heads.c): work-group g makes float4 g of the heads' outputs laid
+ * end to end, each head from a slice boundary on (head h's slices end at
+ * ends[h]; those past the last head repeat its end), as fully_connected_gpu
+ * makes a head's, and stores it into head h's own tensor (dst0..dst3, one
+ * pixel each) with head h's activation and channel count. Weights and bias
+ * as fully_connected_gpu's over the heads' rows together. Launch: as
+ * fully_connected_gpu, over ends.w output float4s. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void fc_heads_gpu(
+    __global const storage_t* src, __global storage_t* dst0, __global storage_t* dst1, __global storage_t* dst2,
+    __global storage_t* dst3, __global const float4* weights, __global const float4* bias, int4 src_shape, int4 ends,
+    int4 channels, int4 acts, int total) {
+  __local float4 part[WG];
+  int lid = get_local_id(0), gid = get_group_id(0);
+  int valid = gid < ends.w;
+  int si = SLICES(src_shape), src_slices = valid ? si : 0;
+  __global const float4* w = weights + (valid ? gid : 0) * si * 4;
+  float4 acc0 = (float4)(0.0f), acc1 = (float4)(0.0f);
+  for (int i = lid; i < src_slices; i += WG) {
+    float4 v = LOAD4(src, i);
+    __global const float4* ws = w + i * 4;
+    acc0 = fma((float4)(v.x), ws[0], acc0);
+    acc1 = fma((float4)(v.y), ws[1], acc1);
+    acc0 = fma((float4)(v.z), ws[2], acc0);
+    acc1 = fma((float4)(v.w), ws[3], acc1);
+  }
+  float4 sum = wg_sum4(part, acc0 + acc1, lid);
+  if (lid == 0 && valid) {
+    int h = gid < ends.x ? 0 : gid < ends.y ? 1 : gid < ends.z ? 2 : 3;
+    int s = gid - (h == 0 ? 0 : h == 1 ? ends.x : h == 2 ? ends.y : ends.z);
+    int c = h == 0 ? channels.x : h == 1 ? channels.y : h == 2 ? channels.z : channels.w;
+    int act = h == 0 ? acts.x : h == 1 ? acts.y : h == 2 ? acts.z : acts.w;
+    __global storage_t* d = h == 0 ? dst0 : h == 1 ? dst1 : h == 2 ? dst2 : dst3;
+    STORE4(mask_tail(activate(sum + bias[gid], act), s, c), d, s);
+  }
+}
+
 /* BATCH_MATMUL, every adj combination: dst[b, h, m, n] = sum_k A[m, k] *
  * B[k, n] per batch (b, h), a size-1 batch dim of A or B broadcast; rows
  * are W and columns C in every operand, adj.x / adj.y mean A / B are

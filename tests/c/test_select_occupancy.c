@@ -397,8 +397,8 @@ static void test_fused_pair_groups(void) {
   /* Pooled residuals and BHWC sources only where every conv runs a
    * conv_gpu.cl kernel. */
   int all = FUSE_DW_1X1 | FUSE_POOLED_RESIDUAL | FUSE_BHWC_INPUT | FUSE_CHANNEL_SCALE | FUSE_UPSAMPLED_SOURCE |
-            FUSE_FC_PAIR | FUSE_BHWC_OUTPUT | FUSE_PW_DW;
-  CHECK(select_fusions(h200) == all && select_fusions(small) == all, "the GPU set fuses all eight");
+            FUSE_FC_PAIR | FUSE_BHWC_OUTPUT | FUSE_PW_DW | FUSE_FC_HEADS;
+  CHECK(select_fusions(h200) == all && select_fusions(small) == all, "the GPU set fuses all nine");
   CHECK(select_fusions(cpu) == 0 && select_fusions(tiny) == 0, "the CPU set and small devices fuse neither");
   setenv("TFLITE_GPU_FUSE_DW_1X1", "0", 1);
   CHECK(!(select_fusions(h200) & FUSE_DW_1X1), "TFLITE_GPU_FUSE_DW_1X1=0 turns it off");
@@ -425,6 +425,9 @@ static void test_fused_pair_groups(void) {
   setenv("TFLITE_GPU_FUSE_PW_DW", "0", 1);
   CHECK(select_fusions(h200) == (all & ~FUSE_PW_DW), "TFLITE_GPU_FUSE_PW_DW=0 turns it off");
   unsetenv("TFLITE_GPU_FUSE_PW_DW");
+  setenv("TFLITE_GPU_FUSE_FC_HEADS", "0", 1);
+  CHECK(select_fusions(h200) == (all & ~FUSE_FC_HEADS), "TFLITE_GPU_FUSE_FC_HEADS=0 turns it off");
+  unsetenv("TFLITE_GPU_FUSE_FC_HEADS");
   /* A fused pair launches over its 1x1's grid, in groups of its own
    * (fuse_dw_conv.h): as many rows as output blocks, up to
    * DW_1X1_MAX_ROWS, whatever the occupancy; then LX narrowed from 16 (not
