@@ -19,15 +19,7 @@ int fuse_fc_pair(Graph* g, const int* outputs, int num_outputs, char* dead) {
     if (c < 0 || dead[c] || !pixel_conv(g, &g->nodes[c]) || g->nodes[c].inputs[0] != t ||
         g->nodes[c].fp32 != a->fp32)
       continue;
-    GNode* b = &g->nodes[c];
-    b->p.conv.first_weights = a->p.conv.weights;
-    b->p.conv.first_bias = a->p.conv.bias;
-    b->p.conv.first_act = a->act;
-    b->p.conv.first_channels = g->tensors[t].shape[GD_C];
-    b->inputs[0] = a->inputs[0];
-    b->op = &kGOpFcPair;
-    dead[k] = 1;
-    a->num_inputs = 0;
+    graph_take_first_1x1(g, c, k, &kGOpFcPair, dead);
     ++fused;
   }
   return fused;

@@ -60,15 +60,8 @@ int fuse_pw_dw(Graph* g, const int* outputs, int num_outputs, char* dead) {
     for (int j = 1; j < dw->num_inputs; ++j) other_use |= dw->inputs[j] == t;
     long loads = item_loads(g, pw, dw);
     if (other_use || loads < 0 || loads > bound) continue;
-    dw->p.conv.first_weights = pw->p.conv.weights;
-    dw->p.conv.first_bias = pw->p.conv.bias;
-    dw->p.conv.first_act = pw->act;
-    dw->p.conv.first_channels = g->tensors[t].shape[GD_C];
-    dw->inputs[0] = pw->inputs[0];
-    dw->op = &kGOpPwDepthwise;
+    graph_take_first_1x1(g, c, k, &kGOpPwDepthwise, dead);
     dw->p.conv.mean_of = -1;
-    dead[k] = 1;
-    pw->num_inputs = 0;
     fused += 1 + take_mean(g, c, outputs, num_outputs, dead);
   }
   return fused;

@@ -75,6 +75,19 @@ int graph_is_output(int t, const int* outputs, int num_outputs) {
   return 0;
 }
 
+void graph_take_first_1x1(Graph* g, int n, int first, GOp op, char* dead) {
+  GNode* b = &g->nodes[n];
+  GNode* a = &g->nodes[first];
+  b->p.conv.first_weights = a->p.conv.weights;
+  b->p.conv.first_bias = a->p.conv.bias;
+  b->p.conv.first_act = a->act;
+  b->p.conv.first_channels = g->tensors[a->outputs[0]].shape[GD_C];
+  b->inputs[0] = a->inputs[0];
+  b->op = op;
+  dead[first] = 1;
+  a->num_inputs = 0;
+}
+
 int graph_readers(const Graph* g, int t, int* last_reader) {
   int count = 0;
   for (int k = 0; k < g->num_nodes; ++k)

@@ -265,6 +265,11 @@ int graph_is_output(int t, const int* outputs, int num_outputs);
  * scaled or upsampled, fuse_conv_source.c): a GEMM over the pixel plane,
  * what the fusions around 1x1s look for. */
 int graph_plain_1x1(const GNode* n);
+/* Node n takes the 1x1 node `first` whose output it alone reads as its
+ * source: n becomes `op`, reads first's source and holds its constants,
+ * activation and output channels (conv.first_*); first is marked in
+ * dead[] and reads nothing (fuse_fc_pair.c, fuse_pw_dw.c). */
+void graph_take_first_1x1(Graph* g, int n, int first, GOp op, char* dead);
 /* How many nodes read tensor t (each counted once), the last of them in
  * *last_reader. */
 int graph_readers(const Graph* g, int t, int* last_reader);

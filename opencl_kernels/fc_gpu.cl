@@ -45,6 +45,23 @@ GD_INLINE float4 wg_sum4(__local float4* buf, float4 v, int lid) {
  * it made Oclgrind 21.10's uninitialized-value check segfault. */
 #define ITEMS4(shape) ((shape).w * SLICES(shape) * (shape).y * (shape).x)
 
+/* Work-item lid's part of one row's products with a weight block w (4
+ * output channels): source slices lid, lid + WG, ... of n, slice si at
+ * first + si * stride in src; the caller sums the parts (wg_sum4). */
+GD_INLINE float4 fc_part(__global const storage_t* src, int first, int stride, __global const float4* w, int n,
+                         int lid) {
+  float4 acc0 = (float4)(0.0f), acc1 = (float4)(0.0f);
+  for (int si = lid; si < n; si += WG) {
+    float4 v = LOAD4(src, first + si * stride);
+    __global const float4* ws = w + si * 4;
+    acc0 = fma((float4)(v.x), ws[0], acc0);
+    acc1 = fma((float4)(v.y), ws[1], acc1);
+    acc0 = fma((float4)(v.z), ws[2], acc0);
+    acc1 = fma((float4)(v.w), ws[3], acc1);
+  }
+  return acc0 + acc1;
+}
+
 /* Weights: float4 blocks [S_out][S_in][4 in-lanes], 4 output channels for
  * one input channel; bias: [S_out] float4 (as fully_connected). Row r is
  * the r-th pixel (B, H, W order) of the output and of the source. Work-item
@@ -69,16 +86,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void fully_connected_gp
   int slice_stride = src_shape.y * src_shape.x;
   int sidx = idx4(src_shape, sb, 0, sy, sx);
   __global const float4* w = weights + p.z * SLICES(src_shape) * 4;
-  float4 acc0 = (float4)(0.0f), acc1 = (float4)(0.0f);
-  for (int si = lid; si < src_slices; si += WG) {
-    float4 v = LOAD4(src, sidx + si * slice_stride);
-    __global const float4* ws = w + si * 4;
-    acc0 = fma((float4)(v.x), ws[0], acc0);
-    acc1 = fma((float4)(v.y), ws[1], acc1);
-    acc0 = fma((float4)(v.z), ws[2], acc0);
-    acc1 = fma((float4)(v.w), ws[3], acc1);
-  }
-  float4 sum = wg_sum4(part, acc0 + acc1, lid);
+  float4 sum = wg_sum4(part, fc_part(src, sidx, slice_stride, w, src_slices, lid), lid);
   if (lid == 0 && valid) STORE4(mask_tail(activate(sum + bias[p.z], act), p.z, dst_shape.z), dst, gid);
 }
 
@@ -99,16 +107,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void fc_heads_gpu(
   int valid = gid < ends.w;
   int si = SLICES(src_shape), src_slices = valid ? si : 0;
   __global const float4* w = weights + (valid ? gid : 0) * si * 4;
-  float4 acc0 = (float4)(0.0f), acc1 = (float4)(0.0f);
-  for (int i = lid; i < src_slices; i += WG) {
-    float4 v = LOAD4(src, i);
-    __global const float4* ws = w + i * 4;
-    acc0 = fma((float4)(v.x), ws[0], acc0);
-    acc1 = fma((float4)(v.y), ws[1], acc1);
-    acc0 = fma((float4)(v.z), ws[2], acc0);
-    acc1 = fma((float4)(v.w), ws[3], acc1);
-  }
-  float4 sum = wg_sum4(part, acc0 + acc1, lid);
+  float4 sum = wg_sum4(part, fc_part(src, 0, 1, w, src_slices, lid), lid);
   if (lid == 0 && valid) {
     int h = gid < ends.x ? 0 : gid < ends.y ? 1 : gid < ends.z ? 2 : 3;
     int s = gid - (h == 0 ? 0 : h == 1 ? ends.x : h == 2 ? ends.y : ends.z);
