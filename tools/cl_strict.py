@@ -19,7 +19,8 @@ SPIR target, at -O0 with the IR kept, and must:
     (mangled, _Z...) or LLVM intrinsics.
 
 The programs (PROGRAMS below): every kernel file under each device's options
-(-DGD_POCL=1 on PoCL, none elsewhere) and each storage (FP32, FP16, and an
+(-DGD_POCL=1 on PoCL, -DGD_NVIDIA=1 on NVIDIA for the files that test it,
+none elsewhere) and each storage (FP32, FP16, and an
 FP16 partition's node kept on float: mixed); in each, every kernel alone
 (each GD_KSEL bit) and all of them; every variant define the selectors set
 (select_*.c): the GPU set's one-pixel row kernels, HALF_MATH, and every work-
@@ -61,6 +62,11 @@ FP16_EXTENSIONS = NVIDIA_EXTENSIONS + ("cl_khr_fp16",)
 # the storage defines (FP16_STORAGE from the device, FP32_STORAGE per node:
 # dispatch.c storage_defines).
 DEVICES = {"other": "", "pocl": "-DGD_POCL=1"}
+# NVIDIA's path (-DGD_NVIDIA=1: PTX inline assembly, grid_sync.cl), for the
+# files that test it, compiled for clang's NVPTX target: SPIR has no PTX
+# register constraints. Same language rules, same extensions.
+NVIDIA_DEVICE = "-DGD_NVIDIA=1"
+NVPTX = "nvptx64-nvidia-nvcl"
 STORAGES = {"fp32": "", "fp16": "-DFP16_STORAGE=1", "mixed": "-DFP16_STORAGE=1 -DFP32_STORAGE=1"}
 
 
@@ -94,11 +100,12 @@ VARIANTS = {
     + [f"-DPWDW_WG={w}" for w in _pow2_upto(32)],  # pw_depthwise_gpu's group, shrunk from 64
     "fc_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "reduce_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
+    "grid_sync.cl": ["-DGS_LITMUS_READ_EARLY=1"],  # tools/cl_grid_barrier.py's test hook
 }
 # Defines the kernel files test that are not variant knobs: set by the
 # device (GD_POCL, FP16_STORAGE), per node (FP32_STORAGE), by the kernel
 # selection (GD_KSEL), or derived inside the sources.
-BASE_DEFINES = {"GD_POCL", "FP16_STORAGE", "FP32_STORAGE", "HALF_MATH", "GD_KSEL"}
+BASE_DEFINES = {"GD_POCL", "GD_NVIDIA", "FP16_STORAGE", "FP32_STORAGE", "HALF_MATH", "GD_KSEL"}
 
 SELECTED = re.compile(r"^#if GD_SELECTED\((\w+), (\d+)\)\s*$", re.M)
 
@@ -109,9 +116,11 @@ class Program:
     defines: str  # as passed to the compiler, device and storage options included
     extensions: tuple
     std: str = "CL1.2"
+    target: str = "spir64"
 
     def label(self) -> str:
-        opts = " ".join(x for x in ("" if self.std == "CL1.2" else f"-cl-std={self.std}", self.defines) if x)
+        opts = " ".join(x for x in ("" if self.std == "CL1.2" else f"-cl-std={self.std}",
+                                    "" if self.target == "spir64" else f"--target={self.target}", self.defines) if x)
         return f"{self.file} [{opts}]" if opts else self.file
 
 
@@ -124,16 +133,19 @@ def programs(kernels: pathlib.Path = KERNELS, files: list[str] | None = None) ->
     names = files or sorted(p.name for p in kernels.glob("*.cl") if p.name != "common.cl")
     out = []
     for name in names:
-        bits = kernel_bits((kernels / name).read_text())
+        text = (kernels / name).read_text()
+        bits = kernel_bits(text)
         selections = [""] + [f"-DGD_KSEL={hex(1 << b)}" for b in bits]
-        for device in DEVICES.values():
+        devices = list(DEVICES.values()) + ([NVIDIA_DEVICE] if re.search(r"\bGD_NVIDIA\b", text) else [])
+        for device in devices:
             for storage in STORAGES.values():
                 base = " ".join(x for x in (device, storage) if x)
                 for extra in selections + VARIANTS.get(name, []):
                     if "HALF_MATH" in extra and storage != STORAGES["fp16"]:
                         continue  # the selector sets it with FP16 storage only (common.cl drops it otherwise)
                     exts = FP16_EXTENSIONS if "HALF_MATH" in extra else NVIDIA_EXTENSIONS
-                    out.append(Program(name, " ".join(x for x in (base, extra) if x), exts))
+                    out.append(Program(name, " ".join(x for x in (base, extra) if x), exts,
+                                       target=NVPTX if device == NVIDIA_DEVICE else "spir64"))
         # An OpenCL C 1.1 device gets -cl-std=CL1.1 (cl_device.c), which has
         # no `static` (common.cl's GD_INLINE): each file once per storage.
         out += [Program(name, storage, NVIDIA_EXTENSIONS, "CL1.1") for storage in STORAGES.values()]
@@ -146,8 +158,8 @@ def programs(kernels: pathlib.Path = KERNELS, files: list[str] | None = None) ->
 _PROBE = "__kernel void k(__global const half* p, __global float* q) { vstore4(vload_half4(0, p), 0, q); }\n"
 
 
-def _flags(extensions, std: str = "CL1.2") -> list[str]:
-    return ["--target=spir64", "-x", "cl", f"-cl-std={std}", "-pedantic-errors", "-Werror", "-Xclang",
+def _flags(extensions, std: str = "CL1.2", target: str = "spir64") -> list[str]:
+    return [f"--target={target}", "-x", "cl", f"-cl-std={std}", "-pedantic-errors", "-Werror", "-Xclang",
             "-finclude-default-header", "-Xclang", "-cl-ext=-all," + ",".join("+" + e for e in extensions)]
 
 
@@ -174,7 +186,7 @@ def undefined_functions(ir: str) -> list[str]:
 def check(program: Program, clang: str, kernels: pathlib.Path = KERNELS) -> str | None:
     """None when the strict compile accepts the program, else why not."""
     source = "".join((kernels / f).read_text() for f in ("kernel_abi.h", "common.cl", program.file))
-    cmd = [clang, *_flags(program.extensions, program.std), "-O0", "-emit-llvm", "-S", "-o", "-", *program.defines.split(), "-"]
+    cmd = [clang, *_flags(program.extensions, program.std, program.target), "-O0", "-emit-llvm", "-S", "-o", "-", *program.defines.split(), "-"]
     p = subprocess.run(cmd, input=source, capture_output=True, text=True)
     if p.returncode != 0 or p.stderr.strip():
         lines = [ln for ln in p.stderr.splitlines() if "error" in ln or "warning" in ln] or p.stderr.splitlines()

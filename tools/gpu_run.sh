@@ -29,6 +29,10 @@
 #        tune      tools/bench_tuning.py with the GPU set
 #        launch    tools/cl_launch_cost.py: a bare launch's cost on the device, without the delegate
 #                  (queued, flushed, synced; a few seconds)
+#        barrier   tools/cl_grid_barrier.py: the persistent kernel's grid barrier (opencl_kernels/grid_sync.cl)
+#                  per phase against an empty launch, 1 to 2 x compute-units work-groups, with each
+#                  launch's QUEUED/SUBMIT/START/END, and a cross-group message-passing litmus test
+#                  (well under a minute on a GPU)
 #        ab        tools/bench_ab.py, GPU set FP32, the library against itself with one pass off
 #                  (TFLITE_GPU_FUSE_PW_DW=0, TFLITE_GPU_FUSE_DW_1X1=0, then
 #                  TFLITE_GPU_PINNED_STAGING=0), interleaved, GPU_RUN_AB_ROUNDS=2: the passes that
@@ -77,7 +81,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 
-ALL_STEPS="devices models bench benchcpu profile ops tune launch ab"
+ALL_STEPS="devices models bench benchcpu profile ops tune launch barrier ab"
 AB_MODELS="palm_detection_full palm_detection_lite pose_detection pose_landmark_full hand_landmark_full
   face_detection_full_range_sparse face_detection_short_range"
 RUN_WORK="" RUN_TICKER=""
@@ -487,6 +491,9 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
         ;;
       launch)
         limited "$python" "$ROOT/tools/cl_launch_cost.py" --out "$files" || rc=1
+        ;;
+      barrier)
+        limited "$python" "$ROOT/tools/cl_grid_barrier.py" --out "$files" || rc=1
         ;;
       ab)
         # Only the models XNNPACK can run (bench_ab times it as the yardstick); by default the

@@ -13,7 +13,8 @@ models-KS-PREC.json (`check --json`: a list of rows, a row either a result
 or {"model", "error": {"exit_code", "kind", "message"}}, or one
 {"error": ...} object), bench-gpu/, bench-xnnpack-all/, bench-cpu/
 (`bench --json` per model) or bench-KS.json, profile.json
-(tools/gpu_profile.py), launch.json (tools/cl_launch_cost.py), ops-KS.xml (junit).
+(tools/gpu_profile.py), launch.json (tools/cl_launch_cost.py),
+barrier.json (tools/cl_grid_barrier.py), ops-KS.xml (junit).
 
 Targets (issue 12): the GPU kernel set at least 10x faster than XNNPACK on
 2 threads on the five largest MediaPipe models (by FLOPs), and faster than
@@ -433,6 +434,22 @@ def _launch(d, out, problems):
     out += ["#" + cl_launch_cost.markdown(doc), ""]
 
 
+def _barrier(d, out, problems):
+    doc, why = _load(d / "barrier.json")
+    if doc is None and not why:
+        return
+    if doc is None:
+        out += ["## Grid barrier (tools/cl_grid_barrier.py)", "", f"barrier.json is {why}", ""]
+        problems.add(f"barrier.json {why}")
+        return
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    import cl_grid_barrier
+
+    out += ["#" + cl_grid_barrier.markdown(doc), ""]
+    if any(x.get("stale") and x.get("variant") == doc.get("variant") for x in doc.get("litmus", [])):
+        problems.add("grid barrier: the litmus test read stale values")
+
+
 def _ab(d, out, problems):
     """The ab step's logs (tools/bench_ab.py, A = the pass off, B = on): each
     model's line and the geomean, as printed."""
@@ -451,7 +468,7 @@ def _ab(d, out, problems):
 def summarize(d: pathlib.Path):
     """(markdown, ok)."""
     out, problems = [], _Problems()
-    for section in (_header, _steps, _ops, _models, _bench, _profile, _launch, _ab):
+    for section in (_header, _steps, _ops, _models, _bench, _profile, _launch, _barrier, _ab):
         try:
             if section is _header:
                 section(d, out)
