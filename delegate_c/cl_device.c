@@ -392,6 +392,17 @@ void gpu_device_profile_add(GpuDevice* dev, const char* kernel, double ns) {
   dev->profile[i].total_ns += ns;
 }
 
+void gpu_device_profile_intervals(GpuDevice* dev, double queued_to_submit_ns, double submit_to_start_ns,
+                                  double gap_ns) {
+  dev->intervals.launches++;
+  dev->intervals.queued_to_submit_ns += queued_to_submit_ns;
+  dev->intervals.submit_to_start_ns += submit_to_start_ns;
+  if (gap_ns >= 0) {
+    dev->intervals.gaps++;
+    dev->intervals.gap_ns += gap_ns;
+  }
+}
+
 int gpu_device_list(char* buf, size_t size, char* err, size_t errlen) {
   DeviceEntry list[GD_MAX_DEVICES];
   int n = enumerate(list, GD_MAX_DEVICES, err, errlen);

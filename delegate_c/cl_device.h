@@ -59,6 +59,14 @@ typedef struct GpuDevice {
     double total_ns;
   } profile[GD_MAX_PROFILE];
   int num_profile;
+  /* Where a launch's time goes besides its kernel, summed over the same
+   * launches: QUEUED->SUBMIT (host and driver), SUBMIT->START (waiting for
+   * the device), and START minus the previous launch's END within one invoke
+   * (the gap between dependent kernels; launches - invokes of them). */
+  struct {
+    long launches, gaps;
+    double queued_to_submit_ns, submit_to_start_ns, gap_ns;
+  } intervals;
 } GpuDevice;
 
 /* selector: NULL (first GPU, else first device), an index into the list of
@@ -100,6 +108,10 @@ const GpuProgram* gpu_device_kernel_program(GpuDevice* dev, cl_kernel kernel);
 
 /* Adds one measured launch of `kernel` (a string literal) to the profile. */
 void gpu_device_profile_add(GpuDevice* dev, const char* kernel, double ns);
+/* Adds one launch's QUEUED->SUBMIT and SUBMIT->START, and (gap_ns >= 0) its
+ * gap after the launch before it, to dev->intervals. */
+void gpu_device_profile_intervals(GpuDevice* dev, double queued_to_submit_ns, double submit_to_start_ns,
+                                  double gap_ns);
 
 /* One line per device: "index\tplatform\tdevice\ttype\tversion\tdriver\tglobal_mem_bytes\tfp16". */
 int gpu_device_list(char* buf, size_t size, char* err, size_t errlen);

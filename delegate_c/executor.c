@@ -426,14 +426,25 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   return 0;
 }
 
-/* Event times of the last invoke into the device's per-kernel profile. */
+/* Event times of the last invoke into the device's per-kernel profile,
+ * and where the time between kernels went (gpu_device_profile_intervals). */
 static void collect_profile(Executor* ex) {
+  static const cl_profiling_info kWhen[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                             CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+  cl_ulong prev_end = 0;
   for (int i = 0; i < ex->num_dispatches; ++i) {
-    cl_ulong start = 0, end = 0;
-    if (cl.clGetEventProfilingInfo(ex->events[i], CL_PROFILING_COMMAND_START, sizeof(start), &start, NULL) ==
-            CL_SUCCESS &&
-        cl.clGetEventProfilingInfo(ex->events[i], CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL) == CL_SUCCESS)
-      gpu_device_profile_add(ex->dev, ex->dispatches[i].name, (double)(end - start));
+    cl_ulong t[4] = {0, 0, 0, 0};
+    int ok = 1;
+    for (int w = 0; w < 4 && ok; ++w)
+      ok = cl.clGetEventProfilingInfo(ex->events[i], kWhen[w], sizeof(t[w]), &t[w], NULL) == CL_SUCCESS;
+    if (ok) {
+      gpu_device_profile_add(ex->dev, ex->dispatches[i].name, (double)(t[3] - t[2]));
+      /* Timestamps of one device clock, but drivers may round them: no negative intervals. */
+      gpu_device_profile_intervals(ex->dev, t[1] > t[0] ? (double)(t[1] - t[0]) : 0.0,
+                                   t[2] > t[1] ? (double)(t[2] - t[1]) : 0.0,
+                                   !prev_end ? -1.0 : t[2] > prev_end ? (double)(t[2] - prev_end) : 0.0);
+      prev_end = t[3];
+    }
     cl.clReleaseEvent(ex->events[i]);
     ex->events[i] = NULL;
   }

@@ -34,7 +34,9 @@ TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const TfLiteDelegate* delegate,
 }
 
 /* "kernel\tcalls\ttotal_ms" per kernel, summed over every invoke since the
- * delegate was created (needs TFLITE_GPU_PROFILE=1 at creation). */
+ * delegate was created (needs TFLITE_GPU_PROFILE=1 at creation), then
+ * "@queued_to_submit", "@submit_to_start" (over the launches) and "@gap"
+ * (over the gaps) lines of the same form: GpuDevice.intervals. */
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const TfLiteDelegate* delegate, char* buf, size_t size) {
   const GpuDelegate* d = (const GpuDelegate*)delegate;
   if (!d) return 0;
@@ -43,6 +45,18 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const TfLiteDelegate* deleg
   for (int i = 0; i < d->dev->num_profile; ++i) {
     int n = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "%s\t%ld\t%.6f\n",
                      d->dev->profile[i].kernel, d->dev->profile[i].calls, d->dev->profile[i].total_ns * 1e-6);
+    if (n > 0) used += (size_t)n;
+  }
+  const struct {
+    const char* name;
+    long count;
+    double ns;
+  } iv[3] = {{"@queued_to_submit", d->dev->intervals.launches, d->dev->intervals.queued_to_submit_ns},
+             {"@submit_to_start", d->dev->intervals.launches, d->dev->intervals.submit_to_start_ns},
+             {"@gap", d->dev->intervals.gaps, d->dev->intervals.gap_ns}};
+  for (int i = 0; i < 3 && d->dev->intervals.launches; ++i) {
+    int n = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "%s\t%ld\t%.6f\n", iv[i].name,
+                     iv[i].count, iv[i].ns * 1e-6);
     if (n > 0) used += (size_t)n;
   }
   pthread_mutex_unlock(&d->dev->mutex);

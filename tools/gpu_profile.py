@@ -105,6 +105,7 @@ def _child(args) -> dict:
         it.invoke()
     ptr = delegate._get_native_delegate_pointer()
     before = {r["kernel"]: r for r in _capi.delegate_profile(ptr)}  # build-time and warm-up launches excluded
+    intervals_before = _capi.delegate_launch_intervals(ptr)
     times = []
     for _ in range(args.profile_invokes):
         t = time.perf_counter()
@@ -124,7 +125,20 @@ def _child(args) -> dict:
     out["gpu"] = {"ms_per_invoke": gpu_ms, "launches_per_invoke": launches,
                   "us_per_launch": gpu_ms * 1e3 / launches if launches else None,
                   "profiled_host_median_ms": float(np.median(times)) * 1e3 if times else None,
-                  "invokes": len(times), "kernels": kernels}
+                  "invokes": len(times), "kernels": kernels,
+                  "launch_intervals": _interval_deltas(intervals_before, _capi.delegate_launch_intervals(ptr), n)}
+    return out
+
+
+def _interval_deltas(before: dict, after: dict, invokes: int) -> dict:
+    """Per interval (queued_to_submit, submit_to_start, gap): µs per launch
+    (per gap) and ms per invoke over the profiled invokes."""
+    out = {}
+    for name, a in after.items():
+        b = before.get(name, {"count": 0, "total_ms": 0.0})
+        count, ms = a["count"] - b["count"], a["total_ms"] - b["total_ms"]
+        if count > 0:
+            out[name] = {"us_each": ms * 1e3 / count, "ms_per_invoke": ms / invokes}
     return out
 
 
@@ -229,8 +243,9 @@ def to_markdown(report) -> str:
              f"event time of {s.get('profile_invokes', '?')} invokes with TFLITE_GPU_PROFILE=1; cold first result: "
              "fresh process, no kernel cache, CUDA_CACHE_DISABLE=1 (Interpreter + first invoke).", "",
              "| model | launches / invoke | host ms / invoke | GPU ms / invoke | GPU µs / launch | host − GPU ms "
+             "| µs / launch: queued→submit, submit→start, gap "
              "| cold first result s (Interpreter + first invoke) | top kernels (ms / invoke, launches) |",
-             "|---|---:|---:|---:|---:|---:|---|---|"]
+             "|---|---:|---:|---:|---:|---:|---|---|---|"]
     errors = []
     for r in rows:
         name = _cell(r.get("model", "?"))
@@ -238,7 +253,7 @@ def to_markdown(report) -> str:
         if err is not None:
             err = err if isinstance(err, dict) else {"kind": "error", "message": str(err)}
             errors.append(f"- {name}: **{_cell(err.get('kind', 'error'))}**: {_cell(err.get('message', ''))[:400]}")
-            lines.append(f"| {name} | **ERROR** ({_cell(err.get('kind', 'error'))}) | | | | | | |")
+            lines.append(f"| {name} | **ERROR** ({_cell(err.get('kind', 'error'))}) | | | | | | | |")
             continue
         try:
             host = (r.get("host_ms") or {}).get("median")
@@ -247,15 +262,18 @@ def to_markdown(report) -> str:
             top = ", ".join(f"{_cell(k.get('kernel'))} {k.get('ms_per_invoke', 0):.3f} "
                             f"({k.get('calls_per_invoke', 0):g})" for k in (gpu.get("kernels") or [])[:TOP])
             fr = r.get("first_result_s")
+            iv = gpu.get("launch_intervals") or {}
+            ivs = ", ".join(_num((iv.get(k) or {}).get("us_each"), "{:.1f}")
+                            for k in ("queued_to_submit", "submit_to_start", "gap"))
             lines.append(
                 f"| {name} | {r.get('dispatches', '–')} | {_num(host, '{:.3f}')} | {_num(gms, '{:.3f}')} | "
                 f"{_num(gpu.get('us_per_launch'), '{:.1f}')} | "
-                f"{_num(host - gms if host is not None and gms is not None else None, '{:.3f}')} | "
+                f"{_num(host - gms if host is not None and gms is not None else None, '{:.3f}')} | {ivs} | "
                 f"{_num(fr)} ({_num(r.get('interpreter_s'))} + {_num(r.get('first_invoke_s'))}) | {top} |")
         except (TypeError, ValueError, AttributeError) as e:
-            lines.append(f"| {name} | unreadable row ({_cell(e)}) | | | | | | |")
+            lines.append(f"| {name} | unreadable row ({_cell(e)}) | | | | | | | |")
     if not rows:
-        lines.append("| (no model measured) | | | | | | | |")
+        lines.append("| (no model measured) | | | | | | | | |")
     ok = [r for r in rows if "error" not in r and isinstance(r.get("dispatches"), int)]
     if ok:
         try:

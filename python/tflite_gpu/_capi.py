@@ -153,6 +153,21 @@ def delegate_profile(delegate_pointer: int) -> list[dict]:
     """Per-kernel OpenCL event times summed over all invokes so far, largest
     first. Empty unless TFLITE_GPU_PROFILE=1 was set when the delegate was
     created (profiling queues are slower)."""
+    rows = [r for r in _profile_rows(delegate_pointer) if not r["kernel"].startswith("@")]
+    return sorted(rows, key=lambda r: -r["total_ms"])
+
+
+def delegate_launch_intervals(delegate_pointer: int) -> dict:
+    """Where launches spent time besides their kernels, summed like
+    delegate_profile: {"queued_to_submit" | "submit_to_start" | "gap":
+    {"count", "total_ms"}} (QUEUED->SUBMIT: host and driver; SUBMIT->START:
+    waiting for the device; gap: a launch's START after the previous
+    launch's END in one invoke). Empty without TFLITE_GPU_PROFILE=1."""
+    return {r["kernel"][1:]: {"count": r["calls"], "total_ms": r["total_ms"]}
+            for r in _profile_rows(delegate_pointer) if r["kernel"].startswith("@")}
+
+
+def _profile_rows(delegate_pointer: int) -> list[dict]:
     ptr = ffi.cast("void*", delegate_pointer)
     size = lib().tflite_gpu_delegate_profile(ptr, ffi.NULL, 0) + 1
     buf = ffi.new("char[]", size)
@@ -161,7 +176,7 @@ def delegate_profile(delegate_pointer: int) -> list[dict]:
     for line in ffi.string(buf).decode().splitlines():
         kernel, calls, ms = line.split("\t")
         rows.append({"kernel": kernel, "calls": int(calls), "total_ms": float(ms)})
-    return sorted(rows, key=lambda r: -r["total_ms"])
+    return rows
 
 
 def _delegate_text(delegate_pointer: int, what: int) -> str:
