@@ -70,9 +70,9 @@ static int queue_fits(const GpuDevice* dev) {
 }
 
 int cmdbuf_record(Executor* ex) {
-  GpuDevice* dev = ex->dev;
+  GpuDevice* dev = ex->enc.dev;
   if (ex->replay) return 1;
-  if (!dev->caps.command_buffer || ex->events || ex->num_dispatches == 0 || !cmdbuf_enabled()) return 0;
+  if (!dev->caps.command_buffer || ex->events || ex->enc.num_dispatches == 0 || !cmdbuf_enabled()) return 0;
   CmdBufApi api;
   if (!load_api(dev->platform, &api) || !queue_fits(dev)) return 0;
   cl_int rc;
@@ -80,8 +80,8 @@ int cmdbuf_record(Executor* ex) {
   if (!cb || rc != CL_SUCCESS) return 0;
   /* The queue is in order, and so is a command buffer recorded on it
    * without sync points: each kernel sees its producers' results. */
-  for (int i = 0; i < ex->num_dispatches && rc == CL_SUCCESS; ++i) {
-    const Dispatch* d = &ex->dispatches[i];
+  for (int i = 0; i < ex->enc.num_dispatches && rc == CL_SUCCESS; ++i) {
+    const Dispatch* d = &ex->enc.dispatches[i];
     rc = api.ndrange(cb, NULL, NULL, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, NULL, NULL);
   }
   if (rc == CL_SUCCESS) rc = api.finalize(cb);
@@ -98,7 +98,7 @@ int cmdbuf_record(Executor* ex) {
 
 cl_int cmdbuf_enqueue(Executor* ex) {
   EnqueueFn enqueue = (EnqueueFn)ex->replay_enqueue;
-  cl_int rc = enqueue(1, &ex->dev->queue, ex->replay, 0, NULL, NULL);
+  cl_int rc = enqueue(1, &ex->enc.dev->queue, ex->replay, 0, NULL, NULL);
   if (rc == CL_SUCCESS) __atomic_add_fetch(&g_replays, 1, __ATOMIC_RELAXED);
   return rc;
 }

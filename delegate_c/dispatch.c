@@ -4,7 +4,7 @@
  * with only the kernels the partition launches from it (-DGD_KSEL,
  * common.cl), creates the kernels, sets the recorded arguments and fixes
  * the launch geometry. */
-#include "executor.h"
+#include "encode.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,7 +24,7 @@
 #define GD_LOCAL_SIZE 64
 #define GD_LOCAL_SIZE_HEAVY_CPU 16
 
-int ex_fail(Executor* ex, const char* fmt, ...) {
+int ex_fail(Encoder* ex, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(ex->err, ex->errlen, fmt, ap);
@@ -35,7 +35,7 @@ int ex_fail(Executor* ex, const char* fmt, ...) {
 /* The largest work-group the device runs kernel k in. TFLITE_GPU_MAX_GROUP
  * lowers it (tests: the smaller-group rebuild on a device that never needs
  * it). 0 when unknown. */
-static size_t kernel_max_group(const Executor* ex, cl_kernel k) {
+static size_t kernel_max_group(const Encoder* ex, cl_kernel k) {
   size_t max_wg = 0;
   cl.clGetKernelWorkGroupInfo(k, ex->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(max_wg), &max_wg, NULL);
   const char* cap = getenv("TFLITE_GPU_MAX_GROUP");
@@ -80,7 +80,7 @@ struct PendingDispatch {
   } args[GD_MAX_KERNEL_ARGS];
 };
 
-KernelRef ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
+KernelRef ex_dispatch_variant(Encoder* ex, const KernelVariant* v, int node) {
   if (ex->num_dispatches == ex->cap_dispatches) {
     int cap = ex->cap_dispatches ? ex->cap_dispatches * 2 : 64;
     Dispatch* d = realloc(ex->dispatches, (size_t)cap * sizeof(*d));
@@ -122,7 +122,7 @@ KernelRef ex_dispatch_variant(Executor* ex, const KernelVariant* v, int node) {
 /* The GD_KSEL mask of the program dispatch i's kernel comes from: every
  * kernel the partition launches from the same file and defines; -1 where
  * one of them is not selectable (every kernel is built then). */
-static long selection_mask(const Executor* ex, int i) {
+static long selection_mask(const Encoder* ex, int i) {
   const PendingDispatch* p = ex->dispatches[i].pending;
   long mask = 0;
   for (int j = 0; j < ex->num_dispatches; ++j) {
@@ -156,7 +156,7 @@ static long usable_mask(const GpuDevice* dev, const char* file, const char* base
 }
 
 /* The kernel of variant v with its program's selection. */
-static cl_kernel selected_kernel(Executor* ex, const KernelVariant* v, int on_float, int dst_bhwc, long mask) {
+static cl_kernel selected_kernel(Encoder* ex, const KernelVariant* v, int on_float, int dst_bhwc, long mask) {
   char defines[2 * GD_MAX_DEFINES + 96];
   storage_defines(v, on_float, dst_bhwc, defines, sizeof(defines));
   mask = usable_mask(ex->dev, v->file, defines, mask);
@@ -169,7 +169,7 @@ static cl_kernel selected_kernel(Executor* ex, const KernelVariant* v, int on_fl
 
 /* Dispatch d's kernel, built, fitted to the device's group limit, with
  * its recorded arguments and its launch geometry. */
-static int finish_dispatch(Executor* ex, Dispatch* d, long mask) {
+static int finish_dispatch(Encoder* ex, Dispatch* d, long mask) {
   const PendingDispatch* p = d->pending;
   const KernelVariant* v = &p->v;
   cl_kernel k = selected_kernel(ex, v, p->on_float, p->dst_bhwc, mask);
@@ -217,7 +217,7 @@ static int finish_dispatch(Executor* ex, Dispatch* d, long mask) {
   return 0;
 }
 
-int ex_finish_dispatches(Executor* ex) {
+int ex_finish_dispatches(Encoder* ex) {
   for (int i = 0; i < ex->num_dispatches; ++i) {
     Dispatch* d = &ex->dispatches[i];
     if (finish_dispatch(ex, d, selection_mask(ex, i))) {
@@ -237,12 +237,12 @@ int ex_finish_dispatches(Executor* ex) {
   return 0;
 }
 
-KernelRef ex_dispatch(Executor* ex, const char* file, const char* name, size_t work_items, int node) {
+KernelRef ex_dispatch(Encoder* ex, const char* file, const char* name, size_t work_items, int node) {
   KernelVariant v = variant_1d(file, name, work_items);
   return ex_dispatch_variant(ex, &v, node);
 }
 
-KernelRef ex_dispatch_heavy(Executor* ex, const char* file, const char* name, size_t work_items, int node) {
+KernelRef ex_dispatch_heavy(Encoder* ex, const char* file, const char* name, size_t work_items, int node) {
   KernelVariant v = variant_1d(file, name, work_items);
   v.heavy = 1;
   return ex_dispatch_variant(ex, &v, node);
@@ -288,7 +288,7 @@ void karg_int4(KArgs* a, int x, int y, int z, int w) {
 }
 void karg_shape(KArgs* a, const int s[4]) { karg_int4(a, s[GD_W], s[GD_H], s[GD_C], s[GD_B]); }
 
-int karg_done(Executor* ex, KArgs* a) {
+int karg_done(Encoder* ex, KArgs* a) {
   if (a->rc == CL_SUCCESS) return 0;
   if (a->rc == GD_ARG_NULL_BUFFER && ex->err[0]) return -1;
   return ex_fail(ex, "clSetKernelArg(%u): %s", a->i - 1, cl_error_name(a->rc));

@@ -15,104 +15,11 @@
 #include "pinned_staging.h"
 #include "selectors.h"
 
-static int own(Executor* ex, cl_mem m) {
-  if (ex->num_owned == ex->cap_owned) {
-    int cap = ex->cap_owned ? ex->cap_owned * 2 : 64;
-    cl_mem* o = realloc(ex->owned, (size_t)cap * sizeof(*o));
-    if (!o) return ex_fail(ex, "out of memory");
-    ex->owned = o;
-    ex->cap_owned = cap;
-  }
-  ex->owned[ex->num_owned++] = m;
-  return 0;
-}
-
-static cl_mem create_buffer(Executor* ex, cl_mem_flags flags, size_t bytes, const void* data) {
-  cl_int rc;
-  cl_mem m = cl.clCreateBuffer(ex->dev->context, flags | (data ? CL_MEM_COPY_HOST_PTR : 0), bytes ? bytes : 16,
-                               (void*)data, &rc);
-  if (!m) {
-    ex_fail(ex, "clCreateBuffer(%zu bytes): %s", bytes, cl_error_name(rc));
-    return NULL;
-  }
-  if (own(ex, m)) {
-    cl.clReleaseMemObject(m);
-    return NULL;
-  }
-  return m;
-}
-
-cl_mem ex_upload(Executor* ex, const void* data, size_t bytes) {
-  return create_buffer(ex, CL_MEM_READ_ONLY, bytes, data);
-}
-
-/* Whether a tensor is held as half in device memory: FP16 storage, unless
- * mixed_storage.c keeps it on float. */
-static int half_storage(const Executor* ex, const GTensor* t) { return ex->dev->fp16 && !t->fp32; }
-
-/* A constant used as an operand: uploaded once in PHWC4, storage type. */
-static cl_mem upload_const_phwc4(Executor* ex, GTensor* t) {
-  const int* s = t->shape;
-  int slices = (s[GD_C] + 3) / 4;
-  size_t n = shape_elements_phwc4(s);
-  float* f = calloc(n ? n : 1, sizeof(float));
-  if (!f) {
-    ex_fail(ex, "out of memory");
-    return NULL;
-  }
-  for (int b = 0; b < s[GD_B]; ++b)
-    for (int y = 0; y < s[GD_H]; ++y)
-      for (int x = 0; x < s[GD_W]; ++x)
-        for (int c = 0; c < s[GD_C]; ++c) {
-          size_t src = (((size_t)b * s[GD_H] + y) * s[GD_W] + x) * s[GD_C] + c;
-          size_t dst = ((((size_t)b * slices + c / 4) * s[GD_H] + y) * s[GD_W] + x) * 4 + c % 4;
-          f[dst] = t->data[src];
-        }
-  cl_mem m;
-  if (half_storage(ex, t)) {
-    uint16_t* h = malloc((n ? n : 1) * sizeof(uint16_t));
-    if (!h) {
-      free(f);
-      ex_fail(ex, "out of memory");
-      return NULL;
-    }
-    for (size_t i = 0; i < n; ++i) h[i] = float_to_half(f[i]);
-    m = ex_upload(ex, h, n * 2);
-    free(h);
-  } else {
-    m = ex_upload(ex, f, n * 4);
-  }
-  free(f);
-  t->mem = m;
-  return m;
-}
-
-cl_mem ex_tensor_mem(Executor* ex, int tensor) {
-  GTensor* t = &ex->g.tensors[tensor];
-  if (!t->mem && t->data) upload_const_phwc4(ex, t);
-  return t->mem;
-}
-
-int ex_dispatch_src_dst(Executor* ex, int node, const char* file, const char* name, KArgs* a) {
-  const GNode* n = &ex->g.nodes[node];
-  const GTensor* src = &ex->g.tensors[n->inputs[0]];
-  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
-  size_t items = phwc4_items(dst->shape);
-  KernelRef k = ex_dispatch(ex, file, name, items, node);
-  if (!k) return -1;
-  *a = (KArgs){k, 0, CL_SUCCESS, (int)items};
-  karg_mem(a, ex_tensor_mem(ex, n->inputs[0]));
-  karg_mem(a, ex_tensor_mem(ex, n->outputs[0]));
-  karg_shape(a, src->shape);
-  karg_shape(a, dst->shape);
-  return 0;
-}
-
 /* Lifetimes over dispatch steps: boundary inputs are written before step
  * 0, outputs (and keep[]: parts of assembled outputs) must survive to the
  * end. */
 static int plan_memory(Executor* ex, const char* keep) {
-  Graph* g = &ex->g;
+  Graph* g = &ex->enc.g;
   for (int i = 0; i < g->num_tensors; ++i) {
     GTensor* t = &g->tensors[i];
     t->first_use = t->is_input ? -1 : g->num_nodes;
@@ -137,7 +44,7 @@ static int plan_memory(Executor* ex, const char* keep) {
     free(ids);
     free(req);
     free(offsets);
-    return ex_fail(ex, "out of memory");
+    return ex_fail(&ex->enc, "out of memory");
   }
   int n = 0;
   for (int i = 0; i < g->num_tensors; ++i) {
@@ -145,18 +52,18 @@ static int plan_memory(Executor* ex, const char* keep) {
     /* constants; raw inputs; outputs stored into their staging buffers; unused */
     if (t->data || t->is_int32 || t->bhwc || t->bhwc_out || t->last_use == -2) continue;
     if (t->is_output || keep[i]) t->last_use = g->num_nodes;
-    t->bytes = shape_elements_phwc4(t->shape) * (half_storage(ex, t) ? 2 : 4);
+    t->bytes = shape_elements_phwc4(t->shape) * (ex_half_storage(&ex->enc, t) ? 2 : 4);
     ids[n] = i;
     req[n++] = (MemoryRequest){t->bytes, t->first_use, t->last_use};
   }
-  int rc = memory_plan(req, n, ex->dev->caps.mem_base_align, offsets, &ex->arena_bytes, &ex->lower_bound_bytes);
+  int rc = memory_plan(req, n, ex->enc.dev->caps.mem_base_align, offsets, &ex->arena_bytes, &ex->lower_bound_bytes);
   if (rc == 0) {
     cl_int err;
-    ex->arena = cl.clCreateBuffer(ex->dev->context, CL_MEM_READ_WRITE, ex->arena_bytes ? ex->arena_bytes : 16, NULL,
+    ex->arena = cl.clCreateBuffer(ex->enc.dev->context, CL_MEM_READ_WRITE, ex->arena_bytes ? ex->arena_bytes : 16, NULL,
                                   &err);
-    if (!ex->arena) rc = ex_fail(ex, "allocating the %zu-byte activation arena: %s", ex->arena_bytes, cl_error_name(err));
+    if (!ex->arena) rc = ex_fail(&ex->enc, "allocating the %zu-byte activation arena: %s", ex->arena_bytes, cl_error_name(err));
   } else {
-    ex_fail(ex, "out of memory");
+    ex_fail(&ex->enc, "out of memory");
   }
   /* TFLITE_GPU_SEPARATE_BUFFERS=1 (a test setting): each activation in a
    * buffer of its own, so checking tools such as Oclgrind see an overrun
@@ -169,12 +76,12 @@ static int plan_memory(Executor* ex, const char* keep) {
     cl_int err;
     t->offset = offsets[k];
     if (separate)
-      t->mem = cl.clCreateBuffer(ex->dev->context, CL_MEM_READ_WRITE, region.size, NULL, &err);
+      t->mem = cl.clCreateBuffer(ex->enc.dev->context, CL_MEM_READ_WRITE, region.size, NULL, &err);
     else
       t->mem = cl.clCreateSubBuffer(ex->arena, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
-    if (!t->mem) rc = ex_fail(ex, "creating the buffer of tensor %d (%zu bytes): %s", ids[k], region.size,
+    if (!t->mem) rc = ex_fail(&ex->enc, "creating the buffer of tensor %d (%zu bytes): %s", ids[k], region.size,
                               cl_error_name(err));
-    else if (own(ex, t->mem)) rc = -1;
+    else if (ex_own(&ex->enc, t->mem)) rc = -1;
   }
   free(ids);
   free(req);
@@ -192,12 +99,12 @@ static int phwc4_is_bhwc(const int s[4]) {
 
 /* phwc4_to_bhwc of a float tensor into dst, from element dst_offset on. */
 static int convert_out(Executor* ex, int tensor, cl_mem dst, size_t dst_offset) {
-  const GTensor* t = &ex->g.tensors[tensor];
+  const GTensor* t = &ex->enc.g.tensors[tensor];
   KernelVariant v;
-  select_boundary(ex->dev, t->shape, 0, &v);
-  ex->boundary_fp32 = t->fp32;
-  KernelRef k = ex_dispatch_variant(ex, &v, -1);
-  ex->boundary_fp32 = 0;
+  select_boundary(ex->enc.dev, t->shape, 0, &v);
+  ex->enc.boundary_fp32 = t->fp32;
+  KernelRef k = ex_dispatch_variant(&ex->enc, &v, -1);
+  ex->enc.boundary_fp32 = 0;
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, t->mem);
@@ -205,13 +112,13 @@ static int convert_out(Executor* ex, int tensor, cl_mem dst, size_t dst_offset) 
   karg_shape(&a, t->shape);
   karg_int(&a, (int)dst_offset);
   karg_int(&a, (int)v.total);
-  return karg_done(ex, &a);
+  return karg_done(&ex->enc, &a);
 }
 
 /* A float32 output read back from its own buffer: stored as float, with
  * PHWC4 bytes that begin with its BHWC bytes. */
 static int read_back_as_is(const Executor* ex, const GTensor* t) {
-  return t->dtype == kTfLiteFloat32 && t->qtype == GD_QNONE && !t->is_int32 && (!ex->dev->fp16 || t->fp32) &&
+  return t->dtype == kTfLiteFloat32 && t->qtype == GD_QNONE && !t->is_int32 && (!ex->enc.dev->fp16 || t->fp32) &&
          phwc4_is_bhwc(t->shape);
 }
 
@@ -219,14 +126,14 @@ static int read_back_as_is(const Executor* ex, const GTensor* t) {
  * (output_direct.c), made before the convs are encoded: the stored
  * tensors' buffer is their output's. */
 static int stage_direct_outputs(Executor* ex) {
-  Graph* g = &ex->g;
+  Graph* g = &ex->enc.g;
   for (int k = 0; k < ex->num_outputs - ex->num_state_outputs; ++k) {
     BoundaryTensor* b = &ex->outputs[k];
     for (int i = 0; i < g->num_tensors; ++i) {
       if (!g->tensors[i].bhwc_out || g->tensors[i].bhwc_output != b->tensor) continue;
       if (!b->staging) {
         b->bytes = shape_elements(g->tensors[b->tensor].shape) * 4;
-        if (!(b->staging = create_buffer(ex, CL_MEM_READ_WRITE, b->bytes, NULL))) return -1;
+        if (!(b->staging = ex_buffer(&ex->enc, CL_MEM_READ_WRITE, b->bytes, NULL))) return -1;
       }
       g->tensors[i].mem = b->staging;
     }
@@ -237,7 +144,7 @@ static int stage_direct_outputs(Executor* ex) {
 /* A boundary tensor's runtime buffer holds float32, or (for the few ops
  * that allow them, see op_table.c) int32, int64 or one-byte bool elements. */
 static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
-  const GTensor* t = &ex->g.tensors[b->tensor];
+  const GTensor* t = &ex->enc.g.tensors[b->tensor];
   /* A float32 output stored as float whose PHWC4 form starts with its BHWC
    * form (the landmark and score vectors: [1, 63], [1, 1]) is read back
    * from its own buffer, a launch fewer. Not inputs: the kernels read the
@@ -254,12 +161,12 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
    * (de)quantized by the conversion kernel. */
   int quant = t->qtype != GD_QNONE;
   b->bytes = shape_elements(t->shape) * (quant || t->dtype == kTfLiteBool ? 1 : t->dtype == kTfLiteInt64 ? 8 : 4);
-  b->staging = create_buffer(ex, to_device ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY, b->bytes, NULL);
+  b->staging = ex_buffer(&ex->enc, to_device ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY, b->bytes, NULL);
   if (!b->staging) return -1;
   if (t->is_int32 || t->bhwc) {
     /* Indices stay row-major int32, and inputs only conv2d_bhwc_gpu reads
      * stay BHWC float32: the kernels read the staging buffer. */
-    ex->g.tensors[b->tensor].mem = b->staging;
+    ex->enc.g.tensors[b->tensor].mem = b->staging;
     return 0;
   }
   const char* name = quant   ? (to_device ? "bhwc_q_to_phwc4" : "phwc4_to_bhwc_q")
@@ -269,11 +176,11 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
    * by kernel set); the typed and quantized ones move one float4. */
   if (!quant && !typed && !to_device) return convert_out(ex, b->tensor, b->staging, 0);
   KernelVariant v = variant_1d("layout.cl", name, phwc4_items(t->shape));
-  if (!quant && !typed) select_boundary(ex->dev, t->shape, to_device, &v);
+  if (!quant && !typed) select_boundary(ex->enc.dev, t->shape, to_device, &v);
   size_t items = v.total;
-  ex->boundary_fp32 = t->fp32;
-  KernelRef k = ex_dispatch_variant(ex, &v, -1);
-  ex->boundary_fp32 = 0;
+  ex->enc.boundary_fp32 = t->fp32;
+  KernelRef k = ex_dispatch_variant(&ex->enc, &v, -1);
+  ex->enc.boundary_fp32 = 0;
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, to_device ? b->staging : t->mem);
@@ -286,27 +193,27 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
     karg_int(&a, t->qtype == GD_QINT8);
   }
   karg_int(&a, (int)items);
-  return karg_done(ex, &a);
+  return karg_done(&ex->enc, &a);
 }
 
 /* An assembled output: a staging buffer the parts are converted into. A
  * single part whose PHWC4 bytes begin with its BHWC bytes (see
  * phwc4_is_bhwc) is read back from its own buffer. */
 static int add_assembled(Executor* ex, BoundaryTensor* b, const OutAssembly* as) {
-  const GTensor* t = &ex->g.tensors[b->tensor];
+  const GTensor* t = &ex->enc.g.tensors[b->tensor];
   b->bytes = shape_elements(t->shape) * 4;
   int n = 0, only = -1;
   for (int i = 0; i < as->num_parts; ++i)
     if (as->parts[i].output == b->tensor) n++, only = i;
-  const GTensor* p = &ex->g.tensors[as->parts[only].tensor];
+  const GTensor* p = &ex->enc.g.tensors[as->parts[only].tensor];
   /* Parts their convs store (stage_direct_outputs made b->staging) need no launch. */
-  if (!b->staging && n == 1 && (!ex->dev->fp16 || p->fp32) && phwc4_is_bhwc(p->shape)) {
+  if (!b->staging && n == 1 && (!ex->enc.dev->fp16 || p->fp32) && phwc4_is_bhwc(p->shape)) {
     b->staging = p->mem;
     return 0;
   }
-  if (!b->staging && !(b->staging = create_buffer(ex, CL_MEM_WRITE_ONLY, b->bytes, NULL))) return -1;
+  if (!b->staging && !(b->staging = ex_buffer(&ex->enc, CL_MEM_WRITE_ONLY, b->bytes, NULL))) return -1;
   for (int i = 0; i < as->num_parts; ++i)
-    if (as->parts[i].output == b->tensor && !ex->g.tensors[as->parts[i].tensor].bhwc_out &&
+    if (as->parts[i].output == b->tensor && !ex->enc.g.tensors[as->parts[i].tensor].bhwc_out &&
         convert_out(ex, as->parts[i].tensor, b->staging, as->parts[i].offset))
       return -1;
   return 0;
@@ -323,27 +230,27 @@ int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, i
 int executor_build_tuned(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs,
                          const signed char* tune, int tune_len, char* err, size_t errlen) {
   memset(ex, 0, sizeof(*ex));
-  ex->tune = tune;
-  ex->tune_len = tune_len;
+  ex->enc.tune = tune;
+  ex->enc.tune_len = tune_len;
   int rc = build(ex, dev, g, outputs, num_outputs, err, errlen);
-  ex->tune = NULL;
+  ex->enc.tune = NULL;
   return rc;
 }
 
 static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs, char* err,
                  size_t errlen) {
-  ex->dev = dev;
+  ex->enc.dev = dev;
   gpu_device_retain(dev);
-  ex->g = *g;
+  ex->enc.g = *g;
   memset(g, 0, sizeof(*g));
-  ex->err = err;
-  ex->errlen = errlen;
+  ex->enc.err = err;
+  ex->enc.errlen = errlen;
   if (errlen) err[0] = '\0'; /* karg_done tells a failed upload by a set error */
-  Graph* gr = &ex->g;
+  Graph* gr = &ex->enc.g;
 
   /* Partition inputs: runtime tensors read by a node but written by none. */
   char* written = calloc((size_t)gr->num_tensors + 1, 1);
-  if (!written) return ex_fail(ex, "out of memory");
+  if (!written) return ex_fail(&ex->enc, "out of memory");
   for (int k = 0; k < gr->num_nodes; ++k)
     for (int j = 0; j < gr->nodes[k].num_outputs; ++j) written[gr->nodes[k].outputs[j]] = 1;
   ex->inputs = calloc((size_t)gr->num_tensors + 1, sizeof(BoundaryTensor));
@@ -352,7 +259,7 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   ex->outputs = calloc((size_t)(num_outputs + states) + 1, sizeof(BoundaryTensor));
   if (!ex->inputs || !ex->outputs) {
     free(written);
-    return ex_fail(ex, "out of memory");
+    return ex_fail(&ex->enc, "out of memory");
   }
   for (int k = 0; k < gr->num_nodes; ++k) {
     for (int j = 0; j < gr->nodes[k].num_inputs; ++j) {
@@ -366,7 +273,7 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
     int id = outputs[k];
     if (id < 0 || id >= gr->num_tensors || !written[id]) {
       free(written);
-      return ex_fail(ex, "partition output %d is not computed by the partition", k);
+      return ex_fail(&ex->enc, "partition output %d is not computed by the partition", k);
     }
     gr->tensors[id].is_output = 1;
     ex->outputs[ex->num_outputs++] = (BoundaryTensor){gr->tensors[id].tflite_index, id, NULL, 0, NULL, NULL};
@@ -389,11 +296,11 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   } else {
     rc = -1;
   }
-  if (rc) rc = ex_fail(ex, "out of memory");
+  if (rc) rc = ex_fail(&ex->enc, "out of memory");
   if (rc == 0 && (select_fusions(dev) & FUSE_BHWC_OUTPUT)) {
     int runtime_outputs = ex->num_outputs - ex->num_state_outputs;
     char* read_back = calloc((size_t)runtime_outputs + 1, 1);
-    if (!read_back) rc = ex_fail(ex, "out of memory");
+    if (!read_back) rc = ex_fail(&ex->enc, "out of memory");
     for (int k = 0; rc == 0 && k < runtime_outputs; ++k) read_back[k] = (char)read_back_as_is(ex, &gr->tensors[outs[k]]);
     if (rc == 0) output_direct_mark(gr, outs, runtime_outputs, &as, read_back);
     free(read_back);
@@ -404,10 +311,10 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   free(outs);
   for (int k = 0; rc == 0 && k < ex->num_inputs; ++k) rc = add_conversion(ex, &ex->inputs[k], 1);
   for (int k = 0; rc == 0 && k < gr->num_nodes; ++k) {
-    if (gr->nodes[k].op->encode(ex, k)) {
+    if (gr->nodes[k].op->encode(&ex->enc, k)) {
       char why[1024];
-      snprintf(why, sizeof(why), "%.1000s", ex->err);
-      rc = ex_fail(ex, "%s (node %d): %s", gr->nodes[k].name ? gr->nodes[k].name : "op", gr->nodes[k].tflite_node,
+      snprintf(why, sizeof(why), "%.1000s", ex->enc.err);
+      rc = ex_fail(&ex->enc, "%s (node %d): %s", gr->nodes[k].name ? gr->nodes[k].name : "op", gr->nodes[k].tflite_node,
                    why);
     }
   }
@@ -417,11 +324,11 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   }
   free(as.parts);
   if (rc) return -1;
-  if (ex_finish_dispatches(ex)) return -1;
+  if (ex_finish_dispatches(&ex->enc)) return -1;
   pinned_staging_attach(ex);
   if (dev->profiling) {
-    ex->events = calloc((size_t)ex->num_dispatches + 1, sizeof(cl_event));
-    if (!ex->events) return ex_fail(ex, "out of memory");
+    ex->events = calloc((size_t)ex->enc.num_dispatches + 1, sizeof(cl_event));
+    if (!ex->events) return ex_fail(&ex->enc, "out of memory");
   }
   return 0;
 }
@@ -432,15 +339,15 @@ static void collect_profile(Executor* ex) {
   static const cl_profiling_info kWhen[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
                                              CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
   cl_ulong prev_end = 0;
-  for (int i = 0; i < ex->num_dispatches; ++i) {
+  for (int i = 0; i < ex->enc.num_dispatches; ++i) {
     cl_ulong t[4] = {0, 0, 0, 0};
     int ok = 1;
     for (int w = 0; w < 4 && ok; ++w)
       ok = cl.clGetEventProfilingInfo(ex->events[i], kWhen[w], sizeof(t[w]), &t[w], NULL) == CL_SUCCESS;
     if (ok) {
-      gpu_device_profile_add(ex->dev, ex->dispatches[i].name, (double)(t[3] - t[2]));
+      gpu_device_profile_add(ex->enc.dev, ex->enc.dispatches[i].name, (double)(t[3] - t[2]));
       /* Timestamps of one device clock, but drivers may round them: no negative intervals. */
-      gpu_device_profile_intervals(ex->dev, t[1] > t[0] ? (double)(t[1] - t[0]) : 0.0,
+      gpu_device_profile_intervals(ex->enc.dev, t[1] > t[0] ? (double)(t[1] - t[0]) : 0.0,
                                    t[2] > t[1] ? (double)(t[2] - t[1]) : 0.0,
                                    !prev_end ? -1.0 : t[2] > prev_end ? (double)(t[2] - prev_end) : 0.0);
       prev_end = t[3];
@@ -453,21 +360,21 @@ static void collect_profile(Executor* ex) {
 /* Whether the runtime's tensor holds the bytes the plan expects. */
 static int boundary_fits(Executor* ex, const BoundaryTensor* b, const TfLiteTensor* t, const char* what) {
   if (t->data.raw && t->bytes == b->bytes) return 1;
-  ex_fail(ex, "%s tensor %s holds %zu bytes, the plan expects %zu", what, t->name ? t->name : "?", t->bytes, b->bytes);
+  ex_fail(&ex->enc, "%s tensor %s holds %zu bytes, the plan expects %zu", what, t->name ? t->name : "?", t->bytes, b->bytes);
   return 0;
 }
 
 /* An enqueue failed: wait for what is already queued (writes that read the
  * runtime's inputs, reads into its outputs) before reporting. */
 static int fail_queued(Executor* ex, const char* fmt, const char* what, cl_int rc) {
-  cl.clFinish(ex->dev->queue);
-  return ex_fail(ex, fmt, what, cl_error_name(rc));
+  cl.clFinish(ex->enc.dev->queue);
+  return ex_fail(&ex->enc, fmt, what, cl_error_name(rc));
 }
 
 int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) {
-  ex->err = err;
-  ex->errlen = errlen;
-  cl_command_queue q = ex->dev->queue;
+  ex->enc.err = err;
+  ex->enc.errlen = errlen;
+  cl_command_queue q = ex->enc.dev->queue;
   /* Every size checked before anything is queued. */
   for (int k = 0; k < ex->num_inputs; ++k)
     if (!boundary_fits(ex, &ex->inputs[k], &ctx->tensors[ex->inputs[k].tflite_index], "input")) return -1;
@@ -488,17 +395,17 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
     cl_int rc = cmdbuf_enqueue(ex);
     if (rc != CL_SUCCESS) {
       cl.clFinish(q);
-      return ex_fail(ex, "enqueueing the command buffer of %d kernels: %s", ex->num_dispatches, cl_error_name(rc));
+      return ex_fail(&ex->enc, "enqueueing the command buffer of %d kernels: %s", ex->enc.num_dispatches, cl_error_name(rc));
     }
   }
-  for (int i = 0; i < ex->num_dispatches && !ex->replay; ++i) {
-    const Dispatch* d = &ex->dispatches[i];
+  for (int i = 0; i < ex->enc.num_dispatches && !ex->replay; ++i) {
+    const Dispatch* d = &ex->enc.dispatches[i];
     cl_event* ev = ex->events ? &ex->events[i] : NULL;
     cl_int rc = cl.clEnqueueNDRangeKernel(q, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, ev);
     if (rc != CL_SUCCESS) {
       cl.clFinish(q);
-      const GNode* n = d->node >= 0 ? &ex->g.nodes[d->node] : NULL;
-      return ex_fail(ex, "enqueueing kernel %s for %s (node %d): %s", d->name, n && n->name ? n->name : "boundary",
+      const GNode* n = d->node >= 0 ? &ex->enc.g.nodes[d->node] : NULL;
+      return ex_fail(&ex->enc, "enqueueing kernel %s for %s (node %d): %s", d->name, n && n->name ? n->name : "boundary",
                      n ? n->tflite_node : -1, cl_error_name(rc));
     }
   }
@@ -515,7 +422,7 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
    * then one wait (it covers a partition with no outputs too, so inputs
    * are never read after we return). */
   cl_int rc = cl.clFinish(q);
-  if (rc != CL_SUCCESS) return ex_fail(ex, "clFinish: %s", cl_error_name(rc));
+  if (rc != CL_SUCCESS) return ex_fail(&ex->enc, "clFinish: %s", cl_error_name(rc));
   for (int k = 0; k < ex->num_outputs; ++k)
     pinned_output_done(&ex->outputs[k], ctx->tensors[ex->outputs[k].tflite_index].data.raw);
   if (ex->events) collect_profile(ex);
@@ -527,16 +434,16 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
 }
 
 int executor_time(Executor* ex, int reps, double* best_us, char* err, size_t errlen) {
-  ex->err = err;
-  ex->errlen = errlen;
-  cl_command_queue q = ex->dev->queue;
+  ex->enc.err = err;
+  ex->enc.errlen = errlen;
+  cl_command_queue q = ex->enc.dev->queue;
   size_t most = 1;
   for (int k = 0; k < ex->num_inputs; ++k) most = ex->inputs[k].bytes > most ? ex->inputs[k].bytes : most;
   for (int k = 0; k < ex->num_outputs; ++k) most = ex->outputs[k].bytes > most ? ex->outputs[k].bytes : most;
   /* Zero inputs: every element type reads them as a plain value (no NaN
    * or denormal slow paths on CPU devices). */
   unsigned char* host = calloc(1, most);
-  if (!host) return ex_fail(ex, "out of memory");
+  if (!host) return ex_fail(&ex->enc, "out of memory");
   *best_us = -1;
   cl_int rc = CL_SUCCESS;
   for (int r = 0; r <= reps && rc == CL_SUCCESS; ++r) { /* r = 0 warms up: first launches compile on some drivers */
@@ -544,8 +451,8 @@ int executor_time(Executor* ex, int reps, double* best_us, char* err, size_t err
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int k = 0; k < ex->num_inputs && rc == CL_SUCCESS; ++k)
       rc = cl.clEnqueueWriteBuffer(q, ex->inputs[k].staging, CL_FALSE, 0, ex->inputs[k].bytes, host, 0, NULL, NULL);
-    for (int i = 0; i < ex->num_dispatches && rc == CL_SUCCESS; ++i) {
-      const Dispatch* d = &ex->dispatches[i];
+    for (int i = 0; i < ex->enc.num_dispatches && rc == CL_SUCCESS; ++i) {
+      const Dispatch* d = &ex->enc.dispatches[i];
       rc = cl.clEnqueueNDRangeKernel(q, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, NULL);
     }
     for (int k = 0; k < ex->num_outputs && rc == CL_SUCCESS; ++k)
@@ -557,27 +464,27 @@ int executor_time(Executor* ex, int reps, double* best_us, char* err, size_t err
   }
   if (rc != CL_SUCCESS) cl.clFinish(q); /* the reads must not outlive host */
   free(host);
-  if (rc != CL_SUCCESS) return ex_fail(ex, "timing the partition: %s", cl_error_name(rc));
+  if (rc != CL_SUCCESS) return ex_fail(&ex->enc, "timing the partition: %s", cl_error_name(rc));
   return 0;
 }
 
 void executor_free(Executor* ex) {
-  if (!ex->dev) return;
+  if (!ex->enc.dev) return;
   cmdbuf_release(ex); /* before the kernels and buffers it refers to */
   pinned_staging_release(ex);
-  for (int i = 0; i < ex->num_dispatches; ++i) {
-    if (ex->dispatches[i].kernel) cl.clReleaseKernel(ex->dispatches[i].kernel);
-    free(ex->dispatches[i].pending); /* a build that failed before its kernels were made */
+  for (int i = 0; i < ex->enc.num_dispatches; ++i) {
+    if (ex->enc.dispatches[i].kernel) cl.clReleaseKernel(ex->enc.dispatches[i].kernel);
+    free(ex->enc.dispatches[i].pending); /* a build that failed before its kernels were made */
   }
   /* Sub-buffers before the arena they live in. */
-  for (int i = ex->num_owned - 1; i >= 0; --i) cl.clReleaseMemObject(ex->owned[i]);
+  for (int i = ex->enc.num_owned - 1; i >= 0; --i) cl.clReleaseMemObject(ex->enc.owned[i]);
   if (ex->arena) cl.clReleaseMemObject(ex->arena);
-  free(ex->owned);
-  free(ex->dispatches);
+  free(ex->enc.owned);
+  free(ex->enc.dispatches);
   free(ex->events);
   free(ex->inputs);
   free(ex->outputs);
-  graph_free(&ex->g);
-  gpu_device_release(ex->dev);
+  graph_free(&ex->enc.g);
+  gpu_device_release(ex->enc.dev);
   memset(ex, 0, sizeof(*ex));
 }

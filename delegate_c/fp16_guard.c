@@ -38,7 +38,7 @@ static int is_float_output(const GTensor* t) { return t->dtype == kTfLiteFloat32
 
 /* One run of ex on the probe's inputs; outs[k] receives output k (malloc'd). */
 static cl_int probe_run(Executor* ex, unsigned char** outs) {
-  cl_command_queue q = ex->dev->queue;
+  cl_command_queue q = ex->enc.dev->queue;
   cl_int rc = CL_SUCCESS;
   unsigned char** ins = calloc((size_t)ex->num_inputs + 1, sizeof(*ins));
   if (!ins) return CL_OUT_OF_HOST_MEMORY;
@@ -49,11 +49,11 @@ static cl_int probe_run(Executor* ex, unsigned char** outs) {
       rc = CL_OUT_OF_HOST_MEMORY;
       break;
     }
-    fill_input(&ex->g.tensors[b->tensor], b->tflite_index, ins[k], b->bytes);
+    fill_input(&ex->enc.g.tensors[b->tensor], b->tflite_index, ins[k], b->bytes);
     rc = cl.clEnqueueWriteBuffer(q, b->staging, CL_FALSE, 0, b->bytes, ins[k], 0, NULL, NULL);
   }
-  for (int i = 0; i < ex->num_dispatches && rc == CL_SUCCESS; ++i) {
-    const Dispatch* d = &ex->dispatches[i];
+  for (int i = 0; i < ex->enc.num_dispatches && rc == CL_SUCCESS; ++i) {
+    const Dispatch* d = &ex->enc.dispatches[i];
     rc = cl.clEnqueueNDRangeKernel(q, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, NULL);
   }
   for (int k = 0; k < ex->num_outputs && rc == CL_SUCCESS; ++k) {
@@ -107,7 +107,7 @@ int fp16_guard_compare(Executor* half, Executor* ref, double limit, char* keep_f
   }
   rc = 0;
   for (int k = 0; k < n; ++k) {
-    const GTensor* t = &half->g.tensors[half->outputs[k].tensor];
+    const GTensor* t = &half->enc.g.tensors[half->outputs[k].tensor];
     rel[k] = 0;
     keep_float[k] = 0;
     if (!is_float_output(t) || half->outputs[k].bytes != ref->outputs[k].bytes) continue;

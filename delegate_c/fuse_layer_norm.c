@@ -3,10 +3,10 @@
 
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "tflite_builtins.h"
 
-static int encode_norm_stats(Executor* ex, int node);
+static int encode_norm_stats(Encoder* ex, int node);
 /* inputs: x; outputs: mean, rstd (C = 1) */
 static const GOpDesc kGOpNormStats = {"LAYER_NORM_STATS", encode_norm_stats};
 
@@ -78,7 +78,7 @@ int fuse_layer_norm(Graph* g, const int* outputs, int num_outputs, char* dead) {
   return removed;
 }
 
-static int encode_norm_stats(Executor* ex, int node) {
+static int encode_norm_stats(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* s = ex->g.tensors[n->inputs[0]].shape;
   size_t items = (size_t)s[GD_B] * s[GD_H] * s[GD_W];

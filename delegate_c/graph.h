@@ -56,10 +56,10 @@ enum { GD_QNONE = 0, GD_QINT8 = 1, GD_QUINT8 = 2 };
  * arguments (executor.h). A node points at its op: no central switch. Each
  * op file defines the graph ops its lowerings create, static unless another
  * file looks for them (fusion, the int8 rewrite): those are declared here. */
-struct Executor;
+struct Encoder;
 typedef struct GOpDesc {
   const char* name;
-  int (*encode)(struct Executor* ex, int node);
+  int (*encode)(struct Encoder* ex, int node);
 } GOpDesc;
 typedef const GOpDesc* GOp;
 extern const GOpDesc kGOpConv2d, kGOpDepthwise, kGOpFullyConnected; /* ops_conv.c, ops_fully_connected.c */

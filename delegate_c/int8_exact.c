@@ -33,7 +33,7 @@
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_int8_exact(Executor* ex, int node);
+static int encode_int8_exact(Encoder* ex, int node);
 /* int8_exact.c: integer view / requantization / PRELU; p.quant with a mode */
 const GOpDesc kGOpInt8Exact = {"INT8_EXACT", encode_int8_exact};
 
@@ -244,7 +244,7 @@ int lower_int8_exact(Lowering* lw, const NodeInfo* ni, int first_new) {
   }
 }
 
-static int encode_int8_exact(Executor* ex, int node) {
+static int encode_int8_exact(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (n->p.quant.mode == QMODE_INT_VIEW) {

@@ -4,7 +4,7 @@
 #ifndef TFLITE_GPU_INT8_EXACT_H
 #define TFLITE_GPU_INT8_EXACT_H
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 
 /* kGOpInt8Exact modes (GNode.p.quant.mode). */

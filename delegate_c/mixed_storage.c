@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 
-static int encode_storage_cast(Executor* ex, int node) {
+static int encode_storage_cast(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   size_t items = phwc4_items(dst->shape);

@@ -5,12 +5,12 @@
  * out as int32 or int64. */
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_arg_minmax(Executor* ex, int node);
+static int encode_arg_minmax(Encoder* ex, int node);
 /* index of the max/min along one axis, as a float: p.arg */
 static const GOpDesc kGOpArgMinmax = {"ARG_MINMAX", encode_arg_minmax};
 
@@ -89,7 +89,7 @@ static int lower_arg_minmax(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_arg_minmax(Executor* ex, int node) {
+static int encode_arg_minmax(Encoder* ex, int node) {
   /* Kernel axis order (x, y, c, b). */
   static const int kToKernel[4] = {3, 1, 0, 2};
   const GNode* n = &ex->g.nodes[node];

@@ -6,13 +6,13 @@
  * operand may be constant (upstream: a constant RHS only if it is 2-D).
  * Unless both adj_x and adj_y are set (rare), a 4x4 output block per
  * work-item reuses every load 4 times. */
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "selectors.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_batch_matmul(Executor* ex, int node);
+static int encode_batch_matmul(Encoder* ex, int node);
 static const GOpDesc kGOpBatchMatmul = {"BATCH_MATMUL", encode_batch_matmul};
 
 static int check_batch_matmul(const NodeInfo* ni) {
@@ -68,7 +68,7 @@ static int lower_batch_matmul(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_batch_matmul(Executor* ex, int node) {
+static int encode_batch_matmul(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   const int* d = dst->shape;

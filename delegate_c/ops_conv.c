@@ -3,19 +3,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "selectors.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_conv2d(Executor* ex, int node);
+static int encode_conv2d(Encoder* ex, int node);
 const GOpDesc kGOpConv2d = {"CONV2D", encode_conv2d};
-static int encode_depthwise(Executor* ex, int node);
+static int encode_depthwise(Encoder* ex, int node);
 const GOpDesc kGOpDepthwise = {"DEPTHWISE", encode_depthwise};
-static int encode_dw_conv1x1(Executor* ex, int node);
+static int encode_dw_conv1x1(Encoder* ex, int node);
 const GOpDesc kGOpDwConv1x1 = {"DEPTHWISE+CONV2D_1X1", encode_dw_conv1x1};
-static int encode_pw_depthwise(Executor* ex, int node);
+static int encode_pw_depthwise(Encoder* ex, int node);
 const GOpDesc kGOpPwDepthwise = {"CONV2D_1X1+DEPTHWISE", encode_pw_depthwise};
 
 /* Shared checks of the input / weights / bias / output of both convs. */
@@ -157,7 +157,7 @@ static float* pack_bias(const GTensor* bias, int cout) {
 }
 
 /* The per-channel alpha of a fused PReLU as [S] float4 (NULL if none). */
-static cl_mem epilogue_alpha(Executor* ex, const GNode* n, int cout) {
+static cl_mem epilogue_alpha(Encoder* ex, const GNode* n, int cout) {
   for (int k = 0; k < n->num_epi; ++k) {
     if (n->epi[k].op != EPI_PRELU) continue;
     const GTensor* a = &ex->g.tensors[n->epi[k].tensor];
@@ -181,7 +181,7 @@ static cl_mem epilogue_alpha(Executor* ex, const GNode* n, int cout) {
  * weights, geometry and activation, pw_depthwise_gpu the 1x1's weights,
  * the geometry and the 1x1's activation: `first` holds the fused first
  * op's weights and bias, NULL otherwise). */
-static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, const KernelVariant* v, cl_mem weights,
+static int set_conv_args(Encoder* ex, KernelRef k, const GNode* n, const KernelVariant* v, cl_mem weights,
                          cl_mem bias, const cl_mem first[2]) {
   int geometry = v->form, total = (int)v->total;
   /* A conv_gpu.cl kernel ignores total but with CONVG_DST_BHWC, where it is
@@ -252,42 +252,7 @@ static int set_conv_args(Executor* ex, KernelRef k, const GNode* n, const Kernel
   return karg_done(ex, &a);
 }
 
-int upload_dense_weights_blocked(Executor* ex, const GTensor* wt, int src_channels, const GTensor* bias,
-                                 int block_slices, cl_mem* wm, cl_mem* bm) {
-  int cout = wt->shape[0], kh = wt->shape[1], kw = wt->shape[2], cin = wt->shape[3];
-  int si = (src_channels + 3) / 4;
-  int bw = block_slices * 4; /* output channels per block */
-  int blocks = (cout + bw - 1) / bw;
-  /* [G][KH][KW][S_in][4 in-lanes][bw out-lanes], zero padded. */
-  size_t count = (size_t)blocks * kh * kw * si * 4 * bw;
-  float* w = calloc(count, sizeof(float));
-  float* b = calloc((size_t)blocks * bw, sizeof(float));
-  if (!w || !b) {
-    free(w);
-    free(b);
-    return ex_fail(ex, "out of memory repacking weights");
-  }
-  if (bias) memcpy(b, bias->data, (size_t)cout * sizeof(float));
-  for (int o = 0; o < cout; ++o)
-    for (int y = 0; y < kh; ++y)
-      for (int x = 0; x < kw; ++x)
-        for (int i = 0; i < cin; ++i) {
-          size_t dst = ((((size_t)(o / bw) * kh + y) * kw + x) * si * 4 + (size_t)i) * bw + o % bw;
-          w[dst] = wt->data[(((size_t)o * kh + y) * kw + x) * cin + i];
-        }
-  *wm = ex_upload(ex, w, count * sizeof(float));
-  *bm = *wm ? ex_upload(ex, b, (size_t)blocks * bw * sizeof(float)) : NULL;
-  free(w);
-  free(b);
-  return *bm ? 0 : -1;
-}
-
-int upload_dense_weights(Executor* ex, const GTensor* wt, int src_channels, const GTensor* bias, cl_mem* wm,
-                         cl_mem* bm) {
-  return upload_dense_weights_blocked(ex, wt, src_channels, bias, 1, wm, bm);
-}
-
-static int encode_conv2d(Executor* ex, int node) {
+static int encode_conv2d(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* bias = n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL;
@@ -310,7 +275,7 @@ static int encode_conv2d(Executor* ex, int node) {
 
 /* A depthwise's weights as [S][KH][KW] float4 over output channels and
  * its bias as [S] float4, zero padded. */
-static int upload_depthwise(Executor* ex, const GNode* n, cl_mem* wm, cl_mem* bm) {
+static int upload_depthwise(Encoder* ex, const GNode* n, cl_mem* wm, cl_mem* bm) {
   const GTensor* wt = &ex->g.tensors[n->p.conv.weights];
   int kh = wt->shape[1], kw = wt->shape[2], cout = wt->shape[3];
   int so = (cout + 3) / 4;
@@ -334,7 +299,7 @@ static int upload_depthwise(Executor* ex, const GNode* n, cl_mem* wm, cl_mem* bm
   return *bm ? 0 : -1;
 }
 
-static int encode_depthwise(Executor* ex, int node) {
+static int encode_depthwise(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   cl_mem wm, bm;
   if (upload_depthwise(ex, n, &wm, &bm)) return -1;
@@ -347,7 +312,7 @@ static int encode_depthwise(Executor* ex, int node) {
 /* A depthwise fused into the 1x1 after it (fuse_dw_conv.c): the 1x1's
  * weights blocked as conv2d_1x1_gpu takes them, the depthwise's as
  * depthwise_gpu does. */
-static int encode_dw_conv1x1(Executor* ex, int node) {
+static int encode_dw_conv1x1(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* bias = n->p.conv.pw_bias >= 0 ? &ex->g.tensors[n->p.conv.pw_bias] : NULL;
@@ -365,7 +330,7 @@ static int encode_dw_conv1x1(Executor* ex, int node) {
 /* A 1x1 fused into the depthwise after it (fuse_pw_dw.c): the depthwise's
  * weights as depthwise_gpu takes them, the 1x1's as fully_connected does
  * ([S_mid][S_in][4 in-lanes] float4 blocks, bias [S_mid] float4). */
-static int encode_pw_depthwise(Executor* ex, int node) {
+static int encode_pw_depthwise(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* bias = n->p.conv.first_bias >= 0 ? &ex->g.tensors[n->p.conv.first_bias] : NULL;

@@ -1,11 +1,11 @@
 /* CUMSUM along one constant axis, with the exclusive and reverse flags
  * (opencl_kernels/reduce.cl: one work-item walks each line). */
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_cumsum(Executor* ex, int node);
+static int encode_cumsum(Encoder* ex, int node);
 static const GOpDesc kGOpCumsum = {"CUMSUM", encode_cumsum};
 
 typedef struct CumsumParams {
@@ -43,7 +43,7 @@ static int lower_cumsum(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_cumsum(Executor* ex, int node) {
+static int encode_cumsum(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* s = ex->g.tensors[n->inputs[0]].shape;
   int lines[4] = {s[0], s[1], s[2], s[3]};

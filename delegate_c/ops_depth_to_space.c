@@ -5,14 +5,14 @@
  * only block_size. */
 #include <stdint.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_depth_to_space(Executor* ex, int node);
+static int encode_depth_to_space(Encoder* ex, int node);
 static const GOpDesc kGOpDepthToSpace = {"DEPTH_TO_SPACE", encode_depth_to_space};
-static int encode_space_to_depth(Executor* ex, int node);
+static int encode_space_to_depth(Encoder* ex, int node);
 static const GOpDesc kGOpSpaceToDepth = {"SPACE_TO_DEPTH", encode_space_to_depth};
 
 typedef struct BlockParams {
@@ -70,7 +70,7 @@ static int lower_block_op(Lowering* lw, const NodeInfo* ni, GOp op) {
   return 0;
 }
 
-static int encode_block_op(Executor* ex, int node, const char* kernel) {
+static int encode_block_op(Encoder* ex, int node, const char* kernel) {
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "depth_to_space.cl", kernel, &a)) return -1;
   karg_int(&a, ex->g.nodes[node].p.depth_to_space.block);
@@ -80,8 +80,8 @@ static int encode_block_op(Executor* ex, int node, const char* kernel) {
 
 static int lower_depth_to_space(Lowering* lw, const NodeInfo* ni) { return lower_block_op(lw, ni, &kGOpDepthToSpace); }
 static int lower_space_to_depth(Lowering* lw, const NodeInfo* ni) { return lower_block_op(lw, ni, &kGOpSpaceToDepth); }
-static int encode_depth_to_space(Executor* ex, int node) { return encode_block_op(ex, node, "depth_to_space"); }
-static int encode_space_to_depth(Executor* ex, int node) { return encode_block_op(ex, node, "space_to_depth"); }
+static int encode_depth_to_space(Encoder* ex, int node) { return encode_block_op(ex, node, "depth_to_space"); }
+static int encode_space_to_depth(Encoder* ex, int node) { return encode_block_op(ex, node, "space_to_depth"); }
 
 /* The TFLite ops this file runs (op_table.c lists them). */
 const OpDef kOpDepthToSpace = {.builtin_code = kBuiltinDepthToSpace, .max_version = 2,

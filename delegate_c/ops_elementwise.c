@@ -4,15 +4,15 @@
  * floats inside a partition; the executor converts them at its boundary. */
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "selectors.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_binary(Executor* ex, int node);
+static int encode_binary(Encoder* ex, int node);
 const GOpDesc kGOpBinary = {"BINARY", encode_binary};
-static int encode_unary(Executor* ex, int node);
+static int encode_unary(Encoder* ex, int node);
 const GOpDesc kGOpUnary = {"UNARY", encode_unary};
 
 static int binary_code(int builtin) {
@@ -137,7 +137,7 @@ static int lower_binary(Lowering* lw, const NodeInfo* ni) {
 }
 
 /* SELECT (cond, x, y): 3 inputs, each broadcast to the output. */
-static int encode_select(Executor* ex, int node) {
+static int encode_select(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   KernelRef k = ex_dispatch(ex, "elementwise.cl", "select_op", phwc4_items(dst->shape), node);
@@ -151,7 +151,7 @@ static int encode_select(Executor* ex, int node) {
   return karg_done(ex, &a);
 }
 
-static int encode_binary(Executor* ex, int node) {
+static int encode_binary(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   if (n->p.binary.op == BIN_SELECT) return encode_select(ex, node);
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
@@ -381,7 +381,7 @@ static int lower_cast(Lowering* lw, const NodeInfo* ni) {
   return lower_unary_node(lw, in, out, op, 0.0f, ni->index);
 }
 
-static int encode_unary(Executor* ex, int node) {
+static int encode_unary(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   KernelRef k = ex_dispatch(ex, "elementwise.cl", "unary_op", phwc4_items(dst->shape), node);

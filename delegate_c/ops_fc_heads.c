@@ -3,14 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "selectors.h"
 
 /* The heads' weights as one [R, K] matrix, head h's rows from 4 * (its
  * first slice) on, the rows between heads zero, and the bias likewise:
  * then upload_dense_weights packs them as fully_connected_gpu takes one
  * head's. */
-static int encode_fc_heads(Executor* ex, int node) {
+static int encode_fc_heads(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   int k = ex->g.tensors[n->inputs[0]].shape[GD_C];
   int ends[4] = {0, 0, 0, 0}, channels[4] = {0, 0, 0, 0}, acts[4] = {0, 0, 0, 0};

@@ -1,9 +1,9 @@
 /* kGOpFcPair: two 1x1 convolutions on one pixel in one launch
  * (fuse_fc_pair.c makes the node; fc_gpu.cl's fc_pair_gpu runs it). */
-#include "executor.h"
+#include "encode.h"
 #include "selectors.h"
 
-static int encode_fc_pair(Executor* ex, int node) {
+static int encode_fc_pair(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "selectors.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_fully_connected(Executor* ex, int node);
+static int encode_fully_connected(Encoder* ex, int node);
 const GOpDesc kGOpFullyConnected = {"FULLY_CONNECTED", encode_fully_connected};
 
 static int check_fully_connected(const NodeInfo* ni) {
@@ -105,7 +105,7 @@ static int lower_fully_connected(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_fully_connected(Executor* ex, int node) {
+static int encode_fully_connected(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* wt = &ex->g.tensors[n->p.fc.weights];
   const GTensor* bias = n->p.fc.bias >= 0 ? &ex->g.tensors[n->p.fc.bias] : NULL;

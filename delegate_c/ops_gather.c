@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_one_hot(Executor* ex, int node);
+static int encode_one_hot(Encoder* ex, int node);
 static const GOpDesc kGOpOneHot = {"ONE_HOT", encode_one_hot};
 
 static int lower_indices(Lowering* lw, int t) {
@@ -205,7 +205,7 @@ static int lower_one_hot(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_one_hot(Executor* ex, int node) {
+static int encode_one_hot(Encoder* ex, int node) {
   static const int kToKernel[4] = {3, 1, 0, 2};
   static const int kFromKernel[4] = {GD_W, GD_H, GD_C, GD_B};
   const GNode* n = &ex->g.nodes[node];

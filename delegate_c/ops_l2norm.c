@@ -1,11 +1,11 @@
 /* L2_NORMALIZATION over TFLite's last axis (opencl_kernels/l2norm.cl),
  * which is C in the right-aligned BHWC shapes of every rank 1-4. */
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_l2_norm(Executor* ex, int node);
+static int encode_l2_norm(Encoder* ex, int node);
 /* x / max(|x|, 1e-6) over channels */
 static const GOpDesc kGOpL2Norm = {"L2_NORM", encode_l2_norm};
 
@@ -39,7 +39,7 @@ static int lower_l2_norm(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_l2_norm(Executor* ex, int node) {
+static int encode_l2_norm(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* s = ex->g.tensors[n->inputs[0]].shape;
   /* One work-item per pixel: its channel row. */

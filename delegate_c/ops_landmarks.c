@@ -25,15 +25,15 @@
 #include <string.h>
 
 #include "custom_options.h"
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_landmarks_to_matrix(Executor* ex, int node);
+static int encode_landmarks_to_matrix(Encoder* ex, int node);
 /* MediaPipe Landmarks2TransformMatrix: p.l2m */
 static const GOpDesc kGOpLandmarksToMatrix = {"LANDMARKS_TO_MATRIX", encode_landmarks_to_matrix};
-static int encode_transform_landmarks(Executor* ex, int node);
+static int encode_transform_landmarks(Encoder* ex, int node);
 /* MediaPipe TransformLandmarks: inputs (landmarks, matrix) */
 static const GOpDesc kGOpTransformLandmarks = {"TRANSFORM_LANDMARKS", encode_transform_landmarks};
 
@@ -182,7 +182,7 @@ static int lower_landmarks_to_matrix(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_landmarks_to_matrix(Executor* ex, int node) {
+static int encode_landmarks_to_matrix(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const LandmarksMatrixParams* q = &n->p.l2m;
   const GTensor* st = &ex->g.tensors[q->subset];
@@ -275,7 +275,7 @@ static int lower_transform_landmarks(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_transform_landmarks(Executor* ex, int node) {
+static int encode_transform_landmarks(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "landmarks.cl", "transform_landmarks", &a)) return -1;

@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_concat(Executor* ex, int node);
+static int encode_concat(Encoder* ex, int node);
 const GOpDesc kGOpConcat = {"CONCAT", encode_concat};
-static int encode_remap(Executor* ex, int node);
+static int encode_remap(Encoder* ex, int node);
 /* reshape, slices, pads, transpose, tile, gather: per-axis index maps */
 const GOpDesc kGOpRemap = {"REMAP", encode_remap};
 
@@ -87,7 +87,7 @@ static int lower_concat(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_concat(Executor* ex, int node) {
+static int encode_concat(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   int axis = n->p.concat.axis;
@@ -397,26 +397,9 @@ static int remap_whole_slices(const GNode* n, const int* src, const int* dst) {
   return dst[GD_C] <= src[GD_C] || (n->p.remap.border == BORDER_CONST && n->p.remap.value == 0.0f);
 }
 
-/* Indices as a device int buffer: a runtime int32 tensor's own staging
- * buffer, or a constant (held as exact floats) uploaded as ints. */
-cl_mem ex_int_indices(Executor* ex, int tensor) {
-  GTensor* t = &ex->g.tensors[tensor];
-  if (!t->data) return t->mem;
-  size_t n = shape_elements(t->shape);
-  int* v = malloc((n ? n : 1) * sizeof(int));
-  if (!v) {
-    ex_fail(ex, "out of memory");
-    return NULL;
-  }
-  for (size_t i = 0; i < n; ++i) v[i] = (int)t->data[i];
-  cl_mem m = ex_upload(ex, v, n * sizeof(int));
-  free(v);
-  return m;
-}
-
 /* Reshapes, slices and pads (identity perm, constant fill) take the short
  * `remap` kernel; every other map takes `remap_map`. */
-static int encode_remap(Executor* ex, int node) {
+static int encode_remap(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* b = n->p.remap.begin;
   const int* s = n->p.remap.stride;

@@ -2,12 +2,12 @@
  * CPU's kernel computes it: x[c] * (bias + alpha * sum of x[k]^2 for k in
  * [c - radius, c + radius] within the channels)^-beta
  * (opencl_kernels/lrn.cl). */
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_lrn(Executor* ex, int node);
+static int encode_lrn(Encoder* ex, int node);
 static const GOpDesc kGOpLrn = {"LRN", encode_lrn};
 
 static int parse_lrn(const NodeInfo* ni, void* out) {
@@ -36,7 +36,7 @@ static int lower_lrn(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_lrn(Executor* ex, int node) {
+static int encode_lrn(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "lrn.cl", "lrn", &a)) return -1;

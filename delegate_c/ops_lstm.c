@@ -11,12 +11,12 @@
  * takes the full kernel (20/24 inputs), whose state tensors are variables
  * updated in place; the executor has no write-back of inputs, so it stays
  * on the CPU. */
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_lstm_cell(Executor* ex, int node);
+static int encode_lstm_cell(Encoder* ex, int node);
 /* inputs: gates, prev state; outputs: activation, state */
 static const GOpDesc kGOpLstmCell = {"LSTM_CELL", encode_lstm_cell};
 
@@ -107,7 +107,7 @@ static int lower_lstm(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_lstm_cell(Executor* ex, int node) {
+static int encode_lstm_cell(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* state = &ex->g.tensors[n->outputs[1]];
   size_t items = phwc4_items(state->shape);

@@ -1,11 +1,11 @@
 /* MAX_POOL_2D and AVERAGE_POOL_2D (opencl_kernels/pool.cl); a pool over
  * the whole input runs as a reduction (ops_reduce.c). */
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_pool(Executor* ex, int node);
+static int encode_pool(Encoder* ex, int node);
 const GOpDesc kGOpPool = {"POOL", encode_pool};
 
 static int check_pool(const NodeInfo* ni) {
@@ -83,7 +83,7 @@ static int lower_pool(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_pool(Executor* ex, int node) {
+static int encode_pool(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "pool.cl", "pool2d", &a)) return -1;

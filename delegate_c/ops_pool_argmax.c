@@ -11,15 +11,15 @@
  *     max(((H - 1) * stride + kh - OH) / 2, 0), as MediaPipe computes it. */
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_pool_argmax(Executor* ex, int node);
+static int encode_pool_argmax(Encoder* ex, int node);
 /* MediaPipe MaxPoolingWithArgmax2D: p.pool; outputs (values, indices) */
 static const GOpDesc kGOpMaxPoolArgmax = {"MAX_POOL_ARGMAX", encode_pool_argmax};
-static int encode_unpool(Executor* ex, int node);
+static int encode_unpool(Encoder* ex, int node);
 /* MediaPipe MaxUnpooling2D: p.pool; inputs (values, indices) */
 static const GOpDesc kGOpMaxUnpool = {"MAX_UNPOOL", encode_unpool};
 
@@ -114,7 +114,7 @@ static int lower_common(Lowering* lw, const NodeInfo* ni, GOp op, int n_in, int 
 static int lower_pool_argmax(Lowering* lw, const NodeInfo* ni) { return lower_common(lw, ni, &kGOpMaxPoolArgmax, 1, 2); }
 static int lower_unpool(Lowering* lw, const NodeInfo* ni) { return lower_common(lw, ni, &kGOpMaxUnpool, 2, 1); }
 
-static int encode_pool_argmax(Executor* ex, int node) {
+static int encode_pool_argmax(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "pool_argmax.cl", "max_pool_with_argmax", &a)) return -1;
@@ -126,7 +126,7 @@ static int encode_pool_argmax(Executor* ex, int node) {
   return karg_done(ex, &a);
 }
 
-static int encode_unpool(Executor* ex, int node) {
+static int encode_unpool(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "pool_argmax.cl", "max_unpooling", &a)) return -1;

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_quantize(Executor* ex, int node);
+static int encode_quantize(Encoder* ex, int node);
 /* quantize-dequantize onto an int8/uint8 grid: p.quant */
 const GOpDesc kGOpQuantize = {"QUANTIZE", encode_quantize};
 
@@ -125,7 +125,7 @@ int lower_quant_outputs(Lowering* lw, const NodeInfo* ni, int first_new) {
   return 0;
 }
 
-static int encode_quantize(Executor* ex, int node) {
+static int encode_quantize(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "quantize.cl", "quantize_dequantize", &a)) return -1;

@@ -7,13 +7,13 @@
  * activation (ops_pool.c). */
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "selectors.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_reduce(Executor* ex, int node);
+static int encode_reduce(Encoder* ex, int node);
 const GOpDesc kGOpReduce = {"REDUCE", encode_reduce};
 
 static int reduce_code(int builtin) {
@@ -95,7 +95,7 @@ static int lower_reduce(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_reduce(Executor* ex, int node) {
+static int encode_reduce(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* r = n->p.reduce.axes;
   KernelVariant v;

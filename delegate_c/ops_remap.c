@@ -4,7 +4,7 @@
  * into one CONCATENATION. */
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 

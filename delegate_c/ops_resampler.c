@@ -5,12 +5,12 @@
  * opencl_kernels/resampler.cl). No options. */
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_resampler(Executor* ex, int node);
+static int encode_resampler(Encoder* ex, int node);
 /* MediaPipe Resampler: inputs (source, warp) */
 static const GOpDesc kGOpResampler = {"RESAMPLER", encode_resampler};
 
@@ -39,7 +39,7 @@ static int lower_resampler(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_resampler(Executor* ex, int node) {
+static int encode_resampler(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "resampler.cl", "resampler", &a)) return -1;

@@ -3,15 +3,15 @@
  * follow TFLite's reference kernel (reference_ops::ResizeBilinear): the same float scale, the same
  * half-pixel offset, and the lower / upper source index clamped on their
  * own sides, with the weights taken from the unclamped coordinate. */
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "selectors.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_resize_bilinear(Executor* ex, int node);
+static int encode_resize_bilinear(Encoder* ex, int node);
 const GOpDesc kGOpResizeBilinear = {"RESIZE_BILINEAR", encode_resize_bilinear};
-static int encode_resize_nearest(Executor* ex, int node);
+static int encode_resize_nearest(Encoder* ex, int node);
 static const GOpDesc kGOpResizeNearest = {"RESIZE_NEAREST", encode_resize_nearest};
 
 /* Both resize ops: a rank-4 runtime input and a constant int32 size. */
@@ -83,7 +83,7 @@ static int lower_resize_bilinear(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_resize_bilinear(Executor* ex, int node) {
+static int encode_resize_bilinear(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* d = ex->g.tensors[n->outputs[0]].shape;
   KernelVariant v;
@@ -115,7 +115,7 @@ static int lower_resize_nearest(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_resize_nearest(Executor* ex, int node) {
+static int encode_resize_nearest(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "resize.cl", "resize_nearest", &a)) return -1;

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_sequence(Executor* ex, int node);
+static int encode_sequence(Encoder* ex, int node);
 /* inputs: sequence, h0 (, c0); outputs: sequence, final h (, final c) */
 static const GOpDesc kGOpSequence = {"SEQUENCE", encode_sequence};
 
@@ -285,12 +285,12 @@ static int lower_sequence(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static cl_mem upload_packed(Executor* ex, int id) {
+static cl_mem upload_packed(Encoder* ex, int id) {
   const GTensor* t = &ex->g.tensors[id];
   return ex_upload(ex, t->data, shape_elements(t->shape) * sizeof(float));
 }
 
-static int encode_sequence(Executor* ex, int node) {
+static int encode_sequence(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   int lstm = n->p.seq.gates == 4;
   const GTensor* x = &ex->g.tensors[n->inputs[0]];

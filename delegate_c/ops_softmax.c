@@ -4,13 +4,13 @@
  * upstream, any finite beta is taken (upstream only beta == 1). */
 #include <math.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "selectors.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_softmax(Executor* ex, int node);
+static int encode_softmax(Encoder* ex, int node);
 static const GOpDesc kGOpSoftmax = {"SOFTMAX", encode_softmax};
 
 static int check_softmax(const NodeInfo* ni) {
@@ -37,7 +37,7 @@ static int lower_softmax(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_softmax(Executor* ex, int node) {
+static int encode_softmax(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* s = ex->g.tensors[n->inputs[0]].shape;
   KernelVariant v;

@@ -4,14 +4,14 @@
  * the pixels at offset (sy, sx) of every block. Channels never move. */
 #include <stdint.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_space_to_batch(Executor* ex, int node);
+static int encode_space_to_batch(Encoder* ex, int node);
 static const GOpDesc kGOpSpaceToBatch = {"SPACE_TO_BATCH", encode_space_to_batch};
-static int encode_batch_to_space(Executor* ex, int node);
+static int encode_batch_to_space(Encoder* ex, int node);
 static const GOpDesc kGOpBatchToSpace = {"BATCH_TO_SPACE", encode_batch_to_space};
 
 typedef struct SpaceBatchParams {
@@ -88,7 +88,7 @@ static int lower_space_batch(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_space_batch(Executor* ex, int node, const char* kernel) {
+static int encode_space_batch(Encoder* ex, int node, const char* kernel) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "space_batch.cl", kernel, &a)) return -1;
@@ -98,8 +98,8 @@ static int encode_space_batch(Executor* ex, int node, const char* kernel) {
   return karg_done(ex, &a);
 }
 
-static int encode_space_to_batch(Executor* ex, int node) { return encode_space_batch(ex, node, "space_to_batch"); }
-static int encode_batch_to_space(Executor* ex, int node) { return encode_space_batch(ex, node, "batch_to_space"); }
+static int encode_space_to_batch(Encoder* ex, int node) { return encode_space_batch(ex, node, "space_to_batch"); }
+static int encode_batch_to_space(Encoder* ex, int node) { return encode_space_batch(ex, node, "batch_to_space"); }
 
 /* The TFLite ops this file runs (op_table.c lists them). Versions above 1
  * add integer types and rank 3 (refused by the checks). */

@@ -11,12 +11,12 @@
  * The version comes from the options (see ops_landmarks.c for why): v2's
  * have output_height, v1's output_size. */
 #include "custom_options.h"
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_transform_tensor(Executor* ex, int node);
+static int encode_transform_tensor(Encoder* ex, int node);
 /* MediaPipe TransformTensorBilinear: inputs (tensor, matrix) */
 static const GOpDesc kGOpTransformTensor = {"TRANSFORM_TENSOR", encode_transform_tensor};
 
@@ -74,7 +74,7 @@ static int lower_transform_tensor(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_transform_tensor(Executor* ex, int node) {
+static int encode_transform_tensor(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   KArgs a;
   if (ex_dispatch_src_dst(ex, node, "transform_tensor.cl", "transform_tensor_bilinear", &a)) return -1;

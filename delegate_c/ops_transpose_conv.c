@@ -13,12 +13,12 @@
  *     transpose_conv_bias.cc), the leading pad pad_total / 2. */
 #include <string.h>
 
-#include "executor.h"
+#include "encode.h"
 #include "op_table.h"
 #include "tflite_builtins.h"
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
-static int encode_transpose_conv(Executor* ex, int node);
+static int encode_transpose_conv(Encoder* ex, int node);
 /* p.conv: kw, kh, sx, sy, pad_x, pad_y, weights, bias */
 static const GOpDesc kGOpTransposeConv = {"TRANSPOSE_CONV", encode_transpose_conv};
 
@@ -166,7 +166,7 @@ static int lower_transpose_conv(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_transpose_conv(Executor* ex, int node) {
+static int encode_transpose_conv(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* bias = n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL;
   cl_mem wm, bm;

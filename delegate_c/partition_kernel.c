@@ -165,7 +165,7 @@ static void guard_fp16(PartitionKernel* k) {
  * (tune.c), then built again with each dispatch's best scale, which the
  * kernel cache remembers. Any failure keeps the selector's groups. */
 static void tune_partition(PartitionKernel* k) {
-  int n = k->ex.num_dispatches;
+  int n = k->ex.enc.num_dispatches;
   double* us[GD_TUNE_CANDIDATES] = {NULL};
   signed char* scales = malloc((size_t)n + 1);
   signed char* tune = malloc((size_t)n + 1);
@@ -180,7 +180,7 @@ static void tune_partition(PartitionKernel* k) {
       k->tune = scales, k->tune_len = n;
       ok = build_executor(k, &ex, err, sizeof(err), NULL, NULL) == 0;
       k->tune = NULL, k->tune_len = 0;
-      if (ok && ex.num_dispatches != n) ok = 0, snprintf(err, sizeof(err), "the dispatch lists differ");
+      if (ok && ex.enc.num_dispatches != n) ok = 0, snprintf(err, sizeof(err), "the dispatch lists differ");
       run = &ex;
     }
     pthread_mutex_lock(&k->dev->mutex);
@@ -219,7 +219,7 @@ static void tune_partition(PartitionKernel* k) {
 
 static void remember_input_shapes(PartitionKernel* k) {
   for (int i = 0; i < k->ex.num_inputs; ++i)
-    memcpy(&k->input_shapes[4 * i], k->ex.g.tensors[k->ex.inputs[i].tensor].shape, 4 * sizeof(int));
+    memcpy(&k->input_shapes[4 * i], k->ex.enc.g.tensors[k->ex.inputs[i].tensor].shape, 4 * sizeof(int));
 }
 
 /* The bytes of folded output `tensor` in its own type (int32/int64 from
@@ -323,7 +323,7 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
   k->sustained = d->cfg.v2.inference_preference == TFLITE_GPU_INFERENCE_PREFERENCE_SUSTAINED_SPEED;
   int rejected_before = k->dev->build_failures;
   k->built = build_executor(k, &k->ex, k->error, sizeof(k->error), d, params) == 0;
-  if (k->built && k->sustained && !k->tune && k->ex.num_dispatches > 0) tune_partition(k);
+  if (k->built && k->sustained && !k->tune && k->ex.enc.num_dispatches > 0) tune_partition(k);
   if (k->built) {
     k->input_shapes = malloc((size_t)(k->ex.num_inputs + 1) * 4 * sizeof(int));
     if (!k->input_shapes) {
@@ -331,13 +331,13 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
       snprintf(k->error, sizeof(k->error), "out of memory");
     } else {
       remember_input_shapes(k);
-      record_partition(d, params->nodes_to_replace, k->ex.num_dispatches);
-      d->dispatches += k->ex.num_dispatches;
+      record_partition(d, params->nodes_to_replace, k->ex.enc.num_dispatches);
+      d->dispatches += k->ex.enc.num_dispatches;
       d->arena_bytes += k->ex.arena_bytes;
       d->live_peak_bytes += k->ex.lower_bound_bytes;
       d->compile_seconds = k->dev->compile_seconds;
       gd_log(k->log_level, GD_LOG_INFO, "partition of %d nodes: %d kernels, arena %zu bytes (live peak %zu)",
-             params->nodes_to_replace->size, k->ex.num_dispatches, k->ex.arena_bytes, k->ex.lower_bound_bytes);
+             params->nodes_to_replace->size, k->ex.enc.num_dispatches, k->ex.arena_bytes, k->ex.lower_bound_bytes);
     }
   }
   if (!k->built) {

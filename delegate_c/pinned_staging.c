@@ -11,10 +11,10 @@ int pinned_staging_wanted(const GpuDevice* dev) {
 
 static void pin(Executor* ex, BoundaryTensor* b) {
   cl_int rc = CL_SUCCESS;
-  cl_mem m = cl.clCreateBuffer(ex->dev->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, b->bytes ? b->bytes : 16,
+  cl_mem m = cl.clCreateBuffer(ex->enc.dev->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, b->bytes ? b->bytes : 16,
                                NULL, &rc);
   if (!m || rc != CL_SUCCESS) return;
-  void* host = cl.clEnqueueMapBuffer(ex->dev->queue, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+  void* host = cl.clEnqueueMapBuffer(ex->enc.dev->queue, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
                                      b->bytes ? b->bytes : 16, 0, NULL, NULL, &rc);
   if (!host || rc != CL_SUCCESS) {
     cl.clReleaseMemObject(m);
@@ -25,15 +25,15 @@ static void pin(Executor* ex, BoundaryTensor* b) {
 }
 
 void pinned_staging_attach(Executor* ex) {
-  if (!pinned_staging_wanted(ex->dev)) return;
+  if (!pinned_staging_wanted(ex->enc.dev)) return;
   for (int k = 0; k < ex->num_inputs; ++k) pin(ex, &ex->inputs[k]);
   for (int k = 0; k < ex->num_outputs; ++k) pin(ex, &ex->outputs[k]);
 }
 
 static void unpin(Executor* ex, BoundaryTensor* b) {
   if (!b->pinned) return;
-  cl.clEnqueueUnmapMemObject(ex->dev->queue, b->pinned, b->host, 0, NULL, NULL);
-  cl.clFinish(ex->dev->queue); /* the unmap completes before the release */
+  cl.clEnqueueUnmapMemObject(ex->enc.dev->queue, b->pinned, b->host, 0, NULL, NULL);
+  cl.clFinish(ex->enc.dev->queue); /* the unmap completes before the release */
   cl.clReleaseMemObject(b->pinned);
   b->pinned = NULL;
   b->host = NULL;

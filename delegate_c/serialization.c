@@ -270,8 +270,8 @@ void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, 
   }
   const GpuProgram* progs[KC_MAX_ENTRIES];
   int nprogs = 0;
-  for (int i = 0; i < ex->num_dispatches; ++i) {
-    const GpuProgram* p = gpu_device_kernel_program(dev, ex->dispatches[i].kernel);
+  for (int i = 0; i < ex->enc.num_dispatches; ++i) {
+    const GpuProgram* p = gpu_device_kernel_program(dev, ex->enc.dispatches[i].kernel);
     int seen = !p;
     for (int j = 0; j < nprogs && !seen; ++j) seen = progs[j] == p;
     if (!seen && nprogs < KC_MAX_ENTRIES) progs[nprogs++] = p;

@@ -27,17 +27,17 @@ static double now_us(void) {
 }
 
 int tune_time_dispatches(Executor* ex, int reps, double* us, char* err, size_t errlen) {
-  cl_command_queue q = ex->dev->queue;
+  cl_command_queue q = ex->enc.dev->queue;
   cl_int rc = CL_SUCCESS;
   /* One run of the whole list first: the first launch of a kernel (and of
    * a new local size, on PoCL) compiles. */
-  for (int i = 0; i < ex->num_dispatches && rc == CL_SUCCESS; ++i) {
-    const Dispatch* d = &ex->dispatches[i];
+  for (int i = 0; i < ex->enc.num_dispatches && rc == CL_SUCCESS; ++i) {
+    const Dispatch* d = &ex->enc.dispatches[i];
     rc = cl.clEnqueueNDRangeKernel(q, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, NULL);
   }
   if (rc == CL_SUCCESS) rc = cl.clFinish(q);
-  for (int i = 0; i < ex->num_dispatches && rc == CL_SUCCESS; ++i) {
-    const Dispatch* d = &ex->dispatches[i];
+  for (int i = 0; i < ex->enc.num_dispatches && rc == CL_SUCCESS; ++i) {
+    const Dispatch* d = &ex->enc.dispatches[i];
     us[i] = -1;
     for (int r = 0; r < reps && rc == CL_SUCCESS; ++r) {
       double t0 = now_us();

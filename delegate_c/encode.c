@@ -1,0 +1,152 @@
+/* The encoder API's buffers (encode.h): the buffers an encoder owns,
+ * constants uploaded in PHWC4, dense weights repacked for the conv and
+ * fully connected kernels, and index tensors as ints. */
+#include "encode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "half.h"
+
+int ex_own(Encoder* ex, cl_mem m) {
+  if (ex->num_owned == ex->cap_owned) {
+    int cap = ex->cap_owned ? ex->cap_owned * 2 : 64;
+    cl_mem* o = realloc(ex->owned, (size_t)cap * sizeof(*o));
+    if (!o) return ex_fail(ex, "out of memory");
+    ex->owned = o;
+    ex->cap_owned = cap;
+  }
+  ex->owned[ex->num_owned++] = m;
+  return 0;
+}
+
+cl_mem ex_buffer(Encoder* ex, cl_mem_flags flags, size_t bytes, const void* data) {
+  cl_int rc;
+  cl_mem m = cl.clCreateBuffer(ex->dev->context, flags | (data ? CL_MEM_COPY_HOST_PTR : 0), bytes ? bytes : 16,
+                               (void*)data, &rc);
+  if (!m) {
+    ex_fail(ex, "clCreateBuffer(%zu bytes): %s", bytes, cl_error_name(rc));
+    return NULL;
+  }
+  if (ex_own(ex, m)) {
+    cl.clReleaseMemObject(m);
+    return NULL;
+  }
+  return m;
+}
+
+cl_mem ex_upload(Encoder* ex, const void* data, size_t bytes) {
+  return ex_buffer(ex, CL_MEM_READ_ONLY, bytes, data);
+}
+
+int ex_half_storage(const Encoder* ex, const GTensor* t) { return ex->dev->fp16 && !t->fp32; }
+
+/* A constant used as an operand: uploaded once in PHWC4, storage type. */
+static cl_mem upload_const_phwc4(Encoder* ex, GTensor* t) {
+  const int* s = t->shape;
+  int slices = (s[GD_C] + 3) / 4;
+  size_t n = shape_elements_phwc4(s);
+  float* f = calloc(n ? n : 1, sizeof(float));
+  if (!f) {
+    ex_fail(ex, "out of memory");
+    return NULL;
+  }
+  for (int b = 0; b < s[GD_B]; ++b)
+    for (int y = 0; y < s[GD_H]; ++y)
+      for (int x = 0; x < s[GD_W]; ++x)
+        for (int c = 0; c < s[GD_C]; ++c) {
+          size_t src = (((size_t)b * s[GD_H] + y) * s[GD_W] + x) * s[GD_C] + c;
+          size_t dst = ((((size_t)b * slices + c / 4) * s[GD_H] + y) * s[GD_W] + x) * 4 + c % 4;
+          f[dst] = t->data[src];
+        }
+  cl_mem m;
+  if (ex_half_storage(ex, t)) {
+    uint16_t* h = malloc((n ? n : 1) * sizeof(uint16_t));
+    if (!h) {
+      free(f);
+      ex_fail(ex, "out of memory");
+      return NULL;
+    }
+    for (size_t i = 0; i < n; ++i) h[i] = float_to_half(f[i]);
+    m = ex_upload(ex, h, n * 2);
+    free(h);
+  } else {
+    m = ex_upload(ex, f, n * 4);
+  }
+  free(f);
+  t->mem = m;
+  return m;
+}
+
+cl_mem ex_tensor_mem(Encoder* ex, int tensor) {
+  GTensor* t = &ex->g.tensors[tensor];
+  if (!t->mem && t->data) upload_const_phwc4(ex, t);
+  return t->mem;
+}
+
+int ex_dispatch_src_dst(Encoder* ex, int node, const char* file, const char* name, KArgs* a) {
+  const GNode* n = &ex->g.nodes[node];
+  const GTensor* src = &ex->g.tensors[n->inputs[0]];
+  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
+  size_t items = phwc4_items(dst->shape);
+  KernelRef k = ex_dispatch(ex, file, name, items, node);
+  if (!k) return -1;
+  *a = (KArgs){k, 0, CL_SUCCESS, (int)items};
+  karg_mem(a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(a, ex_tensor_mem(ex, n->outputs[0]));
+  karg_shape(a, src->shape);
+  karg_shape(a, dst->shape);
+  return 0;
+}
+
+/* Indices as a device int buffer: a runtime int32 tensor's own staging
+ * buffer, or a constant (held as exact floats) uploaded as ints. */
+cl_mem ex_int_indices(Encoder* ex, int tensor) {
+  GTensor* t = &ex->g.tensors[tensor];
+  if (!t->data) return t->mem;
+  size_t n = shape_elements(t->shape);
+  int* v = malloc((n ? n : 1) * sizeof(int));
+  if (!v) {
+    ex_fail(ex, "out of memory");
+    return NULL;
+  }
+  for (size_t i = 0; i < n; ++i) v[i] = (int)t->data[i];
+  cl_mem m = ex_upload(ex, v, n * sizeof(int));
+  free(v);
+  return m;
+}
+
+int upload_dense_weights_blocked(Encoder* ex, const GTensor* wt, int src_channels, const GTensor* bias,
+                                 int block_slices, cl_mem* wm, cl_mem* bm) {
+  int cout = wt->shape[0], kh = wt->shape[1], kw = wt->shape[2], cin = wt->shape[3];
+  int si = (src_channels + 3) / 4;
+  int bw = block_slices * 4; /* output channels per block */
+  int blocks = (cout + bw - 1) / bw;
+  /* [G][KH][KW][S_in][4 in-lanes][bw out-lanes], zero padded. */
+  size_t count = (size_t)blocks * kh * kw * si * 4 * bw;
+  float* w = calloc(count, sizeof(float));
+  float* b = calloc((size_t)blocks * bw, sizeof(float));
+  if (!w || !b) {
+    free(w);
+    free(b);
+    return ex_fail(ex, "out of memory repacking weights");
+  }
+  if (bias) memcpy(b, bias->data, (size_t)cout * sizeof(float));
+  for (int o = 0; o < cout; ++o)
+    for (int y = 0; y < kh; ++y)
+      for (int x = 0; x < kw; ++x)
+        for (int i = 0; i < cin; ++i) {
+          size_t dst = ((((size_t)(o / bw) * kh + y) * kw + x) * si * 4 + (size_t)i) * bw + o % bw;
+          w[dst] = wt->data[(((size_t)o * kh + y) * kw + x) * cin + i];
+        }
+  *wm = ex_upload(ex, w, count * sizeof(float));
+  *bm = *wm ? ex_upload(ex, b, (size_t)blocks * bw * sizeof(float)) : NULL;
+  free(w);
+  free(b);
+  return *bm ? 0 : -1;
+}
+
+int upload_dense_weights(Encoder* ex, const GTensor* wt, int src_channels, const GTensor* bias, cl_mem* wm,
+                         cl_mem* bm) {
+  return upload_dense_weights_blocked(ex, wt, src_channels, bias, 1, wm, bm);
+}
