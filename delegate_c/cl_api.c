@@ -1,6 +1,7 @@
 #include "cl_api.h"
 
 #include "cl_hooks.h"
+#include "env_hooks.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -34,8 +35,8 @@ int cl_api_load(char* err, size_t errlen) {
     pthread_mutex_unlock(&g_load_mutex);
     return 0;
   }
-  const char* env = getenv("TFLITE_GPU_OPENCL_LIBRARY");
-  if (env && *env) {
+  const char* env = env_text("TFLITE_GPU_OPENCL_LIBRARY");
+  if (env) {
     /* An explicit choice is the only candidate: falling back to the system
      * loader would silently run something other than what was asked for. */
     if (!g_handle) g_handle = dlopen(env, RTLD_NOW | RTLD_LOCAL);

@@ -7,6 +7,7 @@
 
 #include "kernel_cache.h"
 #include "kernels_embedded.h"
+#include "env_hooks.h"
 
 #define GD_MAX_DEVICES 64
 
@@ -125,8 +126,7 @@ int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuD
     gpu_device_release(dev);
     return -1;
   }
-  const char* prof = getenv("TFLITE_GPU_PROFILE");
-  dev->profiling = prof && *prof == '1';
+  dev->profiling = env_flag("TFLITE_GPU_PROFILE", 0);
   cl_command_queue_properties qp = dev->profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
   dev->queue = cl.clCreateCommandQueue(dev->context, dev->device, qp, &rc);
   if (!dev->queue) {
@@ -158,8 +158,7 @@ void gpu_device_release(GpuDevice* dev) {
  * "tflite-gpu build FILE [OPTIONS]: SECONDS" (cold-start measurements; the
  * strict-compiler gate's coverage test, tests/test_cl_strict.py). */
 static int build_log_enabled(void) {
-  const char* v = getenv("TFLITE_GPU_BUILD_LOG");
-  return v && *v == '1';
+  return env_flag("TFLITE_GPU_BUILD_LOG", 0);
 }
 
 /* The options of one (file, defines) program. */

@@ -1,4 +1,5 @@
 #include "cl_hooks.h"
+#include "env_hooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,6 @@ void cl_hooks_install(ClApi* api) {
   api->clEnqueueWriteBuffer = w_write;
   api->clEnqueueReadBuffer = w_read;
   api->clReleaseEvent = w_release_event;
-  const char* spec = getenv("TFLITE_GPU_FAULT_INJECT");
-  if (spec && *spec) cl_hooks_set_faults(spec);
+  const char* spec = env_text("TFLITE_GPU_FAULT_INJECT");
+  if (spec) cl_hooks_set_faults(spec);
 }

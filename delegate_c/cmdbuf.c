@@ -6,6 +6,7 @@
 #include "executor.h"
 #include "gpu_delegate.h"
 #include "gpu_delegate_introspection.h"
+#include "env_hooks.h"
 
 /* Test hooks: command buffers alive, and replays enqueued, since load. */
 static long g_live, g_replays;
@@ -43,8 +44,7 @@ typedef struct CmdBufApi {
  * clEnqueueCommandBufferKHR re-creates every recorded command per replay,
  * so the host work per kernel stays. */
 int cmdbuf_enabled(void) {
-  const char* e = getenv("TFLITE_GPU_COMMAND_BUFFER");
-  return e && *e == '1';
+  return env_flag("TFLITE_GPU_COMMAND_BUFFER", 0);
 }
 
 /* The entry points for a platform; 0 when any is missing. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kernels_embedded.h"
+#include "env_hooks.h"
 
 /* PoCL compiles a work-group function per (kernel, local size), costing
  * cold start time, and runs local size 1 about 20x slower, so each kernel
@@ -38,8 +39,7 @@ int ex_fail(Encoder* ex, const char* fmt, ...) {
 static size_t kernel_max_group(const Encoder* ex, cl_kernel k) {
   size_t max_wg = 0;
   cl.clGetKernelWorkGroupInfo(k, ex->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(max_wg), &max_wg, NULL);
-  const char* cap = getenv("TFLITE_GPU_MAX_GROUP");
-  long c = cap ? strtol(cap, NULL, 10) : 0;
+  long c = env_long("TFLITE_GPU_MAX_GROUP", 0);
   if (c > 0 && (!max_wg || (size_t)c < max_wg)) max_wg = (size_t)c;
   return max_wg;
 }

@@ -6,9 +6,7 @@
 #include <time.h>
 
 #include "cmdbuf.h"
-#include "fuse.h"
-#include "half.h"
-#include "int8_exact.h"
+#include "env_hooks.h"
 #include "memory_plan.h"
 #include "output_assembly.h"
 #include "output_direct.h"
@@ -16,14 +14,14 @@
 #include "selectors.h"
 
 /* Lifetimes over dispatch steps: boundary inputs are written before step
- * 0, outputs (and keep[]: parts of assembled outputs) must survive to the
+ * 0, outputs (and parts of assembled outputs, GTensor.out_part) must survive to the
  * end. */
-static int plan_memory(Executor* ex, const char* keep) {
+static int plan_memory(Executor* ex) {
   Graph* g = &ex->enc.g;
   for (int i = 0; i < g->num_tensors; ++i) {
     GTensor* t = &g->tensors[i];
     t->first_use = t->is_input ? -1 : g->num_nodes;
-    t->last_use = keep[i] ? g->num_nodes : -2;
+    t->last_use = t->out_part ? g->num_nodes : -2;
   }
   for (int k = 0; k < g->num_nodes; ++k) {
     const GNode* n = &g->nodes[k];
@@ -51,7 +49,7 @@ static int plan_memory(Executor* ex, const char* keep) {
     GTensor* t = &g->tensors[i];
     /* constants; raw inputs; outputs stored into their staging buffers; unused */
     if (t->data || t->is_int32 || t->bhwc || t->bhwc_out || t->last_use == -2) continue;
-    if (t->is_output || keep[i]) t->last_use = g->num_nodes;
+    if (t->is_output || t->out_part) t->last_use = g->num_nodes;
     t->bytes = shape_elements_phwc4(t->shape) * (ex_half_storage(&ex->enc, t) ? 2 : 4);
     ids[n] = i;
     req[n++] = (MemoryRequest){t->bytes, t->first_use, t->last_use};
@@ -68,8 +66,7 @@ static int plan_memory(Executor* ex, const char* keep) {
   /* TFLITE_GPU_SEPARATE_BUFFERS=1 (a test setting): each activation in a
    * buffer of its own, so checking tools such as Oclgrind see an overrun
    * that a sub-buffer would hide inside the arena. */
-  const char* sep = getenv("TFLITE_GPU_SEPARATE_BUFFERS");
-  int separate = sep && *sep == '1';
+  int separate = env_flag("TFLITE_GPU_SEPARATE_BUFFERS", 0);
   for (int k = 0; rc == 0 && k < n; ++k) {
     GTensor* t = &g->tensors[ids[k]];
     cl_buffer_region region = {offsets[k], t->bytes ? t->bytes : 16};
@@ -89,14 +86,6 @@ static int plan_memory(Executor* ex, const char* keep) {
   return rc;
 }
 
-/* Whether a float tensor's PHWC4 bytes begin with its BHWC bytes, element
- * for element: one slice of exactly 4 channels, or a single pixel per
- * batch (B = 1, or C a multiple of 4). */
-static int phwc4_is_bhwc(const int s[4]) {
-  int pixels = s[GD_H] * s[GD_W];
-  return s[GD_C] == 4 || (pixels == 1 && (s[GD_B] == 1 || s[GD_C] % 4 == 0));
-}
-
 /* phwc4_to_bhwc of a float tensor into dst, from element dst_offset on. */
 static int convert_out(Executor* ex, int tensor, cl_mem dst, size_t dst_offset) {
   const GTensor* t = &ex->enc.g.tensors[tensor];
@@ -113,13 +102,6 @@ static int convert_out(Executor* ex, int tensor, cl_mem dst, size_t dst_offset) 
   karg_int(&a, (int)dst_offset);
   karg_int(&a, (int)v.total);
   return karg_done(&ex->enc, &a);
-}
-
-/* A float32 output read back from its own buffer: stored as float, with
- * PHWC4 bytes that begin with its BHWC bytes. */
-static int read_back_as_is(const Executor* ex, const GTensor* t) {
-  return t->dtype == kTfLiteFloat32 && t->qtype == GD_QNONE && !t->is_int32 && (!ex->enc.dev->fp16 || t->fp32) &&
-         phwc4_is_bhwc(t->shape);
 }
 
 /* The staging buffers of the outputs (or parts) their convs store as BHWC
@@ -151,7 +133,7 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
    * padded lanes of a PHWC4 tensor as zeros, which a plain write of the
    * runtime's bytes leaves unset. */
   if (!to_device && t->bhwc_out) return 0; /* its conv stores it into b->staging (stage_direct_outputs) */
-  if (!to_device && read_back_as_is(ex, t)) {
+  if (!to_device && output_read_back_as_is(t, ex->enc.dev->fp16)) {
     b->bytes = shape_elements(t->shape) * 4;
     b->staging = t->mem;
     return 0;
@@ -199,7 +181,8 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
 /* An assembled output: a staging buffer the parts are converted into. A
  * single part whose PHWC4 bytes begin with its BHWC bytes (see
  * phwc4_is_bhwc) is read back from its own buffer. */
-static int add_assembled(Executor* ex, BoundaryTensor* b, const OutAssembly* as) {
+static int add_assembled(Executor* ex, BoundaryTensor* b) {
+  const Graph* as = &ex->enc.g;
   const GTensor* t = &ex->enc.g.tensors[b->tensor];
   b->bytes = shape_elements(t->shape) * 4;
   int n = 0, only = -1;
@@ -253,6 +236,8 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   if (!written) return ex_fail(&ex->enc, "out of memory");
   for (int k = 0; k < gr->num_nodes; ++k)
     for (int j = 0; j < gr->nodes[k].num_outputs; ++j) written[gr->nodes[k].outputs[j]] = 1;
+  /* An assembled output's nodes are gone (output_assembly.c): its parts make it. */
+  for (int i = 0; i < gr->num_parts; ++i) written[gr->parts[i].output] = 1;
   ex->inputs = calloc((size_t)gr->num_tensors + 1, sizeof(BoundaryTensor));
   int states = 0;
   for (int id = 0; id < gr->num_tensors; ++id) states += gr->tensors[id].write_back >= 0 && written[id];
@@ -268,6 +253,15 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
       t->is_input = 1;
       ex->inputs[ex->num_inputs++] = (BoundaryTensor){t->tflite_index, gr->nodes[k].inputs[j], NULL, 0, NULL, NULL};
     }
+  }
+  /* A part of an assembled output that no node reads or writes: a
+   * partition input converted straight into the output. */
+  for (int i = 0; i < gr->num_parts; ++i) {
+    int id = gr->parts[i].tensor;
+    GTensor* t = &gr->tensors[id];
+    if (t->data || written[id] || t->is_input) continue;
+    t->is_input = 1;
+    ex->inputs[ex->num_inputs++] = (BoundaryTensor){t->tflite_index, id, NULL, 0, NULL, NULL};
   }
   for (int k = 0; k < num_outputs; ++k) {
     int id = outputs[k];
@@ -286,29 +280,8 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
     ex->num_state_outputs++;
   }
   free(written);
-  OutAssembly as = {0};
-  char* keep = calloc((size_t)gr->num_tensors + 1, 1);
-  int* outs = malloc((size_t)(ex->num_outputs + 1) * sizeof(int));
-  int rc = 0;
-  if (keep && outs) {
-    for (int k = 0; k < ex->num_outputs; ++k) outs[k] = ex->outputs[k].tensor;
-    if (output_assembly_plan(gr, outs, ex->num_outputs - ex->num_state_outputs, &as, keep)) rc = -1;
-  } else {
-    rc = -1;
-  }
-  if (rc) rc = ex_fail(&ex->enc, "out of memory");
-  if (rc == 0 && (select_fusions(dev) & FUSE_BHWC_OUTPUT)) {
-    int runtime_outputs = ex->num_outputs - ex->num_state_outputs;
-    char* read_back = calloc((size_t)runtime_outputs + 1, 1);
-    if (!read_back) rc = ex_fail(&ex->enc, "out of memory");
-    for (int k = 0; rc == 0 && k < runtime_outputs; ++k) read_back[k] = (char)read_back_as_is(ex, &gr->tensors[outs[k]]);
-    if (rc == 0) output_direct_mark(gr, outs, runtime_outputs, &as, read_back);
-    free(read_back);
-  }
-  if (rc == 0) rc = plan_memory(ex, keep);
+  int rc = plan_memory(ex);
   if (rc == 0) rc = stage_direct_outputs(ex);
-  free(keep);
-  free(outs);
   for (int k = 0; rc == 0 && k < ex->num_inputs; ++k) rc = add_conversion(ex, &ex->inputs[k], 1);
   for (int k = 0; rc == 0 && k < gr->num_nodes; ++k) {
     if (gr->nodes[k].op->encode(&ex->enc, k)) {
@@ -320,9 +293,8 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   }
   for (int k = 0; rc == 0 && k < ex->num_outputs; ++k) {
     BoundaryTensor* b = &ex->outputs[k];
-    rc = output_assembled(&as, b->tensor) ? add_assembled(ex, b, &as) : add_conversion(ex, b, 0);
+    rc = output_assembled(gr, b->tensor) ? add_assembled(ex, b) : add_conversion(ex, b, 0);
   }
-  free(as.parts);
   if (rc) return -1;
   if (ex_finish_dispatches(&ex->enc)) return -1;
   pinned_staging_attach(ex);

@@ -43,8 +43,6 @@ static int new_const(Graph* g, const int shape[4], int rank, float** data, size_
 }
 
 int fold_channel_affine(Graph* g, const int* outputs, int num_outputs, char* dead) {
-  const char* hook = getenv("TFLITE_GPU_FOLD_AFFINE"); /* "0": off (a test hook) */
-  if (hook && !strcmp(hook, "0")) return 0;
   int folded = 0;
   for (int k = 0; k < g->num_nodes; ++k) {
     const float *s, *t;

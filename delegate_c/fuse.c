@@ -1,371 +1,160 @@
-/* Fuses elementwise consumers into the convolution that feeds them, so
- * conv -> PRELU -> ADD(residual) is one kernel: each fused node saves a
- * launch and a full write + read of the activation; a RELU-family node
- * after them becomes the last step's activation. Zero PADs of H and W that
- * only feed convolutions are folded into the convolutions' padding, and
- * layer norms' statistics become one kernel (fuse_layer_norm.c). With the
- * GPU kernel set, a depthwise and the 1x1 after it become one kernel
- * (fuse_dw_conv.c), and a residual that is a 2x2 max pool or a 2x
- * bilinear upsampling is read through it (max2_pool_of, up2_resize_of). */
+/* The fuse stage (fuse.h): the table of passes and the loop that runs
+ * them. A pass that adds a fused node adds its row here; its kernel set,
+ * hook and order are decided here and nowhere else. */
 #include "fuse.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "env_hooks.h"
 #include "fold_affine.h"
+#include "fold_pad.h"
 #include "fuse_conv_source.h"
 #include "fuse_dw_conv.h"
-#include "fuse_fc_pair.h"
+#include "fuse_epilogue.h"
 #include "fuse_fc_heads.h"
-#include "fuse_pw_dw.h"
+#include "fuse_fc_pair.h"
 #include "fuse_layer_norm.h"
-#include "tflite_abi.h"
-#include "tflite_builtins.h"
+#include "fuse_pw_dw.h"
+#include "input_direct.h"
+#include "output_assembly.h"
+#include "output_direct.h"
+#include "selectors.h"
 
-/* A constant that varies along channels only (B=H=W=1) and matches C. */
-static int per_channel_const(const Graph* g, int t, int channels) {
-  const GTensor* x = &g->tensors[t];
-  if (!x->data || x->shape[GD_B] != 1 || x->shape[GD_H] != 1 || x->shape[GD_W] != 1) return 0;
-  return x->shape[GD_C] == channels || x->shape[GD_C] == 1;
+static int run_layer_norm(FuseStage* s) { return fuse_layer_norm(s->g, s->outputs, s->num_outputs, s->dead); }
+static int run_pad(FuseStage* s) { return fold_pads(s->g, s->outputs, s->num_outputs, s->dead); }
+static int run_channel_affine(FuseStage* s) { return fold_channel_affine(s->g, s->outputs, s->num_outputs, s->dead); }
+static int run_hoist(FuseStage* s) { return fuse_hoist_residuals(s->g, s->outputs, s->num_outputs, s->dead); }
+static int run_epilogues(FuseStage* s) {
+  return fuse_epilogues(s->g, s->outputs, s->num_outputs, s->dead,
+                        (s->passes & FUSE_PASS_BIT(PASS_POOLED_RESIDUAL)) != 0, &s->counts[PASS_POOLED_RESIDUAL]);
 }
-
-/* The node that computes t as a zero PAD of trailing channels only, read by
- * node c alone, or -1. BlazeFace-style blocks add such a PAD of the
- * shortcut to a conv's output; the conv can read the shortcut itself as a
- * residual with fewer channels (its missing slices add zero). */
-static int channel_pad_of(const Graph* g, int t, int c, const int* outputs, int num_outputs) {
-  int k = graph_writer(g, t), only = -1;
-  if (k < 0 || graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &only) != 1 || only != c) return -1;
-  const GNode* pad = &g->nodes[k];
-  if (pad->op != &kGOpRemap || pad->p.remap.mode != REMAP_PAD || pad->p.remap.value != 0.0f || pad->num_inputs != 1)
-    return -1;
-  const int* b = pad->p.remap.begin;
-  const int* in = g->tensors[pad->inputs[0]].shape;
-  const int* out = g->tensors[t].shape;
-  if (b[GD_B] || b[GD_H] || b[GD_W] || b[GD_C] || in[GD_B] != out[GD_B] || in[GD_H] != out[GD_H] ||
-      in[GD_W] != out[GD_W] || in[GD_C] > out[GD_C] || g->tensors[pad->inputs[0]].data)
-    return -1;
-  return k;
+static int run_dw_1x1(FuseStage* s) { return fuse_dw_conv(s->g, s->outputs, s->num_outputs, s->dead); }
+static int run_pw_dw(FuseStage* s) { return fuse_pw_dw(s->g, s->outputs, s->num_outputs, s->dead); }
+static int run_channel_scale(FuseStage* s) { return fuse_channel_scale(s->g, s->outputs, s->num_outputs, s->dead); }
+static int run_upsampled(FuseStage* s) { return fuse_upsampled_source(s->g, s->outputs, s->num_outputs, s->dead); }
+static int run_fc_pair(FuseStage* s) { return fuse_fc_pair(s->g, s->outputs, s->num_outputs, s->dead); }
+static int run_fc_heads(FuseStage* s) { return fuse_fc_heads(s->g, s->dead); }
+static int run_input_direct(FuseStage* s) { return input_direct_mark(s->g); }
+static int run_mixed_storage(FuseStage* s) {
+  if (!s->fp16) return 0;
+  if (mixed_storage_apply(s->g, s->outputs, s->num_outputs, s->float_outputs, &s->mixed) < 0) return -1;
+  return s->mixed.float_nodes;
 }
-
-/* The node that computes t as the first channels of its input, all of B,
- * H and W (a STRIDED_SLICE or SLICE from 0 with step 1 on every axis),
- * read by node c alone, or -1. hand_recrop's last blocks narrow their
- * shortcut so (MAX_POOL_2D, then the first half of its channels); the
- * conv reads the slice's input as its residual, slice s of the output at
- * slice s of the input (convg_residual indexes it by the input's own
- * slice count), and its store zeroes the lanes past C. */
-static int channel_prefix_of(const Graph* g, int t, int c, const int* outputs, int num_outputs) {
-  int k = graph_writer(g, t), only = -1;
-  if (k < 0 || graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &only) != 1 || only != c) return -1;
-  const GNode* sl = &g->nodes[k];
-  if (sl->op != &kGOpRemap || sl->p.remap.mode != REMAP_SLICE || sl->p.remap.gather || sl->num_inputs != 1 ||
-      sl->act != kTfLiteActNone || sl->num_epi || g->tensors[sl->inputs[0]].data)
-    return -1;
-  for (int a = 0; a < 4; ++a)
-    if (sl->p.remap.begin[a] || sl->p.remap.stride[a] != 1 || sl->p.remap.perm[a] != a) return -1;
-  const int* in = g->tensors[sl->inputs[0]].shape;
-  const int* out = g->tensors[t].shape;
-  if (in[GD_B] != out[GD_B] || in[GD_H] != out[GD_H] || in[GD_W] != out[GD_W] || out[GD_C] > in[GD_C]) return -1;
-  return k;
+/* Every partition output, the sequence ops' states included, is marked
+ * is_output first: the assembly never takes such a tensor apart. */
+static int run_output_assembly(FuseStage* s) {
+  Graph* g = s->g;
+  for (int k = 0; k < s->num_outputs; ++k) g->tensors[s->outputs[k]].is_output = 1;
+  for (int t = 0; t < g->num_tensors; ++t)
+    if (g->tensors[t].write_back >= 0 && graph_writer(g, t) >= 0) g->tensors[t].is_output = 1;
+  return output_assembly_plan(g, s->outputs, s->num_outputs);
 }
+static int run_output_direct(FuseStage* s) { return output_direct_mark(s->g, s->outputs, s->num_outputs, s->fp16); }
 
-/* The node that computes t as a 2x2 stride-2 MAX_POOL_2D without padding
- * before its windows, read by node c alone, or -1; *code gets the kernels'
- * EPI_ADD_MAX2 code. BlazeBlock stride-2 blocks add such a pool of the
- * block's input (then maybe a channel PAD) to the conv path; conv_gpu.cl
- * reads the pool's input through the window instead (convg_residual). Its
- * source must be 2W x 2H, or one short (SAME padding of an odd size, the
- * last window holds fewer taps); VALID of an odd size would skip a pixel
- * per row, which the kernel does not know. */
-static int max2_pool_of(const Graph* g, int t, int c, const int* outputs, int num_outputs, int* code) {
-  int k = graph_writer(g, t), only = -1;
-  if (k < 0 || graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &only) != 1 || only != c) return -1;
-  const GNode* pool = &g->nodes[k];
-  if (pool->op != &kGOpPool || !pool->p.pool.is_max || pool->p.pool.kw != 2 || pool->p.pool.kh != 2 ||
-      pool->p.pool.sx != 2 || pool->p.pool.sy != 2 || pool->p.pool.pad_x || pool->p.pool.pad_y ||
-      pool->act != kTfLiteActNone || pool->num_epi || pool->num_inputs != 1 || g->tensors[pool->inputs[0]].data)
-    return -1;
-  const int* in = g->tensors[pool->inputs[0]].shape;
-  const int* out = g->tensors[t].shape;
-  int dw = 2 * out[GD_W] - in[GD_W], dh = 2 * out[GD_H] - in[GD_H];
-  if (in[GD_B] != out[GD_B] || in[GD_C] != out[GD_C] || dw < 0 || dw > 1 || dh < 0 || dh > 1) return -1;
-  *code = EPI_ADD_MAX2 | (dw ? EPI_MAX2_ODD_W : 0) | (dh ? EPI_MAX2_ODD_H : 0);
-  return k;
-}
+/* In the order they run: each sees what the ones before it left. */
+const FusePass kFusePasses[FUSE_NUM_PASSES] = {
+    [PASS_LAYER_NORM] = {"layer_norm", "MEAN, SQUARED_DIFFERENCE, MEAN, ADD eps, RSQRT -> one statistics kernel",
+                         FUSE_KSETS_ALL, NULL, NULL, run_layer_norm},
+    [PASS_PAD] = {"pad", "a zero PAD of H and W read only by convolutions -> their padding", FUSE_KSETS_ALL, NULL,
+                  NULL, run_pad},
+    [PASS_CHANNEL_AFFINE] = {"channel_affine",
+                             "a 1x1 depthwise (x * s + t) read only by a CONV_2D with no padding taps -> its constants",
+                             FUSE_KSETS_ALL, "TFLITE_GPU_FOLD_AFFINE", NULL, run_channel_affine},
+    [PASS_HOIST_RESIDUALS] = {"hoist_residuals",
+                              "a residual ADD's shortcut computed after the conv of the other operand -> moved "
+                              "ahead of it (so the ADD can fuse)",
+                              FUSE_KSETS_ALL, NULL, NULL, run_hoist},
+    [PASS_EPILOGUES] = {"epilogues",
+                        "PRELU, residual ADD, activations, QUANTIZE after a conv, depthwise or fully connected -> "
+                        "its epilogue",
+                        FUSE_KSETS_ALL, NULL, NULL, run_epilogues},
+    [PASS_POOLED_RESIDUAL] = {"pooled_residual",
+                              "a residual that is a 2x2 max pool, a 2x bilinear upsampling or a channel prefix -> "
+                              "read through it by the conv (epilogues)",
+                              FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", NULL, NULL},
+    [PASS_DW_1X1] = {"dw_1x1", "a depthwise read only by a 1x1 CONV_2D -> one launch (dw_conv2d_1x1_gpu)",
+                     FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_DW_1X1", NULL, run_dw_1x1},
+    [PASS_PW_DW] = {"pw_dw", "a 1x1 CONV_2D read only by a depthwise -> one launch (pw_depthwise_gpu)",
+                    FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_PW_DW", select_pw_depthwise_fits, run_pw_dw},
+    [PASS_CHANNEL_SCALE] = {"channel_scale",
+                            "a MUL by a per-channel scale (maybe then an ADD) read only by a 1x1 -> its source",
+                            FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_CHANNEL_SCALE", NULL, run_channel_scale},
+    [PASS_UPSAMPLED_SOURCE] = {"upsampled_source", "a 2x RESIZE_BILINEAR read only by a 1x1 -> its source",
+                               FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", NULL, run_upsampled},
+    [PASS_FC_PAIR] = {"fc_pair", "two 1x1s on one pixel, the first read only by the second -> one launch",
+                      FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_FC_PAIR", NULL, run_fc_pair},
+    [PASS_FC_HEADS] = {"fc_heads", "up to 4 FULLY_CONNECTED heads of one source row -> one launch",
+                       FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_FC_HEADS", NULL, run_fc_heads},
+    [PASS_INPUT_DIRECT] = {"input_direct",
+                           "a float input only convolutions read -> read as BHWC (no conversion launch)",
+                           FUSE_KSETS_GPU, "TFLITE_GPU_BHWC_INPUT", NULL, run_input_direct},
+    [PASS_MIXED_STORAGE] = {"mixed_storage",
+                            "FP16 partitions: the nodes the float outputs depend on -> float storage, with casts",
+                            FUSE_KSETS_ALL, NULL, NULL, run_mixed_storage},
+    [PASS_OUTPUT_ASSEMBLY] = {"output_assembly",
+                              "RESHAPE / CONCATENATION nodes that only lay out an output -> each part converted "
+                              "into place",
+                              FUSE_KSETS_ALL, NULL, NULL, run_output_assembly},
+    [PASS_OUTPUT_DIRECT] = {"output_direct",
+                            "a float output (or part) a conv writes and nothing reads -> stored by it as BHWC",
+                            FUSE_KSETS_GPU, "TFLITE_GPU_BHWC_OUTPUT", NULL, run_output_direct},
+};
 
-/* The node that computes t as a RESIZE_BILINEAR to exactly twice its
- * input's W and H without align_corners (scale 1/2; the top-down path of
- * feature pyramids and segmentation decoders), read by node c alone, or
- * -1; *code gets the kernels' EPI_ADD_UP2 code. */
-static int up2_resize_of(const Graph* g, int t, int c, const int* outputs, int num_outputs, int* code) {
-  int k = graph_writer(g, t), only = -1;
-  if (k < 0 || graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &only) != 1 || only != c) return -1;
-  const GNode* rs = &g->nodes[k];
-  if (rs->op != &kGOpResizeBilinear || rs->p.resize.scale_x != 0.5f || rs->p.resize.scale_y != 0.5f ||
-      rs->act != kTfLiteActNone || rs->num_epi || rs->num_inputs != 1 || g->tensors[rs->inputs[0]].data)
-    return -1;
-  const int* in = g->tensors[rs->inputs[0]].shape;
-  const int* out = g->tensors[t].shape;
-  if (in[GD_B] != out[GD_B] || in[GD_C] != out[GD_C] || 2 * in[GD_W] != out[GD_W] || 2 * in[GD_H] != out[GD_H])
-    return -1;
-  *code = EPI_ADD_UP2 | (rs->p.resize.half_pixel_centers ? EPI_UP2_HALF_PIXEL : 0);
-  return k;
-}
-
-/* Residual ADDs whose shortcut is computed after the convolution that
- * feeds the other operand (BlazeFace / BlazeBlock stride-2 blocks: the
- * conv path, then MAX_POOL and a channel PAD of the block's input, then
- * the ADD). try_fuse needs the residual to exist before its producer
- * runs, so the nodes computing the shortcut that sit between the conv and
- * the ADD move ahead of the conv, in their order, when none of them
- * depends on it. A topological order stays one: they read nothing written
- * after the conv. The shortcut then lives a little longer in the arena.
- * Returns the number of ADDs made fusable. */
-static int hoist_residuals(Graph* g, char* dead, const int* outputs, int num_outputs) {
-  int hoisted = 0;
-  char* mark = calloc((size_t)g->num_nodes + 1, 1);
-  GNode* tmp = malloc(sizeof(GNode) * ((size_t)g->num_nodes + 1));
-  char* tmp_dead = malloc((size_t)g->num_nodes + 1);
-  if (!mark || !tmp || !tmp_dead) {
-    free(mark), free(tmp), free(tmp_dead);
-    return -1;
-  }
-  for (int a = 0; a < g->num_nodes; ++a) {
-    const GNode* add = &g->nodes[a];
-    if (dead[a] || add->op != &kGOpBinary || add->p.binary.op != BIN_ADD || add->num_inputs != 2) continue;
-    for (int j = 0; j < 2; ++j) {
-      int t = add->inputs[j], p = graph_writer(g, t), w = graph_writer(g, add->inputs[1 - j]), only = -1;
-      if (p < 0 || w <= p || dead[p] || (g->nodes[p].op != &kGOpConv2d && g->nodes[p].op != &kGOpDepthwise) ||
-          graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &only) != 1)
-        continue;
-      /* The shortcut's writers after p: w and, walking back, whatever of
-       * theirs is written after p; none may be p itself. */
-      memset(mark, 0, (size_t)g->num_nodes);
-      mark[w] = 1;
-      int ok = 1;
-      for (int k = w; k > p && ok; --k) {
-        if (!mark[k]) continue;
-        for (int i = 0; i < g->nodes[k].num_inputs && ok; ++i) {
-          int x = graph_writer(g, g->nodes[k].inputs[i]);
-          if (x == p) ok = 0;
-          else if (x > p) mark[x] = 1;
-        }
-      }
-      if (!ok) continue;
-      /* [p, w] becomes: the marked nodes, p, the rest, each in order. */
-      int n = 0;
-      for (int pass = 0; pass < 3; ++pass)
-        for (int k = p; k <= w; ++k) {
-          int take = pass == 0 ? k > p && mark[k] : pass == 1 ? k == p : k > p && !mark[k];
-          if (!take) continue;
-          tmp[n] = g->nodes[k];
-          tmp_dead[n++] = dead[k];
-        }
-      memcpy(&g->nodes[p], tmp, sizeof(GNode) * (size_t)n);
-      memcpy(&dead[p], tmp_dead, (size_t)n);
-      ++hoisted;
-      break;
-    }
-  }
-  free(mark), free(tmp), free(tmp_dead);
-  return hoisted;
-}
-
-/* Can node c (reading t, the output of node p) become an epilogue of p? */
-static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* outputs, int num_outputs, int flags) {
-  GNode* prod = &g->nodes[p];
-  GNode* cons = &g->nodes[c];
-  /* A FULLY_CONNECTED takes an activation, no epilogue: the hand models'
-   * presence and handedness heads (FC then LOGISTIC). */
-  if (prod->op == &kGOpFullyConnected && cons->op != &kGOpUnary) return 0;
-  if (cons->op == &kGOpQuantize) {
-    if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
-    /* Its params take the alpha operand: not with a fused PReLU. */
-    for (int k = 0; k < prod->num_epi; ++k)
-      if (prod->epi[k].op == EPI_PRELU || prod->epi[k].op == EPI_QDQ) return 0;
-    prod->epi[prod->num_epi++] = (Epilogue){EPI_QDQ, -1, kTfLiteActNone, cons->p.quant.scale,
-                                            cons->p.quant.zero_point, cons->p.quant.qmin, cons->p.quant.qmax, 0};
-    prod->outputs[0] = cons->outputs[0];
-    return 1;
-  }
-  if (cons->op == &kGOpUnary) {
-    /* A RELU-family, TANH, LOGISTIC or HARD_SWISH node after the conv, or
-     * after its fused ADD, becomes that step's activation (BlazeFace
-     * blocks: ADD then RELU; MobileNetV3's: conv then HARD_SWISH). The
-     * kernels compute each as elementwise.cl's unary op does. */
-    int u = cons->p.unary.op;
-    int act = u == UN_RELU ? ACT_RELU : u == UN_RELU6 ? ACT_RELU6 : u == UN_RELU_N1_TO_1 ? ACT_RELU_N1_TO_1
-              : u == UN_TANH ? ACT_TANH : u == UN_LOGISTIC ? ACT_SIGMOID : u == UN_HARD_SWISH ? ACT_HARD_SWISH : -1;
-    int* slot = prod->num_epi == 0 ? &prod->act
-                : prod->epi[prod->num_epi - 1].op == EPI_ADD ? &prod->epi[prod->num_epi - 1].act : NULL;
-    if (act < 0 || !slot || *slot != ACT_NONE) return 0;
-    *slot = act;
-    prod->outputs[0] = cons->outputs[0];
-    return 1;
-  }
-  if (prod->num_epi == GD_MAX_EPILOGUE || cons->op != &kGOpBinary || cons->num_inputs != 2) return 0;
-  const int* out_shape = g->tensors[cons->outputs[0]].shape;
-  if (memcmp(out_shape, g->tensors[t].shape, sizeof(int) * 4) != 0) return 0;
-  int other = cons->inputs[0] == t ? cons->inputs[1] : cons->inputs[0];
-  if (other == t) return 0;
-  Epilogue e = {EPI_NONE, other, kTfLiteActNone, 0.0f, 0, 0, 0, 0};
-  /* The kernels take one alpha and one residual operand. */
-  for (int k = 0; k < prod->num_epi; ++k)
-    if (((prod->epi[k].op == EPI_PRELU || prod->epi[k].op == EPI_QDQ) && cons->p.binary.op == BIN_PRELU) ||
-        (prod->epi[k].op == EPI_ADD && cons->p.binary.op == BIN_ADD))
-      return 0;
-  if (cons->p.binary.op == BIN_PRELU && cons->inputs[0] == t && cons->act == kTfLiteActNone &&
-      per_channel_const(g, other, out_shape[GD_C])) {
-    e.op = EPI_PRELU;
-  } else if (cons->p.binary.op == BIN_ADD && !g->tensors[other].data &&
-             memcmp(g->tensors[other].shape, out_shape, sizeof(int) * 4) == 0) {
-    int pad = channel_pad_of(g, other, c, outputs, num_outputs);
-    if (pad >= 0) e.tensor = g->nodes[pad].inputs[0];
-    /* Only conv_gpu.cl's kernels read through a pool or a resize
-     * (select_fusions). */
-    int pool = -1, slice = -1;
-    if ((flags & FUSE_POOLED_RESIDUAL) && prod->op == &kGOpConv2d) {
-      if (pad < 0) slice = channel_prefix_of(g, e.tensor, c, outputs, num_outputs);
-      if (slice >= 0) e.tensor = g->nodes[slice].inputs[0];
-      int reader = pad >= 0 ? pad : slice >= 0 ? slice : c;
-      pool = max2_pool_of(g, e.tensor, reader, outputs, num_outputs, &e.via);
-      if (pool < 0) pool = up2_resize_of(g, e.tensor, reader, outputs, num_outputs, &e.via);
-    }
-    if (pool >= 0) e.tensor = g->nodes[pool].inputs[0];
-    /* The residual must exist before the producer runs. */
-    int w = graph_writer(g, e.tensor);
-    if (w >= p) return 0;
-    e.op = EPI_ADD;
-    e.act = cons->act;
-    if (prod->num_inputs >= GD_MAX_NODE_INPUTS) return 0;
-    prod->inputs[prod->num_inputs++] = e.tensor; /* keeps it alive in the memory plan */
-    for (int k = 0; k < 3; ++k) {
-      int x = k == 2 ? slice : k ? pool : pad;
-      if (x < 0) continue;
-      dead[x] = 1;
-      g->nodes[x].num_inputs = 0;
-    }
-  } else {
-    return 0;
-  }
-  prod->epi[prod->num_epi++] = e;
-  prod->outputs[0] = cons->outputs[0];
-  return 1;
-}
-
-/* A PAD that adds zeros around H and W only (MediaPipe pads before its
- * stride-2 and 5x5 depthwise convs). The conv kernels read out-of-bounds
- * taps as zero, so a reader that takes the PAD's input with its own
- * padding grown by the top/left amounts computes the same values; the
- * bottom/right amounts need nothing. Folded only when every reader is a
- * conv reading it as its source. */
-static int fold_pad(Graph* g, int k, const int* outputs, int num_outputs) {
-  GNode* pad = &g->nodes[k];
-  if (pad->op != &kGOpRemap || pad->p.remap.mode != REMAP_PAD || pad->p.remap.value != 0.0f || pad->num_inputs != 1)
-    return 0;
-  const int* b = pad->p.remap.begin;
-  const int* in = g->tensors[pad->inputs[0]].shape;
-  const int* out = g->tensors[pad->outputs[0]].shape;
-  if (b[GD_B] != 0 || b[GD_C] != 0 || b[GD_H] > 0 || b[GD_W] > 0 || in[GD_B] != out[GD_B] || in[GD_C] != out[GD_C] ||
-      out[GD_H] < in[GD_H] - b[GD_H] || out[GD_W] < in[GD_W] - b[GD_W])
-    return 0;
-  int t = pad->outputs[0], readers = 0;
-  if (graph_is_output(t, outputs, num_outputs)) return 0;
-  for (int c = 0; c < g->num_nodes; ++c) {
-    const GNode* n = &g->nodes[c];
-    for (int j = 0; j < n->num_inputs; ++j) {
-      if (n->inputs[j] != t) continue;
-      if ((n->op != &kGOpConv2d && n->op != &kGOpDepthwise) || j != 0) return 0;
-      ++readers;
-    }
-  }
-  if (readers == 0) return 0;
-  for (int c = 0; c < g->num_nodes; ++c) {
-    GNode* n = &g->nodes[c];
-    if (n->num_inputs == 0 || n->inputs[0] != t) continue;
-    n->inputs[0] = pad->inputs[0];
-    n->p.conv.pad_x -= b[GD_W];
-    n->p.conv.pad_y -= b[GD_H];
-  }
-  pad->num_inputs = 0;
-  return 1;
-}
-
-/* Float32 partition inputs that only CONV_2D nodes read, each as its source
- * and nothing else, stay in the runtime's BHWC layout: the convolutions
- * read the staging buffer (conv2d_bhwc_gpu), and the input's conversion
- * to PHWC4, a launch per invoke, goes. Every MediaPipe model starts so. */
-static int keep_inputs_bhwc(Graph* g) {
-  int kept = 0;
-  for (int t = 0; t < g->num_tensors; ++t) {
-    GTensor* x = &g->tensors[t];
-    if (x->data || x->dtype != kTfLiteFloat32 || x->qtype != GD_QNONE || x->is_int32 || x->write_back >= 0 ||
-        graph_writer(g, t) >= 0)
+unsigned fuse_passes_for(const GpuDevice* dev) {
+  int gpu = select_gpu_convs_always(dev);
+  unsigned on = 0;
+  for (int i = 0; i < FUSE_NUM_PASSES; ++i) {
+    const FusePass* p = &kFusePasses[i];
+    if ((p->kernel_sets == FUSE_KSETS_GPU && !gpu) || (p->device_allows && !p->device_allows(dev)) ||
+        (p->hook && !env_flag(p->hook, 1)))
       continue;
-    int readers = 0, ok = 1;
-    for (int k = 0; k < g->num_nodes && ok; ++k)
-      for (int j = 0; j < g->nodes[k].num_inputs; ++j) {
-        if (g->nodes[k].inputs[j] != t) continue;
-        ok = ok && g->nodes[k].op == &kGOpConv2d && j == 0 && !g->nodes[k].p.conv.scale_input &&
-             !g->nodes[k].p.conv.src_via;
-        ++readers;
-      }
-    if (ok && readers) x->bhwc = 1, ++kept;
+    on |= FUSE_PASS_BIT(i);
   }
-  return kept;
+  return on;
 }
 
-int fuse_graph(Graph* g, const int* outputs, int num_outputs, int flags) {
-  char* dead = calloc((size_t)g->num_nodes + 1, 1);
-  if (!dead) return -1;
-  int fused = fuse_layer_norm(g, outputs, num_outputs, dead);
-  for (int k = 0; k < g->num_nodes; ++k)
-    if (!dead[k] && fold_pad(g, k, outputs, num_outputs)) {
-      dead[k] = 1;
-      ++fused;
-    }
-  int affine = fold_channel_affine(g, outputs, num_outputs, dead);
-  if (affine < 0) {
-    free(dead);
-    return -1;
-  }
-  fused += affine;
-  if (hoist_residuals(g, dead, outputs, num_outputs) < 0) {
-    free(dead);
-    return -1;
-  }
-  for (int p = 0; p < g->num_nodes; ++p) {
-    GNode* prod = &g->nodes[p];
-    if (dead[p] || (prod->op != &kGOpConv2d && prod->op != &kGOpDepthwise && prod->op != &kGOpFullyConnected))
-      continue;
-    for (;;) {
-      int t = prod->outputs[0], c = -1;
-      if (graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &c) != 1 || dead[c] ||
-          !try_fuse(g, p, c, t, dead, outputs, num_outputs, flags))
-        break;
-      dead[c] = 1;
-      g->nodes[c].num_inputs = 0; /* no longer reads anything */
-      ++fused;
-    }
-  }
-  /* After the epilogues, so that a 1x1 brings its PReLU / residual along. */
-  if (flags & FUSE_DW_1X1) fused += fuse_dw_conv(g, outputs, num_outputs, dead);
-  /* After the depthwise + 1x1 pairs: the depthwise they leave apart (too
-   * wide to recompute per 1x1 output) takes the 1x1 before it instead. */
-  if (flags & FUSE_PW_DW) fused += fuse_pw_dw(g, outputs, num_outputs, dead);
-  /* After the pairs: a scaled 1x1's source has another reader (the SE
-   * block's mean), so it never pairs anyway. */
-  if (flags & FUSE_CHANNEL_SCALE) fused += fuse_channel_scale(g, outputs, num_outputs, dead);
-  if (flags & FUSE_UPSAMPLED_SOURCE) fused += fuse_upsampled_source(g, outputs, num_outputs, dead);
-  if (flags & FUSE_FC_PAIR) fused += fuse_fc_pair(g, outputs, num_outputs, dead);
-  /* After the epilogues, so that each head brings its activation along. */
-  if (flags & FUSE_FC_HEADS) fused += fuse_fc_heads(g, dead);
+/* The nodes the passes removed (dead) go; the rest keep their order. */
+static void drop_dead(FuseStage* s) {
+  Graph* g = s->g;
   int w = 0;
   for (int k = 0; k < g->num_nodes; ++k)
-    if (!dead[k]) g->nodes[w++] = g->nodes[k];
+    if (!s->dead[k]) g->nodes[w++] = g->nodes[k];
   g->num_nodes = w;
-  free(dead);
-  if (flags & FUSE_BHWC_INPUT) fused += keep_inputs_bhwc(g);
-  return fused;
+}
+
+int fuse_graph(FuseStage* s) {
+  s->dead = calloc((size_t)s->g->num_nodes + 1, 1);
+  if (!s->dead) return -1;
+  memset(s->counts, 0, sizeof(s->counts));
+  int total = 0;
+  for (int i = 0; i < FUSE_NUM_PASSES; ++i) {
+    /* The passes before this one mark removed nodes in dead; from here on
+     * they edit the graph themselves (mixed storage adds nodes). */
+    if (i == PASS_INPUT_DIRECT) drop_dead(s);
+    if (!kFusePasses[i].run || !(s->passes & FUSE_PASS_BIT(i))) continue;
+    int n = kFusePasses[i].run(s);
+    if (n < 0) {
+      free(s->dead);
+      s->dead = NULL;
+      return -1;
+    }
+    s->counts[i] = n;
+    total += n;
+  }
+  free(s->dead);
+  s->dead = NULL;
+  return total; /* pooled residuals are epilogues, already counted */
+}
+
+size_t fuse_passes_text(char* buf, size_t size) {
+  size_t used = 0;
+  for (int i = 0; i < FUSE_NUM_PASSES; ++i) {
+    const FusePass* p = &kFusePasses[i];
+    int n = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "%s\t%s\t%s\t%s\n", p->name,
+                     p->kernel_sets == FUSE_KSETS_GPU ? "gpu" : "cpu,gpu", p->hook ? p->hook : "", p->matches);
+    if (n > 0) used += (size_t)n;
+  }
+  return used;
 }

@@ -1,26 +1,73 @@
-/* Graph rewrites before planning: fuse PRELU and residual ADD into the
- * CONV_2D / DEPTHWISE_CONV_2D that feeds them, and a depthwise into the
- * 1x1 convolution after it. */
+/* The fuse stage: every graph rewrite between lowering (partition_lower.c)
+ * and the executor, run in order from one table of passes (fuse.c). Each
+ * pass has a name, what it matches, the kernel sets it runs with, and the
+ * environment variable that switches it off (set to 0); `tflite-gpu
+ * explain --passes` lists the table and what each pass did on a model. */
 #ifndef TFLITE_GPU_FUSE_H
 #define TFLITE_GPU_FUSE_H
 
+#include "cl_device.h"
 #include "graph.h"
+#include "mixed_storage.h"
 
-/* What the device's kernels allow beyond the epilogues every set runs
- * (select_fusions says which; only the GPU kernel set has them): */
-enum {
-  FUSE_DW_1X1 = 1,       /* a depthwise into the 1x1 that alone reads it (fuse_dw_conv.c) */
-  FUSE_POOLED_RESIDUAL = 2, /* a residual that is a 2x2 max pool or a 2x bilinear resize, read through it */
-  FUSE_BHWC_INPUT = 4,      /* a float input only convolutions read stays BHWC (no conversion launch) */
-  FUSE_CHANNEL_SCALE = 8,   /* a MUL by a per-channel scale into the 1x1 that reads it (fuse_conv_source.c) */
-  FUSE_UPSAMPLED_SOURCE = 16, /* a 2x RESIZE_BILINEAR into the 1x1 that reads it (fuse_conv_source.c) */
-  FUSE_FC_PAIR = 32,          /* two 1x1s on one pixel, one launch (fuse_fc_pair.c) */
-  FUSE_BHWC_OUTPUT = 64,      /* outputs a conv writes stored by it as BHWC (output_direct.c) */
-  FUSE_PW_DW = 128,           /* a 1x1 into the depthwise that alone reads it (fuse_pw_dw.c) */
-  FUSE_FC_HEADS = 256         /* FULLY_CONNECTED heads of one source row, one launch (fuse_fc_heads.c) */
-};
-/* outputs: graph tensors read back by the runtime (never fused away);
- * flags: FUSE_* bits. Returns the number of nodes fused, or -1 on OOM. */
-int fuse_graph(Graph* g, const int* outputs, int num_outputs, int flags);
+/* The passes, in the order they run (kFusePasses has one entry each). */
+typedef enum FusePassId {
+  PASS_LAYER_NORM,
+  PASS_PAD,
+  PASS_CHANNEL_AFFINE,
+  PASS_HOIST_RESIDUALS,
+  PASS_EPILOGUES,
+  PASS_POOLED_RESIDUAL, /* an option of PASS_EPILOGUES: no run of its own */
+  PASS_DW_1X1,
+  PASS_PW_DW,
+  PASS_CHANNEL_SCALE,
+  PASS_UPSAMPLED_SOURCE,
+  PASS_FC_PAIR,
+  PASS_FC_HEADS,
+  PASS_INPUT_DIRECT,
+  PASS_MIXED_STORAGE,
+  PASS_OUTPUT_ASSEMBLY,
+  PASS_OUTPUT_DIRECT,
+  FUSE_NUM_PASSES
+} FusePassId;
+#define FUSE_PASS_BIT(id) (1u << (id))
+
+/* Kernel sets a pass runs with. The GPU set's passes make nodes that only
+ * conv_gpu.cl / fc_gpu.cl kernels implement, so they also need every
+ * CONV_2D to run one (select_gpu_convs_always). */
+enum { FUSE_KSETS_ALL = 3, FUSE_KSETS_GPU = 2 };
+
+/* One run of the fuse stage over a lowered partition. */
+typedef struct FuseStage {
+  Graph* g;
+  const int* outputs;  /* the runtime outputs (graph tensors), never fused away */
+  int num_outputs;
+  unsigned passes;     /* FUSE_PASS_BIT of each pass to run (fuse_passes_for) */
+  int fp16;            /* FP16 storage: mixed_storage runs */
+  const char* float_outputs; /* per output, kept on float storage (mixed_storage.h); NULL: none */
+  char* dead;          /* per node, while the node passes run: removed */
+  int counts[FUSE_NUM_PASSES]; /* out: what each pass did (nodes fused, folded, marked) */
+  MixedStorageStats mixed;     /* out: the mixed_storage pass's */
+} FuseStage;
+
+typedef struct FusePass {
+  const char* name;    /* as explain --passes prints it */
+  const char* matches; /* what it rewrites, one line */
+  int kernel_sets;     /* FUSE_KSETS_* */
+  const char* hook;    /* set to 0, switches the pass off; NULL: always on */
+  int (*device_allows)(const GpuDevice* dev); /* beyond the kernel set; NULL: nothing */
+  int (*run)(FuseStage* s); /* what it did, -1 on out of memory; NULL: an option of the pass before */
+} FusePass;
+
+extern const FusePass kFusePasses[FUSE_NUM_PASSES];
+
+/* The passes that run on this device: its kernel set's, those its limits
+ * allow, less those switched off by their hooks. */
+unsigned fuse_passes_for(const GpuDevice* dev);
+/* Runs s->passes of the table in order on s->g; s->counts gets what each
+ * did. Returns the total, or -1 on out of memory. */
+int fuse_graph(FuseStage* s);
+/* The table as text, one pass a line: "name\tkernel sets\thook\tmatches". */
+size_t fuse_passes_text(char* buf, size_t size);
 
 #endif

@@ -8,11 +8,11 @@
  *   1x1 projection. A MUL then an ADD of a same-shaped runtime tensor
  *   (a decoder's attention gate: skip * scale + upsampled) is read so too,
  *   the addend added after the scale (conv2d_1x1_scaled_add_gpu).
- *   select_fusions' FUSE_CHANNEL_SCALE.
+ *   The channel_scale pass (fuse.c).
  * - a RESIZE_BILINEAR to twice its input's size (no align_corners): the
  *   conv interpolates the input itself (conv2d_1x1_up2_gpu). Decoders and
  *   feature pyramids upsample so before a 1x1 (selfie_segmentation,
- *   palm_detection). select_fusions' FUSE_UPSAMPLED_SOURCE. */
+ *   palm_detection). The upsampled_source pass (fuse.c). */
 #ifndef TFLITE_GPU_FUSE_CONV_SOURCE_H
 #define TFLITE_GPU_FUSE_CONV_SOURCE_H
 

@@ -1,11 +1,11 @@
 /* See fuse_dw_conv.h. */
 #include "fuse_dw_conv.h"
+#include "env_hooks.h"
 
 #include <stdlib.h>
 
 int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead) {
-  const char* hook = getenv("TFLITE_GPU_DW_1X1_MAX_TAPS");
-  long bound = hook && *hook ? strtol(hook, NULL, 10) : GD_DW_1X1_MAX_ITEM_TAPS;
+  long bound = env_long("TFLITE_GPU_DW_1X1_MAX_TAPS", GD_DW_1X1_MAX_ITEM_TAPS);
   int fused = 0;
   for (int k = 0; k < g->num_nodes; ++k) {
     GNode* dw = &g->nodes[k];

@@ -4,7 +4,7 @@
  * few thousand multiply-adds, so on a GPU the launches are the cost: the
  * pair becomes one node, kGOpFcPair (ops_fc_pair.c, fc_gpu.cl's
  * fc_pair_gpu), and the hidden row is never written. GPU kernel set only
- * (select_fusions' FUSE_FC_PAIR). */
+ * (the fc_pair pass, fuse.c). */
 #ifndef TFLITE_GPU_FUSE_FC_PAIR_H
 #define TFLITE_GPU_FUSE_FC_PAIR_H
 

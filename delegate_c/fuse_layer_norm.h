@@ -3,7 +3,7 @@
  * MEAN -> ADD(eps) -> RSQRT becomes one statistics kernel
  * (opencl_kernels/layer_norm.cl) that writes the mean and the reciprocal
  * standard deviation; the elementwise scale and shift after it stay as
- * they are, and fuse.c's rewrites see them as before. */
+ * they are, and the later passes (fuse.c) see them as before. */
 #ifndef TFLITE_GPU_FUSE_LAYER_NORM_H
 #define TFLITE_GPU_FUSE_LAYER_NORM_H
 

@@ -1,5 +1,6 @@
 /* See fuse_pw_dw.h. */
 #include "fuse_pw_dw.h"
+#include "env_hooks.h"
 
 #include <stdlib.h>
 
@@ -40,8 +41,7 @@ static int take_mean(Graph* g, int k, const int* outputs, int num_outputs, char*
 }
 
 int fuse_pw_dw(Graph* g, const int* outputs, int num_outputs, char* dead) {
-  const char* hook = getenv("TFLITE_GPU_PW_DW_MAX_LOADS");
-  long bound = hook && *hook ? strtol(hook, NULL, 10) : GD_PW_DW_MAX_ITEM_LOADS;
+  long bound = env_long("TFLITE_GPU_PW_DW_MAX_LOADS", GD_PW_DW_MAX_ITEM_LOADS);
   int fused = 0;
   for (int k = 0; k < g->num_nodes; ++k) {
     GNode* pw = &g->nodes[k];

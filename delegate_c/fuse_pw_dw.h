@@ -5,7 +5,7 @@
  * written. It takes the blocks fuse_dw_conv.c leaves apart, whose
  * depthwise is too wide to recompute per 1x1 output (hand and pose
  * models: 1x1 192 -> 1,152, then 5x5), so a block is two launches
- * instead of three. GPU kernel set only (select_fusions' FUSE_PW_DW).
+ * instead of three. GPU kernel set only (the pw_dw pass, fuse.c).
  *
  * No value is computed twice but at band edges: a work-group makes one
  * slice of the 1x1's output over a band of its rows (all of a 7x7 or

@@ -54,6 +54,7 @@ void graph_free(Graph* g) {
   for (int i = 0; i < g->num_tensors; ++i) free(g->tensors[i].data);
   free(g->tensors);
   free(g->nodes);
+  free(g->parts);
   memset(g, 0, sizeof(*g));
 }
 

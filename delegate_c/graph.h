@@ -42,11 +42,12 @@ typedef struct GTensor {
   int write_back;    /* >= 0: the TFLite variable tensor this one is copied into after each invoke (the
                       * state of a sequence op, ops_sequence.c); -1 otherwise */
   int bhwc;          /* a float32 partition input kept row-major in its staging buffer, never converted to
-                      * PHWC4: only conv2d_bhwc_gpu reads it (fuse.c keep_inputs_bhwc) */
+                      * PHWC4: only conv2d_bhwc_gpu reads it (input_direct.c) */
   int bhwc_out;      /* stored by its conv as BHWC float32 into output bhwc_output's staging buffer, from
                       * element bhwc_offset on; never in the arena (output_direct.c) */
   int bhwc_output;
   size_t bhwc_offset;
+  int out_part;      /* a part of an assembled output (Graph.parts): lives to the end, where it is converted */
 } GTensor;
 
 enum { GD_QNONE = 0, GD_QINT8 = 1, GD_QUINT8 = 2 };
@@ -76,7 +77,7 @@ extern const GOpDesc kGOpResizeBilinear;                            /* ops_resiz
 
 /* Binary, unary, remap, border, reduce and epilogue codes, shared with
  * the kernels: opencl_kernels/kernel_abi.h. Epilogue steps are fused into
- * a producer's output (fuse.c) and applied in order after its activation;
+ * a producer's output (fuse_epilogue.c) and applied in order after its activation;
  * EPI_QDQ's params travel in the alpha operand, so it excludes PReLU. */
 #define GD_MAX_EPILOGUE 2
 typedef struct Epilogue {
@@ -86,7 +87,7 @@ typedef struct Epilogue {
   float qscale; /* EPI_QDQ: the grid */
   int qzero, qmin, qmax;
   /* EPI_ADD whose residual is read through a 2x2 stride-2 max pool or a
-   * 2x bilinear upsampling of `tensor` (fuse.c): the kernels' code,
+   * 2x bilinear upsampling of `tensor` (fuse_epilogue.c): the kernels' code,
    * EPI_ADD_MAX2 or EPI_ADD_UP2 with its bits; 0 otherwise. Only
    * conv_gpu.cl's kernels take it. */
   int via;
@@ -247,11 +248,20 @@ typedef struct GNode {
   } p;
 } GNode;
 
+/* A part of an assembled output (output_assembly.h). */
+typedef struct OutPart {
+  int output;    /* graph tensor of the assembled output */
+  int tensor;    /* a part: a float tensor some kept node writes (or a partition input) */
+  size_t offset; /* its first element in the output */
+} OutPart;
+
 typedef struct Graph {
   GTensor* tensors;
   int num_tensors, cap_tensors;
   GNode* nodes;
   int num_nodes, cap_nodes;
+  OutPart* parts;  /* the assembled outputs' parts (output_assembly.c), owned */
+  int num_parts, cap_parts;
 } Graph;
 
 int graph_add_tensor(Graph* g, const int shape[4], int rank);  /* -1 on OOM */
@@ -290,6 +300,14 @@ static inline size_t shape_elements_phwc4(const int s[4]) {
 /* Work-items of a PHWC4 tensor: one per float4. */
 static inline size_t phwc4_items(const int s[4]) {
   return (size_t)s[0] * (size_t)((s[3] + 3) / 4) * (size_t)s[1] * (size_t)s[2];
+}
+
+/* Whether a float tensor's PHWC4 bytes begin with its BHWC bytes, element
+ * for element: one slice of exactly 4 channels, or a single pixel per
+ * batch (B = 1, or C a multiple of 4). */
+static inline int phwc4_is_bhwc(const int s[4]) {
+  int pixels = s[GD_H] * s[GD_W];
+  return s[GD_C] == 4 || (pixels == 1 && (s[GD_B] == 1 || s[GD_C] % 4 == 0));
 }
 
 /* Right-aligns TFLite dims (rank <= 4) into BHWC. Returns -1 for rank > 4. */

@@ -191,14 +191,14 @@ static int set_conv_args(Encoder* ex, KernelRef k, const GNode* n, const KernelV
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_mem alpha = bias, residual = bias; /* placeholders when not fused */
   int epi[4] = {EPI_NONE, 0, EPI_NONE, 0};
-  /* A residual may have fewer channels than the output (fuse.c folds a
+  /* A residual may have fewer channels than the output (fuse_epilogue.c folds a
    * channel PAD into the ADD); its missing slices add zero. */
   int res_slices = (dst->shape[GD_C] + 3) / 4;
   for (int e = 0; e < n->num_epi; ++e) {
     epi[2 * e] = n->epi[e].op;
     epi[2 * e + 1] = n->epi[e].act;
     if (n->epi[e].op == EPI_ADD && n->epi[e].via) {
-      /* fuse.c makes these only where select_fusions allows them. */
+      /* The fusion passes make these only where their table allows (fuse.c). */
       if (strcmp(v->file, "conv_gpu.cl") != 0)
         return ex_fail(ex, "%s cannot read a residual through a pool or a resize", v->kernel);
       epi[2 * e] = n->epi[e].via;
@@ -258,7 +258,7 @@ static int encode_conv2d(Encoder* ex, int node) {
   const GTensor* bias = n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL;
   KernelVariant v;
   select_conv2d(ex->dev, &ex->g, n, &v);
-  /* fuse.c keeps a source BHWC only where select_fusions allows it. */
+  /* The input_direct pass keeps a source BHWC only with the GPU set (fuse.c). */
   if (src->bhwc && strcmp(v.kernel, "conv2d_bhwc_gpu") != 0)
     return ex_fail(ex, "%s cannot read a BHWC source", v.kernel);
   if (n->p.conv.scale_input && v.form != (n->p.conv.add_input ? CONV_ARGS_SCALED_ADD : CONV_ARGS_SCALED))

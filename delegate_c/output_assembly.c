@@ -6,13 +6,12 @@
 #include "tflite_abi.h"
 
 typedef struct Walk {
-  const Graph* g;
+  Graph* g;
   int* producer; /* per tensor: the node writing it, or -1 */
   int* reads;    /* per tensor: input slots reading it */
   char* dead;    /* per node: replaced by an assembly */
   int* killed;   /* this output's dead nodes, to undo a failed walk */
   int num_killed;
-  OutAssembly* as;
 } Walk;
 
 static int bhwc_identity(const Graph* g, const GNode* n) {
@@ -43,7 +42,7 @@ static int expands(const Walk* w, int t, int top) {
 static int walk_parts(Walk* w, int out, int t, size_t offset, int top) {
   if (!plain_float(&w->g->tensors[t])) return 1;
   if (!expands(w, t, top)) {
-    OutAssembly* as = w->as;
+    Graph* as = w->g;
     if (as->num_parts == as->cap_parts) {
       int cap = as->cap_parts ? as->cap_parts * 2 : 16;
       OutPart* q = realloc(as->parts, (size_t)cap * sizeof(*q));
@@ -66,7 +65,7 @@ static int walk_parts(Walk* w, int out, int t, size_t offset, int top) {
   return 0;
 }
 
-static int plan(Walk* w, Graph* g, const int* outputs, int num_outputs, char* keep) {
+static int plan(Walk* w, Graph* g, const int* outputs, int num_outputs) {
   for (int i = 0; i < g->num_tensors; ++i) w->producer[i] = -1;
   for (int k = 0; k < g->num_nodes; ++k) {
     const GNode* n = &g->nodes[k];
@@ -79,17 +78,17 @@ static int plan(Walk* w, Graph* g, const int* outputs, int num_outputs, char* ke
   for (int k = 0; k < num_outputs; ++k) {
     int o = outputs[k];
     if (!expands(w, o, 1)) continue;
-    int first = w->as->num_parts;
+    int first = g->num_parts;
     w->num_killed = 0;
     int rc = walk_parts(w, o, o, 0, 1);
     if (rc < 0) return -1;
     if (rc) { /* back to the plain conversion */
       for (int i = 0; i < w->num_killed; ++i) w->dead[w->killed[i]] = 0;
-      w->as->num_parts = first;
+      g->num_parts = first;
       continue;
     }
     removed += w->num_killed;
-    for (int i = first; i < w->as->num_parts; ++i) keep[w->as->parts[i].tensor] = 1;
+    for (int i = first; i < g->num_parts; ++i) g->tensors[g->parts[i].tensor].out_part = 1;
   }
   if (removed) {
     int n = 0;
@@ -97,16 +96,16 @@ static int plan(Walk* w, Graph* g, const int* outputs, int num_outputs, char* ke
       if (!w->dead[k]) g->nodes[n++] = g->nodes[k];
     g->num_nodes = n;
   }
-  return 0;
+  return removed;
 }
 
-int output_assembly_plan(Graph* g, const int* outputs, int num_outputs, OutAssembly* as, char* keep) {
-  Walk w = {g, NULL, NULL, NULL, NULL, 0, as};
+int output_assembly_plan(Graph* g, const int* outputs, int num_outputs) {
+  Walk w = {g, NULL, NULL, NULL, NULL, 0};
   w.producer = malloc((size_t)(g->num_tensors + 1) * sizeof(int));
   w.reads = calloc((size_t)g->num_tensors + 1, sizeof(int));
   w.dead = calloc((size_t)g->num_nodes + 1, 1);
   w.killed = malloc((size_t)(g->num_nodes + 1) * sizeof(int));
-  int rc = w.producer && w.reads && w.dead && w.killed ? plan(&w, g, outputs, num_outputs, keep) : -1;
+  int rc = w.producer && w.reads && w.dead && w.killed ? plan(&w, g, outputs, num_outputs) : -1;
   free(w.producer);
   free(w.reads);
   free(w.dead);
@@ -114,8 +113,8 @@ int output_assembly_plan(Graph* g, const int* outputs, int num_outputs, OutAssem
   return rc;
 }
 
-int output_assembled(const OutAssembly* as, int t) {
-  for (int i = 0; i < as->num_parts; ++i)
-    if (as->parts[i].output == t) return 1;
+int output_assembled(const Graph* g, int t) {
+  for (int i = 0; i < g->num_parts; ++i)
+    if (g->parts[i].output == t) return 1;
   return 0;
 }

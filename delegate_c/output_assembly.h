@@ -4,7 +4,8 @@
  * one after another. So an output computed from tensors T_i through such
  * nodes alone (the detectors' heads: CONV_2D -> RESHAPE -> CONCATENATION)
  * is each T_i converted once, straight into the output's staging buffer at
- * T_i's offset (executor.c); the reshape and concatenation nodes go. */
+ * T_i's offset (executor.c); the reshape and concatenation nodes go. A pass
+ * of the fuse stage (fuse.c). */
 #ifndef TFLITE_GPU_OUTPUT_ASSEMBLY_H
 #define TFLITE_GPU_OUTPUT_ASSEMBLY_H
 
@@ -12,25 +13,15 @@
 
 #include "graph.h"
 
-typedef struct OutPart {
-  int output;    /* graph tensor of the assembled output */
-  int tensor;    /* a part: a float tensor some kept node writes (or a partition input) */
-  size_t offset; /* its first element in the output */
-} OutPart;
-
-typedef struct OutAssembly {
-  OutPart* parts; /* owned; free() it */
-  int num_parts, cap_parts;
-} OutAssembly;
-
 /* For the float32 outputs (graph tensors; not the states) that can be
- * assembled: their parts into as, keep[part] = 1 (they must live to the
- * end, where they are converted), and the nodes they replace removed from
- * g. Every partition output, states included, must be marked is_output
- * (such a tensor is never taken apart inside another). -1: out of memory. */
-int output_assembly_plan(Graph* g, const int* outputs, int num_outputs, OutAssembly* as, char* keep);
+ * assembled: their parts into g->parts, each part's out_part set (it must
+ * live to the end, where it is converted), and the nodes they replace
+ * removed from g. Every partition output, states included, must be marked
+ * is_output (such a tensor is never taken apart inside another). Returns
+ * the nodes removed, -1 on out of memory. */
+int output_assembly_plan(Graph* g, const int* outputs, int num_outputs);
 
 /* Whether graph tensor t is an assembled output. */
-int output_assembled(const OutAssembly* as, int t);
+int output_assembled(const Graph* g, int t);
 
 #endif

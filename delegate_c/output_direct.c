@@ -1,6 +1,8 @@
 /* See output_direct.h. */
 #include "output_direct.h"
 
+#include "output_assembly.h"
+
 #include "tflite_abi.h"
 
 /* Whether the kernel of the node that writes t can store t as BHWC: a
@@ -23,17 +25,23 @@ static int mark(Graph* g, int t, int output, size_t offset) {
   return 1;
 }
 
-int output_direct_mark(Graph* g, const int* outputs, int num_outputs, const OutAssembly* as, const char* read_back) {
+int output_read_back_as_is(const GTensor* t, int fp16) {
+  return t->dtype == kTfLiteFloat32 && t->qtype == GD_QNONE && !t->is_int32 && (!fp16 || t->fp32) &&
+         phwc4_is_bhwc(t->shape);
+}
+
+int output_direct_mark(Graph* g, const int* outputs, int num_outputs, int fp16) {
+  const Graph* as = g;
   int marked = 0;
   for (int k = 0; k < num_outputs; ++k) {
     int o = outputs[k];
     if (g->tensors[o].dtype != kTfLiteFloat32 || g->tensors[o].bhwc_out) continue;
-    if (!output_assembled(as, o)) {
+    if (!output_assembled(g, o)) {
       /* Not if it is also a part of an assembled output, which needs its
        * bytes too. */
       int part = 0;
       for (int i = 0; i < as->num_parts; ++i) part |= as->parts[i].tensor == o;
-      if (!read_back[k] && !part) marked += mark(g, o, o, 0);
+      if (!output_read_back_as_is(&g->tensors[o], fp16) && !part) marked += mark(g, o, o, 0);
       continue;
     }
     /* A part that is an output itself, or that another output also holds,

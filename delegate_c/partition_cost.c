@@ -211,9 +211,9 @@ static double device_us(const ModelView* mv, GpuDevice* dev, const TfLiteDelegat
   view.fp16_storage = dev->fp16;
   Graph g = {0};
   if (lower_partition(&view, nodes, p->output_tensors, &g, outputs, err, errlen)) goto done;
-  MixedStorageStats ms;
-  if (fuse_graph(&g, outputs, p->output_tensors->size, select_fusions(dev)) < 0 ||
-      (dev->fp16 && mixed_storage_apply(&g, outputs, p->output_tensors->size, NULL, &ms) < 0)) {
+  FuseStage fs = {.g = &g, .outputs = outputs, .num_outputs = p->output_tensors->size, .passes = fuse_passes_for(dev),
+                  .fp16 = dev->fp16};
+  if (fuse_graph(&fs) < 0) {
     graph_free(&g);
     snprintf(err, errlen, "out of memory");
     goto done;

@@ -44,6 +44,7 @@ typedef struct PartitionKernel {
   int sustained;           /* inference_preference=SUSTAINED_SPEED: work-groups tuned (tune.c) */
   signed char* tune;       /* per dispatch, log2 of its group's scale; NULL: the selector's groups */
   int tune_len;
+  int pass_counts[FUSE_NUM_PASSES]; /* what each fusion pass did at the last build (fuse.h) */
   char error[GD_ERR_LEN];  /* init failure, reported by prepare */
 } PartitionKernel;
 
@@ -81,15 +82,16 @@ static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t er
   if (!outputs) return snprintf(err, errlen, "out of memory"), -1;
   k->mv.fp16_storage = k->dev->fp16;
   int rc = lower_partition(&k->mv, k->nodes, k->output_tensors, &g, outputs, err, errlen);
-  MixedStorageStats ms = {0, 0};
-  if (rc == 0 && (fuse_graph(&g, outputs, k->output_tensors->size, select_fusions(k->dev)) < 0 ||
-                  (k->dev->fp16 && mixed_storage_apply(&g, outputs, k->output_tensors->size, k->float_outputs, &ms) < 0))) {
+  FuseStage fs = {.g = &g, .outputs = outputs, .num_outputs = k->output_tensors->size,
+                  .passes = fuse_passes_for(k->dev), .fp16 = k->dev->fp16, .float_outputs = k->float_outputs};
+  if (rc == 0 && fuse_graph(&fs) < 0) {
     rc = -1;
     snprintf(err, errlen, "out of memory");
   }
-  if (rc == 0 && ms.float_nodes)
+  if (rc == 0) memcpy(k->pass_counts, fs.counts, sizeof(k->pass_counts));
+  if (rc == 0 && fs.mixed.float_nodes)
     gd_log(k->log_level, GD_LOG_INFO, "FP16 partition: %d nodes kept on float storage, %d conversions",
-           ms.float_nodes, ms.casts);
+           fs.mixed.float_nodes, fs.mixed.casts);
   if (rc == 0) {
     pthread_mutex_lock(&k->dev->mutex);
     if (d && d->cache_on)

@@ -1,12 +1,11 @@
 #include "pinned_staging.h"
+#include "env_hooks.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 int pinned_staging_wanted(const GpuDevice* dev) {
-  const char* hook = getenv("TFLITE_GPU_PINNED_STAGING");
-  if (hook && *hook) return hook[0] != '0';
-  return !dev->caps.is_cpu;
+  return env_flag("TFLITE_GPU_PINNED_STAGING", !dev->caps.is_cpu);
 }
 
 static void pin(Executor* ex, BoundaryTensor* b) {

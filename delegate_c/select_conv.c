@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuse.h"
 #include "fuse_dw_conv.h"
 #include "fuse_pw_dw.h"
 #include "kernel_abi.h"
+#include "env_hooks.h"
 #include "selectors.h"
 
 /* CPU set: register tiles of GEMM_TILE pixels x 16 (or 8) channels. */
@@ -104,8 +104,7 @@ static int fits(const GpuDevice* dev, size_t lx, size_t ly, size_t bytes) {
 size_t select_occupancy_target(const GpuDevice* dev) {
   /* Test hook: TFLITE_GPU_COMPUTE_UNITS=N stands for the device's count,
    * on any device (the op sweep runs the smaller groups on PoCL). */
-  const char* force = getenv("TFLITE_GPU_COMPUTE_UNITS");
-  long n = force ? strtol(force, NULL, 10) : 0;
+  long n = env_long("TFLITE_GPU_COMPUTE_UNITS", 0);
   if (n > 0) return (size_t)n * OCC_GROUPS_PER_UNIT;
   /* A CPU's units are its cores, each running whole groups over its SIMD
    * lanes: nothing to fill, and PoCL compiles each new group size. */
@@ -201,7 +200,7 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
     dw_1x1_group(dev, tiles, blocks, (size_t)ds[GD_B], &lx, &ly);
   else
     occupancy_group(dev, tiles, blocks, (size_t)ds[GD_B], convg_local_bytes, &lx, &ly);
-  /* A source kept BHWC (fuse.c keep_inputs_bhwc) or scaled per channel
+  /* A source kept BHWC (input_direct.c) or scaled per channel
    * or upsampled (fuse_conv_source.c, 1x1s only) has its own kernel. */
   int bhwc = !fused && g->tensors[n->inputs[0]].bhwc, scaled = !fused && n->p.conv.scale_input;
   int scaled_add = scaled && n->p.conv.add_input;
@@ -237,30 +236,15 @@ void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelV
 }
 
 /* The GPU set, with both of gpu_conv2d's default groups fitting, so that a
- * CONV_2D never falls back to the CPU set's kernels: what the fusions
- * that only conv_gpu.cl's kernels implement need. */
-static int gpu_convs_always(const GpuDevice* dev) {
+ * CONV_2D never falls back to the CPU set's kernels: what the fusion passes
+ * that only conv_gpu.cl's kernels implement need (fuse.c). */
+int select_gpu_convs_always(const GpuDevice* dev) {
   return dev->kernel_set == GD_KSET_GPU && fits(dev, 64, 1, convg_local_bytes(64, 1)) &&
          fits(dev, CONVG_LX, CONVG_LY, convg_local_bytes(CONVG_LX, CONVG_LY));
 }
 
-/* bit, unless its test hook (the variable set to "0") turns it off. */
-static int hooked(int bit, const char* hook) {
-  const char* v = getenv(hook);
-  return v && !strcmp(v, "0") ? 0 : bit;
-}
-
-int select_fusions(const GpuDevice* dev) {
-  if (!gpu_convs_always(dev)) return 0;
-  /* pw_depthwise_gpu's __local band (its group shrinks where it must). */
-  int pw_dw = fits(dev, 16, 1, 16 * (PWDW_LOCAL + PWDW_WG)) ? hooked(FUSE_PW_DW, "TFLITE_GPU_FUSE_PW_DW") : 0;
-  return pw_dw | hooked(FUSE_FC_HEADS, "TFLITE_GPU_FUSE_FC_HEADS") | hooked(FUSE_DW_1X1, "TFLITE_GPU_FUSE_DW_1X1") |
-         hooked(FUSE_POOLED_RESIDUAL, "TFLITE_GPU_FUSE_POOLED_RESIDUAL") |
-         hooked(FUSE_BHWC_INPUT, "TFLITE_GPU_BHWC_INPUT") |
-         hooked(FUSE_CHANNEL_SCALE, "TFLITE_GPU_FUSE_CHANNEL_SCALE") |
-         hooked(FUSE_UPSAMPLED_SOURCE, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE") |
-         hooked(FUSE_FC_PAIR, "TFLITE_GPU_FUSE_FC_PAIR") | hooked(FUSE_BHWC_OUTPUT, "TFLITE_GPU_BHWC_OUTPUT");
-}
+/* pw_depthwise_gpu's __local band (its group shrinks where it must). */
+int select_pw_depthwise_fits(const GpuDevice* dev) { return fits(dev, 16, 1, 16 * (PWDW_LOCAL + PWDW_WG)); }
 
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
   gpu_conv2d(dev, g, n, v);

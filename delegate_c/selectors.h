@@ -24,21 +24,19 @@ size_t select_occupancy_target(const GpuDevice* dev);
 void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 /* Depth multiplier 1 or more. */
 void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
-/* fuse.h's FUSE_* bits this device's kernels allow, all or none: the
- * passes that only conv_gpu.cl's kernels implement, so every CONV_2D must
- * run one (the GPU set, both conv groups fit). Test hooks turn each off:
- * TFLITE_GPU_FUSE_DW_1X1=0, TFLITE_GPU_FUSE_POOLED_RESIDUAL=0,
- * TFLITE_GPU_BHWC_INPUT=0, TFLITE_GPU_FUSE_CHANNEL_SCALE=0,
- * TFLITE_GPU_FUSE_UPSAMPLED_SOURCE=0, TFLITE_GPU_FUSE_FC_PAIR=0,
- * TFLITE_GPU_BHWC_OUTPUT=0, TFLITE_GPU_FUSE_PW_DW=0, TFLITE_GPU_FUSE_FC_HEADS=0. */
-int select_fusions(const GpuDevice* dev);
-/* A kGOpFcHeads node (only where select_fusions has FUSE_FC_HEADS). */
+/* Whether every CONV_2D here runs a conv_gpu.cl kernel (the GPU set, both
+ * conv groups fit): what the fusion passes that only those kernels
+ * implement need (fuse.c's table, kernel set "gpu"). */
+int select_gpu_convs_always(const GpuDevice* dev);
+/* Whether pw_depthwise_gpu's __local band fits (the pw_dw pass). */
+int select_pw_depthwise_fits(const GpuDevice* dev);
+/* A kGOpFcHeads node (made by the fc_heads pass, fuse.c). */
 void select_fc_heads(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
-/* A kGOpFcPair node (only where select_fusions has FUSE_FC_PAIR). */
+/* A kGOpFcPair node (made by the fc_pair pass, fuse.c). */
 void select_fc_pair(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
-/* A kGOpPwDepthwise node (only where select_fusions has FUSE_PW_DW). */
+/* A kGOpPwDepthwise node (made by the pw_dw pass, fuse.c). */
 void select_pw_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
-/* A kGOpDwConv1x1 node (only where select_fusions has FUSE_DW_1X1). */
+/* A kGOpDwConv1x1 node (made by the dw_1x1 pass, fuse.c). */
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 
 /* Argument forms of BATCH_MATMUL kernels (ops_batch_matmul.c binds them):

@@ -8,6 +8,7 @@
 #include "kernel_cache.h"
 #include "log.h"
 #include "version.h"
+#include "env_hooks.h"
 
 /* ---- the key ---- */
 
@@ -289,8 +290,7 @@ void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, 
    * its read-backs take turns with builds and invokes (save_job_run).
    * TFLITE_GPU_CACHE_ASYNC=0 writes here instead, before the first invoke
    * returns. */
-  const char* async = getenv("TFLITE_GPU_CACHE_ASYNC");
-  if (!(async && *async == '0')) {
+  if (env_flag("TFLITE_GPU_CACHE_ASYNC", 1)) {
     pthread_once(&g_writers_once, writers_register_exit_wait);
     writers_add(1);
     if (pthread_create(&pc->writer, NULL, save_job_thread, job) == 0) {
