@@ -46,7 +46,9 @@ TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const struct TfLiteDelegate* de
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const struct TfLiteDelegate* delegate, char* buf, size_t size);
 /* what = 0: one line per node of the last Prepare,
  * "node\top\tversion\twhere\treason"; what = 1: one line per partition
- * built, "nodes\tkernels\tnode,node,..."; what = 2 (partition_policy=
+ * built, "nodes\tkernels\tnode,node,...\tpass=n,pass=n,..." (the fusion
+ * passes that ran on it, tflite_gpu_describe_passes, each with the rewrites
+ * it made); what = 2 (partition_policy=
  * measured): one line per candidate partition, "nodes\tdevice_us\tcpu_us\t
  * gpu|cpu\tnode,node,..." (device time measured, -1 when it did not
  * build; CPU time estimated). */
@@ -75,6 +77,10 @@ TFLITE_GPU_EXPORT int tflite_gpu_describe_device(int index, char* buf, size_t si
 TFLITE_GPU_EXPORT size_t tflite_gpu_describe_ops(char* buf, size_t size);
 /* The string options: "key\taliases\taccepted\tdefault\thelp" per option. */
 TFLITE_GPU_EXPORT size_t tflite_gpu_describe_options(char* buf, size_t size);
+/* The fusion passes in the order they run: "name\tkernel sets\thook\tmatches"
+ * per pass (kernel sets "cpu,gpu" or "gpu"; hook: the environment variable
+ * that, set to 0, switches it off, or empty). */
+TFLITE_GPU_EXPORT size_t tflite_gpu_describe_passes(char* buf, size_t size);
 
 /* Test hooks. Live OpenCL objects (created minus released) per kind,
  * program builds, and host allocations of the library's own code. */

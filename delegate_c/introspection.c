@@ -9,6 +9,7 @@
 
 #include "cl_device.h"
 #include "delegate.h"
+#include "fuse.h"
 #include "op_table.h"
 #include "options.h"
 #include "target.h"
@@ -87,6 +88,8 @@ TFLITE_GPU_EXPORT int tflite_gpu_describe_device(int index, char* buf, size_t si
 }
 
 TFLITE_GPU_EXPORT size_t tflite_gpu_describe_ops(char* buf, size_t size) { return op_table_describe(buf, size); }
+
+TFLITE_GPU_EXPORT size_t tflite_gpu_describe_passes(char* buf, size_t size) { return fuse_passes_text(buf, size); }
 
 TFLITE_GPU_EXPORT size_t tflite_gpu_describe_options(char* buf, size_t size) {
   return gpu_config_describe(buf, size);

@@ -44,14 +44,16 @@ typedef struct PartitionKernel {
   int sustained;           /* inference_preference=SUSTAINED_SPEED: work-groups tuned (tune.c) */
   signed char* tune;       /* per dispatch, log2 of its group's scale; NULL: the selector's groups */
   int tune_len;
-  int pass_counts[FUSE_NUM_PASSES]; /* what each fusion pass did at the last build (fuse.h) */
+  unsigned passes;         /* the fusion passes of the last build (fuse.h) */
+  int pass_counts[FUSE_NUM_PASSES]; /* and what each did */
   char error[GD_ERR_LEN];  /* init failure, reported by prepare */
 } PartitionKernel;
 
 /* Appends a kernel's line to d->partition_report (best effort). */
-static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int dispatches) {
+static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int dispatches, unsigned passes,
+                             const int* counts) {
   size_t old = d->partition_report ? strlen(d->partition_report) : 0;
-  size_t add = 32 + (size_t)nodes->size * 12;
+  size_t add = 32 + (size_t)nodes->size * 12 + FUSE_NUM_PASSES * 40;
   char* r = realloc(d->partition_report, old + add);
   if (!r) return;
   d->partition_report = r;
@@ -59,6 +61,13 @@ static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int di
   used += (size_t)snprintf(r + used, add, "%d\t%d\t", nodes->size, dispatches);
   for (int i = 0; i < nodes->size; ++i)
     used += (size_t)snprintf(r + used, old + add - used, "%s%d", i ? "," : "", nodes->data[i]);
+  /* The fusion passes that ran (fuse.h), each with what it did. */
+  used += (size_t)snprintf(r + used, old + add - used, "\t");
+  for (int i = 0, first = 1; i < FUSE_NUM_PASSES; ++i) {
+    if (!(passes & FUSE_PASS_BIT(i))) continue;
+    used += (size_t)snprintf(r + used, old + add - used, "%s%s=%d", first ? "" : ",", kFusePasses[i].name, counts[i]);
+    first = 0;
+  }
   snprintf(r + used, old + add - used, "\n");
 }
 
@@ -88,7 +97,10 @@ static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t er
     rc = -1;
     snprintf(err, errlen, "out of memory");
   }
-  if (rc == 0) memcpy(k->pass_counts, fs.counts, sizeof(k->pass_counts));
+  if (rc == 0) {
+    k->passes = fs.passes;
+    memcpy(k->pass_counts, fs.counts, sizeof(k->pass_counts));
+  }
   if (rc == 0 && fs.mixed.float_nodes)
     gd_log(k->log_level, GD_LOG_INFO, "FP16 partition: %d nodes kept on float storage, %d conversions",
            fs.mixed.float_nodes, fs.mixed.casts);
@@ -333,7 +345,7 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
       snprintf(k->error, sizeof(k->error), "out of memory");
     } else {
       remember_input_shapes(k);
-      record_partition(d, params->nodes_to_replace, k->ex.enc.num_dispatches);
+      record_partition(d, params->nodes_to_replace, k->ex.enc.num_dispatches, k->passes, k->pass_counts);
       d->dispatches += k->ex.enc.num_dispatches;
       d->arena_bytes += k->ex.arena_bytes;
       d->live_peak_bytes += k->ex.lower_bound_bytes;

@@ -1,5 +1,6 @@
-"""Regenerates the generated sections of README.md from the C library's own
-tables (ops, options), so the docs cannot drift from what is delegated.
+"""Regenerates the generated sections of README.md and docs/how-it-works.md
+from the C library's own tables (ops, options, fusion passes), so the docs
+cannot drift from what the library does.
 
 Usage: python tools/gen_docs.py [--check]
 """
@@ -21,6 +22,15 @@ def options_markdown() -> str:
     return "\n".join(rows)
 
 
+def passes_markdown() -> str:
+    """The fuse stage's table (delegate_c/fuse.c), in the order the passes run."""
+    rows = ["| # | pass | what it rewrites | kernel sets | switched off by |", "|---:|---|---|---|---|"]
+    for i, p in enumerate(_capi.fusion_passes(), 1):
+        hook = f"`{p['hook']}=0`" if p["hook"] else "always on"
+        rows.append(f"| {i} | `{p['name']}` | {p['matches']} | {', '.join(p['kernel_sets'])} | {hook} |")
+    return "\n".join(rows)
+
+
 def replace(text: str, name: str, body: str) -> str:
     start, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
     head, rest = text.split(start, 1)
@@ -29,15 +39,20 @@ def replace(text: str, name: str, body: str) -> str:
 
 
 def main() -> int:
-    readme = ROOT / "README.md"
-    old = readme.read_text()
-    new = replace(replace(old, "ops", ops_markdown()), "options", options_markdown())
-    if "--check" in sys.argv:
+    pages = {ROOT / "README.md": [("ops", ops_markdown()), ("options", options_markdown())],
+              ROOT / "docs" / "how-it-works.md": [("passes", passes_markdown())]}
+    stale = []
+    for page, sections in pages.items():
+        old = new = page.read_text()
+        for name, body in sections:
+            new = replace(new, name, body)
         if new != old:
-            print("README.md is stale: run python tools/gen_docs.py")
-            return 1
-        return 0
-    readme.write_text(new)
+            stale.append(page.relative_to(ROOT))
+            if "--check" not in sys.argv:
+                page.write_text(new)
+    if stale and "--check" in sys.argv:
+        print(f"{', '.join(map(str, stale))} stale: run python tools/gen_docs.py")
+        return 1
     return 0
 
 

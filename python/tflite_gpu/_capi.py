@@ -55,6 +55,14 @@ def ops() -> list[dict]:
     ]
 
 
+def fusion_passes() -> list[dict]:
+    """The C library's table of fusion passes, in the order they run: name,
+    kernel sets, the hook that switches each off (None: always on), what it
+    matches."""
+    return [{"name": r[0], "kernel_sets": r[1].split(","), "hook": r[2] or None, "matches": r[3]}
+            for r in _table(lib().tflite_gpu_describe_passes)]
+
+
 def options_schema() -> list[dict]:
     """Every string option load_delegate accepts, with aliases and defaults."""
     return [
@@ -197,11 +205,15 @@ def delegate_nodes(delegate_pointer: int) -> list[dict]:
 
 
 def delegate_partitions(delegate_pointer: int) -> list[dict]:
-    """The partitions the last Prepare built: their nodes and kernel launches."""
+    """The partitions the last Prepare built: their nodes, kernel launches,
+    and the fusion passes that ran on each with the rewrites each made
+    ({pass name: count}; a pass switched off or not for this device's
+    kernel set is absent)."""
     rows = []
     for line in _delegate_text(delegate_pointer, 1).splitlines():
-        count, dispatches, nodes = line.split("\t")
-        rows.append({"nodes": [int(n) for n in nodes.split(",") if n], "dispatches": int(dispatches)})
+        count, dispatches, nodes, passes = line.split("\t")
+        rows.append({"nodes": [int(n) for n in nodes.split(",") if n], "dispatches": int(dispatches),
+                     "passes": {k: int(v) for k, v in (x.split("=") for x in passes.split(",") if x)}})
     return rows
 
 

@@ -12,8 +12,10 @@ from .check import apply_delegate, as_cli_errors, load, model_source
 
 
 def explain(model, options: dict | None = None) -> dict:
-    """{"model", "device", "nodes", "partitions", "candidates"} (candidates:
-    partition_policy=measured's timed partitions, else []); the same errors as
+    """{"model", "device", "nodes", "partitions", "candidates", "passes_table"}
+    (candidates: partition_policy=measured's timed partitions, else [];
+    passes_table: the library's fusion passes, _capi.fusion_passes; each
+    partition's "passes" says what they did there); the same errors as
     check.check_model. "device" holds the precision and the kernel set the
     library resolved (kernel_set=auto picks by device type)."""
     options = dict(options or {})
@@ -35,7 +37,8 @@ def explain(model, options: dict | None = None) -> dict:
     candidates = _capi.delegate_candidates(ptr)
     device = _capi.delegate_device(ptr)
     del it
-    return {"model": str(path), "device": device, "nodes": nodes, "partitions": parts, "candidates": candidates}
+    return {"model": str(path), "device": device, "nodes": nodes, "partitions": parts, "candidates": candidates,
+            "passes_table": _capi.fusion_passes()}
 
 
 def isolated_explain(path, options):
@@ -53,6 +56,8 @@ def format_explain(report: dict) -> str:
         nodes_text = ",".join(map(str, p["nodes"][:12])) + (",..." if len(p["nodes"]) > 12 else "")
         lines.append(f"  partition {i}: {len(p['nodes'])} nodes ({nodes_text}), {p['dispatches']} kernel launches "
                      "per invoke")
+    if report.get("show_passes"):
+        lines += ["", format_passes(report)]
     if report.get("candidates"):
         lines.append("\npartition_policy=measured: device time measured (inputs in, kernels, outputs out), "
                      "CPU time estimated")
@@ -61,4 +66,34 @@ def format_explain(report: dict) -> str:
             dev = "did not build" if c["device_us"] is None else f"{c['device_us']:.0f} us"
             lines.append(f"  {len(c['nodes']):>4} nodes ({first}): device {dev}, CPU {c['cpu_us']:.0f} us "
                          f"-> {c['where'].upper()}")
+    return "\n".join(lines)
+
+
+def pass_totals(report: dict) -> dict:
+    """{pass name: rewrites over the model's partitions}, for the passes that
+    ran on at least one partition."""
+    totals: dict = {}
+    for p in report["partitions"]:
+        for name, n in p.get("passes", {}).items():
+            totals[name] = totals.get(name, 0) + n
+    return totals
+
+
+def format_passes(report: dict) -> str:
+    """The fusion passes in the order they run, with what each did on this
+    model (summed over its partitions), or why it did not run."""
+    totals = pass_totals(report)
+    ks = report["device"]["kernel_set"]
+    lines = [f"fusion passes, in order (what each did on this model; {ks} kernel set):"]
+    for p in report["passes_table"]:
+        if p["name"] in totals:
+            did = f"{totals[p['name']]:>4}"
+        elif ks not in p["kernel_sets"]:
+            did = " off (not this kernel set)"
+        elif not report["partitions"]:
+            did = "   - (no partition)"
+        else:
+            did = " off (hook or device limit)"
+        hook = f"  [{p['hook']}=0 switches it off]" if p["hook"] else ""
+        lines.append(f"  {p['name']:<17}{did}  {p['matches']}{hook}")
     return "\n".join(lines)

@@ -1,0 +1,102 @@
+"""The fuse stage's table of passes (delegate_c/fuse.c): the one source of
+what fuses into what, in which kernel set, in which order, and which hook
+switches it off. The library lists it (tflite_gpu_describe_passes), each
+partition reports the passes that ran on it and what each did, `explain
+--passes` prints both, and docs/how-it-works.md holds the generated table."""
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import tflite_gpu
+from tflite_gpu import _capi, explain, models
+from tflite_gpu.model_builder import ModelBuilder
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+# The run order (fuse.h FusePassId): a new pass is added here too, on purpose.
+ORDER = ["layer_norm", "pad", "channel_affine", "hoist_residuals", "epilogues", "pooled_residual", "dw_1x1", "pw_dw",
+         "channel_scale", "upsampled_source", "fc_pair", "fc_heads", "input_direct", "mixed_storage",
+         "output_assembly", "output_direct"]
+
+
+def test_the_table_lists_every_pass_in_order():
+    table = _capi.fusion_passes()
+    assert [p["name"] for p in table] == ORDER
+    hooks = [p["hook"] for p in table if p["hook"]]
+    assert len(hooks) == len(set(hooks)) and all(h.startswith("TFLITE_GPU_") for h in hooks)
+    for p in table:
+        assert p["matches"] and set(p["kernel_sets"]) <= {"cpu", "gpu"} and "gpu" in p["kernel_sets"]
+        # A pass that makes GPU-set-only nodes can be switched off: that is how a wrong one is found.
+        if p["kernel_sets"] == ["gpu"]:
+            assert p["hook"], p
+
+
+def _conv_model():
+    """A 3x3 CONV_2D then a RELU: one partition, one launch on the GPU set."""
+    rng = np.random.default_rng(5)
+    mb = ModelBuilder()
+    x = mb.add_input([1, 9, 7, 3])
+    w = mb.add_tensor([5, 3, 3, 3], data=rng.standard_normal([5, 3, 3, 3]).astype(np.float32))
+    b = mb.add_tensor([5], data=rng.standard_normal([5]).astype(np.float32))
+    y, z = mb.add_tensor([1, 9, 7, 5]), mb.add_tensor([1, 9, 7, 5])
+    mb.add_op("CONV_2D", [x, w, b], [y], dict(padding="SAME", stride_w=1, stride_h=1, fused_activation="NONE"))
+    mb.add_op("RELU", [y], [z])
+    mb.mark_output(z)
+    return mb.build()
+
+
+def _passes_run(tmp_path, kernel_set):
+    path = tmp_path / "conv.tflite"
+    path.write_bytes(_conv_model())
+    (part,) = explain.explain(path, {"kernel_set": kernel_set})["partitions"]
+    return part["passes"]
+
+
+def test_the_kernel_set_and_each_hook_decide_what_runs(tmp_path, monkeypatch):
+    table = _capi.fusion_passes()
+    cpu = _passes_run(tmp_path, "cpu")
+    assert list(cpu) == [p["name"] for p in table if "cpu" in p["kernel_sets"]]
+    gpu = _passes_run(tmp_path, "gpu")
+    assert list(gpu) == ORDER  # PoCL runs every conv group of the GPU set
+    assert gpu["epilogues"] == 1 and gpu["input_direct"] == 1 and gpu["output_direct"] == 1
+    for p in table:
+        if not p["hook"]:
+            continue
+        monkeypatch.setenv(p["hook"], "0")
+        assert list(_passes_run(tmp_path, "gpu")) == [n for n in ORDER if n != p["name"]], p["hook"]
+        monkeypatch.setenv(p["hook"], "1")
+
+
+@pytest.mark.parametrize("model,fired", [
+    ("face_detection_short_range", {"epilogues", "dw_1x1", "input_direct", "output_assembly", "output_direct"}),
+    ("selfie_segmentation", {"channel_scale", "upsampled_source", "fc_pair", "pw_dw"}),
+])
+def test_the_passes_that_fire_on_real_models(model, fired):
+    """What each pass did comes back per partition; the ones these models
+    are known for fire, and explain --passes prints the table with them."""
+    path = models.fetch_models([model], progress=False)[model]
+    report = explain.explain(path, {"kernel_set": "gpu"})
+    totals = explain.pass_totals(report)
+    assert fired <= {n for n, c in totals.items() if c > 0}, totals
+    report["show_passes"] = True
+    text = explain.format_explain(report)
+    assert "fusion passes, in order" in text and all(f"  {n} " in text for n in ORDER)
+
+
+def test_the_docs_hold_the_generated_table():
+    import gen_docs
+
+    page = (ROOT / "docs" / "how-it-works.md").read_text()
+    start, end = "<!-- passes:begin -->", "<!-- passes:end -->"
+    assert start in page and end in page
+    table = page.split(start, 1)[1].split(end, 1)[0].strip()
+    assert table == gen_docs.passes_markdown().strip(), "docs/how-it-works.md is stale: run python tools/gen_docs.py"
+
+
+def test_a_delegate_reports_no_pass_without_a_partition(tmp_path):
+    """A model with nothing to delegate builds no partition: no pass ran."""
+    d = tflite_gpu.load_delegate(log_level="silent")
+    assert _capi.delegate_partitions(d._get_native_delegate_pointer()) == []
