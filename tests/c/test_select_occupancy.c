@@ -1,4 +1,4 @@
-/* uses: select_conv.c select_reduce.c target.c */
+/* uses: select_conv.c select_reduce.c target.c env_hooks.c */
 /* Occupancy-aware selection (select_conv.c occupancy_group, issue 28):
  * the GPU-set selectors replayed on synthetic devices over the conv and
  * depthwise shapes of two real MediaPipe models, with the work-group count
@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "check.h"
-#include "fuse.h"
 #include "fuse_dw_conv.h"
 #include "fuse_pw_dw.h"
 #include "selectors.h"
@@ -181,7 +180,7 @@ static void conv_node(const Case* c, OneNode* o) {
   o->n.p.conv.multiplier = 1;
   o->n.p.conv.weights = 2;
   o->n.p.conv.bias = -1;
-  o->g = (Graph){o->t, 3, 3, &o->n, 1, 1};
+  o->g = (Graph){.tensors = o->t, .num_tensors = 3, .cap_tensors = 3, .nodes = &o->n, .num_nodes = 1, .cap_nodes = 1};
 }
 
 static KernelVariant select_case(const GpuDevice* d, const Case* c) {
@@ -389,45 +388,14 @@ static void test_fused_pair_groups(void) {
   GpuDevice* small = device(2, 1, 32 * 1024, 256, GD_KSET_GPU);
   GpuDevice* tiny = device(2, 1, 16 * 1024, 256, GD_KSET_GPU);
   GpuDevice* cpu = device(2, 0, 512 * 1024, 4096, GD_KSET_CPU);
-  CHECK((select_fusions(h200) & FUSE_DW_1X1) && (select_fusions(small) & FUSE_DW_1X1), "the GPU set fuses");
-  CHECK(!(select_fusions(cpu) & FUSE_DW_1X1), "the CPU set does not fuse");
+  CHECK(select_gpu_convs_always(h200) && select_gpu_convs_always(small), "the GPU set fuses");
+  CHECK(!select_gpu_convs_always(cpu), "the CPU set does not fuse");
   /* 16 KiB holds 16 x 4 groups' tiles but not 64 x 1's, whose narrow 1x1s
-   * fall back to the CPU set: no fused kernel to fall back from. */
-  CHECK(!(select_fusions(tiny) & FUSE_DW_1X1), "a device without 64 x 1 groups does not fuse");
-  /* Pooled residuals and BHWC sources only where every conv runs a
-   * conv_gpu.cl kernel. */
-  int all = FUSE_DW_1X1 | FUSE_POOLED_RESIDUAL | FUSE_BHWC_INPUT | FUSE_CHANNEL_SCALE | FUSE_UPSAMPLED_SOURCE |
-            FUSE_FC_PAIR | FUSE_BHWC_OUTPUT | FUSE_PW_DW | FUSE_FC_HEADS;
-  CHECK(select_fusions(h200) == all && select_fusions(small) == all, "the GPU set fuses all nine");
-  CHECK(select_fusions(cpu) == 0 && select_fusions(tiny) == 0, "the CPU set and small devices fuse neither");
-  setenv("TFLITE_GPU_FUSE_DW_1X1", "0", 1);
-  CHECK(!(select_fusions(h200) & FUSE_DW_1X1), "TFLITE_GPU_FUSE_DW_1X1=0 turns it off");
-  CHECK(select_fusions(h200) == (all & ~FUSE_DW_1X1), "TFLITE_GPU_FUSE_DW_1X1=0 leaves the others");
-  unsetenv("TFLITE_GPU_FUSE_DW_1X1");
-  setenv("TFLITE_GPU_FUSE_POOLED_RESIDUAL", "0", 1);
-  CHECK(select_fusions(h200) == (all & ~FUSE_POOLED_RESIDUAL), "TFLITE_GPU_FUSE_POOLED_RESIDUAL=0 turns them off");
-  unsetenv("TFLITE_GPU_FUSE_POOLED_RESIDUAL");
-  setenv("TFLITE_GPU_BHWC_INPUT", "0", 1);
-  CHECK(select_fusions(h200) == (all & ~FUSE_BHWC_INPUT), "TFLITE_GPU_BHWC_INPUT=0 turns BHWC sources off");
-  unsetenv("TFLITE_GPU_BHWC_INPUT");
-  setenv("TFLITE_GPU_FUSE_CHANNEL_SCALE", "0", 1);
-  CHECK(select_fusions(h200) == (all & ~FUSE_CHANNEL_SCALE), "TFLITE_GPU_FUSE_CHANNEL_SCALE=0 turns it off");
-  unsetenv("TFLITE_GPU_FUSE_CHANNEL_SCALE");
-  setenv("TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", "0", 1);
-  CHECK(select_fusions(h200) == (all & ~FUSE_UPSAMPLED_SOURCE), "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE=0 turns it off");
-  unsetenv("TFLITE_GPU_FUSE_UPSAMPLED_SOURCE");
-  setenv("TFLITE_GPU_FUSE_FC_PAIR", "0", 1);
-  CHECK(select_fusions(h200) == (all & ~FUSE_FC_PAIR), "TFLITE_GPU_FUSE_FC_PAIR=0 turns it off");
-  unsetenv("TFLITE_GPU_FUSE_FC_PAIR");
-  setenv("TFLITE_GPU_BHWC_OUTPUT", "0", 1);
-  CHECK(select_fusions(h200) == (all & ~FUSE_BHWC_OUTPUT), "TFLITE_GPU_BHWC_OUTPUT=0 turns it off");
-  unsetenv("TFLITE_GPU_BHWC_OUTPUT");
-  setenv("TFLITE_GPU_FUSE_PW_DW", "0", 1);
-  CHECK(select_fusions(h200) == (all & ~FUSE_PW_DW), "TFLITE_GPU_FUSE_PW_DW=0 turns it off");
-  unsetenv("TFLITE_GPU_FUSE_PW_DW");
-  setenv("TFLITE_GPU_FUSE_FC_HEADS", "0", 1);
-  CHECK(select_fusions(h200) == (all & ~FUSE_FC_HEADS), "TFLITE_GPU_FUSE_FC_HEADS=0 turns it off");
-  unsetenv("TFLITE_GPU_FUSE_FC_HEADS");
+   * fall back to the CPU set: no fused kernel to fall back from. The GPU
+   * set's passes (fuse.c) need this; their hooks are tested with the table
+   * (tests/test_fusion_passes.py). */
+  CHECK(!select_gpu_convs_always(tiny), "a device without 64 x 1 groups does not fuse");
+  CHECK(select_pw_depthwise_fits(h200) && select_pw_depthwise_fits(small), "pw_depthwise_gpu's band fits");
   /* A fused pair launches over its 1x1's grid, in groups of its own
    * (fuse_dw_conv.h): as many rows as output blocks, up to
    * DW_1X1_MAX_ROWS, whatever the occupancy; then LX narrowed from 16 (not
@@ -557,7 +525,7 @@ static void test_reductions_unchanged(void) {
     GNode n = {.inputs = {0}, .num_inputs = 1, .outputs = {1}, .num_outputs = 1};
     n.p.reduce.op = REDUCE_MEAN;
     n.p.reduce.axes[GD_H] = n.p.reduce.axes[GD_W] = rs[i].mean;
-    Graph g = {t, 2, 2, &n, 1, 1};
+    Graph g = {.tensors = t, .num_tensors = 2, .cap_tensors = 2, .nodes = &n, .num_nodes = 1, .cap_nodes = 1};
     KernelVariant a, b;
     if (rs[i].mean) {
       select_reduce(h200, &g, &n, &a);
