@@ -25,7 +25,7 @@ void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelV
 /* Depth multiplier 1 or more. */
 void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 /* fuse.h's FUSE_* bits this device's kernels allow, all or none: the
- * passes that only conv_gpu.cl's kernels implement, so every CONV_2D must
+ * passes that only the GPU set's kernels implement, so every CONV_2D must
  * run one (the GPU set, both conv groups fit). Test hooks turn each off:
  * TFLITE_GPU_FUSE_DW_1X1=0, TFLITE_GPU_FUSE_POOLED_RESIDUAL=0,
  * TFLITE_GPU_BHWC_INPUT=0, TFLITE_GPU_FUSE_CHANNEL_SCALE=0,
