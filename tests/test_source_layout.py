@@ -1,6 +1,6 @@
 """The C sources stay small and layered:
 
-* no file in delegate_c/ is over MAX_LINES lines;
+* no .c, .h, .cl or .py file of LINE_LIMITED_DIRS is over MAX_LINES lines;
 * the file-level include graph (#include "..." between delegate_c/ and
   opencl_kernels/kernel_abi.h) has no circle;
 * the file-level call graph has no circle: every object of the library is
@@ -74,9 +74,44 @@ def _describe(circles, edges):
 
 
 def test_no_source_file_over_the_line_limit():
-    long = {p.name: n for p in sorted([*SRC.glob("*.c"), *SRC.glob("*.h")])
-            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    long = files_over_the_line_limit()
     assert not long, f"over {MAX_LINES} lines (split them by job): {long}"
+
+
+LINE_LIMITED_DIRS = ("delegate_c", "opencl_kernels", "python")
+SOURCE_SUFFIXES = (".c", ".h", ".cl", ".py")
+
+
+def _files(folder: pathlib.Path):
+    """Every file under folder, less build output, caches and hidden folders."""
+    for p in sorted(folder.iterdir()) if folder.is_dir() else ():
+        if not p.is_dir():
+            yield p
+        elif not (p.name.startswith((".", "build")) or p.name == "__pycache__" or p.name.endswith(".egg-info")):
+            yield from _files(p)
+
+
+def _source_files(root: pathlib.Path, dirs, suffixes=SOURCE_SUFFIXES) -> list:
+    """The files with one of `suffixes` under each of root's dirs."""
+    return [p for d in dirs for p in _files(root / d) if p.suffix in suffixes]
+
+
+def files_over_the_line_limit(root: pathlib.Path = ROOT, limit: int = MAX_LINES) -> dict:
+    """{path from root: lines} of each source file of LINE_LIMITED_DIRS over `limit` lines."""
+    return {p.relative_to(root).as_posix(): n for p in _source_files(root, LINE_LIMITED_DIRS)
+            if (n := len(p.read_text(errors="replace").splitlines())) > limit}
+
+
+def test_the_line_limit_catches_a_601_line_kernel_file(tmp_path):
+    for d in LINE_LIMITED_DIRS:
+        (tmp_path / d).mkdir()
+    (tmp_path / "opencl_kernels" / "long.cl").write_text("/* x */\n" * (MAX_LINES + 1))
+    (tmp_path / "opencl_kernels" / "full.cl").write_text("/* x */\n" * MAX_LINES)
+    (tmp_path / "python" / "pkg").mkdir()
+    (tmp_path / "python" / "pkg" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    (tmp_path / "python" / "pkg" / "notes.txt").write_text("x\n" * (MAX_LINES + 1))
+    assert files_over_the_line_limit(tmp_path) == {"opencl_kernels/long.cl": MAX_LINES + 1,
+                                                   "python/pkg/long.py": MAX_LINES + 1}
 
 
 def test_no_circle_in_the_include_graph():
