@@ -198,7 +198,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
 /* conv2d_1x1_gpu with its source multiplied by a per-channel scale of
  * each batch (scale: [B, 1, 1, C_in] PHWC4, i.e. float4 b * S_in + si)
  * where it loads it: the MUL that ends a squeeze-and-excitation block,
- * fused (fuse_channel_scale.c). */
+ * fused (fuse_conv_source.c). */
 #define CONVG_SCALED(SI, P) (CONVG_PLAIN(SI, P) * LOAD4(scale, b * src_slices + (SI)))
 #if GD_SELECTED(conv2d_1x1_scaled_gpu, 5)
 __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_scaled_gpu(
