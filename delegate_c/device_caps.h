@@ -1,6 +1,7 @@
 /* What one OpenCL device can do, read once when the device is opened. The
- * kernel selectors (target.c) decide from this struct alone, so a new
- * device class means new rules there, never new queries scattered around. */
+ * kernel selectors (select_*.c, selectors.h) decide from this struct
+ * alone, so a new device class means new rules there, never new queries
+ * scattered around. */
 #ifndef TFLITE_GPU_DEVICE_CAPS_H
 #define TFLITE_GPU_DEVICE_CAPS_H
 

@@ -1,7 +1,7 @@
 /* The environment variables the library reads (switches, test hooks,
  * tuning bounds): every one goes through these helpers, so that each
  * kind of value is parsed one way. The fusion passes' hooks are listed
- * in their table (fuse_passes.c); the rest in docs/troubleshooting.md. */
+ * in their table (fuse.c); each other one where it is read. */
 #ifndef TFLITE_GPU_ENV_HOOKS_H
 #define TFLITE_GPU_ENV_HOOKS_H
 

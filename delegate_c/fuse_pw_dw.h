@@ -1,5 +1,5 @@
 /* A 1x1 CONV_2D whose output only a DEPTHWISE_CONV_2D reads becomes part
- * of that depthwise (kGOpPwDepthwise, conv_gpu.cl's pw_depthwise_gpu): the
+ * of that depthwise (kGOpPwDepthwise, depthwise_gpu.cl's pw_depthwise_gpu): the
  * expansion of an inverted-residual block computed where the depthwise
  * reads it, one launch instead of two, the wide expanded tensor never
  * written. It takes the blocks fuse_dw_conv.c leaves apart, whose

@@ -184,8 +184,8 @@ static cl_mem epilogue_alpha(Encoder* ex, const GNode* n, int cout) {
 static int set_conv_args(Encoder* ex, KernelRef k, const GNode* n, const KernelVariant* v, cl_mem weights,
                          cl_mem bias, const cl_mem first[2]) {
   int geometry = v->form, total = (int)v->total;
-  /* A conv_gpu.cl kernel ignores total but with CONVG_DST_BHWC, where it is
-   * the element its output starts at in the staging buffer (output_direct.c). */
+  /* A GPU-set kernel ignores total but with CONVG_DST_BHWC, where it is the
+   * element its output starts at in the staging buffer (output_direct.c). */
   if (ex->g.tensors[n->outputs[0]].bhwc_out) total = (int)ex->g.tensors[n->outputs[0]].bhwc_offset;
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
@@ -199,7 +199,7 @@ static int set_conv_args(Encoder* ex, KernelRef k, const GNode* n, const KernelV
     epi[2 * e + 1] = n->epi[e].act;
     if (n->epi[e].op == EPI_ADD && n->epi[e].via) {
       /* The fusion passes make these only where their table allows (fuse.c). */
-      if (strcmp(v->file, "conv_gpu.cl") != 0)
+      if (strcmp(v->file, "conv_gpu.cl") != 0 && strcmp(v->file, "depthwise_gpu.cl") != 0)
         return ex_fail(ex, "%s cannot read a residual through a pool or a resize", v->kernel);
       epi[2 * e] = n->epi[e].via;
     }

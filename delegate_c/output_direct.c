@@ -6,7 +6,7 @@
 #include "tflite_abi.h"
 
 /* Whether the kernel of the node that writes t can store t as BHWC: a
- * CONV_2D or fused depthwise + 1x1 (conv_gpu.cl's convg_store). */
+ * CONV_2D or fused depthwise + 1x1 (conv_gpu.cl; common.cl's convg_store). */
 static int conv_writes(const Graph* g, int t) {
   int k = graph_writer(g, t);
   const GNode* n = k >= 0 ? &g->nodes[k] : NULL;

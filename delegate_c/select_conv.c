@@ -1,5 +1,5 @@
 /* Kernel selection for CONV_2D and DEPTHWISE_CONV_2D (kernels: conv.cl for
- * the CPU set, conv_gpu.cl for the GPU set). */
+ * the CPU set, conv_gpu.cl and depthwise_gpu.cl for the GPU set). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,7 +237,7 @@ void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelV
 
 /* The GPU set, with both of gpu_conv2d's default groups fitting, so that a
  * CONV_2D never falls back to the CPU set's kernels: what the fusion passes
- * that only conv_gpu.cl's kernels implement need (fuse.c). */
+ * that only the GPU set's kernels implement need (fuse.c). */
 int select_gpu_convs_always(const GpuDevice* dev) {
   return dev->kernel_set == GD_KSET_GPU && fits(dev, 64, 1, convg_local_bytes(64, 1)) &&
          fits(dev, CONVG_LX, CONVG_LY, convg_local_bytes(CONVG_LX, CONVG_LY));
@@ -250,7 +250,7 @@ void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, Ker
   gpu_conv2d(dev, g, n, v);
 }
 
-/* pw_depthwise_gpu (conv_gpu.cl has the launch contract): a group of
+/* pw_depthwise_gpu (depthwise_gpu.cl has the launch contract): a group of
  * PWDW_WG per band of output rows, slice and batch item; the bands as
  * fuse_pw_dw.c checked they fit. No occupancy shrinking: more bands
  * would compute their shared source rows more often, and the wide
@@ -263,7 +263,7 @@ void select_pw_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, K
   int rows = pw_dw_band_rows(d[GD_H], s[GD_H], s[GD_W], n->p.conv.sy, n->p.conv.kh, n->p.conv.dy);
   size_t bands = div_up((size_t)d[GD_H], (size_t)(rows > 0 ? rows : 1));
   size_t so = (size_t)(d[GD_C] + 3) / 4;
-  *v = (KernelVariant){"conv_gpu.cl", "pw_depthwise_gpu", "", 2,
+  *v = (KernelVariant){"depthwise_gpu.cl", "pw_depthwise_gpu", "", 2,
                        {PWDW_WG * bands, so * (size_t)d[GD_B], 1},
                        {PWDW_WG, 1, 1}, 0, 1, CONV_ARGS_PW_DW, 0, {"PWDW_WG", NULL, NULL}, 1};
   v->total = phwc4_items(d);
@@ -279,7 +279,7 @@ void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
   size_t so = (size_t)(ds[GD_C] + 3) / 4;
   size_t nx = div_up((size_t)ds[GD_W], DWG_TX), ny = (size_t)ds[GD_H], lx = DWG_LX, ly = DWG_LY;
   occupancy_group(dev, nx, ny, so * (size_t)ds[GD_B], NULL, &lx, &ly);
-  *v = (KernelVariant){"conv_gpu.cl", "depthwise_gpu", "", 3,
+  *v = (KernelVariant){"depthwise_gpu.cl", "depthwise_gpu", "", 3,
                        {nx, ny, so * (size_t)ds[GD_B]},
                        {lx, ly, 1}, 0, 1, CONV_ARGS_GEOMETRY, 0, {"DWG_LX", "DWG_LY", NULL}, 0};
   if (lx != DWG_LX || ly != DWG_LY) variant_fit_group(v, lx * ly);

@@ -177,8 +177,8 @@ DEFINE_ACTIVATE(activate16, float16)
  * the residual float4 r, then act (EPI_ADD_MAX2 / _UP2: r read through a
  * max pool / an upsampling), op 3 = a quantize-dequantize (quantize.cl) with alpha[0] =
  * (scale, zero point, qmin, qmax).
- * epilogue_r takes the residual's value (conv_gpu.cl reads it through a
- * fused max pool); epilogue reads it at index gid (usually the output's
+ * epilogue_r takes the residual's value (convg_residual reads it through
+ * a fused max pool); epilogue reads it at index gid (usually the output's
  * own index; a residual with fewer channels passes its own index, or -1
  * for a slice it lacks, which adds zero). */
 GD_INLINE float4 epilogue_step(float4 v, int op, int act, __global const float4* alpha, float4 r, int s) {
@@ -200,6 +200,81 @@ GD_INLINE float4 epilogue(float4 v, int4 epi, __global const float4* alpha, __gl
                        int gid) {
   float4 r = (epi.x == EPI_ADD || epi.z == EPI_ADD) && gid >= 0 ? LOAD4(residual, gid) : (float4)(0.0f);
   return epilogue_r(v, epi, alpha, r, s);
+}
+
+/* The GPU set's store of an output float4, the last step of every kernel
+ * in conv_gpu.cl and depthwise_gpu.cl (here because both end with it).
+ * -DCONVG_DST_BHWC=1 (conv_gpu.cl only; output_direct.c): dst is a float32
+ * row-major BHWC buffer instead. */
+#ifndef CONVG_DST_BHWC
+#define CONVG_DST_BHWC 0
+#endif
+
+/* The residual's float4 for output pixel (x, y) of slice s through a 2x
+ * bilinear upsampling of a W/2 x H/2 source (EPI_ADD_UP2), as resize.cl
+ * computes RESIZE_BILINEAR with scale 1/2: lower index max(floor(v), 0),
+ * upper min(ceil(v), size - 1), weights from v minus the lower index. */
+GD_INLINE float4 convg_up2(__global const storage_t* residual, int code, int4 dst_shape, int c0, int x, int y) {
+  int sw = dst_shape.x / 2, sh = dst_shape.y / 2;
+  float off = (code & EPI_UP2_HALF_PIXEL) ? 0.25f : 0.0f; /* (o + 0.5) / 2 - 0.5 = o / 2 - 0.25 */
+  float fy = (float)y * 0.5f - off, fx = (float)x * 0.5f - off;
+  int y0 = min(max((int)floor(fy), 0), sh - 1), y1 = min((int)ceil(fy), sh - 1);
+  int x0 = min(max((int)floor(fx), 0), sw - 1), x1 = min((int)ceil(fx), sw - 1);
+  float dy = fy - (float)y0, dx = fx - (float)x0;
+  int r0 = (c0 * sh + y0) * sw, r1 = (c0 * sh + y1) * sw;
+  return LOAD4(residual, r0 + x0) * (1.0f - dy) * (1.0f - dx) + LOAD4(residual, r1 + x0) * dy * (1.0f - dx) +
+         LOAD4(residual, r0 + x1) * (1.0f - dy) * dx + LOAD4(residual, r1 + x1) * dy * dx;
+}
+
+/* The fused residual's float4 for output float4 o = (b, s, p): a residual
+ * of res_slices < so slices adds zero to the slices it lacks. EPI_ADD
+ * reads it at the output's place; EPI_ADD_MAX2 (codes 4-7, kernel_abi.h)
+ * takes the max of the 2x2 window at (2x, 2y) of a source of sw x sh
+ * pixels, one short of 2W / 2H where the code says so, whose taps past
+ * its edge are left out, as MAX_POOL_2D's SAME padding does; EPI_ADD_UP2
+ * (8-9) interpolates a W/2 x H/2 source (convg_up2). That source is the
+ * pool's or the resize's input: the pool or resize itself is never
+ * launched (fuse.c). */
+GD_INLINE float4 convg_residual(__global const storage_t* residual, int4 epi, int4 dst_shape, int b, int s, int p,
+                                int res_slices) {
+  int add = epi.x == EPI_ADD || epi.x >= EPI_ADD_MAX2 ? epi.x : epi.z;
+  if ((add != EPI_ADD && add < EPI_ADD_MAX2) || s >= res_slices) return (float4)(0.0f);
+  int w = dst_shape.x, plane = w * dst_shape.y;
+  if (add == EPI_ADD) return LOAD4(residual, (b * res_slices + s) * plane + p);
+  int y = p / w, x = p - y * w;
+  if (add >= EPI_ADD_UP2) return convg_up2(residual, add, dst_shape, b * res_slices + s, x, y);
+  int sw = 2 * w - (add & EPI_MAX2_ODD_W), sh = 2 * dst_shape.y - ((add & EPI_MAX2_ODD_H) >> 1);
+  int sx = 2 * x, sy = 2 * y;
+  int i = ((b * res_slices + s) * sh + sy) * sw + sx;
+  bool right = sx + 1 < sw, below = sy + 1 < sh;
+  float4 m = LOAD4(residual, i);
+  if (right) m = max(m, LOAD4(residual, i + 1));
+  if (below) m = max(m, LOAD4(residual, i + sw));
+  if (right && below) m = max(m, LOAD4(residual, i + sw + 1));
+  return m;
+}
+
+/* Activation, fused epilogue, tail mask and store of output float4 (b, s,
+ * p). Built with CONVG_DST_BHWC=1, dst is instead the runtime's BHWC
+ * float32 output (or the part of one that starts at element `total`):
+ * channels 4s .. 4s+3 of pixel p, those below C (output_direct.c). */
+GD_INLINE void convg_store(float4 v, __global storage_t* dst, int4 dst_shape, int b, int s, int p, int act,
+                        __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
+                        int total) {
+  v = activate(v, act);
+  v = epilogue_r(v, epi, alpha, convg_residual(residual, epi, dst_shape, b, s, p, res_slices), s);
+#if CONVG_DST_BHWC
+  __global float* out = (__global float*)dst + total + ((size_t)b * dst_shape.x * dst_shape.y + p) * dst_shape.z;
+  int c = 4 * s;
+  out[c] = v.x;
+  if (c + 1 < dst_shape.z) out[c + 1] = v.y;
+  if (c + 2 < dst_shape.z) out[c + 2] = v.z;
+  if (c + 3 < dst_shape.z) out[c + 3] = v.w;
+#else
+  (void)total;
+  int o = (b * SLICES(dst_shape) + s) * dst_shape.x * dst_shape.y + p;
+  STORE4(mask_tail(v, s, dst_shape.z), dst, o);
+#endif
 }
 
 /* Reduction helpers shared by reduce.cl and reduce_gpu.cl (op: REDUCE_*,

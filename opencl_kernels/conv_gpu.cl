@@ -1,8 +1,9 @@
-/* CONV_2D and DEPTHWISE_CONV_2D shaped for GPUs: 2-D/3-D NDRanges, work-
- * groups that share tiles through __local memory, and a small register
- * block per work-item. The siblings in conv.cl are shaped for CPU OpenCL;
- * each kernel here takes exactly its sibling's arguments, so ops_conv.c's
- * set_conv_args sets them unchanged. FP32 accumulation in every precision.
+/* CONV_2D shaped for GPUs: 3-D NDRanges, work-groups that share tiles
+ * through __local memory, and a small register block per work-item (the
+ * depthwise kernels, which need none of that, are in depthwise_gpu.cl).
+ * The siblings in conv.cl are shaped for CPU OpenCL; each kernel here takes
+ * exactly its sibling's arguments, so ops_conv.c's set_conv_args sets them
+ * unchanged. FP32 accumulation in every precision.
  *
  * ============================ LAUNCH CONTRACT ============================
  * Notation: output shape (W, H, C, B) = dst_shape, P = W * H, S_out =
@@ -47,62 +48,29 @@
  *      geom, pad_dil, dw_act, act, alpha, residual, epi, res_slices, total)
  *   src is the depthwise's input (its channels are the 1x1's input
  *   channels); dw_weights / dw_bias / geom / pad_dil / dw_act as
- *   depthwise_gpu's. Weights, defines, NDRange and __local memory as
- *   conv2d_1x1_gpu, whose input tile it computes instead of loading it.
+ *   depthwise_gpu.cl's depthwise_gpu. Weights, defines, NDRange and
+ *   __local memory as conv2d_1x1_gpu, whose input tile it computes
+ *   instead of loading it.
  *
- * pw_depthwise_gpu  a 1x1 CONV_2D whose output only a DEPTHWISE_CONV_2D
- *   (multiplier 1) reads, in one launch (fuse_pw_dw.c): args as
- *   depthwise_gpu with the 1x1's inserted after dst_shape and its
- *   activation after pad_dil:
- *     (src, dst, weights, bias, src_shape, dst_shape, pw_weights, pw_bias,
- *      geom, pad_dil, pw_act, act, alpha, residual, epi, res_slices, dw_out,
- *      total)
- *   src is the 1x1's source; weights / bias / geom / pad_dil / act the
- *   depthwise's; pw_weights [S_mid][S_in][4 in-lanes] float4 over the 4
- *   output lanes, pw_bias [S_mid] float4 (as fully_connected's). dw_out =
- *   (W, H, mean, 0): the depthwise's output size, and 1 where dst is its
- *   mean over H and W instead ([1, C], batch 1, one band, no epilogue).
- *   work_dim 2:
- *     global = (PWDW_WG * bands, S_out * B), local = (PWDW_WG, 1)
- *   a group per band of output rows, slice and batch item; a band's source
- *   rows times the source width fit PWDW_LOCAL (fuse_pw_dw.h
- *   pw_dw_band_rows; the kernel takes ceil(H / bands) rows, never more).
- *   __local memory: PWDW_LOCAL + PWDW_WG float4s (17 KiB).
- *
- * depthwise_gpu   (args as depthwise_conv2d_x4; depth multiplier 1)
- *   Defines (defaults):
- *     DWG_TX = 2   output pixels per work-item along x
- *     DWG_LX = 8   work-group size along x
- *     DWG_LY = 8   work-group size along y
- *     DWG_LX * DWG_LY <= 256.
- *   Weights: as encode_depthwise packs them, [S][KH][KW] float4, bias [S]
- *     float4.
- *   work_dim 3:
- *     global = (round_up(ceil(W, DWG_TX), DWG_LX), round_up(H, DWG_LY),
- *               S_out * B)
- *     local  = (DWG_LX, DWG_LY, 1)
- *   No __local memory.
  * ========================================================================
  *
- * -DCONVG_DST_BHWC=1 (conv kernels; output_direct.c): dst is a float32
- *   row-major BHWC buffer and `total` the element where this output starts
- *   in it (a part of an assembled output), in every storage.
+ * -DCONVG_DST_BHWC=1 (output_direct.c; common.cl's convg_store): dst is a
+ *   float32 row-major BHWC buffer and `total` the element where this
+ *   output starts in it (a part of an assembled output), in every storage.
  *
- * Epilogue of every kernel (as conv.cl): bias, sum, activate(act), then
- * common.cl's epilogue with the residual read at its own index (a residual
- * of fewer slices adds zero to the slices it lacks), tail lanes zeroed. */
+ * Epilogue of every kernel (as conv.cl): bias, sum, then common.cl's
+ * convg_store: activate(act), the fused epilogue with the residual read at
+ * its own index (a residual of fewer slices adds zero to the slices it
+ * lacks), tail lanes zeroed. */
 
 /* Tiles and default groups: kernel_abi.h. */
-#ifndef CONVG_DST_BHWC
-#define CONVG_DST_BHWC 0
-#endif
 #if CONVG_BS != 1 && CONVG_BS != 2 && CONVG_BS != 4
 #error "CONVG_BS must be 1, 2 or 4 (the weight block_slices)"
 #endif
-#if CONVG_LX * CONVG_LY > 256 || DWG_LX * DWG_LY > 256
+#if CONVG_LX * CONVG_LY > 256
 #error "work-groups are limited to 256 work-items"
 #endif
-#if CONVG_TP < 1 || CONVG_KT < 1 || DWG_TX < 1
+#if CONVG_TP < 1 || CONVG_KT < 1
 #error "tile sizes must be positive"
 #endif
 
@@ -117,73 +85,6 @@
 #define CONVG_IN_LOADS ((CONVG_IN_N + CONVG_WG - 1) / CONVG_WG)
 #define CONVG_W_LOADS ((CONVG_W_N + CONVG_WG - 1) / CONVG_WG)
 #define CONVG_ACC (CONVG_TP * CONVG_BS)
-
-/* The residual's float4 for output pixel (x, y) of slice s through a 2x
- * bilinear upsampling of a W/2 x H/2 source (EPI_ADD_UP2), as resize.cl
- * computes RESIZE_BILINEAR with scale 1/2: lower index max(floor(v), 0),
- * upper min(ceil(v), size - 1), weights from v minus the lower index. */
-GD_INLINE float4 convg_up2(__global const storage_t* residual, int code, int4 dst_shape, int c0, int x, int y) {
-  int sw = dst_shape.x / 2, sh = dst_shape.y / 2;
-  float off = (code & EPI_UP2_HALF_PIXEL) ? 0.25f : 0.0f; /* (o + 0.5) / 2 - 0.5 = o / 2 - 0.25 */
-  float fy = (float)y * 0.5f - off, fx = (float)x * 0.5f - off;
-  int y0 = min(max((int)floor(fy), 0), sh - 1), y1 = min((int)ceil(fy), sh - 1);
-  int x0 = min(max((int)floor(fx), 0), sw - 1), x1 = min((int)ceil(fx), sw - 1);
-  float dy = fy - (float)y0, dx = fx - (float)x0;
-  int r0 = (c0 * sh + y0) * sw, r1 = (c0 * sh + y1) * sw;
-  return LOAD4(residual, r0 + x0) * (1.0f - dy) * (1.0f - dx) + LOAD4(residual, r1 + x0) * dy * (1.0f - dx) +
-         LOAD4(residual, r0 + x1) * (1.0f - dy) * dx + LOAD4(residual, r1 + x1) * dy * dx;
-}
-
-/* The fused residual's float4 for output float4 o = (b, s, p): a residual
- * of res_slices < so slices adds zero to the slices it lacks. EPI_ADD
- * reads it at the output's place; EPI_ADD_MAX2 (codes 4-7, kernel_abi.h)
- * takes the max of the 2x2 window at (2x, 2y) of a source of sw x sh
- * pixels, one short of 2W / 2H where the code says so, whose taps past
- * its edge are left out, as MAX_POOL_2D's SAME padding does; EPI_ADD_UP2
- * (8-9) interpolates a W/2 x H/2 source (convg_up2). That source is the
- * pool's or the resize's input: the pool or resize itself is never
- * launched (fuse.c). */
-GD_INLINE float4 convg_residual(__global const storage_t* residual, int4 epi, int4 dst_shape, int b, int s, int p,
-                                int res_slices) {
-  int add = epi.x == EPI_ADD || epi.x >= EPI_ADD_MAX2 ? epi.x : epi.z;
-  if ((add != EPI_ADD && add < EPI_ADD_MAX2) || s >= res_slices) return (float4)(0.0f);
-  int w = dst_shape.x, plane = w * dst_shape.y;
-  if (add == EPI_ADD) return LOAD4(residual, (b * res_slices + s) * plane + p);
-  int y = p / w, x = p - y * w;
-  if (add >= EPI_ADD_UP2) return convg_up2(residual, add, dst_shape, b * res_slices + s, x, y);
-  int sw = 2 * w - (add & EPI_MAX2_ODD_W), sh = 2 * dst_shape.y - ((add & EPI_MAX2_ODD_H) >> 1);
-  int sx = 2 * x, sy = 2 * y;
-  int i = ((b * res_slices + s) * sh + sy) * sw + sx;
-  bool right = sx + 1 < sw, below = sy + 1 < sh;
-  float4 m = LOAD4(residual, i);
-  if (right) m = max(m, LOAD4(residual, i + 1));
-  if (below) m = max(m, LOAD4(residual, i + sw));
-  if (right && below) m = max(m, LOAD4(residual, i + sw + 1));
-  return m;
-}
-
-/* Activation, fused epilogue, tail mask and store of output float4 (b, s,
- * p). Built with CONVG_DST_BHWC=1, dst is instead the runtime's BHWC
- * float32 output (or the part of one that starts at element `total`):
- * channels 4s .. 4s+3 of pixel p, those below C (output_direct.c). */
-GD_INLINE void convg_store(float4 v, __global storage_t* dst, int4 dst_shape, int b, int s, int p, int act,
-                        __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
-                        int total) {
-  v = activate(v, act);
-  v = epilogue_r(v, epi, alpha, convg_residual(residual, epi, dst_shape, b, s, p, res_slices), s);
-#if CONVG_DST_BHWC
-  __global float* out = (__global float*)dst + total + ((size_t)b * dst_shape.x * dst_shape.y + p) * dst_shape.z;
-  int c = 4 * s;
-  out[c] = v.x;
-  if (c + 1 < dst_shape.z) out[c + 1] = v.y;
-  if (c + 2 < dst_shape.z) out[c + 2] = v.z;
-  if (c + 3 < dst_shape.z) out[c + 3] = v.w;
-#else
-  (void)total;
-  int o = (b * SLICES(dst_shape) + s) * dst_shape.x * dst_shape.y + p;
-  STORE4(mask_tail(v, s, dst_shape.z), dst, o);
-#endif
-}
 
 /* The weight tile: K-slices k0 .. k0+KT-1 of blocks g0 .. g0+LY-1 into
  * w_l[KT][4][LY][BS]. Block g's reduction rows are contiguous (k_slices of
@@ -297,7 +198,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
 /* conv2d_1x1_gpu with its source multiplied by a per-channel scale of
  * each batch (scale: [B, 1, 1, C_in] PHWC4, i.e. float4 b * S_in + si)
  * where it loads it: the MUL that ends a squeeze-and-excitation block,
- * fused (fuse_channel_scale.c). */
+ * fused (fuse_conv_source.c). */
 #define CONVG_SCALED(SI, P) (CONVG_PLAIN(SI, P) * LOAD4(scale, b * src_slices + (SI)))
 #if GD_SELECTED(conv2d_1x1_scaled_gpu, 5)
 __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_scaled_gpu(
@@ -398,78 +299,6 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
 }
 #endif
 
-/* A 1x1 and the depthwise that alone reads it in one launch (fuse_pw_dw.h):
- * a work-group makes the 1x1's slice s over the source rows its band of
- * output rows reads, into __local memory (work-item i: values i, i + WG,
- * ..., each a dot product over the source slices, whose weights every
- * work-item reads at once), then the depthwise of slice s over the band
- * from there. Only rows shared by neighbouring bands are computed twice;
- * the expanded tensor is never written. */
-#if GD_SELECTED(pw_depthwise_gpu, 8)
-__kernel __attribute__((reqd_work_group_size(PWDW_WG, 1, 1))) void pw_depthwise_gpu(
-    __global const storage_t* src, __global storage_t* dst, __global const float4* weights,
-    __global const float4* bias, int4 src_shape, int4 dst_shape, __global const float4* pw_weights,
-    __global const float4* pw_bias, int4 geom, int4 pad_dil, int pw_act, int act, __global const float4* alpha,
-    __global const storage_t* residual, int4 epi, int res_slices, int4 dw_out, int total) {
-  __local float4 mid[PWDW_LOCAL];
-  __local float4 part[PWDW_WG];
-  int lid = get_local_id(0), bands = get_num_groups(0);
-  int so = SLICES(dst_shape), si = SLICES(src_shape);
-  int z = get_group_id(1), b = z / so, s = z - b * so;
-  int rows = (dw_out.y + bands - 1) / bands;
-  int oy0 = get_group_id(0) * rows, oy1 = min(oy0 + rows, dw_out.y);
-  /* Source rows [lo, hi) that the band's taps reach inside the tensor. */
-  int lo = max(oy0 * geom.w - pad_dil.y, 0);
-  int hi = min((oy1 - 1) * geom.w - pad_dil.y + (geom.y - 1) * pad_dil.w + 1, src_shape.y);
-  int w = src_shape.x, plane = w * src_shape.y, n = (hi - lo) * w;
-  __global const float4* pw = pw_weights + s * si * 4;
-  float4 pb = pw_bias[s];
-  int base = b * si * plane + lo * w;
-  for (int i = lid; i < n; i += PWDW_WG) {
-    float4 acc = pb;
-    for (int c = 0; c < si; ++c) {
-      float4 x = LOAD4(src, base + c * plane + i);
-      acc = fma((float4)(x.x), pw[4 * c],
-                fma((float4)(x.y), pw[4 * c + 1], fma((float4)(x.z), pw[4 * c + 2], fma((float4)(x.w), pw[4 * c + 3], acc))));
-    }
-    mid[i] = activate(acc, pw_act);
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  __global const float4* wk = weights + s * geom.y * geom.x;
-  float4 bv = bias[s];
-  int ow = dw_out.x, m = (oy1 - oy0) * ow;
-  float4 sum = (float4)(0.0f);
-  for (int i = lid; i < m; i += PWDW_WG) {
-    int r = i / ow, ox = i - r * ow, oy = oy0 + r;
-    int sy0 = oy * geom.w - pad_dil.y, sx0 = ox * geom.z - pad_dil.x;
-    float4 acc = bv;
-    for (int ky = 0; ky < geom.y; ++ky) {
-      int sy = sy0 + ky * pad_dil.w;
-      if (sy < 0 || sy >= src_shape.y) continue;
-      int row = (sy - lo) * w;
-      for (int kx = 0; kx < geom.x; ++kx) {
-        int sx = sx0 + kx * pad_dil.z;
-        if (sx >= 0 && sx < w) acc = fma(mid[row + sx], wk[ky * geom.x + kx], acc);
-      }
-    }
-    if (dw_out.z)
-      sum += activate(acc, act);
-    else
-      convg_store(acc, dst, dst_shape, b, s, oy * ow + ox, act, alpha, residual, epi, res_slices, total);
-  }
-  if (!dw_out.z) return;
-  /* The mean: partial sums through a __local tree (barriers in every
-   * work-item: dw_out.z is the same for the whole launch). */
-  part[lid] = sum;
-  for (int off = PWDW_WG / 2; off > 0; off >>= 1) {
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < off) part[lid] += part[lid + off];
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (lid == 0) STORE4(mask_tail(part[0] / (float)(dw_out.x * dw_out.y), s, dst_shape.z), dst, s);
-}
-#endif
-
 /* Input slice ci (channels 4ci .. 4ci+3, those past C read as zero) of
  * batch b at pixel (sx, sy) of a row-major BHWC float32 tensor. */
 GD_INLINE float4 convg_bhwc_tap(__global const float* src, int4 shape, int b, int ci, int sy, int sx) {
@@ -489,56 +318,6 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
     int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act, __global const float4* alpha,
     __global const storage_t* residual, int4 epi, int res_slices, int total) {
   CONVG_IMPLICIT_GEMM(CONVG_TAP_BHWC)
-}
-#endif
-
-/* Depthwise, multiplier 1: a work-item computes DWG_TX pixels of one row of
- * one slice, at x = tile + lx + i * DWG_LX, so neighbouring work-items read
- * neighbouring float4s; a work-group shares (slice, batch), so its weight
- * and bias loads are uniform (one cached read serves them all). Each input
- * float4 is reused across taps from the cache, not from local memory: a
- * KxK depthwise has too little arithmetic per value for a staged tile to
- * pay for its barrier. No barriers, so out-of-range work-items return. */
-#if GD_SELECTED(depthwise_gpu, 2)
-__kernel __attribute__((reqd_work_group_size(DWG_LX, DWG_LY, 1))) void depthwise_gpu(
-    __global const storage_t* src, __global storage_t* dst, __global const float4* weights,
-    __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
-    __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total) {
-  int so = SLICES(dst_shape);
-  int y = get_global_id(1), z = get_global_id(2);
-  int b = z / so, s = z - b * so;
-  int x0 = get_group_id(0) * (DWG_LX * DWG_TX) + get_local_id(0);
-  if (y >= dst_shape.y || x0 >= dst_shape.x) return;
-  float4 acc[DWG_TX];
-  float4 bv = bias[s];
-#pragma unroll
-  for (int i = 0; i < DWG_TX; ++i) acc[i] = bv;
-  int sy0 = y * geom.w - pad_dil.y;
-  int sx0 = x0 * geom.z - pad_dil.x, step = DWG_LX * geom.z; /* source x of pixel i: sx0 + i * step */
-  __global const float4* w = weights + s * geom.y * geom.x;
-  int chan = (b * SLICES(src_shape) + s) * src_shape.y;
-  for (int ky = 0; ky < geom.y; ++ky) {
-    int sy = sy0 + ky * pad_dil.w;
-    if (sy < 0 || sy >= src_shape.y) continue;
-    int row = (chan + sy) * src_shape.x;
-    for (int kx = 0; kx < geom.x; ++kx) {
-      float4 wk = w[ky * geom.x + kx];
-      int sx = sx0 + kx * pad_dil.z;
-#pragma unroll
-      for (int i = 0; i < DWG_TX; ++i) {
-        int xi = sx + i * step;
-        /* Pixels past the output row may read inside the input; they are
-         * not stored. */
-        if (xi >= 0 && xi < src_shape.x) acc[i] = fma(LOAD4(src, row + xi), wk, acc[i]);
-      }
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < DWG_TX; ++i) {
-    int x = x0 + i * DWG_LX;
-    if (x < dst_shape.x) convg_store(acc[i], dst, dst_shape, b, s, y * dst_shape.x + x, act, alpha, residual, epi,
-                                     res_slices, total);
-  }
 }
 #endif
 

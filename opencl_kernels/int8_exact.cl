@@ -4,7 +4,8 @@
  * exactly, apply TFLite's MultiplyByQuantizedMultiplier and write the float
  * view back. 64-bit integers: OpenCL full profile (PoCL, desktop GPUs).
  * Integer clamps take vector bounds: Oclgrind 21.10 computes only lane 0 of
- * clamp(int4, int, int) (found by the matrix: tools/matrix.py INT8_TESTS). */
+ * clamp(int4, int, int) (found by the matrix: tools/matrix.py
+ * INT8_KERNEL_TESTS). */
 
 /* MultiplyByQuantizedMultiplier(x, q, shift) per lane, q >= 2^30 (so the
  * saturating case of SaturatingRoundingDoublingHighMul never arises):

@@ -37,7 +37,7 @@ enum { REDUCE_MEAN = 0, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD };
 /* Elementwise steps fused into a producer's output (fuse.c, common.cl's
  * epilogue): PReLU with a per-channel alpha, ADD of a residual then an
  * activation, or a quantize-dequantize onto an int8/uint8 grid.
- * GPU set only (conv_gpu.cl), an ADD of a residual read through
+ * GPU set only (common.cl's convg_residual), an ADD of a residual read through
  *   EPI_ADD_MAX2: a 2x2 stride-2 MAX_POOL_2D of a source of 2W x 2H
  *     pixels; the _ODD bits say the source is one pixel short in W / H
  *     (SAME padding of an odd size), so its last window holds fewer taps.
@@ -60,12 +60,13 @@ enum { EPI_MAX2_ODD_W = 1, EPI_MAX2_ODD_H = 2, EPI_UP2_HALF_PIXEL = 1 };
 #define ROW_TILE 8
 #define RESIZE_TILE 8
 
-/* GPU set tiles and default work-groups of conv_gpu.cl (select_conv.c):
- * a conv work-item makes CONVG_TP pixels x CONVG_BS slices, a work-group
- * stages CONVG_KT input slices at a time and is CONVG_LX x CONVG_LY (the
- * selector passes -D for other groups); a depthwise work-item makes DWG_TX
- * pixels in DWG_LX x DWG_LY groups. #ifndef: the single-kernel tests
- * (tests/test_cl_conv_gpu.py) build other tiles. */
+/* GPU set tiles and default work-groups of conv_gpu.cl and
+ * depthwise_gpu.cl (select_conv.c): a conv work-item makes CONVG_TP pixels
+ * x CONVG_BS slices, a work-group stages CONVG_KT input slices at a time
+ * and is CONVG_LX x CONVG_LY (the selector passes -D for other groups); a
+ * depthwise work-item makes DWG_TX pixels in DWG_LX x DWG_LY groups.
+ * #ifndef: the single-kernel tests (tests/test_cl_conv_gpu.py) build
+ * other tiles. */
 #ifndef CONVG_TP
 #define CONVG_TP 4
 #endif

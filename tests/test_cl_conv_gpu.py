@@ -1,12 +1,12 @@
 """The GPU-shaped convolutions of opencl_kernels/conv_gpu.cl (conv2d_1x1_gpu,
-conv2d_gpu, depthwise_gpu), built with pyopencl the way the library builds
-kernels (common.cl prepended, cl_source.device_options: -DFP16_STORAGE=1 for half
-storage) and compared with a numpy reference on seeded random data of odd
+conv2d_gpu, ...) and depthwise_gpu.cl (depthwise_gpu), built with pyopencl
+the way the library builds kernels (common.cl prepended,
+cl_source.device_options: -DFP16_STORAGE=1 for half storage) and compared with a numpy reference on seeded random data of odd
 sizes, with the work-groups, barriers and local memory a GPU would see.
 
 The launch of each kernel comes from ONE function below
 (launch_conv2d_1x1_gpu, launch_conv2d_gpu, launch_depthwise_gpu), the
-formulas of the contract at the top of conv_gpu.cl; every launch here goes
+formulas of the contracts at the top of those files; every launch here goes
 through them, so they are what the C side should transcribe.
 
 FP32 tolerance 1e-4 relative to the output's magnitude (sums in another
@@ -44,7 +44,7 @@ from cl_source import KERNELS, device_options, program_source  # noqa: E402
 from cl_source import bhwc as _bhwc, buffer as _buf, phwc4 as _phwc4, shape4 as _shape  # noqa: E402
 SMALL = os.environ.get("TFLITE_GPU_CL_SMALL") == "1"
 
-# The defaults of conv_gpu.cl's #ifndef defines (a build with no -D gets these).
+# The defaults of kernel_abi.h's #ifndef tiles (a build with no -D gets these).
 CONV_DEFAULTS = {"CONVG_TP": 4, "CONVG_BS": 2, "CONVG_LX": 16, "CONVG_LY": 4, "CONVG_KT": 4}
 DW_DEFAULTS = {"DWG_TX": 2, "DWG_LX": 8, "DWG_LY": 8}
 
@@ -117,10 +117,10 @@ def _runtime_stderr_is_silent(capfd):
 _programs = {}
 
 
-def _build(context, fp16=False, defines=None):
-    key = (fp16, tuple(sorted((defines or {}).items())))
+def _build(context, fp16=False, defines=None, file="conv_gpu.cl"):
+    key = (file, fp16, tuple(sorted((defines or {}).items())))
     if key not in _programs:
-        src = program_source("conv_gpu.cl")
+        src = program_source(file)
         opts = device_options(context, fp16)
         opts += "".join(f" -D{k}={v}" for k, v in sorted((defines or {}).items())) + NONCE
         with warnings.catch_warnings():
@@ -322,7 +322,7 @@ def _run(ctx, kernel, x, wt, bias, geom, pad_dil, oh, ow, fp16, defines=None, ac
         args += [np.array(geom, np.int32), np.array(pad_dil, np.int32)]
     args += [np.int32(act), _buf(c, alpha), _buf(c, res_dev), np.array(fused.epi, np.int32), np.int32(res_slices),
              np.int32(b * so * oh * ow)]
-    k = cl.Kernel(_build(c, fp16, defines), kernel)
+    k = cl.Kernel(_build(c, fp16, defines, "depthwise_gpu.cl" if depthwise else "conv_gpu.cl"), kernel)
     k(q, glob, local, *args)
     q.finish()
     cl.enqueue_copy(q, out, bout)
@@ -376,17 +376,22 @@ FP = pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
 # ---------------------------------------------------------------- tests
 
 
+KERNELS_OF = {"conv_gpu.cl": {"conv2d_1x1_gpu", "conv2d_1x1_scaled_gpu", "conv2d_1x1_scaled_add_gpu", "conv2d_gpu",
+                              "conv2d_1x1_up2_gpu", "conv2d_bhwc_gpu", "dw_conv2d_1x1_gpu"},
+              "depthwise_gpu.cl": {"depthwise_gpu", "pw_depthwise_gpu"}}
+
+
 @FP
-@pytest.mark.parametrize("defines", [None, {"CONVG_TP": 3, "CONVG_BS": 4, "CONVG_LX": 4, "CONVG_LY": 4, "CONVG_KT": 2},
-                                     {"DWG_TX": 3, "DWG_LX": 4, "DWG_LY": 2}], ids=["defaults", "odd-tiles", "dw-odd"])
-def test_builds_without_warnings(ctx, fp16, defines):
+@pytest.mark.parametrize("file,defines", [
+    ("conv_gpu.cl", None), ("conv_gpu.cl", {"CONVG_TP": 3, "CONVG_BS": 4, "CONVG_LX": 4, "CONVG_LY": 4, "CONVG_KT": 2}),
+    ("depthwise_gpu.cl", None), ("depthwise_gpu.cl", {"DWG_TX": 3, "DWG_LX": 4, "DWG_LY": 2})],
+    ids=["defaults", "odd-tiles", "dw-defaults", "dw-odd"])
+def test_builds_without_warnings(ctx, fp16, file, defines):
     c, _ = ctx
-    prog = _build(c, fp16, defines)
+    prog = _build(c, fp16, defines, file)
     log = prog.get_build_info(c.devices[0], cl.program_build_info.LOG)
     assert "warning" not in log.lower() and "error" not in log.lower(), log
-    assert {k.function_name for k in prog.all_kernels()} >= {"conv2d_1x1_gpu", "conv2d_1x1_scaled_gpu",
-                                                             "conv2d_1x1_scaled_add_gpu", "conv2d_gpu",
-                                                             "conv2d_1x1_up2_gpu", "conv2d_bhwc_gpu", "depthwise_gpu"}
+    assert {k.function_name for k in prog.all_kernels()} >= KERNELS_OF[file]
 
 
 @FP

@@ -246,7 +246,7 @@ def test_binary_op_rows_matches_numpy(ctx, per_channel):
     bout = _buf(ctx_, out)
     total = (h * w + 7) // 8 * sl * b
     kern = cl.Kernel(_build(ctx_, "elementwise.cl"), "binary_op_rows")
-    # op 6 = PRELU (graph.h BIN_PRELU), act 3 = RELU6
+    # op 6 = PRELU (kernel_abi.h BIN_PRELU), act 3 = RELU6
     _run(ctx_, q, kern, total, 64, _buf(ctx_, _phwc4(a)), _buf(ctx_, _phwc4(other)), bout, _shape(b, h, w, c),
          np.int32(per_channel), np.int32(6), np.int32(3), np.int32(total))
     cl.enqueue_copy(q, out, bout)

@@ -174,7 +174,7 @@ def test_c_api_create_and_delete():
 
 
 def test_ops_listing_matches_readme():
-    from tflite_gpu.cli import ops_markdown
+    from tflite_gpu.cli_info import ops_markdown
     readme = (ROOT / "README.md").read_text()
     start, end = "<!-- ops:begin -->", "<!-- ops:end -->"
     assert start in readme and end in readme

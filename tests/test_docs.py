@@ -33,3 +33,16 @@ def test_readme_links_the_guides():
     for doc in ("docs/quickstart.md", "docs/troubleshooting.md", "docs/how-it-works.md",
                 "examples/minimal_cpp/README.md"):
         assert f"({doc})" in readme
+
+
+# The GPU run is documented as plain commands: no terms of a machine-lending
+# arrangement and no remote-call syntax (`run(command=..., carry=[...],
+# timeout_s=...)`) in the README, the docs or tools/gpu_run.sh.
+LENDING = re.compile(r"run\(command=|carry=\[|timeout_s=|device tool|\blent\b|\blend(?:s|ing)?\b", re.I)
+
+
+def test_no_lending_terms_or_remote_calls():
+    pages = [ROOT / "README.md", ROOT / "tools" / "gpu_run.sh", *sorted((ROOT / "docs").rglob("*.md"))]
+    found = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}" for p in pages
+             for n, line in enumerate(p.read_text().splitlines(), 1) if LENDING.search(line)]
+    assert not found, "\n".join(found)

@@ -1,7 +1,7 @@
 """A residual ADD whose shortcut is a 2x2 stride-2 MAX_POOL_2D (BlazeBlock
 stride-2 blocks) or a 2x RESIZE_BILINEAR (feature pyramids' top-down
 path): with the GPU kernel set the convolution reads the pool's or the
-resize's input through it (conv_gpu.cl convg_residual, fuse.c
+resize's input through it (common.cl convg_residual, fuse.c
 max2_pool_of, up2_resize_of) and the pool or resize is never launched.
 Every case runs with the fusion on and off
 (TFLITE_GPU_FUSE_POOLED_RESIDUAL=0), against the CPU interpreter, on seeded

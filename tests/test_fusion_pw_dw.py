@@ -1,5 +1,5 @@
 """A 1x1 CONV_2D whose output only a DEPTHWISE_CONV_2D reads, computed
-inside that depthwise (fuse_pw_dw.c, conv_gpu.cl's pw_depthwise_gpu): the
+inside that depthwise (fuse_pw_dw.c, depthwise_gpu.cl's pw_depthwise_gpu): the
 expansion of an inverted-residual block, one launch instead of two with the
 GPU kernel set. Every case runs with the pass on and off
 (TFLITE_GPU_FUSE_PW_DW=0) against the CPU interpreter on seeded random

@@ -103,19 +103,23 @@ def _two_partitions(second):
 
 
 def _conv_masks(second, kernel_set, tmp_path):
-    """The GD_KSEL masks of the conv programs the two-partition model
-    builds (its outputs checked against the CPU in the child)."""
+    """The GD_KSEL masks of the programs of `second`'s kernel file that the
+    two-partition model builds (its outputs checked against the CPU in the
+    child): conv.cl in the CPU set; conv_gpu.cl or depthwise_gpu.cl in the
+    GPU set."""
     path = tmp_path / "two.tflite"
     path.write_bytes(_two_partitions(second))
     # The 1x1 + depthwise pair stays two nodes (fuse_pw_dw.c would make
     # the first partition's a kernel of its own), so that both partitions
-    # launch the plain depthwise.
-    env = dict(os.environ, TFLITE_GPU_BUILD_LOG="1", TFLITE_GPU_FUSE_PW_DW="0")
+    # launch the plain depthwise; the convs read their partition's input
+    # converted, so that the GPU set's two launch different kernels
+    # (conv2d_1x1_gpu, conv2d_gpu), not conv2d_bhwc_gpu both.
+    env = dict(os.environ, TFLITE_GPU_BUILD_LOG="1", TFLITE_GPU_FUSE_PW_DW="0", TFLITE_GPU_BHWC_INPUT="0")
     p = subprocess.run([sys.executable, "-c", _CHILD, str(path), kernel_set], capture_output=True, text=True, env=env,
                        timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.split() == ["partitions", "2"], p.stdout
-    conv_file = "conv.cl" if kernel_set == "cpu" else "conv_gpu.cl"
+    conv_file = "conv.cl" if kernel_set == "cpu" else "conv_gpu.cl" if second == "conv" else "depthwise_gpu.cl"
     builds = re.findall(rf"build {re.escape(conv_file)} \[(.*)\]", p.stderr)
     masks = [re.search(r"-DGD_KSEL=0x([0-9a-f]+)$", b) for b in builds]
     assert all(masks), p.stderr

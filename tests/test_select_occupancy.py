@@ -52,7 +52,7 @@ CASES = [
     (_conv_case(2, 7, 9, 40, 33, 1, 1, 1, "VALID", 1, "RELU"), 16, "-DCONVG_LX=4 -DCONVG_LY=4"),
 ]
 
-_BUILD = re.compile(r"tflite-gpu build conv_gpu\.cl \[([^]]*)\]")
+_BUILD = re.compile(r"tflite-gpu build (?:conv|depthwise)_gpu\.cl \[([^]]*)\]")
 
 
 def _group_defines(options):
@@ -84,7 +84,7 @@ def test_smaller_groups_match_cpu(case, units, defines, monkeypatch, capfd):
     monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", str(units))
     monkeypatch.setenv("TFLITE_GPU_BUILD_LOG", "1")
     built = _run(case, capfd)
-    assert built == {defines}, f"built conv_gpu.cl with groups {built}, want {defines!r}"
+    assert built == {defines}, f"built conv_gpu.cl / depthwise_gpu.cl with groups {built}, want {defines!r}"
 
 
 @pytest.mark.parametrize("case", [pytest.param(CASES[0][0], id=CASES[0][0].id),

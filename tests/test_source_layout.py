@@ -1,6 +1,6 @@
 """The C sources stay small and layered:
 
-* no file in delegate_c/ is over MAX_LINES lines;
+* no .c, .h, .cl or .py file of LINE_LIMITED_DIRS is over MAX_LINES lines;
 * the file-level include graph (#include "..." between delegate_c/ and
   opencl_kernels/kernel_abi.h) has no circle;
 * the file-level call graph has no circle: every object of the library is
@@ -74,9 +74,142 @@ def _describe(circles, edges):
 
 
 def test_no_source_file_over_the_line_limit():
-    long = {p.name: n for p in sorted([*SRC.glob("*.c"), *SRC.glob("*.h")])
-            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    long = files_over_the_line_limit()
     assert not long, f"over {MAX_LINES} lines (split them by job): {long}"
+
+
+LINE_LIMITED_DIRS = ("delegate_c", "opencl_kernels", "python")
+SOURCE_SUFFIXES = (".c", ".h", ".cl", ".py")
+
+
+def _files(folder: pathlib.Path):
+    """Every file under folder, less build output, caches and hidden folders."""
+    for p in sorted(folder.iterdir()) if folder.is_dir() else ():
+        if not p.is_dir():
+            yield p
+        elif not (p.name.startswith((".", "build")) or p.name == "__pycache__" or p.name.endswith(".egg-info")):
+            yield from _files(p)
+
+
+def _source_files(root: pathlib.Path, dirs, suffixes=SOURCE_SUFFIXES) -> list:
+    """The files with one of `suffixes` under each of root's dirs."""
+    return [p for d in dirs for p in _files(root / d) if p.suffix in suffixes]
+
+
+def files_over_the_line_limit(root: pathlib.Path = ROOT, limit: int = MAX_LINES) -> dict:
+    """{path from root: lines} of each source file of LINE_LIMITED_DIRS over `limit` lines."""
+    return {p.relative_to(root).as_posix(): n for p in _source_files(root, LINE_LIMITED_DIRS)
+            if (n := len(p.read_text(errors="replace").splitlines())) > limit}
+
+
+def test_the_line_limit_catches_a_601_line_kernel_file(tmp_path):
+    for d in LINE_LIMITED_DIRS:
+        (tmp_path / d).mkdir()
+    (tmp_path / "opencl_kernels" / "long.cl").write_text("/* x */\n" * (MAX_LINES + 1))
+    (tmp_path / "opencl_kernels" / "full.cl").write_text("/* x */\n" * MAX_LINES)
+    (tmp_path / "python" / "pkg").mkdir()
+    (tmp_path / "python" / "pkg" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    (tmp_path / "python" / "pkg" / "notes.txt").write_text("x\n" * (MAX_LINES + 1))
+    assert files_over_the_line_limit(tmp_path) == {"opencl_kernels/long.cl": MAX_LINES + 1,
+                                                   "python/pkg/long.py": MAX_LINES + 1}
+
+
+# Comments that name a file name one that exists: the folders whose
+# comments are read (.c, .h, .cl, .py and shell scripts), and the names
+# they may cite though no file here has them, with why.
+COMMENTED_DIRS = ("delegate_c", "opencl_kernels", "python", "tools", "tests")
+NAMED_ELSEWHERE = {
+    "kernels_embedded.c": "generated into the build folder by tools/embed_kernels.py",
+    "builtin_ops.h": "TensorFlow Lite's, whose codes tflite_builtins.h copies",
+    "builtin_op_data.h": "TensorFlow Lite's, whose structs tflite_builtins.h copies",
+    "delegate_options.h": "TensorFlow Lite's, whose option struct gpu_delegate.h keeps",
+    "prelu.h": "TensorFlow Lite's reference kernel, which int8_exact.cl follows",
+    "flexbuffers.h": "FlatBuffers', whose value types flexbuffer.h reads",
+    **dict.fromkeys(["a.c", "b.c", "a.cl", "b.cl", "file.c", "OUTPUT.c", "KERNEL.cl", "input.cl"],
+                    "a placeholder in a usage line or a format"),
+}
+_FILE_NAME = re.compile(r"(?<![\w.$/-])((?:[\w.-]+/)*[A-Za-z_][\w-]*\.(?:c|h|cl|py))(?!\w)")
+_C_TOKEN = re.compile(r"""/\*.*?(?:\*/|\Z)|//[^\n]*|"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?""", re.S)
+
+
+def _c_comments(text: str):
+    """(line, text) of each /* */ and // comment; string and character
+    literals are skipped."""
+    line, at = 1, 0
+    for m in _C_TOKEN.finditer(text):
+        line += text.count("\n", at, m.start())
+        at = m.start()
+        if m.group().startswith("/"):
+            yield line, m.group()
+
+
+def _py_comments(text: str):
+    """(line, text) of each # comment and of each docstring of the module,
+    its classes and its functions."""
+    import ast  # only this check reads Python's syntax
+    import io
+    import tokenize
+
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.COMMENT:
+            yield tok.start[0], tok.string
+    scopes = [ast.parse(text)]
+    while scopes:
+        body = scopes.pop().body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
+                isinstance(body[0].value.value, str):
+            yield body[0].lineno, body[0].value.value
+        scopes += [s for s in body if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _sh_comments(text: str):
+    """(line, text) of each whole-line # comment but the #! line."""
+    for n, s in enumerate(text.splitlines(), 1):
+        if s.lstrip().startswith("#") and not s.startswith("#!"):
+            yield n, s
+
+
+def stale_file_names(root: pathlib.Path = ROOT, dirs=COMMENTED_DIRS) -> list:
+    """'path:line: name' for each file name that a comment under root's dirs
+    cites and no file has: a bare name no file of the tree bears (nor
+    NAMED_ELSEWHERE), or a path from one of root's folders that is not there."""
+    names = {p.name for p in _files(root)}
+    tops = {p.name for p in root.iterdir() if p.is_dir()}
+    readers = {".py": _py_comments, ".sh": _sh_comments}
+    stale = []
+    for path in _source_files(root, dirs, SOURCE_SUFFIXES + (".sh",)):
+        for line, comment in readers.get(path.suffix, _c_comments)(path.read_text(errors="replace")):
+            for m in _FILE_NAME.finditer(comment):
+                cited = pathlib.PurePosixPath(m.group(1))
+                if cited.parts[0] in tops and len(cited.parts) > 1:
+                    missing = not (root / cited).is_file()
+                else:
+                    missing = cited.name not in names and cited.name not in NAMED_ELSEWHERE
+                if missing:
+                    at = line + comment.count("\n", 0, m.start())
+                    stale.append(f"{path.relative_to(root).as_posix()}:{at}: {cited}")
+    return stale
+
+
+def test_comments_name_files_that_exist():
+    stale = stale_file_names()
+    assert not stale, "comments that name no file (rename, or say where it went):\n" + "\n".join(stale)
+
+
+def test_the_file_name_check_catches_a_bogus_name(tmp_path):
+    for d in ("delegate_c", "python/pkg", "tools"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / "delegate_c" / "fuse.c").write_text(
+        "/* Scales: fuse_channel_scale.c; see fuse.c and\n * kernels_embedded.c. */\n"
+        'static const char* k = "in_a_string.c"; // and tools/gone.py\n'
+        "/* delegate_c/fuse.c is here, tools/fuse.c is not */\n")
+    (tmp_path / "python" / "pkg" / "m.py").write_text(
+        '"""Reads\nmissing_module.py."""\nNAME = "string_only.py"  # after fuse.c, before no_such.h\n')
+    (tmp_path / "tools" / "run.sh").write_text("#!/bin/sh\n# runs absent.py\necho x.cl\n")
+    assert sorted(stale_file_names(tmp_path, ("delegate_c", "python", "tools"))) == [
+        "delegate_c/fuse.c:1: fuse_channel_scale.c", "delegate_c/fuse.c:3: tools/gone.py",
+        "delegate_c/fuse.c:4: tools/fuse.c", "python/pkg/m.py:2: missing_module.py", "python/pkg/m.py:3: no_such.h",
+        "tools/run.sh:2: absent.py"]
 
 
 def test_no_circle_in_the_include_graph():

@@ -95,9 +95,10 @@ VARIANTS = {
     # conv: 16 x 4 or 64 x 1, and a fused depthwise + 1x1 up to 16 x 16
     # (fuse_dw_conv.h DW_1X1_MAX_ROWS).
     # each conv group also storing its output as BHWC float32 (output_direct.c)
-    "conv_gpu.cl": _groups("CONVG_LX", 64, "CONVG_LY", 16) + _groups("DWG_LX", 8, "DWG_LY", 8)
-    + ["-DCONVG_DST_BHWC=1"] + [g + " -DCONVG_DST_BHWC=1" for g in _groups("CONVG_LX", 64, "CONVG_LY", 16)]
-    + [f"-DPWDW_WG={w}" for w in _pow2_upto(32)],  # pw_depthwise_gpu's group, shrunk from 64
+    "conv_gpu.cl": _groups("CONVG_LX", 64, "CONVG_LY", 16)
+    + ["-DCONVG_DST_BHWC=1"] + [g + " -DCONVG_DST_BHWC=1" for g in _groups("CONVG_LX", 64, "CONVG_LY", 16)],
+    # depthwise 8 x 8, and pw_depthwise_gpu's group, shrunk from 64
+    "depthwise_gpu.cl": _groups("DWG_LX", 8, "DWG_LY", 8) + [f"-DPWDW_WG={w}" for w in _pow2_upto(32)],
     "fc_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "reduce_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "grid_sync.cl": ["-DGS_LITMUS_READ_EARLY=1"],  # tools/cl_grid_barrier.py's test hook

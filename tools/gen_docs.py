@@ -11,7 +11,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
 from tflite_gpu import _capi  # noqa: E402
-from tflite_gpu.cli import ops_markdown  # noqa: E402
+from tflite_gpu.cli_info import ops_markdown  # noqa: E402
 
 
 def options_markdown() -> str:

@@ -1,54 +1,51 @@
 #!/usr/bin/env bash
-# The whole run on a machine with a real GPU but no internet (the lent
-# NVIDIA machine: NVIDIA's driver, python3 = Python 3.12 with numpy 2,
-# pytest and pytest-xdist, no OpenCL ICD of NVIDIA's own), in short calls:
+# The whole run on a machine with a GPU but no internet: NVIDIA's driver (or another OpenCL driver,
+# GPU_RUN_ICD_LIBRARY), Python 3.12 with numpy 2, pytest and pytest-xdist; no OpenCL ICD loader needed.
 #
-#   tools/gpu_run.sh prepare [BUNDLE]      HERE, with internet: fills BUNDLE (default .gpu-bundle,
-#                                          git-ignored, < 64 MiB) with Debian's ocl-icd-libopencl1
+#   tools/gpu_run.sh prepare [BUNDLE]      where there is internet: fills BUNDLE (default .gpu-bundle,
+#                                          git-ignored, about 51 MiB) with Debian's ocl-icd-libopencl1
 #                                          .deb, cp312 manylinux wheels (ai-edge-litert, cffi, ...),
 #                                          libgpu_delegate.so built from this tree, the 14 models
-#   tools/gpu_run.sh run OUTDIR [BUNDLE]   THERE: private ICD loader + an .icd naming
-#                                          libnvidia-opencl.so.1, the wheels (pip --no-index
-#                                          --target), then the steps of GPU_RUN_STEPS (default
-#                                          "devices models bench": about 3-4 min on 16 cores, an
-#                                          estimate from PoCL rehearsals); OUTDIR/summary.md
-#                                          (tools/gpu_summary.py) is rewritten as every step
-#                                          starts and ends, and every 30 s
+#   tools/gpu_run.sh run OUTDIR [BUNDLE]   on the GPU machine, in a copy of this tree with its bundle:
+#                                          private ICD loader + an .icd naming libnvidia-opencl.so.1,
+#                                          the wheels (pip --no-index --target), then the steps of
+#                                          GPU_RUN_STEPS (default "devices models bench", about 3.5 min
+#                                          on an H100 or H200 with 16 cores); OUTDIR/summary.md
+#                                          (tools/gpu_summary.py) is rewritten as every step starts
+#                                          and ends, and every 30 s
 #   tools/gpu_run.sh sum                   the sources checksum `run` compares with the bundle's
 #
-# Steps: devices   `tflite-gpu devices` (text and JSON)
+# For example, after prepare:
+#   rsync -a --exclude .git --exclude 'build*/' ./ gpu-host:tflite-gpu/    (the bundle goes along)
+#   ssh gpu-host 'cd tflite-gpu && tools/gpu_run.sh run ~/gpu-out'
+#   ssh gpu-host 'cd tflite-gpu && GPU_RUN_STEPS="launch barrier profile ab ops" tools/gpu_run.sh run ~/gpu-out'
+#   rsync -a gpu-host:gpu-out/ gpu-results/
+#
+# Steps (times on an H100 or H200 with 16 cores):
+#        devices   `tflite-gpu devices` (text and JSON); seconds
 #        models    `check` on every model with each kernel set (cpu, gpu) in FP32 and FP16
-#                  (fp16_guard=on): the 4 configurations as parallel processes, a model at a time
+#                  (fp16_guard=on): the 4 configurations as parallel processes, a model at a time;
+#                  about 140 s for the 14 models
 #        bench     `bench`, GPU kernel set, FP32 and FP16 against XNNPACK on 2 threads, then XNNPACK
-#                  on all cores; no first result (see profile), a model at a time
+#                  on all cores; no first result (see profile), a model at a time; about 60 s
 #        benchcpu  `bench` with the CPU kernel set (FP32, FP16), 2 threads (gpu vs cpu set)
 #        profile   tools/gpu_profile.py: launches per invoke, GPU event time per kernel, host time
-#                  per invoke, cold first result (fresh process, no kernel cache, CUDA_CACHE_DISABLE=1)
+#                  per invoke, cold first result (fresh process, no kernel cache, CUDA_CACHE_DISABLE=1);
+#                  about 25 s a model, mostly the cold first result
 #        ops       tests/test_ops.py, GPU kernel set, every 3rd test (TFLITE_GPU_OP_TEST_EVERY=3:1),
-#                  pytest-xdist on all cores
+#                  pytest-xdist on all cores; 2-3 min
 #        tune      tools/bench_tuning.py with the GPU set
 #        launch    tools/cl_launch_cost.py: a bare launch's cost on the device, without the delegate
-#                  (queued, flushed, synced; a few seconds)
+#                  (queued, flushed, synced); seconds
 #        barrier   tools/cl_grid_barrier.py: the persistent kernel's grid barrier (opencl_kernels/grid_sync.cl)
 #                  per phase against an empty launch, 1 to 2 x compute-units work-groups, with each
-#                  launch's QUEUED/SUBMIT/START/END, and a cross-group message-passing litmus test
-#                  (well under a minute on a GPU)
+#                  launch's QUEUED/SUBMIT/START/END, and a cross-group message-passing litmus test;
+#                  a few seconds
 #        ab        tools/bench_ab.py, GPU set FP32, the library against itself with one pass off
 #                  (TFLITE_GPU_FUSE_PW_DW=0, TFLITE_GPU_FUSE_DW_1X1=0, then
 #                  TFLITE_GPU_PINNED_STAGING=0), interleaved, GPU_RUN_AB_ROUNDS=2: the passes that
-#                  have not yet run on a GPU (GPU_RUN_AB_MODELS; about 2-2.5 min)
-#
-# With the device tool (README, "Running on an NVIDIA GPU machine"), two calls and an optional third:
-#   run(command="GPU_RUN_PACK=1 GPU_RUN_DEADLINE_S=330 tools/gpu_run.sh run $OUT", carry=[".gpu-bundle"],
-#       timeout_s=360)
-#   run(command="GPU_RUN_PACK=1 GPU_RUN_STEPS='launch profile' GPU_RUN_DEADLINE_S=170 tools/gpu_run.sh run $OUT",
-#       carry=[".gpu-bundle"], timeout_s=180)
-#   run(command="GPU_RUN_PACK=1 GPU_RUN_STEPS=ops GPU_RUN_DEADLINE_S=170 tools/gpu_run.sh run $OUT",
-#       carry=[".gpu-bundle"], timeout_s=180)
-#   run(command="GPU_RUN_PACK=1 GPU_RUN_STEPS=ab GPU_RUN_DEADLINE_S=170 tools/gpu_run.sh run $OUT",
-#       carry=[".gpu-bundle"], timeout_s=180)
-# GPU_RUN_PACK=1 keeps the logs and JSON outside OUTDIR and leaves only summary.md and gpu-run.tar.gz
-# (everything so far) there, both rewritten after every step, so a call cut short still brings both.
+#                  have not yet been measured on a GPU (GPU_RUN_AB_MODELS); 2-2.5 min
+# README, "Running on an NVIDIA GPU machine", has each step's files.
 #
 # Environment (run):
 #   GPU_RUN_STEPS       steps, default "devices models bench" (see above)
@@ -68,15 +65,17 @@
 #   GPU_RUN_AB_MODELS   the ab step's models (default: six whose fused pairs changed last, and a control)
 #   GPU_RUN_JOBS        pytest-xdist workers (default: the cores), when xdist is installed
 #   GPU_RUN_DEADLINE_S  stop starting work this many seconds after the start and give each
-#                       command only what is left (default 0: none), so the results so far are
-#                       still summarised and packed within the device tool's limit
+#                       command only what is left (default 0: none), so that a run with a time
+#                       limit still ends with its summary; a step it cut is marked "cut" there
+#   GPU_RUN_PACK=1      keep the logs and JSON outside OUTDIR and leave only summary.md and
+#                       gpu-run.tar.gz (everything so far) there, both rewritten at every refresh:
+#                       one file to copy back, complete up to the last refresh
 #   GPU_RUN_REFRESH_S   rewrite summary.md (and the pack) this often during a step (default 30; 0: never)
 #   GPU_RUN_ALLOW_STALE=1  run although the bundle's library was built from other sources
 #   PYTHON              the Python 3 to use (default python3; its version must match the wheels)
 # Environment (prepare):
 #   GPU_BUNDLE_PYTHON_VERSION  the wheels' Python version (default 3.12; 3.11 to rehearse here)
-#   GPU_BUNDLE_NUMPY=1  also bring a numpy wheel (16 MB; the NVIDIA image has numpy 2, which
-#                       ai-edge-litert accepts, and the bundle must stay under 64 MiB)
+#   GPU_BUNDLE_NUMPY=1  also bring a numpy wheel (16 MB), for a machine whose Python lacks numpy 2
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -160,7 +159,7 @@ prepare() {
   echo "gpu_run prepare: $bundle ($mib MiB):"
   (cd "$bundle" && ls debs wheels lib && ls models | wc -l | sed 's/$/ models/')
   if [ "$mib" -ge 60 ]; then
-    echo "gpu_run prepare: warning: $mib MiB; the device tool carries at most 64 MiB with the repo" >&2
+    echo "gpu_run prepare: warning: $mib MiB, more than the usual 51 (GPU_BUNDLE_NUMPY=1 adds 16)" >&2
   fi
 }
 
@@ -209,7 +208,7 @@ run() {
   RUN_WORK="$work"
   trap 'if [ -n "$RUN_TICKER" ]; then kill "$RUN_TICKER" 2>/dev/null || true; fi; rm -rf "$RUN_WORK"' EXIT
   # With GPU_RUN_PACK=1 the files live outside OUTDIR, so that OUTDIR only ever
-  # holds summary.md and gpu-run.tar.gz, even when the call is cut short.
+  # holds summary.md and gpu-run.tar.gz, even when the run is cut short.
   local files="$out"
   if [ "$pack" = 1 ]; then
     files="$work/gpu-run"
@@ -297,7 +296,7 @@ run() {
   fi
 
   # The loader and the wheels go to a directory named after the bundle, kept
-  # between calls on a machine that stays up (the second call skips them).
+  # between runs (a later run skips them).
   local stash
   stash="${TMPDIR:-/tmp}/tflite-gpu-run-$(cat "$bundle/MANIFEST" "$bundle"/debs/*.deb "$bundle"/wheels/*.whl 2>/dev/null |
     sha256sum | cut -c1-12)"

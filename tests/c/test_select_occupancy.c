@@ -276,7 +276,7 @@ static void test_h200_replay(int print) {
     if (print)
       printf("%s %dx%dx%d->%dx%dx%d %c%d/%d %zu %zu %zux%zu\n", kModels[c->model], c->src[1], c->src[2], c->src[3],
              c->dst[1], c->dst[2], c->dst[3], c->op, c->k, c->stride, gb, ga, a.local[0], a.local[1]);
-    CHECK(strcmp(a.file, "conv_gpu.cl") == 0, "case %zu: %s", i, a.file);
+    CHECK(strcmp(a.file, c->op == 'd' ? "depthwise_gpu.cl" : "conv_gpu.cl") == 0, "case %zu: %s", i, a.file);
     CHECK(b.local[0] == lx0 && b.local[1] == ly0, "case %zu: the rule off changed the default group", i);
     CHECK(gb == c->before, "case %zu (%s %c %dx%dx%d): %zu groups before, want %zu", i, kModels[c->model], c->op,
           c->dst[1], c->dst[2], c->dst[3], gb, c->before);
@@ -369,7 +369,7 @@ static void test_small_gpu(void) {
   for (size_t i = 0; i < NCASES; ++i) {
     KernelVariant a = select_case(gpu, &kCases[i]), b = select_case(off, &kCases[i]);
     CHECK(strcmp(a.file, b.file) == 0, "case %zu: %s vs %s", i, a.file, b.file);
-    if (strcmp(a.file, "conv_gpu.cl") != 0) continue;
+    if (strcmp(a.file, "conv_gpu.cl") != 0 && strcmp(a.file, "depthwise_gpu.cl") != 0) continue;
     size_t ga = groups(&a), gb = groups(&b);
     CHECK(gb < 4 ? ga >= gb : same_variant(&a, &b), "case %zu: %zu -> %zu groups", i, gb, ga);
     CHECK(conv_local_bytes(a.local[0], a.local[1]) <= 16 * 1024 || strcmp(a.kernel, "depthwise_gpu") == 0,
