@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cl_device.h"
+#include "const_fold.h"
 #include "gpu_delegate.h"
 #include "gpu_delegate_introspection.h"
 #include "kernel_cache.h"
@@ -25,7 +26,10 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
   char err[GD_ERR_LEN];
   ModelView mv;
   int quant = (d->cfg.v2.experimental_flags & TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_QUANT) != 0;
-  if (mv_build(&mv, context, quant, err, sizeof(err))) {
+  /* The view, then its folded constants (const_fold.c marks them; a view
+   * mv_build failed is already freed, and freeing it again is harmless). */
+  if (mv_build(&mv, context, quant, err, sizeof(err)) || const_fold_mark(&mv, err, sizeof(err))) {
+    mv_free(&mv);
     context->ReportError(context, "TfLiteGpuDelegate Prepare: %s", err);
     return kTfLiteDelegateError;
   }

@@ -2,9 +2,11 @@
  * reads only its input's dims, so its int32/int64 result, and the small
  * integer chains converters build on it (STRIDED_SLICE, PACK, GATHER, MUL,
  * ... feeding a RESHAPE's shape input), are constants for a given input
- * shape. model_view.c marks such nodes foldable; their readers get the
- * values through mv_const_ints / mv_const_float, evaluated on the current
- * dims each time (so a re-plan after a resize sees the new shape). */
+ * shape. const_fold.c marks such nodes foldable; their readers get the
+ * values through mv_const_ints / mv_const_float (const_fold.h), evaluated
+ * on the current dims each time (so a re-plan after a resize sees the new
+ * shape). This file reads the model view and is called by const_fold.c
+ * and partition_kernel.c: the view never calls it. */
 #ifndef TFLITE_GPU_INT_FOLD_H
 #define TFLITE_GPU_INT_FOLD_H
 
@@ -15,12 +17,6 @@
 
 /* The most values one folded tensor may hold: shape vectors, not data. */
 #define INT_FOLD_MAX 64
-
-/* What a foldable node (ModelView.foldable) folds from. */
-enum {
-  FOLD_CONST = 1, /* constants only (DEQUANTIZE, DENSIFY, integer ops on constants) */
-  FOLD_SHAPE = 2  /* a SHAPE, or integer ops on one: reads a runtime tensor's dims */
-};
 
 /* Is the node an integer op this file folds, with every input already
  * constant (SHAPE: any input with dims)? Evaluates it once to be sure: 0

@@ -1,9 +1,10 @@
 /* A read-only view of the TFLite graph while the delegate prepares: which
- * tensors are constant (including the outputs of constant DEQUANTIZE and
- * DENSIFY nodes, which the delegate folds into float constants once), who
- * produces and consumes each tensor, and readers that turn a constant into
- * float32 or ints. Built in the delegate's Prepare and used by the op
- * checks and by lowering (kernel init runs inside that Prepare). */
+ * tensors are constant, who produces and consumes each tensor, a tensor's
+ * dims and quantization. Built in the delegate's Prepare and used by the
+ * op checks and by lowering (kernel init runs inside that Prepare). Which
+ * nodes fold into constants, and the readers of constant values, are
+ * const_fold.c's: it fills the view's foldable / CONST_FOLDED marks, and
+ * this file never calls it. */
 #ifndef TFLITE_GPU_MODEL_VIEW_H
 #define TFLITE_GPU_MODEL_VIEW_H
 
@@ -14,8 +15,14 @@
 typedef enum ConstKind {
   CONST_NONE = 0,     /* a runtime tensor */
   CONST_MODEL = 1,    /* kTfLiteMmapRo data in the model */
-  CONST_FOLDED = 2,   /* output of a folded node (DEQUANTIZE / DENSIFY of a constant, int_fold.c): at prepare */
+  CONST_FOLDED = 2,   /* output of a folded node (const_fold.c): at prepare */
 } ConstKind;
+
+/* What a foldable node (ModelView.foldable) folds from (const_fold.c marks them). */
+enum {
+  FOLD_CONST = 1, /* constants only (DEQUANTIZE, DENSIFY, integer ops on constants) */
+  FOLD_SHAPE = 2  /* a SHAPE, or integer ops on one: reads a runtime tensor's dims */
+};
 
 typedef struct ModelView {
   TfLiteContext* ctx;
@@ -25,7 +32,7 @@ typedef struct ModelView {
   int* producer;        /* per tensor: node index, or -1 */
   int* consumers;       /* per tensor: how many plan nodes read it */
   unsigned char* const_kind;
-  unsigned char* foldable; /* per node: 0, or FOLD_CONST / FOLD_SHAPE (int_fold.h) */
+  unsigned char* foldable; /* per node: 0, or FOLD_CONST / FOLD_SHAPE (set by const_fold_mark) */
   int enable_quant;
   int fp16_storage; /* set before lowering: int8_exact.c's integer path needs FP32 storage */
   /* Re-planning after a resize: op checks write each computed output shape
@@ -39,6 +46,8 @@ typedef struct ModelView {
   int num_snap;
 } ModelView;
 
+/* The view with no folds marked yet (const_fold_mark adds them). 0, or -1
+ * with err set and the view freed. */
 int mv_build(ModelView* mv, TfLiteContext* ctx, int enable_quant, char* err, size_t errlen);
 void mv_free(ModelView* mv);
 /* A deep copy that outlives the delegate's Prepare (kept by each partition
@@ -57,15 +66,9 @@ int mv_dims(const ModelView* mv, int index, int* dims, int max);
 /* Element count of the tensor's dims. */
 size_t mv_elements(const ModelView* mv, int index);
 
-/* A constant as row-major float32 (malloc'd, caller frees): float32,
- * float16, int8/uint8/int32 with affine quantization (per-tensor or
- * per-channel) and bool (0/1), through folded DEQUANTIZE / DENSIFY chains. */
-int mv_const_float(const ModelView* mv, int index, float** out, char* err, size_t errlen);
 /* A constant model tensor with sparsity metadata: 0 when it densifies into
  * its declared shape, else -1 with the reason (err may be NULL). */
 int mv_sparse_check(const ModelView* mv, int index, char* err, size_t errlen);
-/* An int32/int64 constant into out (at most max values). */
-int mv_const_ints(const ModelView* mv, int index, int* out, int max, int* count, char* err, size_t errlen);
 
 /* "CONV_2D", or "CUSTOM Name" for custom ops (upstream's GetOpNameByRegistration). */
 void op_display_name(const TfLiteRegistration* reg, char* buf, size_t size);

@@ -1,12 +1,14 @@
 /* What every op file uses to check and lower a node (op_helpers.c): the
  * node being checked (NodeInfo) or lowered (Lowering), reasons and
- * errors, shared checks, checked sizes and shared graph-building steps. */
+ * errors, shared checks, checked sizes and shared graph-building steps;
+ * constant values come through const_fold.h. */
 #ifndef TFLITE_GPU_OP_HELPERS_H
 #define TFLITE_GPU_OP_HELPERS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "const_fold.h"
 #include "graph.h"
 #include "model_view.h"
 

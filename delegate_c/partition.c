@@ -6,7 +6,6 @@
 
 #include "log.h"
 #include "op_table.h"
-#include "int_fold.h"
 #include "options.h"
 #include "partition_cost.h"
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cl_device.h"
+#include "const_fold.h"
 #include "delegate.h"
 #include "gpu_delegate_introspection.h"
 #include "executor.h"

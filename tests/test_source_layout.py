@@ -263,6 +263,210 @@ def test_no_circle_in_the_call_graph():
     assert not circles, "call circles between files:\n" + _describe(circles, edges)
 
 
+# Circles between modules (issue 35). A module is a .c/.h pair of one stem
+# (x.c + x.h); the file graphs above cannot see a circle that a module's
+# files share, e.g. a module split over x.c and a helper file.
+
+# (a, b): a call edge from module a into module b left out of the check,
+# with the reason. Each entry must still close a circle (a stale entry fails).
+ALLOWED_MODULE_EDGES: dict[tuple[str, str], str] = {}
+
+_C_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "defined", "_Alignof", "_Static_assert",
+               "__attribute__", "__typeof__", "typeof", "_Generic", "do", "else", "case"}
+_C_FUNCTION = re.compile(r"([^;{}]*?)\b([A-Za-z_]\w*)\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)\s*"
+                         r"(?:__attribute__\s*\(\(.*?\)\)\s*)?(\{|;)")
+
+
+def _c_code(text):
+    """The text with comments blanked (their newlines kept) and string and char literals emptied."""
+    def blank(m):
+        s = m.group(0)
+        return ("\n" * s.count("\n") or " ") if s[0] == "/" else s[0] * 2
+    return re.sub(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", blank, text, flags=re.S)
+
+
+def _c_split(code):
+    """(top level with every brace's inside blanked, the code inside braces plus the macro bodies);
+    preprocessor lines removed and a header's extern "C" block read as top level."""
+    code = re.sub(r'extern\s*""\s*\{', " ", code)
+    code = re.sub(r"(#\s*ifdef\s+__cplusplus\s*\n)\s*\}", r"\1", code)
+    macros = re.findall(r"^[ \t]*#[ \t]*define[ \t]+\w+(?:\([^)]*\))?((?:[^\n]*\\\n)*[^\n]*)", code, flags=re.M)
+    code = re.sub(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", "", code, flags=re.M)
+    top, inside, depth = [], [], 0
+    for ch in code:
+        if ch == "{":
+            depth += 1
+            (top if depth == 1 else inside).append(ch)
+        elif ch == "}":
+            if depth <= 1:
+                top.append(ch)
+                inside.append("\n")  # one body's last name stays apart from the next body's first
+            else:
+                inside.append(ch)
+            depth = max(depth - 1, 0)
+        else:
+            (inside if depth else top).append(ch)
+    return "".join(top), "".join(inside) + "\n" + "\n".join(macros)
+
+
+def _c_functions(top, header):
+    """Functions a header declares or defines (static inline ones too), or that a .c defines:
+    (exported, every one). A .c's static functions are not exported but shadow other files'."""
+    exported, every = set(), set()
+    for m in _C_FUNCTION.finditer(top):
+        before, name, _, end = m.groups()
+        if name in _C_KEYWORDS or "typedef" in before.split() or "=" in before or "(" in before:
+            continue
+        if header or end == "{":
+            every.add(name)
+            if header or "static" not in before.split():
+                exported.add(name)
+    return exported, every
+
+
+def _module_graph(src):
+    """module -> {module it calls: ["file calls name", ...]} for the .c/.h files in src.
+
+    A module is a stem: x.c and x.h. A .c without a header of its own whose
+    functions a header of a module with a .c declares (model_view.h's
+    functions defined elsewhere) is part of that module: splitting a
+    module's implementation over files does not split the module. A
+    module's functions: those its header declares (prototypes, static
+    inline functions, function-like macros) and those its .c files define.
+    Module A depends on B when code inside a function body (or a macro) of
+    A's files calls one of B's functions by name, `name(`; a name the file
+    itself defines (a static helper) is the file's own.
+    """
+    files = {p.name: _c_code(p.read_text(errors="replace")) for p in sorted([*src.glob("*.c"), *src.glob("*.h")])}
+    split = {name: _c_split(code) for name, code in files.items()}
+    funcs = {name: _c_functions(split[name][0], name.endswith(".h")) for name in files}
+    for name, code in files.items():
+        if name.endswith(".h"):
+            macros = set(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(", code, flags=re.M))
+            funcs[name] = (funcs[name][0] | macros, funcs[name][1] | macros)
+    declared = {}
+    for name, (exported, _) in funcs.items():
+        if name.endswith(".h") and name[:-2] + ".c" in files:
+            for f in exported:
+                declared.setdefault(f, set()).add(name[:-2])
+    modules = {}
+    for name in files:
+        stem = name.rsplit(".", 1)[0]
+        hosts = set()
+        if name.endswith(".c") and stem + ".h" not in files:
+            hosts = {m for f in funcs[name][0] for m in declared.get(f, ()) if m != stem}
+        modules[name] = sorted(hosts) or [stem]
+    owners = {}
+    for name, (exported, _) in funcs.items():
+        for f in exported:
+            owners.setdefault(f, set()).update(modules[name])
+    edges = {m: {} for ms in modules.values() for m in ms}
+    for name in files:
+        body = re.sub(r"(?:\.|->)\s*\w+", " ", split[name][1])  # calls through a struct's pointer are no names
+        called = set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", body)) - _C_KEYWORDS - funcs[name][1]
+        for a in modules[name]:
+            for f in sorted(called):
+                for b in sorted(owners.get(f, ())):
+                    if b != a:
+                        edges[a].setdefault(b, []).append(f"{name} calls {f}")
+    return edges
+
+
+def _module_circles(src, allowed):
+    """(one message per circle, its path first: "a -> b -> a", then the calls on each step;
+    the allowed edges that close no circle any more)."""
+    edges = _module_graph(src)
+    kept = {a: {b: why for b, why in out.items() if (a, b) not in allowed} for a, out in edges.items()}
+    messages = []
+    for comp in sorted(_circles({a: sorted(out) for a, out in kept.items()}), key=sorted):
+        start = min(comp)
+        came_from, queue, path = {start: None}, [start], None
+        while queue and not path:  # breadth first: the shortest circle through start
+            a = queue.pop(0)
+            for b in sorted(kept[a]):
+                if b == start:
+                    back = [a]
+                    while came_from[back[-1]] is not None:
+                        back.append(came_from[back[-1]])
+                    path = back[::-1] + [start]
+                    break
+                if b in comp and b not in came_from:
+                    came_from[b] = a
+                    queue.append(b)
+        lines = [" -> ".join(path)]
+        lines += [f"  {a} -> {b}: {'; '.join(kept[a][b][:4])}" for a, b in zip(path, path[1:])]
+        if len(comp) > len(path) - 1:
+            lines.append(f"  (also on circles with these: {', '.join(sorted(comp - set(path)))})")
+        messages.append("\n".join(lines))
+    full = {comp_node: comp for comp in _circles({a: sorted(out) for a, out in edges.items()}) for comp_node in comp}
+    stale = sorted((a, b) for a, b in allowed if b not in edges.get(a, {}) or b not in full.get(a, ()))
+    return messages, stale
+
+
+def test_no_circle_between_modules():
+    """No circle between modules, directly or through others (A calls B, B calls A).
+
+    The rule (_module_graph): a module is x.c with x.h; a .c without a
+    header of its own that defines functions a module's header declares
+    belongs to that module (model_view.h's accessors may not move to a
+    separate file to hide a call back). Module A depends on module B when
+    code in A's function bodies or macros calls a function B declares or
+    defines (static inline functions and function-like macros of B.h
+    included). Including B.h for its types, enum values or constants is no
+    dependency: the include graph is checked per file above, and a table
+    of addresses (the op table's check/lower pointers) or a callback
+    stored, not called, is no call. Header-only modules (selectors.h, the
+    public gpu_delegate*.h) own what they declare, together with the file
+    that defines it. An edge in ALLOWED_MODULE_EDGES is left out, with its
+    reason, only while it still closes a circle.
+    """
+    edges = _module_graph(SRC)
+    # The graph is real: folded constants have one owner above the view.
+    assert "model_view" in edges["int_fold"] and {"int_fold", "model_view"} <= set(edges["const_fold"]), edges
+    assert "int_fold" not in edges["model_view"] and "const_fold" not in edges["model_view"], edges["model_view"]
+    assert "op_helpers" in edges["ops_reduce"] and "partition" in edges["delegate"], edges
+    circles, stale = _module_circles(SRC, ALLOWED_MODULE_EDGES)
+    assert not circles, "circles between modules:\n" + "\n".join(circles)
+    assert not stale, f"allowed edges that close no circle any more (remove them): {stale}"
+
+
+def test_the_module_check_catches_a_reintroduced_circle(tmp_path):
+    """The check on copies of delegate_c/ with a call put back from the view into int_fold."""
+    def tree(name, **changes):
+        root = tmp_path / name
+        shutil.copytree(SRC, root, ignore=shutil.ignore_patterns("*.o", "*.so"))
+        for file, text in changes.items():
+            path = root / file.replace("__", ".")
+            path.write_text((path.read_text() if path.exists() else "") + text)
+        return root
+
+    assert _module_circles(tree("clean"), {}) == ([], [])
+    call_back = '\nint mv_folds(const ModelView* mv, int t) { return int_fold_is_output(mv, t); }\n'
+    direct = tree("direct", model_view__c='#include "int_fold.h"\n' + call_back)
+    circles, _ = _module_circles(direct, {})
+    assert len(circles) == 1 and circles[0].startswith("int_fold -> model_view -> int_fold\n"), circles
+    assert "model_view.c calls int_fold_is_output" in circles[0], circles
+    # The same call from a file of its own that implements model_view.h is still the view's.
+    hidden = tree("hidden", model_view__h="int mv_folds(const ModelView* mv, int t);\n",
+                  model_fold_access__c='#include "int_fold.h"\n' + call_back)
+    circles, _ = _module_circles(hidden, {})
+    assert [c.splitlines()[0] for c in circles] == ["int_fold -> model_view -> int_fold"], circles
+    assert "model_fold_access.c calls int_fold_is_output" in circles[0], circles
+    # Through others: int_fold -> model_view -> sparse_densify -> int_fold.
+    longer = tree("longer", sparse_densify__c='#include "int_fold.h"\nint densify_folds(const ModelView* mv, int t)'
+                  ' { return int_fold_is_output(mv, t); }\n')
+    circles, _ = _module_circles(longer, {})
+    assert [c.splitlines()[0] for c in circles] == ["int_fold -> model_view -> sparse_densify -> int_fold"], circles
+    # Types, values and a stored address are no calls.
+    types = tree("types", model_view__c='#include "int_fold.h"\nstatic int (*const kFolds)(const ModelView*, int) = '
+                 'int_fold_is_output;\nint mv_fold_max(void) { return INT_FOLD_MAX + (kFolds != 0); }\n')
+    assert _module_circles(types, {}) == ([], [])
+    # The allow-list: an allowed edge breaks the circle, and goes stale once the circle is gone.
+    allowed = {("model_view", "int_fold"): "a test"}
+    assert _module_circles(direct, allowed) == ([], [])
+    assert _module_circles(tree("clean2"), allowed) == ([], [("model_view", "int_fold")])
+
+
 def test_the_version_is_written_once():
     import tflite_gpu
     from tflite_gpu import _capi
