@@ -1,5 +1,5 @@
 /* DENSIFY: never lowered. A DENSIFY of a well-formed constant sparse tensor
- * is folded (model_view.c decides, validating the whole encoding first) and
+ * is folded (const_fold.c decides, validating the whole encoding first) and
  * densified once at prepare; this check explains why any other one stays on
  * the CPU. */
 #include "op_table.h"

@@ -3,7 +3,7 @@
  * step after every op output that is int8/uint8 in the model, so the
  * activations carry the same rounding to the model's grid as the CPU's
  * integer kernels (opencl_kernels/quantize.cl). Constants are dequantized
- * at prepare by model_view.c; the partition boundary converts int8/uint8
+ * at prepare by const_fold.c; the partition boundary converts int8/uint8
  * inputs and outputs (executor.c, layout.cl). */
 #include <stdlib.h>
 #include <string.h>

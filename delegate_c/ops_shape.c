@@ -1,5 +1,5 @@
 /* SHAPE: never lowered. Its value depends only on its input's dims, so
- * model_view.c folds it (int_fold.c), with the integer ops computed from
+ * const_fold.c folds it (int_fold.c), with the integer ops computed from
  * it, whenever every reader is delegated; this check explains why any
  * other SHAPE stays on the CPU. */
 #include "int_fold.h"

@@ -125,8 +125,8 @@ NAMED_ELSEWHERE = {
     "delegate_options.h": "TensorFlow Lite's, whose option struct gpu_delegate.h keeps",
     "prelu.h": "TensorFlow Lite's reference kernel, which int8_exact.cl follows",
     "flexbuffers.h": "FlatBuffers', whose value types flexbuffer.h reads",
-    **dict.fromkeys(["a.c", "b.c", "a.cl", "b.cl", "file.c", "OUTPUT.c", "KERNEL.cl", "input.cl"],
-                    "a placeholder in a usage line or a format"),
+    **dict.fromkeys(["a.c", "b.c", "a.cl", "b.cl", "file.c", "OUTPUT.c", "KERNEL.cl", "input.cl", "x.c", "x.h", "B.h"],
+                    "a placeholder in a usage line, a format or a rule"),
 }
 _FILE_NAME = re.compile(r"(?<![\w.$/-])((?:[\w.-]+/)*[A-Za-z_][\w-]*\.(?:c|h|cl|py))(?!\w)")
 _C_TOKEN = re.compile(r"""/\*.*?(?:\*/|\Z)|//[^\n]*|"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?""", re.S)
