@@ -100,3 +100,14 @@ def test_a_delegate_reports_no_pass_without_a_partition(tmp_path):
     """A model with nothing to delegate builds no partition: no pass ran."""
     d = tflite_gpu.load_delegate(log_level="silent")
     assert _capi.delegate_partitions(d._get_native_delegate_pointer()) == []
+
+
+def test_explain_passes_on_the_command_line():
+    from cli_run import run_cli
+
+    p = run_cli("explain", "face_detection_short_range", "--opt", "kernel_set=gpu", "--passes")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.split("fusion passes, in order", 1)[1].splitlines()[1:]
+    assert [ln.split()[0] for ln in lines[:len(ORDER)]] == ORDER
+    assert not any(ln.split()[1] == "off" for ln in lines[:len(ORDER)])  # the GPU set runs every pass here
+    assert "fusion passes" not in run_cli("explain", "face_detection_short_range").stdout

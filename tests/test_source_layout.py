@@ -500,3 +500,12 @@ def test_python_binding_takes_its_declarations_from_the_headers(tmp_path):
     c_layout = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()
     py_layout = [str(n) for s, f in structs.items() for n in (_capi.ffi.sizeof(s), _capi.ffi.offsetof(s, f))]
     assert c_layout == py_layout
+
+
+def test_one_helper_reads_the_environment():
+    """Every environment variable the library reads goes through
+    env_hooks.c (env_flag, env_long, env_text): one parse per kind of value,
+    and one place to list them from."""
+    readers = [f"{p.name}:{i}" for p in sorted((ROOT / "delegate_c").glob("*.[ch]")) if p.name != "env_hooks.c"
+               for i, line in enumerate(_c_code(p.read_text()).splitlines(), 1) if re.search(r"\bgetenv\s*\(", line)]
+    assert not readers, f"getenv outside env_hooks.c: {readers}"

@@ -260,7 +260,9 @@ def cmd_explain(args, out):
     path = _verified(args.model, "explain", None)
     report = _run_isolated("explain", path, dict(path=str(path), options=opts))
     report["model"] = display(path)
+    report["show_passes"] = bool(args.passes)
     out.text(format_explain(report))
+    report.pop("show_passes")
     return EXIT_OK, report
 
 
@@ -444,6 +446,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="a .tflite path or a MediaPipe model name")
     p.add_argument("--opt", action="append", metavar="KEY=VALUE", help="delegate option (repeatable)")
     p.add_argument("--json", action="store_true", help="print the nodes and partitions as JSON")
+    p.add_argument("--passes", action="store_true",
+                   help="also list the fusion passes in the order they run, with what each did on this model")
     p.set_defaults(fn=cmd_explain)
 
     p = sub.add_parser("devices", help="list OpenCL devices: platform, version, memory, fp16, extensions")
