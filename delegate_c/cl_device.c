@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "capture.h"
 #include "kernel_cache.h"
 #include "kernels_embedded.h"
 #include "env_hooks.h"
@@ -147,6 +148,7 @@ void gpu_device_wait_cache_writes(GpuDevice* dev) {
 void gpu_device_release(GpuDevice* dev) {
   if (!dev || __atomic_sub_fetch(&dev->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
   for (int i = 0; i < dev->num_programs; ++i) cl.clReleaseProgram(dev->programs[i].program);
+  if (dev->capture) capture_drop(dev, dev->capture->owner);
   if (dev->queue) cl.clReleaseCommandQueue(dev->queue);
   if (dev->context) cl.clReleaseContext(dev->context);
   pthread_cond_destroy(&dev->cache.done);

@@ -59,6 +59,7 @@ typedef struct GpuDevice {
     double total_ns;
   } profile[GD_MAX_PROFILE];
   int num_profile;
+  struct CaptureStore* capture; /* check --bisect's read-backs (capture.h), under mutex; NULL: none */
   /* Where a launch's time goes besides its kernel, summed over the same
    * launches: QUEUED->SUBMIT (host and driver), SUBMIT->START (waiting for
    * the device), and START minus the previous launch's END within one invoke

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "cl_device.h"
 #include "const_fold.h"
 #include "gpu_delegate.h"
@@ -46,7 +47,10 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
     d->dispatches = 0;
     d->arena_bytes = d->live_peak_bytes = 0;
     free(d->partition_report);
+  free(d->groups_report);
     d->partition_report = NULL;
+    free(d->groups_report);
+    d->groups_report = NULL;
     TfLiteRegistration reg = partition_kernel_registration();
     d->current_view = &mv;
     d->init_error[0] = '\0';
@@ -104,10 +108,14 @@ GpuDelegate* delegate_create(GpuConfig* cfg, char* err, size_t errlen) {
 
 void delegate_destroy(GpuDelegate* d) {
   if (!d) return;
+  pthread_mutex_lock(&d->dev->mutex);
+  capture_drop(d->dev, d); /* its key could be a later delegate's address */
+  pthread_mutex_unlock(&d->dev->mutex);
   gpu_device_release(d->dev); /* kernels still alive keep their own reference */
   gpu_config_free(&d->cfg);
   partition_result_free(&d->last);
   free(d->partition_report);
+  free(d->groups_report);
   pthread_mutex_destroy(&d->prepare_mutex);
   free(d);
 }

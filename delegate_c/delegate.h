@@ -31,7 +31,8 @@ typedef struct GpuDelegate {
   size_t arena_bytes;       /* device memory for activations */
   size_t live_peak_bytes;   /* lower bound: peak of live activation bytes */
   double compile_seconds;   /* OpenCL program builds so far */
-  char* partition_report;   /* one line per kernel: "nodes\tkernels\tnode,node,..." */
+  char* partition_report;   /* one line per kernel: "nodes\tkernels\tnode,node,...\tpasses" */
+  char* groups_report;      /* one line per graph node of every kernel (launch_groups.h) */
   char init_error[GD_ERR_LEN]; /* first kernel init failure of the running Prepare */
   int init_failure;            /* its TFLITE_GPU_FAILURE_* kind (gpu_delegate_introspection.h) */
 } GpuDelegate;

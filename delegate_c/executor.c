@@ -5,8 +5,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "capture.h"
 #include "cmdbuf.h"
 #include "env_hooks.h"
+#include "launch_groups.h"
 #include "memory_plan.h"
 #include "output_assembly.h"
 #include "output_direct.h"
@@ -284,7 +286,7 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   if (rc == 0) rc = stage_direct_outputs(ex);
   for (int k = 0; rc == 0 && k < ex->num_inputs; ++k) rc = add_conversion(ex, &ex->inputs[k], 1);
   for (int k = 0; rc == 0 && k < gr->num_nodes; ++k) {
-    if (gr->nodes[k].op->encode(&ex->enc, k)) {
+    if (gr->nodes[k].op->encode(&ex->enc, k) || launch_groups_perturb(&ex->enc, k)) {
       char why[1024];
       snprintf(why, sizeof(why), "%.1000s", ex->enc.err);
       rc = ex_fail(&ex->enc, "%s (node %d): %s", gr->nodes[k].name ? gr->nodes[k].name : "op", gr->nodes[k].tflite_node,
@@ -298,6 +300,7 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   if (rc) return -1;
   if (ex_finish_dispatches(&ex->enc)) return -1;
   pinned_staging_attach(ex);
+  ex->stale_inputs = env_flag("TFLITE_GPU_TEST_STALE_INPUTS", 0);
   if (dev->profiling) {
     ex->events = calloc((size_t)ex->enc.num_dispatches + 1, sizeof(cl_event));
     if (!ex->events) return ex_fail(&ex->enc, "out of memory");
@@ -353,8 +356,9 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
   for (int k = 0; k < ex->num_outputs; ++k)
     if (!boundary_fits(ex, &ex->outputs[k], &ctx->tensors[ex->outputs[k].tflite_index], "output")) return -1;
   /* Non-blocking writes: the runtime's buffers stay untouched until the
-   * one wait below returns. */
-  for (int k = 0; k < ex->num_inputs; ++k) {
+   * one wait below returns. (The stale-inputs test hook writes them once:
+   * later invokes then compute on the first one's, a bug check must catch.) */
+  for (int k = 0; k < ex->num_inputs && !(ex->stale_inputs && ex->invokes > 0); ++k) {
     const TfLiteTensor* t = &ctx->tensors[ex->inputs[k].tflite_index];
     cl_int rc = cl.clEnqueueWriteBuffer(q, ex->inputs[k].staging, CL_FALSE, 0, ex->inputs[k].bytes,
                                         pinned_input(&ex->inputs[k], t->data.raw), 0, NULL, NULL);
@@ -363,14 +367,14 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
   /* After the first invoke (which enqueues kernel by kernel, so a failure
    * names its op) the dispatches replay as one recorded command buffer
    * where the device offers cl_khr_command_buffer. */
-  if (ex->replay) {
+  if (ex->replay && !ex->capture) {
     cl_int rc = cmdbuf_enqueue(ex);
     if (rc != CL_SUCCESS) {
       cl.clFinish(q);
       return ex_fail(&ex->enc, "enqueueing the command buffer of %d kernels: %s", ex->enc.num_dispatches, cl_error_name(rc));
     }
   }
-  for (int i = 0; i < ex->enc.num_dispatches && !ex->replay; ++i) {
+  for (int i = 0; i < ex->enc.num_dispatches && (!ex->replay || ex->capture); ++i) {
     const Dispatch* d = &ex->enc.dispatches[i];
     cl_event* ev = ex->events ? &ex->events[i] : NULL;
     cl_int rc = cl.clEnqueueNDRangeKernel(q, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, ev);
@@ -380,6 +384,8 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
       return ex_fail(&ex->enc, "enqueueing kernel %s for %s (node %d): %s", d->name, n && n->name ? n->name : "boundary",
                      n ? n->tflite_node : -1, cl_error_name(rc));
     }
+    if (ex->capture && (rc = capture_after_dispatch(ex, ex->capture, ex->capture_partition, i)) != CL_SUCCESS)
+      return fail_queued(ex, "reading back a tensor for %s: %s", d->name, rc);
   }
   /* Submit the batch now, so the device runs it while the reads are
    * enqueued (a driver may otherwise hold the commands until the wait). */
@@ -397,6 +403,8 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
   if (rc != CL_SUCCESS) return ex_fail(&ex->enc, "clFinish: %s", cl_error_name(rc));
   for (int k = 0; k < ex->num_outputs; ++k)
     pinned_output_done(&ex->outputs[k], ctx->tensors[ex->outputs[k].tflite_index].data.raw);
+  if (ex->capture) capture_finish(ex, ex->capture);
+  ex->invokes++;
   if (ex->events) collect_profile(ex);
   if (!ex->replay_tried) {
     ex->replay_tried = 1;

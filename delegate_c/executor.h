@@ -37,6 +37,10 @@ typedef struct Executor {
   BoundaryTensor* outputs;
   int num_outputs;
   int num_state_outputs; /* the last of outputs: states written back into variable tensors (GTensor.write_back) */
+  int stale_inputs;     /* test hook TFLITE_GPU_TEST_STALE_INPUTS=1: inputs written by the first invoke only */
+  int invokes;
+  struct CaptureStore* capture; /* during an invoke: read back every tensor (capture.h); NULL: no */
+  int capture_partition;
 } Executor;
 
 /* Takes ownership of g. Plans memory, uploads constants, builds kernels.

@@ -82,8 +82,7 @@ int fold_channel_affine(Graph* g, const int* outputs, int num_outputs, char* dea
     conv->inputs[0] = g->nodes[k].inputs[0];
     conv->p.conv.weights = w_new;
     conv->p.conv.bias = b_new;
-    dead[k] = 1;
-    g->nodes[k].num_inputs = 0;
+    graph_merge(g, c, k, dead);
     ++folded;
   }
   return folded;

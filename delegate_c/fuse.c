@@ -125,8 +125,19 @@ static void drop_dead(FuseStage* s) {
 }
 
 int fuse_graph(FuseStage* s) {
-  s->dead = calloc((size_t)s->g->num_nodes + 1, 1);
-  if (!s->dead) return -1;
+  Graph* g = s->g;
+  s->dead = calloc((size_t)g->num_nodes + 1, 1);
+  /* Each pass removes nodes it was given: never more merges than nodes. */
+  GMerge* merged = realloc(g->merged, ((size_t)g->num_nodes + 1) * sizeof(GMerge));
+  if (!s->dead || !merged) {
+    free(s->dead);
+    s->dead = NULL;
+    if (merged) g->merged = merged;
+    return -1;
+  }
+  g->merged = merged;
+  g->num_merged = 0;
+  g->cap_merged = g->num_nodes + 1;
   memset(s->counts, 0, sizeof(s->counts));
   int total = 0;
   for (int i = 0; i < FUSE_NUM_PASSES; ++i) {

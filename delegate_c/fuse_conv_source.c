@@ -78,12 +78,10 @@ int fuse_channel_scale(Graph* g, const int* outputs, int num_outputs, char* dead
       if (add >= 0) {
         pw->p.conv.add_input = pw->num_inputs;
         pw->inputs[pw->num_inputs++] = r;
-        dead[add] = 1;
-        g->nodes[add].num_inputs = 0;
+        graph_merge(g, c, add, dead);
         ++fused;
       }
-      dead[k] = 1;
-      mul->num_inputs = 0;
+      graph_merge(g, c, k, dead);
       ++fused;
       break;
     }
@@ -109,8 +107,7 @@ int fuse_upsampled_source(Graph* g, const int* outputs, int num_outputs, char* d
     GNode* pw = &g->nodes[c];
     pw->inputs[0] = rs->inputs[0];
     pw->p.conv.src_via = EPI_ADD_UP2 | (rs->p.resize.half_pixel_centers ? EPI_UP2_HALF_PIXEL : 0);
-    dead[k] = 1;
-    rs->num_inputs = 0;
+    graph_merge(g, c, k, dead);
     ++fused;
   }
   return fused;

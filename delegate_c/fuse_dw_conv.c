@@ -31,8 +31,7 @@ int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead) {
     pw->p.conv.dw_act = dw->act;
     pw->op = &kGOpDwConv1x1;
     pw->inputs[0] = dw->inputs[0];
-    dead[k] = 1;
-    dw->num_inputs = 0;
+    graph_merge(g, c, k, dead);
     ++fused;
   }
   return fused;

@@ -237,8 +237,7 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     for (int k = 0; k < 3; ++k) {
       int x = k == 2 ? slice : k ? pool : pad;
       if (x < 0) continue;
-      dead[x] = 1;
-      g->nodes[x].num_inputs = 0;
+      graph_merge(g, p, x, dead);
     }
   } else {
     return 0;
@@ -259,8 +258,7 @@ int fuse_epilogues(Graph* g, const int* outputs, int num_outputs, char* dead, in
       if (graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &c) != 1 || dead[c] ||
           !try_fuse(g, p, c, t, dead, outputs, num_outputs, pooled_residual, pooled))
         break;
-      dead[c] = 1;
-      g->nodes[c].num_inputs = 0; /* no longer reads anything */
+      graph_merge(g, p, c, dead); /* c no longer reads anything */
       ++fused;
     }
   }

@@ -22,8 +22,7 @@ int fuse_fc_heads(Graph* g, char* dead) {
       if (dead[j] || !one_row(g, b) || b->inputs[0] != a->inputs[0] || b->fp32 != a->fp32) continue;
       weights[heads] = b->p.fc.weights, bias[heads] = b->p.fc.bias, act[heads] = b->act;
       outputs[heads++] = b->outputs[0];
-      dead[j] = 1;
-      b->num_inputs = 0;
+      graph_merge(g, k, j, dead);
     }
     if (heads == 1) continue;
     a->op = &kGOpFcHeads;

@@ -69,10 +69,7 @@ int fuse_layer_norm(Graph* g, const int* outputs, int num_outputs, char* dead) {
     n->outputs[1] = g->nodes[rest[3]].outputs[0];
     n->num_outputs = 2;
     n->p.norm.eps = eps;
-    for (int j = 0; j < 4; ++j) {
-      dead[rest[j]] = 1;
-      g->nodes[rest[j]].num_inputs = 0;
-    }
+    for (int j = 0; j < 4; ++j) graph_merge(g, k, rest[j], dead);
     removed += 4;
   }
   return removed;

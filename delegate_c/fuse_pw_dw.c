@@ -35,8 +35,7 @@ static int take_mean(Graph* g, int k, const int* outputs, int num_outputs, char*
     return 0;
   dw->p.conv.mean_of = t;
   dw->outputs[0] = r->outputs[0];
-  dead[c] = 1;
-  r->num_inputs = 0;
+  graph_merge(g, k, c, dead);
   return 1;
 }
 

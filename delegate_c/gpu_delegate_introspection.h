@@ -51,7 +51,10 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const struct TfLiteDelegate
  * it made); what = 2 (partition_policy=
  * measured): one line per candidate partition, "nodes\tdevice_us\tcpu_us\t
  * gpu|cpu\tnode,node,..." (device time measured, -1 when it did not
- * build; CPU time estimated). */
+ * build; CPU time estimated); what = 3: one line per node of every
+ * partition's fused graph, "partition\tnode\ttflite_node\tmembers\t
+ * kernels\ttensors": the TFLite nodes its launches compute (its own first),
+ * the kernels they run, and the TFLite tensors it writes. */
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const struct TfLiteDelegate* delegate, int what, char* buf,
                                                   size_t size);
 /* Why the delegate's last Prepare failed (the runtime then keeps the CPU
@@ -65,6 +68,21 @@ enum { TFLITE_GPU_FAILURE_NONE = 0, TFLITE_GPU_FAILURE_KERNEL_BUILD = 1, TFLITE_
 TFLITE_GPU_EXPORT int tflite_gpu_delegate_failure(const struct TfLiteDelegate* delegate, char* buf, size_t size);
 /* "platform\tdevice\tversion\tfp16|fp32\tkernel set"; -1 for NULL. */
 TFLITE_GPU_EXPORT int tflite_gpu_delegate_device(const struct TfLiteDelegate* delegate, char* buf, size_t size);
+
+/* Capture for `tflite-gpu check --bisect` (on 1, off 0): while on, each
+ * invoke of this delegate's partitions also reads back every tensor they
+ * materialise, after the launch that wrote it (the same graph, fusion and
+ * kernels; only the reads are added). 0, or -1 (NULL, out of memory). */
+TFLITE_GPU_EXPORT int tflite_gpu_delegate_capture(const struct TfLiteDelegate* delegate, int on);
+/* The tensors captured so far, one line each, in the order they were
+ * written: "partition\tnode\ttflite_tensor\tB,H,W,C\tready" (node: the
+ * fused graph's, tflite_gpu_delegate_nodes what = 3; ready 0: not read). */
+TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_captured(const struct TfLiteDelegate* delegate, char* buf, size_t size);
+/* Captured tensor `index` (its line) as BHWC float32 into out (count
+ * values): 0, 1 when the capture is incomplete (out of memory on some
+ * other tensor), -1 when there is no such tensor or count differs. */
+TFLITE_GPU_EXPORT int tflite_gpu_delegate_captured_data(const struct TfLiteDelegate* delegate, int index, float* out,
+                                                         size_t count);
 
 /* One line per OpenCL device, "index\tplatform\tdevice\ttype\tversion\tdriver\t
  * global_mem_bytes\tfp16"; returns the length, or -1 (reason in err)

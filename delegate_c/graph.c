@@ -55,6 +55,7 @@ void graph_free(Graph* g) {
   free(g->tensors);
   free(g->nodes);
   free(g->parts);
+  free(g->merged);
   memset(g, 0, sizeof(*g));
 }
 
@@ -85,8 +86,25 @@ void graph_take_first_1x1(Graph* g, int n, int first, GOp op, char* dead) {
   b->p.conv.first_channels = g->tensors[a->outputs[0]].shape[GD_C];
   b->inputs[0] = a->inputs[0];
   b->op = op;
-  dead[first] = 1;
-  a->num_inputs = 0;
+  graph_merge(g, n, first, dead);
+}
+
+void graph_merge(Graph* g, int into, int gone, char* dead) {
+  dead[gone] = 1;
+  g->nodes[gone].num_inputs = 0;
+  int from = g->nodes[gone].tflite_node, to = into >= 0 ? g->nodes[into].tflite_node : -1;
+  if (from >= 0 && from != to && g->num_merged < g->cap_merged) g->merged[g->num_merged++] = (GMerge){from, to};
+}
+
+int graph_home(const Graph* g, int node) {
+  /* Merges only move work forward into surviving nodes: a chain ends. */
+  for (int hops = 0; node >= 0 && hops <= g->num_merged; ++hops) {
+    int i = 0;
+    while (i < g->num_merged && g->merged[i].gone != node) ++i;
+    if (i == g->num_merged) return node;
+    node = g->merged[i].into;
+  }
+  return node;
 }
 
 int graph_readers(const Graph* g, int t, int* last_reader) {

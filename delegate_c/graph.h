@@ -255,6 +255,12 @@ typedef struct OutPart {
   size_t offset; /* its first element in the output */
 } OutPart;
 
+/* A node the fuse stage removed, and the node now doing its work (TFLite
+ * node indices; into -1: none, a layout node an output assembly replaced). */
+typedef struct GMerge {
+  int gone, into;
+} GMerge;
+
 typedef struct Graph {
   GTensor* tensors;
   int num_tensors, cap_tensors;
@@ -262,6 +268,8 @@ typedef struct Graph {
   int num_nodes, cap_nodes;
   OutPart* parts;  /* the assembled outputs' parts (output_assembly.c), owned */
   int num_parts, cap_parts;
+  GMerge* merged;  /* every node the fuse stage removed (graph_merge), owned; cap: the nodes it started with */
+  int num_merged, cap_merged;
 } Graph;
 
 int graph_add_tensor(Graph* g, const int shape[4], int rank);  /* -1 on OOM */
@@ -280,6 +288,15 @@ int graph_plain_1x1(const GNode* n);
  * activation and output channels (conv.first_*); first is marked in
  * dead[] and reads nothing (fuse_fc_pair.c, fuse_pw_dw.c). */
 void graph_take_first_1x1(Graph* g, int n, int first, GOp op, char* dead);
+/* Node `gone` is removed, its work now done by node `into` (a position, or
+ * -1: by no node): marked in dead[], reads nothing, and recorded in
+ * g->merged, so that reports and test hooks can tell which launch computes
+ * which TFLite node. */
+void graph_merge(Graph* g, int into, int gone, char* dead);
+/* The TFLite node whose launch computes TFLite node `node` after the fuse
+ * stage (its own index when it was not merged), or -1 (no launch: merged
+ * into a boundary conversion). */
+int graph_home(const Graph* g, int node);
 /* How many nodes read tensor t (each counted once), the last of them in
  * *last_reader. */
 int graph_readers(const Graph* g, int t, int* last_reader);

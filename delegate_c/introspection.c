@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "capture.h"
 #include "cl_device.h"
 #include "delegate.h"
 #include "fuse.h"
@@ -66,17 +67,62 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const TfLiteDelegate* deleg
 
 /* what = 0: PartitionResult.node_report of the last Prepare (see
  * partition.h); what = 1: the partitions built, one line per kernel;
- * what = 2: the measured policy's candidates (PartitionResult.candidates). */
+ * what = 2: the measured policy's candidates (PartitionResult.candidates);
+ * what = 3: the launch groups of every partition (launch_groups.h). */
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const TfLiteDelegate* delegate, int what, char* buf, size_t size) {
   const GpuDelegate* d = (const GpuDelegate*)delegate;
   const char* text = !d            ? ""
                      : what == 0   ? d->last.node_report
                      : what == 2   ? d->last.candidates
+                     : what == 3   ? d->groups_report
                                    : d->partition_report;
   if (!text) text = "";
   size_t len = strlen(text);
   if (size) snprintf(buf, size, "%s", text);
   return len;
+}
+
+TFLITE_GPU_EXPORT int tflite_gpu_delegate_capture(const TfLiteDelegate* delegate, int on) {
+  const GpuDelegate* d = (const GpuDelegate*)delegate;
+  if (!d) return -1;
+  pthread_mutex_lock(&d->dev->mutex);
+  int rc = on ? capture_set(d->dev, d) : (capture_drop(d->dev, d), 0);
+  pthread_mutex_unlock(&d->dev->mutex);
+  return rc;
+}
+
+TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_captured(const TfLiteDelegate* delegate, char* buf, size_t size) {
+  const GpuDelegate* d = (const GpuDelegate*)delegate;
+  if (size) buf[0] = '\0';
+  if (!d) return 0;
+  size_t used = 0;
+  pthread_mutex_lock(&d->dev->mutex);
+  const CaptureStore* s = capture_for(d->dev, d);
+  for (int i = 0; s && i < s->count; ++i) {
+    const CapturedTensor* c = &s->items[i];
+    int n = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "%d\t%d\t%d\t%d,%d,%d,%d\t%d\n",
+                     c->partition, c->node, c->tflite_index, c->shape[0], c->shape[1], c->shape[2], c->shape[3],
+                     c->data != NULL);
+    if (n > 0) used += (size_t)n;
+  }
+  pthread_mutex_unlock(&d->dev->mutex);
+  return used;
+}
+
+TFLITE_GPU_EXPORT int tflite_gpu_delegate_captured_data(const TfLiteDelegate* delegate, int index, float* out,
+                                                         size_t count) {
+  const GpuDelegate* d = (const GpuDelegate*)delegate;
+  if (!d || !out) return -1;
+  pthread_mutex_lock(&d->dev->mutex);
+  const CaptureStore* s = capture_for(d->dev, d);
+  int rc = -1;
+  if (s && index >= 0 && index < s->count && s->items[index].data &&
+      shape_elements(s->items[index].shape) == count) {
+    memcpy(out, s->items[index].data, count * sizeof(float));
+    rc = s->failed ? 1 : 0;
+  }
+  pthread_mutex_unlock(&d->dev->mutex);
+  return rc;
 }
 
 TFLITE_GPU_EXPORT int tflite_gpu_list_devices(char* buf, size_t size, char* err, size_t errlen) {

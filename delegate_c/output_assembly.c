@@ -93,6 +93,8 @@ static int plan(Walk* w, Graph* g, const int* outputs, int num_outputs) {
   if (removed) {
     int n = 0;
     for (int k = 0; k < g->num_nodes; ++k)
+      if (w->dead[k]) graph_merge(g, -1, k, w->dead); /* into the outputs' conversions */
+    for (int k = 0; k < g->num_nodes; ++k)
       if (!w->dead[k]) g->nodes[n++] = g->nodes[k];
     g->num_nodes = n;
   }

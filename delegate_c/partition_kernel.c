@@ -14,6 +14,8 @@
 #include "fp16_guard.h"
 #include "fuse.h"
 #include "selectors.h"
+#include "capture.h"
+#include "launch_groups.h"
 #include "log.h"
 #include "mixed_storage.h"
 #include "model_view.h"
@@ -47,6 +49,8 @@ typedef struct PartitionKernel {
   int tune_len;
   unsigned passes;         /* the fusion passes of the last build (fuse.h) */
   int pass_counts[FUSE_NUM_PASSES]; /* and what each did */
+  const void* owner;       /* the delegate that built it: a key for capture.h, never dereferenced */
+  int index;               /* its order among the partitions of that Prepare */
   char error[GD_ERR_LEN];  /* init failure, reported by prepare */
 } PartitionKernel;
 
@@ -346,7 +350,10 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
       snprintf(k->error, sizeof(k->error), "out of memory");
     } else {
       remember_input_shapes(k);
+      for (const char* c = d->partition_report; c && *c; ++c) k->index += *c == '\n';
+      k->owner = d;
       record_partition(d, params->nodes_to_replace, k->ex.enc.num_dispatches, k->passes, k->pass_counts);
+      launch_groups_report(&k->ex.enc, k->index, &d->groups_report); /* best effort, as the line above */
       d->dispatches += k->ex.enc.num_dispatches;
       d->arena_bytes += k->ex.arena_bytes;
       d->live_peak_bytes += k->ex.lower_bound_bytes;
@@ -494,7 +501,10 @@ static TfLiteStatus kernel_invoke(TfLiteContext* context, TfLiteNode* node) {
   }
   char err[GD_ERR_LEN];
   pthread_mutex_lock(&k->dev->mutex);
+  k->ex.capture = capture_for(k->dev, k->owner);
+  k->ex.capture_partition = k->index;
   int rc = executor_invoke(&k->ex, context, err, sizeof(err));
+  k->ex.capture = NULL;
   if (rc == 0) rc = write_const_outputs(k, context, err, sizeof(err));
   /* A miss is saved after the first invoke: only then (on PoCL) do the
    * binaries hold the work-group functions the enqueues compiled. */

@@ -172,7 +172,7 @@ DEFINE_ACTIVATE(activate16, float16)
 #endif
 #define GD_SELECTED(NAME, BIT) ((GD_KSEL >> (BIT)) & 1)
 
-/* Fused epilogue steps (delegate_c/fuse.c): epi = (op0, act0, op1, act1),
+/* Fused epilogue steps (delegate_c/fuse_epilogue.c): epi = (op0, act0, op1, act1),
  * op 1 = PReLU with a per-channel alpha (float4 per slice), op 2 = ADD of
  * the residual float4 r, then act (EPI_ADD_MAX2 / _UP2: r read through a
  * max pool / an upsampling), op 3 = a quantize-dequantize (quantize.cl) with alpha[0] =
