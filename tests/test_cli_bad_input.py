@@ -296,7 +296,7 @@ def test_download_failure_exits_4(capsys, monkeypatch):
 
 
 def _result(*outputs, reference="cpu", delegated=3):
-    from tflite_gpu import check
+    from tflite_gpu import check, check_text
     device = {"name": "dev", "platform": "pl", "precision": "fp32", "kernel_set": "cpu"}
     return check.CheckResult("m.tflite", device, delegated, 0, 1,
                              list(outputs), reference=reference, cpu_error=None if reference == "cpu" else "custom op",
@@ -304,27 +304,27 @@ def _result(*outputs, reference="cpu", delegated=3):
 
 
 def test_pass_says_which_rule_passed_it():
-    from tflite_gpu import check
+    from tflite_gpu import check, check_text
     o = check.OutputResult("mask", (1, 4), rel_l2=0.05, max_abs=3e-4, tolerance=1e-2, cpu_noise=0.0,
                            abs_floor=check.FP16_ABS_FLOOR, tolerance_from="FP16")
     assert o.passed and o.passed_by == "max abs floor"
-    text = check.format_result(_result(o, reference="delegate-fp16"))
+    text = check_text.format_result(_result(o, reference="delegate-fp16"))
     assert "PASS mask [1, 4]: passed by the max abs rule: max abs 0.0003 <= 0.000977, although relative L2 0.05 " \
            "> tolerance 0.01 (FP16 tolerance)" in text
     noisy = check.OutputResult("y", (3,), rel_l2=3e-4, max_abs=1e-3, tolerance=4e-4, cpu_noise=2e-4,
                                tolerance_from="CPU noise")
-    text = check.format_result(_result(noisy))
+    text = check_text.format_result(_result(noisy))
     assert "<= tolerance 0.0004 (2 x the CPU's own XNNPACK-vs-builtin difference)" in text
 
 
 def test_nonfinite_values_must_be_in_the_same_places():
-    from tflite_gpu import check
+    from tflite_gpu import check, check_text
     det = {"name": "y", "dtype": np.float32, "index": 5, "quantization": (0.0, 0)}
     ref = np.array([1.0, np.nan, np.inf, 2.0], np.float32)
     same = check._compare(det, ref.copy(), ref, 1e-4, 0.0, {})
     assert same.passed and same.nonfinite == 2 and same.nonfinite_mismatch == 0 and same.rel_l2 == 0
     moved = check._compare(det, np.array([np.nan, 1.0, np.inf, 2.0], np.float32), ref, 1e-4, 0.0, {})
     assert not moved.passed and moved.nonfinite_mismatch == 2
-    assert "2 element(s) non-finite on one side only" in check.format_result(_result(moved))
+    assert "2 element(s) non-finite on one side only" in check_text.format_result(_result(moved))
     sign = check._compare(det, np.array([1.0, np.nan, -np.inf, 2.0], np.float32), ref, 1e-4, 0.0, {})
     assert not sign.passed and sign.nonfinite_mismatch == 1

@@ -520,7 +520,8 @@ def test_hybrid_model_weights_dequantized_at_prepare(op):
 def test_check_compares_quantized_outputs_in_steps(kind, tmp_path):
     """`python -m tflite_gpu check` on quantized models: int8/uint8 outputs
     and float outputs of a DEQUANTIZE are compared in quantization steps."""
-    from tflite_gpu.check import QUANT_RTOL_L2, check_model, format_result
+    from tflite_gpu.check import QUANT_RTOL_L2, check_model
+    from tflite_gpu.check_text import format_result
 
     rng = np.random.default_rng(9)
     if kind == "full-int8-float-io":

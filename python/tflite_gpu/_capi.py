@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 import cffi
+import numpy as np
 
 from . import _headers
 from ._library import library_path
@@ -215,6 +216,51 @@ def delegate_partitions(delegate_pointer: int) -> list[dict]:
         rows.append({"nodes": [int(n) for n in nodes.split(",") if n], "dispatches": int(dispatches),
                      "passes": {k: int(v) for k, v in (x.split("=") for x in passes.split(",") if x)}})
     return rows
+
+
+def delegate_groups(delegate_pointer: int) -> list[dict]:
+    """Every node of every partition's fused graph, in launch order: the
+    TFLite nodes its launches compute ("members", its own first), the kernels
+    they run, the TFLite tensors it writes (what check --bisect names)."""
+    rows = []
+    for line in _delegate_text(delegate_pointer, 3).splitlines():
+        part, node, tflite_node, members, kernels, tensors = line.split("\t")
+        rows.append({"partition": int(part), "node": int(node), "tflite_node": int(tflite_node),
+                     "members": [int(m) for m in members.split(",") if m], "kernels": [k for k in kernels.split(",") if k],
+                     "tensors": [int(t) for t in tensors.split(",") if t]})
+    return rows
+
+
+def delegate_capture(delegate_pointer: int, on: bool) -> None:
+    """Capture on: each invoke also reads back every tensor the delegate's
+    partitions materialise (check --bisect); off drops what was captured."""
+    if lib().tflite_gpu_delegate_capture(ffi.cast("void*", delegate_pointer), int(bool(on))) != 0:
+        raise MemoryError("tflite_gpu_delegate_capture failed")
+
+
+def delegate_captured(delegate_pointer: int) -> tuple[list[dict], bool]:
+    """The tensors captured so far ({"partition", "node", "tensor", "data":
+    BHWC float32 array}, in the order they were written) and whether the
+    capture is complete."""
+    ptr = ffi.cast("void*", delegate_pointer)
+    size = lib().tflite_gpu_delegate_captured(ptr, ffi.NULL, 0) + 1
+    buf = ffi.new("char[]", size)
+    lib().tflite_gpu_delegate_captured(ptr, buf, size)
+    rows, complete = [], True
+    for i, line in enumerate(ffi.string(buf).decode().splitlines()):
+        part, node, tensor, shape, ready = line.split("\t")
+        dims = tuple(int(x) for x in shape.split(","))
+        if ready != "1":
+            complete = False
+            continue
+        data = np.empty(dims, np.float32)
+        rc = lib().tflite_gpu_delegate_captured_data(ptr, i, ffi.cast("float*", data.ctypes.data), data.size)
+        if rc < 0:
+            complete = False
+            continue
+        complete &= rc == 0
+        rows.append({"partition": int(part), "node": int(node), "tensor": int(tensor), "data": data})
+    return rows, complete
 
 
 def delegate_candidates(delegate_pointer: int) -> list[dict]:

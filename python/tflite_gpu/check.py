@@ -86,6 +86,7 @@ class OutputResult:
     tolerance_from: str = "FP32"
     nonfinite: int = 0  # NaN and infinities in the reference
     nonfinite_mismatch: int = 0  # elements non-finite on one side only, or different non-finite values
+    invoke: int = 1  # the invoke (1-based; the last one repeats the first input) whose comparison this is: the worst
 
     @property
     def passed(self) -> bool:
@@ -124,6 +125,12 @@ class CheckResult:
     cpu_error: str | None = None
     deterministic: bool | None = None  # checked when there is no CPU reference
     kernel_cache: dict | None = None  # hits/misses/writes/rejected with serialization_dir, else None
+    # Each invoke: {"invoke", "seed", "repeat_of", "passed", "failed": [output names], "matches_invoke"}:
+    # the invokes on inputs of seeds seed, seed + 1, ..., then the first input again (repeat_of 1).
+    # matches_invoke: a failing invoke whose outputs pass against that other invoke's reference (it
+    # computed on another invoke's input: a result that depends on an earlier invoke).
+    invokes: list = dataclasses.field(default_factory=list)
+    bisect: dict | None = None  # check --bisect: the first node that differs (check_bisect.py)
 
     @property
     def nothing_delegated(self) -> bool:
@@ -135,7 +142,8 @@ class CheckResult:
     def passed(self) -> bool:
         if self.nothing_delegated:
             return True
-        return all(o.passed for o in self.outputs) and self.deterministic is not False
+        return (all(o.passed for o in self.outputs) and self.deterministic is not False
+                and all(i["passed"] for i in self.invokes))
 
     @property
     def verdict(self) -> str:
@@ -305,8 +313,18 @@ def apply_delegate(source, delegate, **kwargs):
         raise
 
 
-def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: float | None = None) -> CheckResult:
+DEFAULT_INVOKES = 3
+
+
+def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: float | None = None,
+                invokes: int = DEFAULT_INVOKES, bisect: bool = False) -> CheckResult:
     """Runs `model` (a path) on the CPU and with the delegate; see CheckResult.
+
+    `invokes` invokes on inputs of seeds seed, seed + 1, ..., each compared
+    with the CPU interpreter on the same input, then the first input again:
+    a result that depends on an earlier invoke shows as a mismatch there.
+    With bisect, a failing model is also bisected to the first node whose
+    output differs (check_bisect.py).
 
     When the CPU interpreter cannot run the model (for example MediaPipe
     custom ops), the reference is the delegate in the other precision; see
@@ -326,25 +344,28 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     try:
         cpu = interpreters.make(source, cpu="builtin")
     except (RuntimeError, ValueError) as e:
-        return _check_without_cpu(path, source, options, seed, rtol_l2, _first_line(e), delegate)
+        return _check_without_cpu(path, source, options, seed, rtol_l2, _first_line(e), delegate, invokes)
     out_details = cpu.get_output_details()
-    inputs = random_inputs(cpu.get_input_details(), seed)
-    expected = interpreters.run(cpu, inputs)
+    seeds = [seed + i for i in range(max(1, invokes))]
+    inputs = [random_inputs(cpu.get_input_details(), s) for s in seeds]
+    expected = [interpreters.run(cpu, x) for x in inputs]
     del cpu
     isolate.phase("cpu:xnnpack")
     try:
         xnnpack = interpreters.make(source)
-        noise = [_rel_l2(a, e) if np.isfinite(e).all() and np.isfinite(a).all() else 0.0
-                 for a, e in zip(interpreters.run(xnnpack, inputs), expected)]
+        # The CPU's own disagreement, the largest over the inputs.
+        noise = np.max([[_rel_l2(a, e) if np.isfinite(e).all() and np.isfinite(a).all() else 0.0
+                         for a, e in zip(interpreters.run(xnnpack, x), ref)] for x, ref in zip(inputs, expected)],
+                       axis=0).tolist()
         del xnnpack
     except (RuntimeError, ValueError):  # XNNPACK refuses what the builtin kernels ran: no noise estimate
-        noise = [0.0] * len(expected)
+        noise = [0.0] * len(expected[0])
 
     isolate.phase("delegate")
     gpu = apply_delegate(source, delegate)
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
     device = _capi.delegate_device(delegate._get_native_delegate_pointer())
-    actual = interpreters.run(gpu, inputs)
+    actual = [interpreters.run(gpu, x) for x in inputs + inputs[:1]]  # then the first input again
     after = _capi.delegate_stats(delegate._get_native_delegate_pointer())  # the cache is written by the first invoke
     del gpu
     cache = None
@@ -361,14 +382,63 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     quantized, steps = _quant_info(path)
     if quantized and rtol_l2 is None and QUANT_RTOL_L2 > base:
         base, base_from = QUANT_RTOL_L2, "quantized model"
-    outputs = []
-    for det, a, e, floor in zip(out_details, actual, expected, noise):
+    bounds = []
+    for floor in noise:
         tol, tol_from = base, base_from
         if rtol_l2 is None and NOISE_FACTOR * floor > base:
             tol, tol_from = NOISE_FACTOR * floor, "CPU noise"
-        outputs.append(_compare(det, a, e, tol, floor, steps, tol_from))
-    return CheckResult(str(path), device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"],
-                       outputs, kernel_cache=cache)
+        bounds.append((tol, floor, tol_from))
+
+    def compare(k, det, a, e):
+        tol, floor, tol_from = bounds[k]
+        return _compare(det, a, e, tol, floor, steps, tol_from)
+
+    outputs, runs = judge_invokes(out_details, actual, expected, seeds, compare)
+    r = CheckResult(str(path), device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"],
+                    outputs, kernel_cache=cache, invokes=runs)
+    if bisect and not r.passed and not r.nothing_delegated:
+        from .check_bisect import bisect_model
+
+        isolate.phase("bisect")
+        failing = next(i for i in runs if not i["passed"])
+        r.bisect = bisect_model(source, options, failing["seed"], precision, rtol_l2)
+    return r
+
+
+def judge_invokes(out_details, actual, expected, seeds, compare) -> tuple:
+    """(each output's worst comparison over the invokes, the invokes' rows;
+    see CheckResult.invokes). actual: the delegate's outputs of each input,
+    then of the first input again; expected: the reference's of each input;
+    compare(k, detail, actual, expected) -> OutputResult for output k."""
+    def one(run, ref):
+        return [compare(k, det, a, e) for k, (det, a, e) in enumerate(zip(out_details, actual[run], expected[ref]))]
+
+    n = len(expected)
+    per_run = [one(run, run if run < n else 0) for run in range(len(actual))]
+    outputs = []
+    for k in range(len(out_details)):
+        run = max(range(len(per_run)), key=lambda i: (not per_run[i][k].passed, _badness(per_run[i][k])))
+        worst = per_run[run][k]
+        worst.invoke = run + 1
+        outputs.append(worst)
+    rows = []
+    for run, results in enumerate(per_run):
+        own = run if run < n else 0
+        failed = [o.name for o in results if not o.passed]
+        matches = None
+        if failed:  # computed on another invoke's input? (stale buffers, state carried between invokes)
+            matches = next((j + 1 for j in range(n) if j != own and all(o.passed for o in one(run, j))), None)
+        rows.append({"invoke": run + 1, "seed": seeds[own], "repeat_of": 1 if run >= n else None,
+                     "passed": not failed, "failed": failed, "matches_invoke": matches})
+    return outputs, rows
+
+
+def _badness(o: OutputResult) -> float:
+    """How far an output is from its bound (for the worst of several invokes)."""
+    if o.step > 0:
+        return float(o.max_steps) if np.isfinite(o.max_steps) else float("inf")
+    x = o.rel_l2 / max(o.tolerance, 1e-30)
+    return float(x) if np.isfinite(x) else float("inf")
 
 
 def _first_line(e) -> str:
@@ -376,29 +446,32 @@ def _first_line(e) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def _delegate_run(source, options, inputs_for, runs=1, delegate=None):
-    """(interpreter details, outputs of each run, stats, device) of the model
-    through the delegate (or a new one with these options); inputs_for(input
-    details) gives the inputs."""
+def _delegate_run(source, options, inputs_for, delegate=None, repeat=False):
+    """(interpreter details, outputs of each input, stats, device) of the
+    model through the delegate (or a new one with these options);
+    inputs_for(input details) gives the list of inputs; repeat: the first
+    input once more at the end."""
     delegate = delegate or load(options)
     it = apply_delegate(source, delegate)
     stats = _capi.delegate_stats(delegate._get_native_delegate_pointer())
     device = _capi.delegate_device(delegate._get_native_delegate_pointer())
     inputs = inputs_for(it.get_input_details())
-    outs = [interpreters.run(it, inputs) for _ in range(runs)]
+    outs = [interpreters.run(it, x) for x in inputs + (inputs[:1] if repeat else [])]
     details = it.get_output_details()
     del it
     return details, outs, stats, device
 
 
-def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate=None) -> CheckResult:
-    """The delegate as requested (run twice: determinism) against the
-    delegate in the other precision, within the FP16 tolerance."""
-    inputs_for = lambda det: random_inputs(det, seed)  # noqa: E731
+def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate=None,
+                       invokes=DEFAULT_INVOKES) -> CheckResult:
+    """The delegate as requested against the delegate in the other
+    precision, within the FP16 tolerance, on each input; the first input
+    again must give the first invoke's outputs exactly (determinism)."""
+    seeds = [seed + i for i in range(max(1, invokes))]
+    inputs_for = lambda det: [random_inputs(det, s) for s in seeds]  # noqa: E731
     isolate.phase("delegate")
     try:
-        details, (actual, again), stats, device = _delegate_run(source, options, inputs_for, runs=2,
-                                                                delegate=delegate)
+        details, actual, stats, device = _delegate_run(source, options, inputs_for, delegate=delegate, repeat=True)
     except KernelBuildError:  # tflite-gpu failed on this device: not a model neither side can run
         raise
     except RuntimeError as e:
@@ -409,25 +482,25 @@ def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate
     other.pop("is_precision_loss_allowed", None)  # set last: the library applies options in order
     other["is_precision_loss_allowed"] = "0" if fp16 else "1"
     isolate.phase("delegate:other precision")
-    _, (expected,), _, other_device = _delegate_run(source, other, inputs_for)
+    _, expected, _, other_device = _delegate_run(source, other, inputs_for)
     if other_device["precision"] == device["precision"]:
         raise RuntimeError(f"the CPU interpreter cannot run it ({cpu_error}), and the delegate could not "
                            f"be run in a second precision to compare with (both ran {device['precision']})")
     deterministic = all(np.array_equal(a, b, equal_nan=True) if a.dtype.kind == "f" else np.array_equal(a, b)
-                        for a, b in zip(actual, again))
+                        for a, b in zip(actual[0], actual[-1]))
     tol, tol_from = (rtol_l2, "--tolerance") if rtol_l2 is not None else (FP16_RTOL_L2, "FP16")
-    outputs = [_compare(det, a, e, tol, 0.0, {}, tol_from, FP16_ABS_FLOOR)
-               for det, a, e in zip(details, actual, expected)]
+    outputs, runs = judge_invokes(details, actual, expected, seeds,
+                                  lambda k, det, a, e: _compare(det, a, e, tol, 0.0, {}, tol_from, FP16_ABS_FLOOR))
     return CheckResult(str(path), device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"], outputs,
                        reference=f"delegate-{other_device['precision']}", cpu_error=cpu_error,
-                       deterministic=deterministic)
+                       deterministic=deterministic, invokes=runs)
 
 
-def isolated_check(path, options, seed, rtol_l2):
+def isolated_check(path, options, seed, rtol_l2, invokes=DEFAULT_INVOKES, bisect=False):
     """check_model in a child process (isolate.run("check", ...)): the
     result as a dict, or a CliError with the kind of the problem."""
-    return as_cli_errors(path, lambda: check_model(path, options, seed=seed, rtol_l2=rtol_l2).to_dict()
-                         | {"model": path})
+    return as_cli_errors(path, lambda: check_model(path, options, seed=seed, rtol_l2=rtol_l2, invokes=invokes,
+                                                   bisect=bisect).to_dict() | {"model": path})
 
 
 def as_cli_errors(path, job):
@@ -447,65 +520,3 @@ def as_cli_errors(path, job):
         raise errors.CliError("kernel-build", f"{display(path)}: {e}") from e
     except (RuntimeError, ValueError) as e:
         raise errors.CliError("model", f"{display(path)}: cannot run this model: {errors.reason(e)}") from e
-
-
-def _rule(o: OutputResult) -> str:
-    """Why an output passed or failed, in words, with the numbers."""
-    src = _tolerance_source(o)
-    if o.nonfinite_mismatch:
-        return (f"{o.nonfinite_mismatch} element(s) non-finite on one side only (or a different NaN/infinity); "
-                f"on the others relative L2 {o.rel_l2:.3g}, max abs {o.max_abs:.3g}")
-    by = o.passed_by
-    if by == "relative L2":
-        return f"relative L2 {o.rel_l2:.3g} <= tolerance {o.tolerance:.3g} ({src}), max abs {o.max_abs:.3g}"
-    if by == "max abs floor":
-        return (f"passed by the max abs rule: max abs {o.max_abs:.3g} <= {o.abs_floor:.3g}, although relative L2 "
-                f"{o.rel_l2:.3g} > tolerance {o.tolerance:.3g} ({src})")
-    return (f"relative L2 {o.rel_l2:.3g} > tolerance {o.tolerance:.3g} ({src}) and max abs "
-            f"{o.max_abs:.3g} > {o.abs_floor:.3g}")
-
-
-def _tolerance_source(o: OutputResult) -> str:
-    return {"FP32": "FP32 tolerance", "FP16": "FP16 tolerance",
-            "CPU noise": f"{NOISE_FACTOR:g} x the CPU's own XNNPACK-vs-builtin difference",
-            "quantized model": "quantized-model tolerance", "--tolerance": "--tolerance"}.get(o.tolerance_from,
-                                                                                          o.tolerance_from)
-
-
-def format_result(r: CheckResult) -> str:
-    lines = [
-        f"model: {display(r.model)}",
-        f"device: {r.device['name']} ({r.device['platform']}), {r.device['precision'].upper()}, "
-        f"{r.device['kernel_set']} kernel set",
-        f"nodes: {r.delegated_nodes} delegated, {r.cpu_nodes} on the CPU, {r.partitions} partition(s)",
-    ]
-    if r.nothing_delegated:
-        lines.append("nothing delegated: every node ran on the CPU, so the outputs below compare the CPU with itself "
-                     "and say nothing about the delegate (`tflite-gpu explain` says why each node stayed)")
-    if r.reference != "cpu":
-        other = r.reference.split("-")[1].upper()
-        lines.append(f"reference: no CPU reference (the CPU interpreter cannot run this model: {r.cpu_error}); "
-                     f"compared with the delegate in {other} instead, within the FP16 tolerance")
-        lines.append(f"deterministic (two invokes identical): {'yes' if r.deterministic else 'NO'}")
-    if r.kernel_cache is not None:
-        c = r.kernel_cache
-        lines.append(f"kernel cache: {c['hits']} partition(s) loaded, {c['misses']} compiled, {c['writes']} file(s) "
-                     f"written, {c['rejected']} rejected")
-    for o in r.outputs:
-        verdict = "PASS" if o.passed else "FAIL"
-        against = "CPU XNNPACK vs builtin " + format(o.cpu_noise, ".2g") if r.reference == "cpu" else \
-            "vs delegate " + r.reference.split("-")[1].upper()
-        nonfinite = (f"; {o.nonfinite} non-finite value(s) in the reference"
-                     + (", in the same places in the delegate's output" if not o.nonfinite_mismatch else "")
-                     if o.nonfinite else "")
-        if o.step > 0:
-            lines.append(f"  {verdict} {o.name} {list(o.shape)}: quantized (step {o.step:.3g}): "
-                         f"{o.within_1_step:.2%} within 1 step (>= {STEP_WITHIN_1:.0%}), max {o.max_steps:g} "
-                         f"step(s) (<= {STEP_MAX}), {against}{nonfinite}")
-            if not o.passed and np.isfinite(o.max_steps):
-                lines.append("    (each op agrees within 1 step; through many quantized ops these differences "
-                             "can grow, see docs/quantized.md)")
-            continue
-        lines.append(f"  {verdict} {o.name} {list(o.shape)}: {_rule(o)}, {against}{nonfinite}")
-    lines.append(r.verdict if not r.nothing_delegated else "PASS (nothing delegated)")
-    return "\n".join(lines)

@@ -209,8 +209,9 @@ def _check_one(name, args, opts, cache_dir):
         # delegate first).
         _verified(path, "check", None, io_copies=3)
         model_opts = dict(opts, **cache_options(cache_dir, path)) if cache_dir else opts
-        return path, CheckResult.from_dict(_run_isolated("check", path, dict(path=str(path), options=model_opts,
-                                                                             seed=args.seed, rtol_l2=args.tolerance)))
+        return path, CheckResult.from_dict(_run_isolated("check", path, dict(
+            path=str(path), options=model_opts, seed=args.seed, rtol_l2=args.tolerance, invokes=args.invokes,
+            bisect=args.bisect)))
     except CliError as e:
         if e.kind in errors.RUN_KINDS:
             raise
@@ -227,7 +228,7 @@ def cmd_check(args, out):
     others still run); the exit code is the worst of the models' codes
     (errors.worst). An error of the whole run (usage, no OpenCL) ends it.
     With a single model its error is the top-level error, as it always was."""
-    from .check import format_result
+    from .check_text import format_result
 
     opts = _parse_opts(args.opt)
     cache_dir = _cache_dir(args, opts)
@@ -426,7 +427,13 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="compare a model's outputs on the delegate with the CPU interpreter")
     p.add_argument("model", nargs="+", help="a .tflite path or a MediaPipe model name")
     p.add_argument("--opt", action="append", metavar="KEY=VALUE", help="delegate option (repeatable)")
-    p.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the random inputs")
+    p.add_argument("--seed", type=_int_at_least(0), default=0,
+                   help="seed of the first invoke's random inputs (the next ones: seed + 1, ...)")
+    p.add_argument("--invokes", type=_int_at_least(1), default=3,
+                   help="invokes on different inputs, each against the CPU, then the first input again (default 3)")
+    p.add_argument("--bisect", action="store_true",
+                   help="when an output differs: the first node (in execution order) whose output differs, and "
+                        "the launch that computed it")
     p.add_argument("--tolerance", type=_tolerance, default=None,
                    help="relative L2 bound (default 1e-4, FP16 1e-2)")
     p.add_argument("--cache-dir", metavar="DIR",

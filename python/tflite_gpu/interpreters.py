@@ -37,12 +37,15 @@ def model_source(model) -> dict:
         return {"model_content": pathlib.Path(model).read_bytes()}
 
 
-def make(model, *, delegate=None, cpu: str = "xnnpack", threads: int | None = None, allocate: bool = True):
+def make(model, *, delegate=None, cpu: str = "xnnpack", threads: int | None = None, allocate: bool = True,
+         preserve_all_tensors: bool = False):
     """An interpreter for `model` (a path, .tflite bytes or model_source's
     dict): through `delegate` when given; `cpu` picks the CPU kernels of the
     nodes it leaves (all nodes without one): XNNPACK ("xnnpack", the
     runtime's default) or the builtin kernels only ("builtin"). Tensors
-    allocated unless allocate=False."""
+    allocated unless allocate=False; preserve_all_tensors keeps every
+    intermediate tensor readable after an invoke (no memory reuse: check
+    --bisect)."""
     mod = runtime()
     kwargs = dict(model_source(model))
     if threads is not None:
@@ -51,6 +54,8 @@ def make(model, *, delegate=None, cpu: str = "xnnpack", threads: int | None = No
         raise ValueError(f"unknown CPU kind {cpu!r} (one of {', '.join(CPU_KINDS)})")
     if delegate is not None:
         kwargs["experimental_delegates"] = [delegate]
+    if preserve_all_tensors:
+        kwargs["experimental_preserve_all_tensors"] = True
     if cpu == "builtin":
         kwargs["experimental_op_resolver_type"] = mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
     it = mod.Interpreter(**kwargs)
