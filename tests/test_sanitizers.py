@@ -2,7 +2,8 @@
 
 * ASan + UBSan: the library built with `make SANITIZE=1 ALLOC_COUNT=1`
   (build-asan/) runs the op, model, resize, lifetime, fuzz-regression and
-  bad-model (size overflow, malformed sparse weights) tests in a child
+  bad-model (size overflow, malformed sparse weights) and check --bisect
+  (read-backs, launch groups, the test hooks) tests in a child
   pytest. The sanitizer runtimes are LD_PRELOADed into Python (the
   interpreter is not instrumented, so they must load first); leak detection
   is off (Python and PoCL keep memory alive at exit by design; leaks are
@@ -28,7 +29,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ASAN_LIB = ROOT / "build-asan" / "libgpu_delegate.so"
 ASAN_SUITES = ["tests/test_ops.py", "tests/test_models.py", "tests/test_resize.py", "tests/test_lifetime.py",
-               "tests/test_fuzz_regressions.py", "tests/test_bad_models.py", "tests/test_sparse_mutations.py"]
+               "tests/test_fuzz_regressions.py", "tests/test_bad_models.py", "tests/test_sparse_mutations.py",
+               "tests/test_check_bisect.py"]
 
 
 def _child_env(**extra):
