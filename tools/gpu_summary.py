@@ -420,33 +420,27 @@ def _profile(d, out, problems):
         problems.add("profile: a model failed")
 
 
-def _launch(d, out, problems):
-    doc, why = _load(d / "launch.json")
+def _tool_section(d, out, problems, name, title, module):
+    """NAME.json written by tools/MODULE.py, as that tool's own markdown."""
+    doc, why = _load(d / f"{name}.json")
     if doc is None and not why:
-        return
+        return None
     if doc is None:
-        out += ["## Launch cost (tools/cl_launch_cost.py)", "", f"launch.json is {why}", ""]
-        problems.add(f"launch.json {why}")
-        return
+        out += [f"## {title} (tools/{module}.py)", "", f"{name}.json is {why}", ""]
+        problems.add(f"{name}.json {why}")
+        return None
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-    import cl_launch_cost
+    out += ["#" + __import__(module).markdown(doc), ""]
+    return doc
 
-    out += ["#" + cl_launch_cost.markdown(doc), ""]
+
+def _launch(d, out, problems):
+    _tool_section(d, out, problems, "launch", "Launch cost", "cl_launch_cost")
 
 
 def _barrier(d, out, problems):
-    doc, why = _load(d / "barrier.json")
-    if doc is None and not why:
-        return
-    if doc is None:
-        out += ["## Grid barrier (tools/cl_grid_barrier.py)", "", f"barrier.json is {why}", ""]
-        problems.add(f"barrier.json {why}")
-        return
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-    import cl_grid_barrier
-
-    out += ["#" + cl_grid_barrier.markdown(doc), ""]
-    if any(x.get("stale") and x.get("variant") == doc.get("variant") for x in doc.get("litmus", [])):
+    doc = _tool_section(d, out, problems, "barrier", "Grid barrier", "cl_grid_barrier")
+    if doc and any(x.get("stale") and x.get("variant") == doc.get("variant") for x in doc.get("litmus", [])):
         problems.add("grid barrier: the litmus test read stale values")
 
 
