@@ -47,7 +47,6 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
     d->dispatches = 0;
     d->arena_bytes = d->live_peak_bytes = 0;
     free(d->partition_report);
-  free(d->groups_report);
     d->partition_report = NULL;
     free(d->groups_report);
     d->groups_report = NULL;
