@@ -123,7 +123,7 @@ def format_bisect(b: dict) -> list:
         if first.get("hidden"):
             lines.append(f"  fusion hid the output of node(s) {', '.join(map(str, first['hidden']))} in that launch: "
                          "the wrong op is one of the launch's nodes")
-    skipped = (f", {b['skipped']} not comparable: the CPU interpreter computed the next op in place"
+    skipped = (f", {b['skipped']} not comparable (a CPU node's, or one the CPU interpreter overwrote in place)"
                if b["skipped"] else "")
     lines.append(f"  the {b['compared']} tensors before it agree ({b['hidden']} hidden by fusion{skipped})")
     return lines
