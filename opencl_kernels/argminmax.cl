@@ -3,9 +3,11 @@
  * As TFLite's kernel: the first element is the start and only a strictly
  * better one replaces it, so ties keep the first index (and a NaN never
  * wins after the first position). One work-item per output float4. */
-__kernel void arg_minmax(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                         int axis, int is_min, int total) {
-  int gid = get_global_id(0);
+#define ARG_MINMAX_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int axis, int is_min, \
+  int total
+#define ARG_MINMAX_ARGS src, dst, src_shape, dst_shape, axis, is_min, total
+OUTLINED_KERNEL(arg_minmax, ARG_MINMAX_PARAMS, ARG_MINMAX_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int plane = src_shape.y * src_shape.x;

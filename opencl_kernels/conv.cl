@@ -327,13 +327,15 @@ OUTLINED_KERNEL(conv2d_x4, X4_PARAMS, X4_ARGS) {
 
 /* Depthwise with any multiplier m: output channel c reads input channel
  * c / m. Weights [S][KH][KW] float4 over output channels, bias [S]. */
+#define DEPTHWISE_CONV2D_MULTIPLIER_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, __global const float4* weights, __global const float4* bias, \
+  int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act, __global const float4* alpha, \
+  __global const storage_t* residual, int4 epi, int res_slices, int multiplier, int total
+#define DEPTHWISE_CONV2D_MULTIPLIER_ARGS \
+  src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices, multiplier, \
+  total
 #if GD_SELECTED(depthwise_conv2d_multiplier, 7)
-__kernel void depthwise_conv2d_multiplier(__global const storage_t* src, __global storage_t* dst,
-                                          __global const float4* weights, __global const float4* bias,
-                                          int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
-                                          __global const float4* alpha, __global const storage_t* residual,
-                                          int4 epi, int res_slices, int multiplier, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(depthwise_conv2d_multiplier, DEPTHWISE_CONV2D_MULTIPLIER_PARAMS, DEPTHWISE_CONV2D_MULTIPLIER_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   float4 acc = bias[p.z];

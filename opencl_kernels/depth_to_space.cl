@@ -2,9 +2,10 @@
  * channel ((y % bs) * bs + x % bs) * C_out + c at (y / bs, x / bs). When
  * C_out is a multiple of 4 each output float4 is one aligned input float4;
  * otherwise the lanes are gathered one by one (the tail lanes stay 0). */
-__kernel void depth_to_space(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                             int block, int total) {
-  int gid = get_global_id(0);
+#define DEPTH_TO_SPACE_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int block, int total
+#define DEPTH_TO_SPACE_ARGS src, dst, src_shape, dst_shape, block, total
+OUTLINED_KERNEL(depth_to_space, DEPTH_TO_SPACE_PARAMS, DEPTH_TO_SPACE_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int sy = p.y / block, sx = p.x / block;
@@ -27,9 +28,10 @@ __kernel void depth_to_space(__global const storage_t* src, __global storage_t* 
 /* SPACE_TO_DEPTH, the inverse: output channel c at (y, x) comes from input
  * channel c % C_in at (y * bs + by, x * bs + bx), where by * bs + bx =
  * c / C_in. Whole float4s when C_in is a multiple of 4. */
-__kernel void space_to_depth(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                             int block, int total) {
-  int gid = get_global_id(0);
+#define SPACE_TO_DEPTH_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int block, int total
+#define SPACE_TO_DEPTH_ARGS src, dst, src_shape, dst_shape, block, total
+OUTLINED_KERNEL(space_to_depth, SPACE_TO_DEPTH_PARAMS, SPACE_TO_DEPTH_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int cin = src_shape.z;

@@ -153,11 +153,12 @@ OUTLINED_KERNEL(binary_op_rows, BINARY_OP_ROWS_PARAMS, BINARY_OP_ROWS_ARGS) {
 #endif
 
 /* SELECT / SELECT_V2: cond != 0 ? x : y, each operand broadcast. */
+#define SELECT_OP_PARAMS \
+  __global const storage_t* cond, __global const storage_t* x, __global const storage_t* y, __global storage_t* dst, \
+  int4 c_shape, int4 x_shape, int4 y_shape, int4 dst_shape, int total
+#define SELECT_OP_ARGS cond, x, y, dst, c_shape, x_shape, y_shape, dst_shape, total
 #if GD_SELECTED(select_op, 2)
-__kernel void select_op(__global const storage_t* cond, __global const storage_t* x, __global const storage_t* y,
-                        __global storage_t* dst, int4 c_shape, int4 x_shape, int4 y_shape, int4 dst_shape,
-                        int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(select_op, SELECT_OP_PARAMS, SELECT_OP_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   float4 vc = load_broadcast(cond, c_shape, dst_shape, p);

@@ -6,10 +6,12 @@
  * weights: float4 blocks [S_out][S_in][4 in-lanes] holding 4 output
  * channels for one input channel (conv2d's 1x1 layout); bias: [S_out]
  * float4. Padded input lanes are zero and so are their weights. */
+#define FULLY_CONNECTED_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, __global const float4* weights, __global const float4* bias, \
+  int4 src_shape, int4 dst_shape, int act, int total
+#define FULLY_CONNECTED_ARGS src, dst, weights, bias, src_shape, dst_shape, act, total
 #if GD_SELECTED(fully_connected, 0)
-__kernel void fully_connected(__global const storage_t* src, __global storage_t* dst, __global const float4* weights,
-                              __global const float4* bias, int4 src_shape, int4 dst_shape, int act, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(fully_connected, FULLY_CONNECTED_PARAMS, FULLY_CONNECTED_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int row = (p.w * dst_shape.y + p.y) * dst_shape.x + p.x;
@@ -42,10 +44,12 @@ __kernel void fully_connected(__global const storage_t* src, __global storage_t*
  * or B broadcast. Rows are W and columns C in every operand; adj.x / adj.y
  * mean A / B are stored transposed. One work-item per output float4 (4
  * columns n of one row m), float sums. */
+#define BATCH_MATMUL_PARAMS \
+  __global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 a_shape, int4 b_shape, \
+  int4 dst_shape, int2 adj, int total
+#define BATCH_MATMUL_ARGS a, b, dst, a_shape, b_shape, dst_shape, adj, total
 #if GD_SELECTED(batch_matmul, 1)
-__kernel void batch_matmul(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
-                           int4 a_shape, int4 b_shape, int4 dst_shape, int2 adj, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(batch_matmul, BATCH_MATMUL_PARAMS, BATCH_MATMUL_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int m = p.x, n0 = p.z * 4;
@@ -78,11 +82,12 @@ __kernel void batch_matmul(__global const storage_t* a, __global const storage_t
  * outputs; the gate blocks start at any channel, so lanes load singly. */
 GD_INLINE float sigmoid1(float x) { return 1.0f / (1.0f + exp(-x)); }
 
+#define LSTM_CELL_PARAMS \
+  __global const storage_t* gates, __global const storage_t* prev_state, __global storage_t* activation, \
+  __global storage_t* state, int4 gates_shape, int4 shape, int total
+#define LSTM_CELL_ARGS gates, prev_state, activation, state, gates_shape, shape, total
 #if GD_SELECTED(lstm_cell, 2)
-__kernel void lstm_cell(__global const storage_t* gates, __global const storage_t* prev_state,
-                        __global storage_t* activation, __global storage_t* state, int4 gates_shape, int4 shape,
-                        int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(lstm_cell, LSTM_CELL_PARAMS, LSTM_CELL_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, shape);
   int units = shape.z;
@@ -112,10 +117,12 @@ __kernel void lstm_cell(__global const storage_t* gates, __global const storage_
  * float4 dot products (padded lanes are zero on both sides); without it,
  * row k of B is a float4 of 4 columns. dst_rows = ceil(M / 4) in the
  * work-item grid's x; rows past M are clamped on load and not stored. */
+#define BATCH_MATMUL_ROWS4_PARAMS \
+  __global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 a_shape, int4 b_shape, \
+  int4 dst_shape, int4 grid, int adj_y, int total
+#define BATCH_MATMUL_ROWS4_ARGS a, b, dst, a_shape, b_shape, dst_shape, grid, adj_y, total
 #if GD_SELECTED(batch_matmul_rows4, 3)
-__kernel void batch_matmul_rows4(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
-                                 int4 a_shape, int4 b_shape, int4 dst_shape, int4 grid, int adj_y, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(batch_matmul_rows4, BATCH_MATMUL_ROWS4_PARAMS, BATCH_MATMUL_ROWS4_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, grid);
   int M = dst_shape.x, N = dst_shape.z, K = a_shape.z;
@@ -168,10 +175,12 @@ __kernel void batch_matmul_rows4(__global const storage_t* a, __global const sto
  * float4 load gives rows m0..m0+3 at one k, and row k of B is the float4
  * of columns n0..n0+3: each k adds a 4x4 outer product. Same grid as
  * batch_matmul_rows4 (x = row groups of 4, which are A's channel slices). */
+#define BATCH_MATMUL_ADJX_PARAMS \
+  __global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 a_shape, int4 b_shape, \
+  int4 dst_shape, int4 grid, int total
+#define BATCH_MATMUL_ADJX_ARGS a, b, dst, a_shape, b_shape, dst_shape, grid, total
 #if GD_SELECTED(batch_matmul_adjx, 4)
-__kernel void batch_matmul_adjx(__global const storage_t* a, __global const storage_t* b, __global storage_t* dst,
-                                int4 a_shape, int4 b_shape, int4 dst_shape, int4 grid, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(batch_matmul_adjx, BATCH_MATMUL_ADJX_PARAMS, BATCH_MATMUL_ADJX_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, grid);
   int M = dst_shape.x, N = dst_shape.z, K = a_shape.x;

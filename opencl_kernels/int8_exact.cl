@@ -29,9 +29,10 @@ GD_INLINE int4 int8x_mbqm4(int4 x, int4 q, int4 shift, int ties_up) {
 }
 
 /* xi = x / scale rounded: the integers q - zero_point of the float view. */
-__kernel void int8_int_view(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                            float scale, int total) {
-  int gid = get_global_id(0);
+#define INT8_INT_VIEW_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, float scale, int total
+#define INT8_INT_VIEW_ARGS src, dst, src_shape, dst_shape, scale, total
+OUTLINED_KERNEL(int8_int_view, INT8_INT_VIEW_PARAMS, INT8_INT_VIEW_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   STORE4(mask_tail(round(LOAD4(src, gid) / scale), p.z, dst_shape.z), dst, gid);
@@ -41,9 +42,11 @@ __kernel void int8_int_view(__global const storage_t* src, __global storage_t* d
  * params[2c + 1] shift (padded to whole slices); + zero point, clamped to
  * [qmin, qmax] (the fused activation's range), stored as
  * (q - zero point) * scale. */
-__kernel void int8_requant(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                           __global const int* params, float scale, int zero_point, int qmin, int qmax, int total) {
-  int gid = get_global_id(0);
+#define INT8_REQUANT_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, __global const int* params, \
+  float scale, int zero_point, int qmin, int qmax, int total
+#define INT8_REQUANT_ARGS src, dst, src_shape, dst_shape, params, scale, zero_point, qmin, qmax, total
+OUTLINED_KERNEL(int8_requant, INT8_REQUANT_PARAMS, INT8_REQUANT_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int8 m = vload8(p.z, params);
@@ -55,9 +58,11 @@ __kernel void int8_requant(__global const storage_t* src, __global storage_t* ds
 /* PRELU on the integers (TFLite's reference prelu.h, two multipliers):
  * params = (q_pos, shift_pos, q_neg, shift_neg, bits of the input scale,
  * then alpha - alpha_zero_point per channel, padded to whole slices). */
-__kernel void int8_prelu(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                         __global const int* params, float scale, int zero_point, int qmin, int qmax, int total) {
-  int gid = get_global_id(0);
+#define INT8_PRELU_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, __global const int* params, \
+  float scale, int zero_point, int qmin, int qmax, int total
+#define INT8_PRELU_ARGS src, dst, src_shape, dst_shape, params, scale, zero_point, qmin, qmax, total
+OUTLINED_KERNEL(int8_prelu, INT8_PRELU_PARAMS, INT8_PRELU_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int4 x = convert_int4_rte(LOAD4(src, gid) / as_float(params[4]));

@@ -2,8 +2,9 @@
  * epsilon, which bounds the norm rather than being added to it. One
  * work-item per pixel (b, y, x) walks its slices twice; the padded lanes
  * of the last slice are zero, so they add nothing to the sum. */
-__kernel void l2_norm(__global const storage_t* src, __global storage_t* dst, int4 shape, int total) {
-  int gid = get_global_id(0);
+#define L2_NORM_PARAMS __global const storage_t* src, __global storage_t* dst, int4 shape, int total
+#define L2_NORM_ARGS src, dst, shape, total
+OUTLINED_KERNEL(l2_norm, L2_NORM_PARAMS, L2_NORM_ARGS) {
   if (gid >= total) return;
   int slices = SLICES(shape);
   int stride = shape.y * shape.x;

@@ -46,10 +46,14 @@ GD_INLINE void store_matrix(__global storage_t* dst, int4 dst_shape, const float
 /* Version 2. rot: (left, right) landmark; out_scale: (scale_x, scale_y,
  * output_width, output_height). One work-item does it all (a few hundred
  * landmarks at most). */
-__kernel void landmarks_to_transform_matrix_v2(__global const storage_t* src, __global storage_t* dst, int4 src_shape,
-                                               int4 dst_shape, __global const int* subset, int num_subset, int2 rot,
-                                               float target_rotation, float4 out_scale) {
-  if (get_global_id(0) != 0) return;
+#define LANDMARKS_TO_TRANSFORM_MATRIX_V2_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, __global const int* subset, \
+  int num_subset, int2 rot, float target_rotation, float4 out_scale
+#define LANDMARKS_TO_TRANSFORM_MATRIX_V2_ARGS \
+  src, dst, src_shape, dst_shape, subset, num_subset, rot, target_rotation, out_scale
+OUTLINED_KERNEL(landmarks_to_transform_matrix_v2, LANDMARKS_TO_TRANSFORM_MATRIX_V2_PARAMS,
+                LANDMARKS_TO_TRANSFORM_MATRIX_V2_ARGS) {
+  if (gid != 0) return;
   float lx = flat_at(src, src_shape, rot.x * 3), ly = flat_at(src, src_shape, rot.x * 3 + 1);
   float rx = flat_at(src, src_shape, rot.y * 3), ry = flat_at(src, src_shape, rot.y * 3 + 1);
   float rotation = target_rotation - atan2(ry - ly, rx - lx);
@@ -86,10 +90,13 @@ __kernel void landmarks_to_transform_matrix_v2(__global const storage_t* src, __
 
 /* Version 1. rot: (left, right); hw: (input_w, input_h, output_w,
  * output_h); range_mult: (landmarks_range, bbox_size_multiplier). */
-__kernel void landmarks_to_transform_matrix_v1(__global const storage_t* src, __global storage_t* dst, int4 src_shape,
-                                               int4 dst_shape, __global const int* subset, int num_subset, int2 rot,
-                                               int4 hw, float2 range_mult) {
-  if (get_global_id(0) != 0) return;
+#define LANDMARKS_TO_TRANSFORM_MATRIX_V1_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, __global const int* subset, \
+  int num_subset, int2 rot, int4 hw, float2 range_mult
+#define LANDMARKS_TO_TRANSFORM_MATRIX_V1_ARGS src, dst, src_shape, dst_shape, subset, num_subset, rot, hw, range_mult
+OUTLINED_KERNEL(landmarks_to_transform_matrix_v1, LANDMARKS_TO_TRANSFORM_MATRIX_V1_PARAMS,
+                LANDMARKS_TO_TRANSFORM_MATRIX_V1_ARGS) {
+  if (gid != 0) return;
   float lx = flat_at(src, src_shape, rot.x * 3), ly = flat_at(src, src_shape, rot.x * 3 + 1);
   float rx = flat_at(src, src_shape, rot.y * 3), ry = flat_at(src, src_shape, rot.y * 3 + 1);
   float alpha = -atan((ry - ly) / (rx - lx));
@@ -123,10 +130,11 @@ __kernel void landmarks_to_transform_matrix_v1(__global const storage_t* src, __
  * c / dims: component 0 and 1 are the first two matrix rows applied to
  * (x, y, 0, 1) with the translation times `scale` (v1; 1 in v2), a third
  * component is copied. */
-__kernel void transform_landmarks(__global const storage_t* src, __global storage_t* dst, int4 src_shape,
-                                  int4 dst_shape, __global const storage_t* mat, int4 mat_shape, int dims, float scale,
-                                  int total) {
-  int gid = get_global_id(0);
+#define TRANSFORM_LANDMARKS_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, \
+  __global const storage_t* mat, int4 mat_shape, int dims, float scale, int total
+#define TRANSFORM_LANDMARKS_ARGS src, dst, src_shape, dst_shape, mat, mat_shape, dims, scale, total
+OUTLINED_KERNEL(transform_landmarks, TRANSFORM_LANDMARKS_PARAMS, TRANSFORM_LANDMARKS_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   float4 m0 = LOAD4(mat, idx4(mat_shape, 0, 0, 0, 0));

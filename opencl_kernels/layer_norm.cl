@@ -5,9 +5,11 @@
  * E[x^2] - mean^2 cancellation); the padded lanes of the last slice are
  * zero in the input and masked out of the squared differences. Both
  * outputs have C = 1: (value, 0, 0, 0). */
-__kernel void norm_stats(__global const storage_t* src, __global storage_t* mean_dst, __global storage_t* rstd_dst,
-                         int4 shape, int total, float eps) {
-  int gid = get_global_id(0);
+#define NORM_STATS_PARAMS \
+  __global const storage_t* src, __global storage_t* mean_dst, __global storage_t* rstd_dst, int4 shape, int total, \
+  float eps
+#define NORM_STATS_ARGS src, mean_dst, rstd_dst, shape, total, eps
+OUTLINED_KERNEL(norm_stats, NORM_STATS_PARAMS, NORM_STATS_ARGS) {
   if (gid >= total) return;
   int slices = SLICES(shape);
   int stride = shape.y * shape.x;

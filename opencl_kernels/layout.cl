@@ -84,10 +84,10 @@ GD_INLINE int4 fold4(int4 s, int4 n, int border) {
  * 1.0, so reading back is exact; a value read as bool is 1 for anything
  * non-zero. int64 moves as two ints, low word first (little-endian hosts),
  * so no device needs the `long` type. */
+#define TYPED_TO_PHWC4_PARAMS __global const uchar* src, __global storage_t* dst, int4 shape, int type, int total
+#define TYPED_TO_PHWC4_ARGS src, dst, shape, type, total
 #if GD_SELECTED(typed_to_phwc4, 2)
-__kernel void typed_to_phwc4(__global const uchar* src, __global storage_t* dst, int4 shape, int type,
-                             int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(typed_to_phwc4, TYPED_TO_PHWC4_PARAMS, TYPED_TO_PHWC4_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, shape);
   int C = shape.z;
@@ -105,10 +105,10 @@ __kernel void typed_to_phwc4(__global const uchar* src, __global storage_t* dst,
 }
 #endif
 
+#define PHWC4_TO_TYPED_PARAMS __global const storage_t* src, __global uchar* dst, int4 shape, int type, int total
+#define PHWC4_TO_TYPED_ARGS src, dst, shape, type, total
 #if GD_SELECTED(phwc4_to_typed, 3)
-__kernel void phwc4_to_typed(__global const storage_t* src, __global uchar* dst, int4 shape, int type,
-                             int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(phwc4_to_typed, PHWC4_TO_TYPED_PARAMS, PHWC4_TO_TYPED_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, shape);
   int C = shape.z;
@@ -199,11 +199,15 @@ OUTLINED_KERNEL(remap, REMAP_PARAMS, REMAP_ARGS) {
  * Otherwise each lane steps the first lane's coordinate by mc.
  * (Reshapes, slices and pads take the shorter `remap` above: PoCL runs
  * that one several times faster.) */
+#define REMAP_MAP_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 begin, int4 mx, \
+  int4 my, int4 mc, int4 mb, int border, float pad_value, int whole, __global const int* indices, int gather_axis, \
+  int4 gstride, int total
+#define REMAP_MAP_ARGS \
+  src, dst, src_shape, dst_shape, begin, mx, my, mc, mb, border, pad_value, whole, indices, gather_axis, gstride, \
+  total
 #if GD_SELECTED(remap_map, 5)
-__kernel void remap_map(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                        int4 begin, int4 mx, int4 my, int4 mc, int4 mb, int border, float pad_value, int whole,
-                        __global const int* indices, int gather_axis, int4 gstride, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(remap_map, REMAP_MAP_PARAMS, REMAP_MAP_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int c0 = p.z * 4;
@@ -243,10 +247,12 @@ __kernel void remap_map(__global const storage_t* src, __global storage_t* dst, 
 
 /* ONE_HOT: output element d is `on` where indices[dot(d, istride)] equals
  * d's coordinate on the depth axis (0-3 as x, y, c, b), else `off`. */
+#define ONE_HOT_PARAMS \
+  __global const int* indices, __global storage_t* dst, int4 dst_shape, int axis, int4 istride, float on, float off, \
+  int total
+#define ONE_HOT_ARGS indices, dst, dst_shape, axis, istride, on, off, total
 #if GD_SELECTED(one_hot, 6)
-__kernel void one_hot(__global const int* indices, __global storage_t* dst, int4 dst_shape, int axis, int4 istride,
-                      float on, float off, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(one_hot, ONE_HOT_PARAMS, ONE_HOT_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   float r[4];
@@ -303,10 +309,12 @@ OUTLINED_KERNEL(concat_copy, CONCAT_COPY_PARAMS, CONCAT_COPY_ARGS) {
  * int8 over uint8; both travel as bytes. */
 GD_INLINE float q_byte_value(uchar b, int is_signed) { return is_signed ? (float)(char)b : (float)b; }
 
+#define BHWC_Q_TO_PHWC4_PARAMS \
+  __global const uchar* src, __global storage_t* dst, int4 shape, float scale, int zero_point, int is_signed, \
+  int total
+#define BHWC_Q_TO_PHWC4_ARGS src, dst, shape, scale, zero_point, is_signed, total
 #if GD_SELECTED(bhwc_q_to_phwc4, 8)
-__kernel void bhwc_q_to_phwc4(__global const uchar* src, __global storage_t* dst, int4 shape, float scale,
-                              int zero_point, int is_signed, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(bhwc_q_to_phwc4, BHWC_Q_TO_PHWC4_PARAMS, BHWC_Q_TO_PHWC4_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, shape);
   int C = shape.z;
@@ -321,10 +329,12 @@ __kernel void bhwc_q_to_phwc4(__global const uchar* src, __global storage_t* dst
 }
 #endif
 
+#define PHWC4_TO_BHWC_Q_PARAMS \
+  __global const storage_t* src, __global uchar* dst, int4 shape, float scale, int zero_point, int is_signed, \
+  int total
+#define PHWC4_TO_BHWC_Q_ARGS src, dst, shape, scale, zero_point, is_signed, total
 #if GD_SELECTED(phwc4_to_bhwc_q, 9)
-__kernel void phwc4_to_bhwc_q(__global const storage_t* src, __global uchar* dst, int4 shape, float scale,
-                              int zero_point, int is_signed, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(phwc4_to_bhwc_q, PHWC4_TO_BHWC_Q_PARAMS, PHWC4_TO_BHWC_Q_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, shape);
   int C = shape.z;
@@ -346,16 +356,18 @@ __kernel void phwc4_to_bhwc_q(__global const storage_t* src, __global uchar* dst
 /* Mixed storage (mixed_storage.c): one PHWC4 tensor between its half form
  * and its float form, one float4 per work-item. The types are explicit, so
  * these two do not depend on the storage defines. */
+#define STORAGE_HALF_TO_FLOAT_PARAMS __global const half* src, __global float* dst, int total
+#define STORAGE_HALF_TO_FLOAT_ARGS src, dst, total
 #if GD_SELECTED(storage_half_to_float, 10)
-__kernel void storage_half_to_float(__global const half* src, __global float* dst, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(storage_half_to_float, STORAGE_HALF_TO_FLOAT_PARAMS, STORAGE_HALF_TO_FLOAT_ARGS) {
   if (gid < total) vstore4(vload_half4(gid, src), gid, dst);
 }
 #endif
 
+#define STORAGE_FLOAT_TO_HALF_PARAMS __global const float* src, __global half* dst, int total
+#define STORAGE_FLOAT_TO_HALF_ARGS src, dst, total
 #if GD_SELECTED(storage_float_to_half, 11)
-__kernel void storage_float_to_half(__global const float* src, __global half* dst, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(storage_float_to_half, STORAGE_FLOAT_TO_HALF_PARAMS, STORAGE_FLOAT_TO_HALF_ARGS) {
   if (gid < total) vstore_half4(vload4(gid, src), gid, dst);
 }
 #endif

@@ -2,9 +2,11 @@
  * x[c] * (bias + alpha * sum of x[k]^2 over k in [c - radius, c + radius]
  * within the channels)^-beta. One work-item per float4 of the output. */
 
-__kernel void lrn(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                  int radius, float bias, float alpha, float beta, int total) {
-  int gid = get_global_id(0);
+#define LRN_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int radius, float bias, \
+  float alpha, float beta, int total
+#define LRN_ARGS src, dst, src_shape, dst_shape, radius, bias, alpha, beta, total
+OUTLINED_KERNEL(lrn, LRN_PARAMS, LRN_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   float4 x = LOAD4(src, gid);

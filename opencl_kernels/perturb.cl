@@ -4,8 +4,10 @@
 
 /* A PHWC4 tensor of shape (W, H, C, B); the padded lanes of its last slice
  * stay 0, as every kernel expects. */
-__kernel void perturb_phwc4(__global storage_t* t, int4 shape, int total) {
-  int i = get_global_id(0);
+#define PERTURB_PHWC4_PARAMS __global storage_t* t, int4 shape, int total
+#define PERTURB_PHWC4_ARGS t, shape, total
+OUTLINED_KERNEL(perturb_phwc4, PERTURB_PHWC4_PARAMS, PERTURB_PHWC4_ARGS) {
+  int i = gid;
   if (i >= total) return;
   int c = ((i / (shape.x * shape.y)) % SLICES(shape)) * 4;
   float4 one = (float4)(c < shape.z ? 1.0f : 0.0f, c + 1 < shape.z ? 1.0f : 0.0f, c + 2 < shape.z ? 1.0f : 0.0f,
@@ -15,7 +17,9 @@ __kernel void perturb_phwc4(__global storage_t* t, int4 shape, int total) {
 
 /* A tensor its conv stored as the runtime's BHWC float32 (output_direct.c),
  * `total` values from element `offset` on. */
-__kernel void perturb_bhwc(__global float* t, int offset, int total) {
-  int i = get_global_id(0);
+#define PERTURB_BHWC_PARAMS __global float* t, int offset, int total
+#define PERTURB_BHWC_ARGS t, offset, total
+OUTLINED_KERNEL(perturb_bhwc, PERTURB_BHWC_PARAMS, PERTURB_BHWC_ARGS) {
+  int i = gid;
   if (i < total) t[offset + i] += 1.0f;
 }

@@ -5,10 +5,11 @@
  * The argmax is the tap's position inside its window, fy * kw + fx, stored
  * as a float plus 0.1 (so truncation gives it back exactly); ties keep the
  * first tap in scan order, like the CPU's strict '>'. */
-__kernel void max_pool_with_argmax(__global const storage_t* src, __global storage_t* dst, int4 src_shape,
-                                   int4 dst_shape, __global storage_t* indices, int4 geom, int2 pad, int act,
-                                   int total) {
-  int gid = get_global_id(0);
+#define MAX_POOL_WITH_ARGMAX_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, __global storage_t* indices, \
+  int4 geom, int2 pad, int act, int total
+#define MAX_POOL_WITH_ARGMAX_ARGS src, dst, src_shape, dst_shape, indices, geom, pad, act, total
+OUTLINED_KERNEL(max_pool_with_argmax, MAX_POOL_WITH_ARGMAX_PARAMS, MAX_POOL_WITH_ARGMAX_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int x0 = p.x * geom.z - pad.x;
@@ -33,9 +34,11 @@ __kernel void max_pool_with_argmax(__global const storage_t* src, __global stora
  * in scan order winning (the CPU scatters in that order); else 0. An index
  * outside its window (only a hand-made indices tensor has one) matches no
  * output here, where the CPU writes it outside the window. */
-__kernel void max_unpooling(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                            __global const storage_t* indices, int4 geom, int2 pad, int total) {
-  int gid = get_global_id(0);
+#define MAX_UNPOOLING_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, \
+  __global const storage_t* indices, int4 geom, int2 pad, int total
+#define MAX_UNPOOLING_ARGS src, dst, src_shape, dst_shape, indices, geom, pad, total
+OUTLINED_KERNEL(max_unpooling, MAX_UNPOOLING_PARAMS, MAX_UNPOOLING_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int ty = p.y + pad.y, tx = p.x + pad.x;

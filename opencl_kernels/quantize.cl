@@ -4,9 +4,11 @@
  * kernels: q = clamp(round(x / scale) + zero_point, qmin, qmax), then
  * (q - zero_point) * scale. round() is half away from zero, as TFLite's
  * AffineQuantize. Padded lanes stay zero. */
-__kernel void quantize_dequantize(__global const storage_t* src, __global storage_t* dst, int4 src_shape,
-                                  int4 dst_shape, float scale, int zero_point, int qmin, int qmax, int total) {
-  int gid = get_global_id(0);
+#define QUANTIZE_DEQUANTIZE_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, float scale, int zero_point, \
+  int qmin, int qmax, int total
+#define QUANTIZE_DEQUANTIZE_ARGS src, dst, src_shape, dst_shape, scale, zero_point, qmin, qmax, total
+OUTLINED_KERNEL(quantize_dequantize, QUANTIZE_DEQUANTIZE_PARAMS, QUANTIZE_DEQUANTIZE_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   float4 x = LOAD4(src, gid);

@@ -12,10 +12,12 @@
  * Over channels the window covers every slice of the source, with the
  * padded lanes of the last one set to the op's identity; the four lanes
  * are folded at the end into lane 0 of the single output slice. */
+#define REDUCE_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 axes, int op, int act, \
+  int total
+#define REDUCE_ARGS src, dst, src_shape, dst_shape, axes, op, act, total
 #if GD_SELECTED(reduce, 0)
-__kernel void reduce(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                     int4 axes, int op, int act, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(reduce, REDUCE_PARAMS, REDUCE_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int b0 = axes.w ? 0 : p.w, b1 = axes.w ? src_shape.w : p.w + 1;
@@ -53,10 +55,11 @@ __kernel void reduce(__global const storage_t* src, __global storage_t* dst, int
  * passes over its slices: the max of beta * x, the sum of exp(beta * x -
  * max) (so no exp overflows, whatever the inputs' magnitude or beta's
  * sign), then the outputs. */
+#define SOFTMAX_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 shape, float beta, int log_mode, int total
+#define SOFTMAX_ARGS src, dst, shape, beta, log_mode, total
 #if GD_SELECTED(softmax, 1)
-__kernel void softmax(__global const storage_t* src, __global storage_t* dst, int4 shape, float beta, int log_mode,
-                      int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(softmax, SOFTMAX_PARAMS, SOFTMAX_ARGS) {
   if (gid >= total) return;
   int slices = SLICES(shape);
   int stride = shape.y * shape.x;
@@ -84,10 +87,12 @@ __kernel void softmax(__global const storage_t* src, __global storage_t* dst, in
  * running float sum; exclusive writes the sum before adding. Over
  * channels a line is one pixel's slices, lane by lane; otherwise it is a
  * column of float4s, `lines` = the shape with the axis collapsed to 1. */
+#define CUMSUM_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 shape, int4 lines, int axis, int exclusive, \
+  int reverse, int total
+#define CUMSUM_ARGS src, dst, shape, lines, axis, exclusive, reverse, total
 #if GD_SELECTED(cumsum, 2)
-__kernel void cumsum(__global const storage_t* src, __global storage_t* dst, int4 shape, int4 lines, int axis,
-                     int exclusive, int reverse, int total) {
-  int gid = get_global_id(0);
+OUTLINED_KERNEL(cumsum, CUMSUM_PARAMS, CUMSUM_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, lines);
   if (axis == 2) {

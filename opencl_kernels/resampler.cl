@@ -9,9 +9,11 @@ GD_INLINE float4 rs_read(__global const storage_t* src, int4 s, int b, int slice
   return LOAD4(src, idx4(s, b, slice, y, x));
 }
 
-__kernel void resampler(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                        __global const storage_t* warp, int4 warp_shape, int total) {
-  int gid = get_global_id(0);
+#define RESAMPLER_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, \
+  __global const storage_t* warp, int4 warp_shape, int total
+#define RESAMPLER_ARGS src, dst, src_shape, dst_shape, warp, warp_shape, total
+OUTLINED_KERNEL(resampler, RESAMPLER_PARAMS, RESAMPLER_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   float x = LOAD1(warp, idx1(warp_shape, p.w, p.y, p.x, 0));

@@ -60,9 +60,11 @@ GD_INLINE int nearest_coord(int o, float scale, int size, int align_corners, int
   return half_pixel ? max(s, 0) : s;
 }
 
-__kernel void resize_nearest(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                             float scale_x, float scale_y, int align_corners, int half_pixel, int total) {
-  int gid = get_global_id(0);
+#define RESIZE_NEAREST_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, float scale_x, \
+  float scale_y, int align_corners, int half_pixel, int total
+#define RESIZE_NEAREST_ARGS src, dst, src_shape, dst_shape, scale_x, scale_y, align_corners, half_pixel, total
+OUTLINED_KERNEL(resize_nearest, RESIZE_NEAREST_PARAMS, RESIZE_NEAREST_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int sy = nearest_coord(p.y, scale_y, src_shape.y, align_corners, half_pixel);

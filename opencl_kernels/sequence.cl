@@ -38,12 +38,14 @@ GD_INLINE float sigmoid_seq(float x) { return 1.0f / (1.0f + exp(-x)); }
  * CIFG the input gate is 1 - forget; peepholes add w * c_prev to the input
  * and forget gates and w * c_new to the output gate. cell_clip > 0 clips
  * the new cell state. */
-__kernel void lstm_step(__global const storage_t* x, __global const storage_t* h0, __global const storage_t* c0,
-                        __global storage_t* y, __global storage_t* h_state, __global storage_t* c_state,
-                        __global const float* wx, __global const float* wh, __global const float* bias,
-                        __global const float* peep, int4 x_shape, int4 y_shape, int4 state_shape, int4 flags,
-                        float cell_clip, int4 step, int total) {
-  int gid = get_global_id(0);
+#define LSTM_STEP_PARAMS \
+  __global const storage_t* x, __global const storage_t* h0, __global const storage_t* c0, __global storage_t* y, \
+  __global storage_t* h_state, __global storage_t* c_state, __global const float* wx, __global const float* wh, \
+  __global const float* bias, __global const float* peep, int4 x_shape, int4 y_shape, int4 state_shape, int4 flags, \
+  float cell_clip, int4 step, int total
+#define LSTM_STEP_ARGS \
+  x, h0, c0, y, h_state, c_state, wx, wh, bias, peep, x_shape, y_shape, state_shape, flags, cell_clip, step, total
+OUTLINED_KERNEL(lstm_step, LSTM_STEP_PARAMS, LSTM_STEP_ARGS) {
   if (gid >= total) return;
   int units = state_shape.z, depth = x_shape.z, units4 = SLICES(state_shape) * 4;
   int u = gid % units4, b = gid / units4;
@@ -80,11 +82,12 @@ __kernel void lstm_step(__global const storage_t* x, __global const storage_t* h
 
 /* UNIDIRECTIONAL_SEQUENCE_RNN step: h = act(wx x + wh h_prev + bias).
  * flags = (time_major, activation, 0, 0). */
-__kernel void rnn_step(__global const storage_t* x, __global const storage_t* h0, __global storage_t* y,
-                       __global storage_t* h_state, __global const float* wx, __global const float* wh,
-                       __global const float* bias, int4 x_shape, int4 y_shape, int4 state_shape, int4 flags,
-                       int4 step, int total) {
-  int gid = get_global_id(0);
+#define RNN_STEP_PARAMS \
+  __global const storage_t* x, __global const storage_t* h0, __global storage_t* y, __global storage_t* h_state, \
+  __global const float* wx, __global const float* wh, __global const float* bias, int4 x_shape, int4 y_shape, \
+  int4 state_shape, int4 flags, int4 step, int total
+#define RNN_STEP_ARGS x, h0, y, h_state, wx, wh, bias, x_shape, y_shape, state_shape, flags, step, total
+OUTLINED_KERNEL(rnn_step, RNN_STEP_PARAMS, RNN_STEP_ARGS) {
   if (gid >= total) return;
   int units = state_shape.z, depth = x_shape.z, units4 = SLICES(state_shape) * 4;
   int u = gid % units4, b = gid / units4;

@@ -4,9 +4,10 @@
  * work-item moves one float4. bp = (block_h, block_w, top, left): padding
  * for space_to_batch, crop for batch_to_space. */
 
-__kernel void space_to_batch(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                             int4 bp, int total) {
-  int gid = get_global_id(0);
+#define SPACE_TO_BATCH_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 bp, int total
+#define SPACE_TO_BATCH_ARGS src, dst, src_shape, dst_shape, bp, total
+OUTLINED_KERNEL(space_to_batch, SPACE_TO_BATCH_PARAMS, SPACE_TO_BATCH_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int b = p.w % src_shape.w, shift = p.w / src_shape.w;
@@ -17,9 +18,10 @@ __kernel void space_to_batch(__global const storage_t* src, __global storage_t* 
   STORE4(v, dst, gid);
 }
 
-__kernel void batch_to_space(__global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape,
-                             int4 bp, int total) {
-  int gid = get_global_id(0);
+#define BATCH_TO_SPACE_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 bp, int total
+#define BATCH_TO_SPACE_ARGS src, dst, src_shape, dst_shape, bp, total
+OUTLINED_KERNEL(batch_to_space, BATCH_TO_SPACE_PARAMS, BATCH_TO_SPACE_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int y = p.y + bp.z, x = p.x + bp.w;

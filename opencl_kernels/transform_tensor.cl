@@ -12,10 +12,11 @@ GD_INLINE float4 tt_read(__global const storage_t* src, int4 s, int b, int slice
   return LOAD4(src, idx4(s, b, slice, y, x));
 }
 
-__kernel void transform_tensor_bilinear(__global const storage_t* src, __global storage_t* dst, int4 src_shape,
-                                        int4 dst_shape, __global const storage_t* mat, int4 mat_shape,
-                                        int align_corners, int total) {
-  int gid = get_global_id(0);
+#define TRANSFORM_TENSOR_BILINEAR_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, \
+  __global const storage_t* mat, int4 mat_shape, int align_corners, int total
+#define TRANSFORM_TENSOR_BILINEAR_ARGS src, dst, src_shape, dst_shape, mat, mat_shape, align_corners, total
+OUTLINED_KERNEL(transform_tensor_bilinear, TRANSFORM_TENSOR_BILINEAR_PARAMS, TRANSFORM_TENSOR_BILINEAR_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   float4 xt = LOAD4(mat, idx4(mat_shape, 0, 0, 0, 0));

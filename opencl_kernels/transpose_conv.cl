@@ -5,10 +5,11 @@
  * oy + pad_y - ky == iy * stride_y (and likewise for x).
  * Weights and bias use conv2d's packing ([S_out][KH][KW][S_in][4 in][4 out]
  * float4 blocks; bias [S_out] float4). geom: (kw, kh, stride_x, stride_y). */
-__kernel void transpose_conv2d(__global const storage_t* src, __global storage_t* dst, int4 src_shape,
-                               int4 dst_shape, __global const float4* weights, __global const float4* bias,
-                               int4 geom, int2 pad, int total) {
-  int gid = get_global_id(0);
+#define TRANSPOSE_CONV2D_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, \
+  __global const float4* weights, __global const float4* bias, int4 geom, int2 pad, int total
+#define TRANSPOSE_CONV2D_ARGS src, dst, src_shape, dst_shape, weights, bias, geom, pad, total
+OUTLINED_KERNEL(transpose_conv2d, TRANSPOSE_CONV2D_PARAMS, TRANSPOSE_CONV2D_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
   int src_slices = SLICES(src_shape);
