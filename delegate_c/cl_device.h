@@ -29,6 +29,12 @@ typedef struct GpuProgram {
   int from_binary; /* loaded from the kernel cache, not compiled here */
 } GpuProgram;
 
+enum { GD_MAX_RUNS = 64 };
+typedef struct GpuRun {
+  int ran, mode, launches;
+  char fallback[200];
+} GpuRun;
+
 typedef struct GpuDevice {
   int refcount; /* atomic */
   pthread_mutex_t mutex;
@@ -53,6 +59,12 @@ typedef struct GpuDevice {
   /* With TFLITE_GPU_PROFILE=1 the queue records event times; invokes add
    * them here per kernel name (under mutex). */
   int profiling;
+  int execution;        /* GD_EXEC_* (options.h): how partitions built on this device run (vm.h) */
+  int log_level;        /* the delegate's (its warnings from the VM's fallbacks) */
+  /* Per partition (its order in the last Prepare): how its last invoke ran
+   * (GD_EXEC_KERNELS, _STEPPED or _PERSISTENT), its launches, and why a
+   * persistent partition fell back to stepped (vm.h). */
+  GpuRun runs[GD_MAX_RUNS];
   struct {
     const char* kernel;
     long calls;

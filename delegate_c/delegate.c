@@ -50,6 +50,7 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
     d->partition_report = NULL;
     free(d->groups_report);
     d->groups_report = NULL;
+    memset(d->dev->runs, 0, sizeof(d->dev->runs));
     TfLiteRegistration reg = partition_kernel_registration();
     d->current_view = &mv;
     d->init_error[0] = '\0';
@@ -77,11 +78,16 @@ GpuDelegate* delegate_create(GpuConfig* cfg, char* err, size_t errlen) {
     return NULL;
   }
   d->cfg = *cfg;
-  if (gpu_device_create(d->cfg.device, d->cfg.fp16, (KernelSet)d->cfg.kernel_set, &d->dev, err, errlen)) {
+  /* The VM modes run the CPU kernel set's bodies (vm.h). */
+  int vm = d->cfg.execution == GD_EXEC_STEPPED || d->cfg.execution == GD_EXEC_PERSISTENT;
+  if (gpu_device_create(d->cfg.device, d->cfg.fp16, vm ? GD_KSET_CPU : (KernelSet)d->cfg.kernel_set, &d->dev, err,
+                        errlen)) {
     gpu_config_free(&d->cfg);
     free(d);
     return NULL;
   }
+  d->dev->execution = d->cfg.execution;
+  d->dev->log_level = d->cfg.log_level;
   pthread_mutex_init(&d->prepare_mutex, NULL);
   if (d->cfg.v2.experimental_flags & TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_SERIALIZATION) {
     char why[600];

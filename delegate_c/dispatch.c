@@ -115,7 +115,7 @@ KernelRef ex_dispatch_variant(Encoder* ex, const KernelVariant* v, int node) {
   p->dst_bhwc = node >= 0 && ex->g.nodes[node].num_outputs == 1 && ex->g.tensors[ex->g.nodes[node].outputs[0]].bhwc_out;
   storage_defines(&p->v, p->on_float, p->dst_bhwc, p->key, sizeof(p->key));
   p->bit = embedded_kernel_bit(v->file, v->kernel);
-  ex->dispatches[ex->num_dispatches++] = (Dispatch){NULL, (cl_uint)v->dims, {1, 1, 1}, {1, 1, 1}, node, v->kernel, p};
+  ex->dispatches[ex->num_dispatches++] = (Dispatch){NULL, (cl_uint)v->dims, {1, 1, 1}, {1, 1, 1}, node, v->kernel, p, 0};
   return p;
 }
 
@@ -220,6 +220,7 @@ static int finish_dispatch(Encoder* ex, Dispatch* d, long mask) {
 int ex_finish_dispatches(Encoder* ex) {
   for (int i = 0; i < ex->num_dispatches; ++i) {
     Dispatch* d = &ex->dispatches[i];
+    if (d->vm) continue;
     if (finish_dispatch(ex, d, selection_mask(ex, i))) {
       const GNode* n = d->node >= 0 ? &ex->g.nodes[d->node] : NULL;
       /* Room for a rejected build's whole message (device, options, the
@@ -235,6 +236,15 @@ int ex_finish_dispatches(Encoder* ex) {
     ex->dispatches[i].pending = NULL;
   }
   return 0;
+}
+
+const KernelVariant* ex_recorded(const Encoder* ex, int i, RecordedArg* args, int cap, int* num_args) {
+  const PendingDispatch* p = ex->dispatches[i].pending;
+  if (!p) return NULL;
+  *num_args = (int)p->num_args;
+  for (int a = 0; a < (int)p->num_args && a < cap; ++a)
+    args[a] = (RecordedArg){p->args[a].size, p->args[a].has_value, p->args[a].value};
+  return &p->v;
 }
 
 KernelRef ex_dispatch(Encoder* ex, const char* file, const char* name, size_t work_items, int node) {

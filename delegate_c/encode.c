@@ -20,6 +20,29 @@ int ex_own(Encoder* ex, cl_mem m) {
   return 0;
 }
 
+/* Keeps m's size and a copy of its contents for the VM (vm.c). */
+static int record(Encoder* ex, cl_mem m, size_t bytes, const void* data) {
+  if (ex->num_records == ex->cap_records) {
+    int cap = ex->cap_records ? 2 * ex->cap_records : 64;
+    BufferRecord* r = realloc(ex->records, (size_t)cap * sizeof(*r));
+    if (!r) return ex_fail(ex, "out of memory");
+    ex->records = r;
+    ex->cap_records = cap;
+  }
+  void* copy = NULL;
+  if (data && !(copy = malloc(bytes ? bytes : 1))) return ex_fail(ex, "out of memory");
+  if (copy) memcpy(copy, data, bytes);
+  ex->records[ex->num_records++] = (BufferRecord){m, bytes, copy};
+  return 0;
+}
+
+void ex_drop_records(Encoder* ex) {
+  for (int i = 0; i < ex->num_records; ++i) free(ex->records[i].data);
+  free(ex->records);
+  ex->records = NULL;
+  ex->num_records = ex->cap_records = 0;
+}
+
 cl_mem ex_buffer(Encoder* ex, cl_mem_flags flags, size_t bytes, const void* data) {
   cl_int rc;
   cl_mem m = cl.clCreateBuffer(ex->dev->context, flags | (data ? CL_MEM_COPY_HOST_PTR : 0), bytes ? bytes : 16,
@@ -32,6 +55,7 @@ cl_mem ex_buffer(Encoder* ex, cl_mem_flags flags, size_t bytes, const void* data
     cl.clReleaseMemObject(m);
     return NULL;
   }
+  if (ex->record_buffers && record(ex, m, bytes, data)) return NULL; /* m is owned: released with the rest */
   return m;
 }
 

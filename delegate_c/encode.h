@@ -28,7 +28,16 @@ typedef struct Dispatch {
   int node;            /* graph node position, -1 for boundary conversions */
   const char* name;    /* kernel name, for errors and profiles */
   PendingDispatch* pending; /* while lowering; freed once the kernel is made */
+  int vm;              /* run by the VM program (vm.c): no kernel of its own is built */
 } Dispatch;
+
+/* A buffer ex_buffer made, recorded for the VM (vm.c packs them into one
+ * arena): its size and a copy of its contents (NULL: none given). */
+typedef struct BufferRecord {
+  cl_mem mem;
+  size_t bytes;
+  void* data;
+} BufferRecord;
 
 typedef struct Encoder {
   GpuDevice* dev;      /* retained by the executor */
@@ -42,6 +51,9 @@ typedef struct Encoder {
   int tune_len;
   char* err;
   size_t errlen;
+  int record_buffers;  /* the VM asked: ex_buffer records each buffer (records, owned) */
+  BufferRecord* records;
+  int num_records, cap_records;
 } Encoder;
 
 /* Sets the error message; returns -1. */
@@ -57,9 +69,20 @@ KernelRef ex_dispatch(Encoder* ex, const char* file, const char* name, size_t wo
  * a smaller local size on CPU devices, see dispatch.c. */
 KernelRef ex_dispatch_heavy(Encoder* ex, const char* file, const char* name, size_t work_items, int node);
 /* Once every dispatch is known (dispatch.c): the programs, each with only
- * the kernels launched from it, the kernels and their recorded arguments.
- * An error names the node. */
+ * the kernels launched from it, the kernels and their recorded arguments
+ * (none for the dispatches the VM runs). An error names the node. */
 int ex_finish_dispatches(Encoder* ex);
+
+/* A recorded kernel argument: `size` bytes of value, or (has_value 0) a
+ * __local buffer of that size. */
+typedef struct RecordedArg {
+  size_t size;
+  int has_value;
+  const unsigned char* value;
+} RecordedArg;
+/* Before ex_finish_dispatches: dispatch i's variant (as tuned), and up to
+ * `cap` of its arguments into args (*num_args: how many it has). */
+const KernelVariant* ex_recorded(const Encoder* ex, int i, RecordedArg* args, int cap, int* num_args);
 
 /* Kernel arguments, set in order; the first failure is kept in rc. */
 typedef struct KArgs {
@@ -88,6 +111,8 @@ int ex_dispatch_src_dst(Encoder* ex, int node, const char* file, const char* nam
 /* A buffer owned by the encoder (released with the executor), holding a
  * copy of data when data is not NULL; NULL with the error set. */
 cl_mem ex_buffer(Encoder* ex, cl_mem_flags flags, size_t bytes, const void* data);
+/* Frees the buffer records (record_buffers). */
+void ex_drop_records(Encoder* ex);
 /* Takes ownership of m (released with the executor); -1 on out of memory. */
 int ex_own(Encoder* ex, cl_mem m);
 /* A read-only buffer with these contents, owned by the encoder. */

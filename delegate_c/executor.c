@@ -10,10 +10,12 @@
 #include "env_hooks.h"
 #include "launch_groups.h"
 #include "memory_plan.h"
+#include "options.h"
 #include "output_assembly.h"
 #include "output_direct.h"
 #include "pinned_staging.h"
 #include "selectors.h"
+#include "vm.h"
 
 /* Lifetimes over dispatch steps: boundary inputs are written before step
  * 0, outputs (and parts of assembled outputs, GTensor.out_part) must survive to the
@@ -24,6 +26,7 @@ static int plan_memory(Executor* ex) {
     GTensor* t = &g->tensors[i];
     t->first_use = t->is_input ? -1 : g->num_nodes;
     t->last_use = t->out_part ? g->num_nodes : -2;
+    t->in_arena = 0;
   }
   for (int k = 0; k < g->num_nodes; ++k) {
     const GNode* n = &g->nodes[k];
@@ -51,7 +54,8 @@ static int plan_memory(Executor* ex) {
     GTensor* t = &g->tensors[i];
     /* constants; raw inputs; outputs stored into their staging buffers; unused */
     if (t->data || t->is_int32 || t->bhwc || t->bhwc_out || t->last_use == -2) continue;
-    if (t->is_output || t->out_part) t->last_use = g->num_nodes;
+    if (t->is_output || t->out_part || ex->no_reuse) t->last_use = g->num_nodes;
+    if (ex->no_reuse) t->first_use = -1;
     t->bytes = shape_elements_phwc4(t->shape) * (ex_half_storage(&ex->enc, t) ? 2 : 4);
     ids[n] = i;
     req[n++] = (MemoryRequest){t->bytes, t->first_use, t->last_use};
@@ -74,6 +78,7 @@ static int plan_memory(Executor* ex) {
     cl_buffer_region region = {offsets[k], t->bytes ? t->bytes : 16};
     cl_int err;
     t->offset = offsets[k];
+    t->in_arena = 1;
     if (separate)
       t->mem = cl.clCreateBuffer(ex->enc.dev->context, CL_MEM_READ_WRITE, region.size, NULL, &err);
     else
@@ -232,6 +237,11 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   ex->enc.errlen = errlen;
   if (errlen) err[0] = '\0'; /* karg_done tells a failed upload by a set error */
   Graph* gr = &ex->enc.g;
+  int vm = dev->execution == GD_EXEC_STEPPED || dev->execution == GD_EXEC_PERSISTENT;
+  ex->enc.record_buffers = vm; /* the VM packs them into one arena (vm.c) */
+  /* Inside one persistent launch no activation may reuse another's memory:
+   * a group could read a line it cached before another group rewrote it. */
+  ex->no_reuse = dev->execution == GD_EXEC_PERSISTENT;
 
   /* Partition inputs: runtime tensors read by a node but written by none. */
   char* written = calloc((size_t)gr->num_tensors + 1, 1);
@@ -297,11 +307,12 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
     BoundaryTensor* b = &ex->outputs[k];
     rc = output_assembled(gr, b->tensor) ? add_assembled(ex, b) : add_conversion(ex, b, 0);
   }
-  if (rc) return -1;
-  if (ex_finish_dispatches(&ex->enc)) return -1;
+  if (rc || (vm && vm_plan(ex, dev->execution))) return -1;
+  ex_drop_records(&ex->enc);
+  if (ex_finish_dispatches(&ex->enc) || (ex->vm && vm_finish(ex))) return -1;
   pinned_staging_attach(ex);
   ex->stale_inputs = env_flag("TFLITE_GPU_TEST_STALE_INPUTS", 0);
-  if (dev->profiling) {
+  if (dev->profiling && !ex->vm) {
     ex->events = calloc((size_t)ex->enc.num_dispatches + 1, sizeof(cl_event));
     if (!ex->events) return ex_fail(&ex->enc, "out of memory");
   }
@@ -346,6 +357,9 @@ static int fail_queued(Executor* ex, const char* fmt, const char* what, cl_int r
   return ex_fail(&ex->enc, fmt, what, cl_error_name(rc));
 }
 
+static int enqueue_dispatches(Executor* ex);
+static int read_outputs(Executor* ex, TfLiteContext* ctx);
+
 int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) {
   ex->enc.err = err;
   ex->enc.errlen = errlen;
@@ -364,6 +378,40 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
                                         pinned_input(&ex->inputs[k], t->data.raw), 0, NULL, NULL);
     if (rc != CL_SUCCESS) return fail_queued(ex, "writing input %s: %s", t->name ? t->name : "?", rc);
   }
+  /* A persistent launch that aborted (vm.h) runs the invoke once more,
+   * stepped, on the inputs already written. */
+  for (int pass = 0; pass < 2; ++pass) {
+    if (enqueue_dispatches(ex) || read_outputs(ex, ctx)) return -1;
+    /* The one host synchronisation per invoke: every transfer non-blocking,
+     * then one wait (it covers a partition with no outputs too, so inputs
+     * are never read after we return). */
+    cl_int rc = cl.clFinish(q);
+    if (rc != CL_SUCCESS) {
+      if (ex->vm) vm_aborted(ex);
+      return ex_fail(&ex->enc, "clFinish: %s", cl_error_name(rc));
+    }
+    if (!ex->vm || !vm_aborted(ex)) break;
+  }
+  for (int k = 0; k < ex->num_outputs; ++k)
+    pinned_output_done(&ex->outputs[k], ctx->tensors[ex->outputs[k].tflite_index].data.raw);
+  if (ex->capture) capture_finish(ex, ex->capture);
+  ex->invokes++;
+  if (ex->events) collect_profile(ex);
+  if (!ex->replay_tried) {
+    ex->replay_tried = 1;
+    if (!ex->vm) cmdbuf_record(ex);
+  }
+  return 0;
+}
+
+/* Every launch of an invoke: the recorded command buffer, the VM's, or one
+ * kernel per dispatch (with capture's read-backs after each). */
+static int enqueue_dispatches(Executor* ex) {
+  cl_command_queue q = ex->enc.dev->queue;
+  if (ex->vm) {
+    cl_int rc = vm_enqueue(ex);
+    return rc == CL_SUCCESS ? 0 : fail_queued(ex, "enqueueing the %s: %s", "VM's launches", rc);
+  }
   /* After the first invoke (which enqueues kernel by kernel, so a failure
    * names its op) the dispatches replay as one recorded command buffer
    * where the device offers cl_khr_command_buffer. */
@@ -373,8 +421,9 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
       cl.clFinish(q);
       return ex_fail(&ex->enc, "enqueueing the command buffer of %d kernels: %s", ex->enc.num_dispatches, cl_error_name(rc));
     }
+    return 0;
   }
-  for (int i = 0; i < ex->enc.num_dispatches && (!ex->replay || ex->capture); ++i) {
+  for (int i = 0; i < ex->enc.num_dispatches; ++i) {
     const Dispatch* d = &ex->enc.dispatches[i];
     cl_event* ev = ex->events ? &ex->events[i] : NULL;
     cl_int rc = cl.clEnqueueNDRangeKernel(q, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, ev);
@@ -387,28 +436,18 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
     if (ex->capture && (rc = capture_after_dispatch(ex, ex->capture, ex->capture_partition, i)) != CL_SUCCESS)
       return fail_queued(ex, "reading back a tensor for %s: %s", d->name, rc);
   }
-  /* Submit the batch now, so the device runs it while the reads are
-   * enqueued (a driver may otherwise hold the commands until the wait). */
-  cl.clFlush(q);
+  return 0;
+}
+
+/* Submits the batch, so the device runs it while the reads of the outputs
+ * are enqueued (a driver may otherwise hold the commands until the wait). */
+static int read_outputs(Executor* ex, TfLiteContext* ctx) {
+  cl.clFlush(ex->enc.dev->queue);
   for (int k = 0; k < ex->num_outputs; ++k) {
     TfLiteTensor* t = &ctx->tensors[ex->outputs[k].tflite_index];
-    cl_int rc = cl.clEnqueueReadBuffer(q, ex->outputs[k].staging, CL_FALSE, 0, ex->outputs[k].bytes,
+    cl_int rc = cl.clEnqueueReadBuffer(ex->enc.dev->queue, ex->outputs[k].staging, CL_FALSE, 0, ex->outputs[k].bytes,
                                        pinned_output(&ex->outputs[k], t->data.raw), 0, NULL, NULL);
     if (rc != CL_SUCCESS) return fail_queued(ex, "reading output %s: %s", t->name ? t->name : "?", rc);
-  }
-  /* The one host synchronisation per invoke: every transfer non-blocking,
-   * then one wait (it covers a partition with no outputs too, so inputs
-   * are never read after we return). */
-  cl_int rc = cl.clFinish(q);
-  if (rc != CL_SUCCESS) return ex_fail(&ex->enc, "clFinish: %s", cl_error_name(rc));
-  for (int k = 0; k < ex->num_outputs; ++k)
-    pinned_output_done(&ex->outputs[k], ctx->tensors[ex->outputs[k].tflite_index].data.raw);
-  if (ex->capture) capture_finish(ex, ex->capture);
-  ex->invokes++;
-  if (ex->events) collect_profile(ex);
-  if (!ex->replay_tried) {
-    ex->replay_tried = 1;
-    cmdbuf_record(ex);
   }
   return 0;
 }
@@ -431,13 +470,11 @@ int executor_time(Executor* ex, int reps, double* best_us, char* err, size_t err
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int k = 0; k < ex->num_inputs && rc == CL_SUCCESS; ++k)
       rc = cl.clEnqueueWriteBuffer(q, ex->inputs[k].staging, CL_FALSE, 0, ex->inputs[k].bytes, host, 0, NULL, NULL);
-    for (int i = 0; i < ex->enc.num_dispatches && rc == CL_SUCCESS; ++i) {
-      const Dispatch* d = &ex->enc.dispatches[i];
-      rc = cl.clEnqueueNDRangeKernel(q, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, NULL);
-    }
+    if (rc == CL_SUCCESS) rc = executor_enqueue(ex);
     for (int k = 0; k < ex->num_outputs && rc == CL_SUCCESS; ++k)
       rc = cl.clEnqueueReadBuffer(q, ex->outputs[k].staging, CL_FALSE, 0, ex->outputs[k].bytes, host, 0, NULL, NULL);
     if (rc == CL_SUCCESS) rc = cl.clFinish(q);
+    executor_waited(ex);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-3;
     if (r > 0 && (*best_us < 0 || us < *best_us)) *best_us = us;
@@ -448,9 +485,25 @@ int executor_time(Executor* ex, int reps, double* best_us, char* err, size_t err
   return 0;
 }
 
+cl_int executor_enqueue(Executor* ex) {
+  if (ex->vm) return vm_enqueue(ex);
+  cl_int rc = CL_SUCCESS;
+  for (int i = 0; i < ex->enc.num_dispatches && rc == CL_SUCCESS; ++i) {
+    const Dispatch* d = &ex->enc.dispatches[i];
+    rc = cl.clEnqueueNDRangeKernel(ex->enc.dev->queue, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, NULL);
+  }
+  return rc;
+}
+
+void executor_waited(Executor* ex) {
+  if (ex->vm) vm_aborted(ex);
+}
+
 void executor_free(Executor* ex) {
   if (!ex->enc.dev) return;
   cmdbuf_release(ex); /* before the kernels and buffers it refers to */
+  vm_free(ex->vm);
+  ex_drop_records(&ex->enc);
   pinned_staging_release(ex);
   for (int i = 0; i < ex->enc.num_dispatches; ++i) {
     if (ex->enc.dispatches[i].kernel) cl.clReleaseKernel(ex->enc.dispatches[i].kernel);

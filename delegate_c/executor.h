@@ -41,6 +41,10 @@ typedef struct Executor {
   int invokes;
   struct CaptureStore* capture; /* during an invoke: read back every tensor (capture.h); NULL: no */
   int capture_partition;
+  int no_reuse;         /* every activation its own memory (a persistent launch, vm.h) */
+  struct VmState* vm;   /* execution=stepped|persistent: the partition as the VM's op list; NULL: kernels */
+  cl_mem vm_staging[8]; /* the staging buffers the VM's launches take (vm.c) */
+  int vm_num_staging;
 } Executor;
 
 /* Takes ownership of g. Plans memory, uploads constants, builds kernels.
@@ -58,6 +62,10 @@ int executor_build_tuned(Executor* ex, GpuDevice* dev, Graph* g, const int* outp
  * sets best_us to the fastest run's wall time: input writes, every
  * dispatch and output reads (partition_cost.c). Call with dev->mutex held. */
 int executor_time(Executor* ex, int reps, double* best_us, char* err, size_t errlen);
+/* The launches of one run, nothing else (timing, fp16_guard's probes);
+ * call executor_waited after the wait. A CL error. */
+cl_int executor_enqueue(Executor* ex);
+void executor_waited(Executor* ex);
 void executor_free(Executor* ex);
 
 #endif

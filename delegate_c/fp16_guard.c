@@ -52,10 +52,7 @@ static cl_int probe_run(Executor* ex, unsigned char** outs) {
     fill_input(&ex->enc.g.tensors[b->tensor], b->tflite_index, ins[k], b->bytes);
     rc = cl.clEnqueueWriteBuffer(q, b->staging, CL_FALSE, 0, b->bytes, ins[k], 0, NULL, NULL);
   }
-  for (int i = 0; i < ex->enc.num_dispatches && rc == CL_SUCCESS; ++i) {
-    const Dispatch* d = &ex->enc.dispatches[i];
-    rc = cl.clEnqueueNDRangeKernel(q, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, NULL);
-  }
+  if (rc == CL_SUCCESS) rc = executor_enqueue(ex);
   for (int k = 0; k < ex->num_outputs && rc == CL_SUCCESS; ++k) {
     outs[k] = malloc(ex->outputs[k].bytes ? ex->outputs[k].bytes : 1);
     if (!outs[k]) rc = CL_OUT_OF_HOST_MEMORY;
@@ -63,6 +60,7 @@ static cl_int probe_run(Executor* ex, unsigned char** outs) {
                                      NULL);
   }
   cl_int fin = cl.clFinish(q); /* the writes and reads must not outlive the host buffers */
+  executor_waited(ex);
   if (rc == CL_SUCCESS) rc = fin;
   for (int k = 0; k < ex->num_inputs; ++k) free(ins[k]);
   free(ins);

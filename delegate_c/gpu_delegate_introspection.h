@@ -46,15 +46,20 @@ TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const struct TfLiteDelegate* de
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const struct TfLiteDelegate* delegate, char* buf, size_t size);
 /* what = 0: one line per node of the last Prepare,
  * "node\top\tversion\twhere\treason"; what = 1: one line per partition
- * built, "nodes\tkernels\tnode,node,...\tpass=n,pass=n,..." (the fusion
- * passes that ran on it, tflite_gpu_describe_passes, each with the rewrites
- * it made); what = 2 (partition_policy=
+ * built, "nodes\tkernels\tnode,node,...\tpass=n,pass=n,...\texecution:launches"
+ * (the fusion passes that ran on it, tflite_gpu_describe_passes, each with
+ * the rewrites it made; how it runs as built: kernels, stepped or
+ * persistent, and its launches per invoke); what = 2 (partition_policy=
  * measured): one line per candidate partition, "nodes\tdevice_us\tcpu_us\t
  * gpu|cpu\tnode,node,..." (device time measured, -1 when it did not
  * build; CPU time estimated); what = 3: one line per node of every
  * partition's fused graph, "partition\tnode\ttflite_node\tmembers\t
  * kernels\ttensors": the TFLite nodes its launches compute (its own first),
- * the kernels they run, and the TFLite tensors it writes. */
+ * the kernels they run, and the TFLite tensors it writes; what = 4: one
+ * line per partition invoked since the last Prepare,
+ * "partition\texecution\tlaunches\tfallback": how its last invoke ran
+ * (persistent, stepped or kernels), its launches, and why a persistent
+ * partition now runs stepped (empty: it does not). */
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const struct TfLiteDelegate* delegate, int what, char* buf,
                                                   size_t size);
 /* Why the delegate's last Prepare failed (the runtime then keeps the CPU

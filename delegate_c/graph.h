@@ -48,6 +48,7 @@ typedef struct GTensor {
   int bhwc_output;
   size_t bhwc_offset;
   int out_part;      /* a part of an assembled output (Graph.parts): lives to the end, where it is converted */
+  int in_arena;      /* planned in the activation arena, at `offset` (executor.c) */
 } GTensor;
 
 enum { GD_QNONE = 0, GD_QINT8 = 1, GD_QUINT8 = 2 };

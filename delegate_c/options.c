@@ -192,6 +192,8 @@ static int set_partition_policy(GpuConfig* c, const char* v) {
   return parse_enum(v, kPartitionPolicyNames, 3, "", &c->partition_policy);
 }
 static const char* const kGuardNames[] = {"off", "on"};
+const char* const kExecutionNames[4] = {"auto", "kernels", "stepped", "persistent"};
+static int set_execution(GpuConfig* c, const char* v) { return parse_enum(v, kExecutionNames, 4, "", &c->execution); }
 static int set_fp16_guard(GpuConfig* c, const char* v) { return parse_enum(v, kGuardNames, 2, "", &c->fp16_guard); }
 static int set_log_level(GpuConfig* c, const char* v) {
   int e;
@@ -257,6 +259,11 @@ static const OptionSpec kOptions[] = {
      "which kernel family runs the ops: gpu (work-group tiles in local memory), cpu (register tiles for SIMD "
      "cores), or auto (gpu on GPU devices, cpu elsewhere)",
      set_kernel_set},
+    {"execution", "", "auto, kernels, stepped or persistent", "auto",
+     "how a partition runs: kernels (one launch per kernel), stepped (the partition as data for one VM program "
+     "of the cpu kernel set's bodies, a launch per step), persistent (the same program, one launch per segment, "
+     "grid barriers between steps; falls back to stepped where a barrier times out); auto is kernels",
+     set_execution},
     {"log_level", "", "silent, warning, info, verbose or 0-3", "warning", "what the delegate prints to stderr",
      set_log_level},
 };
@@ -449,7 +456,8 @@ size_t gpu_config_describe(char* buf, size_t size) {
  * inference_preference, inference_priority1-3, experimental_flags,
  * max_delegated_partitions, partition_policy, fp16_guard, serialization (1: kernel cache on),
  * serialization_dir, model_token, device, kernel_set (as requested; auto
- * is resolved per device when the delegate is created) and log_level.
+ * is resolved per device when the delegate is created), execution and
+ * log_level.
  * Returns the text's length (call with size 0 to size the buffer), or -1
  * with the reason in err when the options are rejected. */
 TFLITE_GPU_EXPORT int tflite_gpu_resolve_options(const char* const* keys, const char* const* values, int n,
@@ -463,7 +471,7 @@ TFLITE_GPU_EXPORT int tflite_gpu_resolve_options(const char* const* keys, const 
       buf, size,
       "precision\t%s\nis_precision_loss_allowed\t%d\ninference_preference\t%s\ninference_priority1\t%s\n"
       "inference_priority2\t%s\ninference_priority3\t%s\nexperimental_flags\t%lld\nmax_delegated_partitions\t%d\n"
-      "partition_policy\t%s\nfp16_guard\t%s\nserialization\t%d\nserialization_dir\t%s\nmodel_token\t%s\ndevice\t%s\nkernel_set\t%s\nlog_level\t%s\n",
+      "partition_policy\t%s\nfp16_guard\t%s\nserialization\t%d\nserialization_dir\t%s\nmodel_token\t%s\ndevice\t%s\nkernel_set\t%s\nexecution\t%s\nlog_level\t%s\n",
       cfg.fp16 ? "fp16" : "fp32", o->is_precision_loss_allowed,
       o->inference_preference >= 0 && o->inference_preference < 3 ? kUsageNames[o->inference_preference] : "?",
       kPriorityNames[o->inference_priority1], kPriorityNames[o->inference_priority2],
@@ -471,7 +479,7 @@ TFLITE_GPU_EXPORT int tflite_gpu_resolve_options(const char* const* keys, const 
       kPartitionPolicyNames[cfg.partition_policy], kGuardNames[cfg.fp16_guard],
       (o->experimental_flags & TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_SERIALIZATION) ? 1 : 0,
       cfg.serialization_dir ? cfg.serialization_dir : "", cfg.model_token ? cfg.model_token : "",
-      cfg.device ? cfg.device : "", kernel_set_name((KernelSet)cfg.kernel_set),
+      cfg.device ? cfg.device : "", kernel_set_name((KernelSet)cfg.kernel_set), kExecutionNames[cfg.execution],
       cfg.log_level >= 0 && cfg.log_level < 4 ? kLogNames[cfg.log_level] : "?");
   gpu_config_free(&cfg);
   return len;

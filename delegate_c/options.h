@@ -19,6 +19,7 @@ typedef struct GpuConfig {
   int partition_policy;           /* GD_PARTS_*: which partitions to delegate */
   int fp16;                       /* resolved precision: 1 = FP16 storage, 0 = FP32 */
   int fp16_guard;                 /* 1: FP16 partitions keep outputs that drift from float on float (fp16_guard.c) */
+  int execution;                  /* GD_EXEC_*: how a partition's dispatches run (vm.h) */
 } GpuConfig;
 
 /* partition_policy: the largest max_delegated_partitions (upstream's
@@ -26,6 +27,12 @@ typedef struct GpuConfig {
  * their estimated CPU time (partition_cost.c), at most max_delegated_partitions. */
 enum { GD_PARTS_LARGEST = 0, GD_PARTS_ALL = 1, GD_PARTS_MEASURED = 2 };
 extern const char* const kPartitionPolicyNames[3];
+
+/* execution: auto (kernels until a device is known to do better), one
+ * kernel launch per dispatch, the VM program launched per phase, or once
+ * per segment of phases (vm.h). */
+enum { GD_EXEC_AUTO = 0, GD_EXEC_KERNELS = 1, GD_EXEC_STEPPED = 2, GD_EXEC_PERSISTENT = 3 };
+extern const char* const kExecutionNames[4];
 
 void gpu_config_default(GpuConfig* cfg);
 /* Copies options (NULL = defaults) into cfg, validating them. Returns 0 or

@@ -20,10 +20,12 @@
 #include "mixed_storage.h"
 #include "model_view.h"
 #include "op_table.h"
+#include "options.h"
 #include "partition_lower.h"
 #include "serialization.h"
 #include "int_fold.h"
 #include "tune.h"
+#include "vm.h"
 
 typedef struct PartitionKernel {
   GpuDevice* dev;          /* retained: the kernel may outlive the delegate */
@@ -56,7 +58,7 @@ typedef struct PartitionKernel {
 
 /* Appends a kernel's line to d->partition_report (best effort). */
 static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int dispatches, unsigned passes,
-                             const int* counts) {
+                             const int* counts, const VmState* vm) {
   size_t old = d->partition_report ? strlen(d->partition_report) : 0;
   size_t add = 32 + (size_t)nodes->size * 12 + FUSE_NUM_PASSES * 40;
   char* r = realloc(d->partition_report, old + add);
@@ -73,6 +75,10 @@ static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int di
     used += (size_t)snprintf(r + used, old + add - used, "%s%s=%d", first ? "" : ",", kFusePasses[i].name, counts[i]);
     first = 0;
   }
+  /* How it runs, as built (execution, launches per invoke). */
+  int mode = vm ? vm->mode : GD_EXEC_KERNELS;
+  used += (size_t)snprintf(r + used, old + add - used, "\t%s:%d", kExecutionNames[mode],
+                           vm ? vm_launches(vm, mode == GD_EXEC_PERSISTENT) : dispatches);
   snprintf(r + used, old + add - used, "\n");
 }
 
@@ -342,7 +348,7 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
   k->sustained = d->cfg.v2.inference_preference == TFLITE_GPU_INFERENCE_PREFERENCE_SUSTAINED_SPEED;
   int rejected_before = k->dev->build_failures;
   k->built = build_executor(k, &k->ex, k->error, sizeof(k->error), d, params) == 0;
-  if (k->built && k->sustained && !k->tune && k->ex.enc.num_dispatches > 0) tune_partition(k);
+  if (k->built && k->sustained && !k->tune && k->ex.enc.num_dispatches > 0 && !k->ex.vm) tune_partition(k);
   if (k->built) {
     k->input_shapes = malloc((size_t)(k->ex.num_inputs + 1) * 4 * sizeof(int));
     if (!k->input_shapes) {
@@ -352,7 +358,7 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
       remember_input_shapes(k);
       for (const char* c = d->partition_report; c && *c; ++c) k->index += *c == '\n';
       k->owner = d;
-      record_partition(d, params->nodes_to_replace, k->ex.enc.num_dispatches, k->passes, k->pass_counts);
+      record_partition(d, params->nodes_to_replace, k->ex.enc.num_dispatches, k->passes, k->pass_counts, k->ex.vm);
       launch_groups_report(&k->ex.enc, k->index, &d->groups_report); /* best effort, as the line above */
       d->dispatches += k->ex.enc.num_dispatches;
       d->arena_bytes += k->ex.arena_bytes;
@@ -493,6 +499,16 @@ static TfLiteStatus kernel_prepare(TfLiteContext* context, TfLiteNode* node) {
   return kTfLiteOk;
 }
 
+/* How the last invoke ran, for reports (GpuDevice.runs). Under the device mutex. */
+static void record_run(PartitionKernel* k) {
+  const VmState* vm = k->ex.vm;
+  GpuRun* r = &k->dev->runs[k->index];
+  r->ran = 1;
+  r->mode = !vm ? GD_EXEC_KERNELS : vm->last_persistent ? GD_EXEC_PERSISTENT : GD_EXEC_STEPPED;
+  r->launches = vm ? vm->last_launches : k->ex.enc.num_dispatches;
+  snprintf(r->fallback, sizeof(r->fallback), "%.190s", vm ? vm->fallback : "");
+}
+
 static TfLiteStatus kernel_invoke(TfLiteContext* context, TfLiteNode* node) {
   PartitionKernel* k = node->user_data;
   if (!k || !k->built) {
@@ -505,6 +521,7 @@ static TfLiteStatus kernel_invoke(TfLiteContext* context, TfLiteNode* node) {
   k->ex.capture_partition = k->index;
   int rc = executor_invoke(&k->ex, context, err, sizeof(err));
   k->ex.capture = NULL;
+  if (rc == 0 && k->index < GD_MAX_RUNS) record_run(k);
   if (rc == 0) rc = write_const_outputs(k, context, err, sizeof(err));
   /* A miss is saved after the first invoke: only then (on PoCL) do the
    * binaries hold the work-group functions the enqueues compiled. */

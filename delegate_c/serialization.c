@@ -8,6 +8,7 @@
 #include "kernel_cache.h"
 #include "log.h"
 #include "version.h"
+#include "vm.h"
 #include "env_hooks.h"
 
 /* ---- the key ---- */
@@ -271,8 +272,11 @@ void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, 
   }
   const GpuProgram* progs[KC_MAX_ENTRIES];
   int nprogs = 0;
-  for (int i = 0; i < ex->enc.num_dispatches; ++i) {
-    const GpuProgram* p = gpu_device_kernel_program(dev, ex->enc.dispatches[i].kernel);
+  /* The dispatches' programs, and the VM's (its dispatches have no kernel of their own). */
+  for (int i = 0; i <= ex->enc.num_dispatches; ++i) {
+    cl_kernel k = i < ex->enc.num_dispatches ? ex->enc.dispatches[i].kernel
+                  : ex->vm && ex->vm->num_phases ? ex->vm->steps[0] : NULL;
+    const GpuProgram* p = k ? gpu_device_kernel_program(dev, k) : NULL;
     int seen = !p;
     for (int j = 0; j < nprogs && !seen; ++j) seen = progs[j] == p;
     if (!seen && nprogs < KC_MAX_ENTRIES) progs[nprogs++] = p;

@@ -7,8 +7,8 @@
  * group that waits too long raises the abort flag, every group leaves, and
  * the host reruns the work another way. Nothing here can hang.
  *
- * State, one int array in global memory, zeroed by the host before every
- * launch (a launch cut short leaves it mid-phase):
+ * State, one int array in global memory (GS_* in kernel_abi.h), zeroed by
+ * the host before every launch (a launch cut short leaves it mid-phase):
  *   sync[GS_COUNT]  arrivals so far; monotonic within a launch, so barrier
  *                   k (from 1) is passed when it reaches k * groups: no
  *                   reset between phases, no generation race;
@@ -22,10 +22,6 @@
  * %globaltimer bounds the spin; elsewhere mem_fence and an iteration bound.
  * tools/cl_grid_barrier.py times the barrier and runs a message-passing
  * test that reads lines another group cached before they were rewritten. */
-
-#define GS_COUNT 0
-#define GS_ABORT 1
-#define GS_WORDS 2
 
 #ifdef GD_NVIDIA
 #define GS_DEVICE_FENCE() __asm__ __volatile__("membar.gl;" ::: "memory")
@@ -72,11 +68,11 @@ GD_INLINE int gs_bound_spent(gs_bound* b) {
 GD_INLINE int gs_grid_sync(volatile __global int* sync, int k, int groups, ulong limit, volatile __local int* ok) {
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   if (get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) {
-    int passed = 1;
+    int passed = sync[GS_ABORT] == 0; /* an aborted launch: every group leaves at its next barrier */
     GS_DEVICE_FENCE(); /* this group's writes reach the device before its arrival does */
     atomic_inc(&sync[GS_COUNT]);
     gs_bound b = gs_bound_begin(limit);
-    while (sync[GS_COUNT] < k * groups) {
+    while (passed && sync[GS_COUNT] < k * groups) {
       if (sync[GS_ABORT] != 0) {
         passed = 0;
         break;

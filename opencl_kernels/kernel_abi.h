@@ -26,6 +26,10 @@ enum {
   UN_NEG, UN_SQRT, UN_RSQRT, UN_SQUARE, UN_LOG, UN_SIN, UN_COS, UN_FLOOR, UN_ELU, UN_SIGN, UN_GELU,
   UN_GELU_TANH, UN_TRUNC, UN_NOT_ZERO, UN_IDENTITY
 };
+/* The grid barrier's state (grid_sync.cl, vm.c): an int array, zeroed
+ * before every persistent launch. */
+enum { GS_COUNT = 0, GS_ABORT = 1, GS_WORDS = 2 };
+
 /* Remaps (layout.cl) and what they read outside [0, size). */
 enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };
 enum { BORDER_CONST = 0, BORDER_REFLECT = 1, BORDER_SYMMETRIC = 2, BORDER_WRAP = 3 };

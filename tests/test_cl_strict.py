@@ -138,7 +138,8 @@ def test_the_program_list_covers_what_the_library_builds():
     whose kernels cannot run the default groups."""
     fp16 = ["is_precision_loss_allowed=1", "fp16_guard=on"]
     configs = [(["kernel_set=cpu"], {}), (["kernel_set=gpu"], {}), (["kernel_set=cpu", *fp16], {}),
-               (["kernel_set=gpu", *fp16], {}), (["kernel_set=gpu"], {"TFLITE_GPU_MAX_GROUP": "16"})]
+               (["kernel_set=gpu", *fp16], {}), (["kernel_set=gpu"], {"TFLITE_GPU_MAX_GROUP": "16"}),
+               (["execution=persistent"], {})]
     listed = {(p.file, frozenset(p.defines.split())) for p in cl_strict.programs() if p.std == "CL1.2"}
     bits = {p.file: set(cl_strict.kernel_bits((cl_strict.KERNELS / p.file).read_text())) for p in cl_strict.programs()}
     uncovered = []

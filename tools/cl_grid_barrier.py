@@ -53,7 +53,7 @@ CL_QUEUE_PROFILING_ENABLE = 1 << 1
 CL_PROFILING = {"queued": 0x1280, "submit": 0x1281, "start": 0x1282, "end": 0x1283}
 CL_MEM_READ_WRITE = 1
 CL_DEVICE_VERSION, CL_DRIVER_VERSION = 0x102F, 0x102D
-SYNC_WORDS = 2  # grid_sync.cl GS_WORDS
+SYNC_WORDS = 2  # kernel_abi.h GS_WORDS
 
 
 def source() -> bytes:

@@ -206,15 +206,29 @@ def delegate_nodes(delegate_pointer: int) -> list[dict]:
 
 
 def delegate_partitions(delegate_pointer: int) -> list[dict]:
-    """The partitions the last Prepare built: their nodes, kernel launches,
-    and the fusion passes that ran on each with the rewrites each made
+    """The partitions the last Prepare built: their nodes, dispatches, how
+    they run ("execution", and "launches" per invoke as built), and the
+    fusion passes that ran on each with the rewrites each made
     ({pass name: count}; a pass switched off or not for this device's
     kernel set is absent)."""
     rows = []
     for line in _delegate_text(delegate_pointer, 1).splitlines():
-        count, dispatches, nodes, passes = line.split("\t")
+        count, dispatches, nodes, passes, execution = line.split("\t")
+        mode, launches = execution.split(":")
         rows.append({"nodes": [int(n) for n in nodes.split(",") if n], "dispatches": int(dispatches),
-                     "passes": {k: int(v) for k, v in (x.split("=") for x in passes.split(",") if x)}})
+                     "passes": {k: int(v) for k, v in (x.split("=") for x in passes.split(",") if x)},
+                     "execution": mode, "launches": int(launches)})
+    return rows
+
+
+def delegate_runs(delegate_pointer: int) -> list[dict]:
+    """How each partition's last invoke ran: {"partition", "execution"
+    (kernels, stepped or persistent), "launches", "fallback" (why a
+    persistent partition now runs stepped; "" when it does not)}."""
+    rows = []
+    for line in _delegate_text(delegate_pointer, 4).splitlines():
+        part, mode, launches, fallback = line.split("\t")
+        rows.append({"partition": int(part), "execution": mode, "launches": int(launches), "fallback": fallback})
     return rows
 
 

@@ -1,0 +1,232 @@
+/* See vm.h. */
+#include "vm.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env_hooks.h"
+#include "kernels_embedded.h"
+#include "log.h"
+#include "options.h"
+
+enum { VM_SPACES = 10, VM_STAGING = 8, VM_ARGS = 32, VM_GROUP = 64, VM_OTHER_ALIGN = 64 };
+
+typedef struct Place {
+  cl_mem mem;
+  int space;     /* 0 activations, 1 the other buffers, 2.. staging */
+  size_t offset; /* bytes */
+} Place;
+
+typedef struct Plan {
+  Place* places;
+  int num_places;
+  cl_mem staging[VM_STAGING];
+  int num_staging;
+  int* words; /* phase offsets, then the phases */
+  int num_words, cap_words;
+} Plan;
+
+static int push(Plan* p, int w) {
+  if (p->num_words == p->cap_words) {
+    int cap = p->cap_words ? 2 * p->cap_words : 1024;
+    int* r = realloc(p->words, (size_t)cap * sizeof(int));
+    if (!r) return -1;
+    p->words = r;
+    p->cap_words = cap;
+  }
+  p->words[p->num_words++] = w;
+  return 0;
+}
+
+static const Place* find(const Plan* p, cl_mem m) {
+  for (int i = 0; i < p->num_places; ++i)
+    if (p->places[i].mem == m) return &p->places[i];
+  return NULL;
+}
+
+/* Where every buffer a dispatch can name lives: the activations by their
+ * planned offsets, the staging buffers as spaces of their own, and every
+ * other buffer the encoders made packed into one arena (its contents
+ * written once, here). Returns the other arena's host bytes (size *bytes),
+ * NULL with *bytes 0 when there is none; -1 in *ok when the partition
+ * cannot run on the VM. */
+static unsigned char* place_buffers(Executor* ex, Plan* p, size_t* bytes, int* ok) {
+  Encoder* e = &ex->enc;
+  int cap = e->g.num_tensors + e->num_records + 2 * (ex->num_inputs + ex->num_outputs) + 1;
+  *bytes = 0;
+  if (!(p->places = calloc((size_t)cap, sizeof(Place)))) return *ok = -1, NULL;
+  for (int i = 0; i < e->g.num_tensors; ++i) {
+    const GTensor* t = &e->g.tensors[i];
+    if (t->in_arena && t->mem) p->places[p->num_places++] = (Place){t->mem, 0, t->offset};
+  }
+  for (int k = 0; k < ex->num_inputs + ex->num_outputs; ++k) {
+    cl_mem m = k < ex->num_inputs ? ex->inputs[k].staging : ex->outputs[k - ex->num_inputs].staging;
+    if (!m || find(p, m)) continue;
+    if (p->num_staging == VM_STAGING) return *ok = 0, NULL; /* more boundary buffers than the program takes */
+    p->staging[p->num_staging] = m;
+    p->places[p->num_places++] = (Place){m, 2 + p->num_staging++, 0};
+  }
+  for (int i = 0; i < e->num_records; ++i) {
+    if (find(p, e->records[i].mem)) continue;
+    p->places[p->num_places++] = (Place){e->records[i].mem, 1, *bytes};
+    *bytes += (e->records[i].bytes + VM_OTHER_ALIGN - 1) / VM_OTHER_ALIGN * VM_OTHER_ALIGN;
+  }
+  unsigned char* host = calloc(*bytes ? *bytes : 1, 1);
+  if (!host) return *ok = -1, NULL;
+  for (int i = 0; i < e->num_records; ++i) {
+    const Place* at = find(p, e->records[i].mem);
+    if (at->space == 1 && e->records[i].data) memcpy(host + at->offset, e->records[i].data, e->records[i].bytes);
+  }
+  return host;
+}
+
+/* Dispatch i as a phase's words, or 0 when the VM has no body for it. */
+static int encode_phase(const Executor* ex, Plan* p, int i) {
+  RecordedArg args[VM_ARGS];
+  int n = 0;
+  const KernelVariant* v = ex_recorded(&ex->enc, i, args, VM_ARGS, &n);
+  const char* kinds = "";
+  int op = v && v->dims == 1 && !v->defines[0] && v->global[0] <= INT_MAX ? embedded_vm_opcode(v->file, v->kernel, &kinds)
+                                                                         : -1;
+  if (op < 0 || (int)strlen(kinds) != n || n > VM_ARGS) return 0;
+  int start = p->num_words;
+  if (push(p, op) || push(p, (int)v->global[0])) return -1;
+  for (int a = 0; a < n; ++a) {
+    const RecordedArg* r = &args[a];
+    if (!r->has_value) return p->num_words = start, 0;
+    if (kinds[a] == 'p') {
+      cl_mem m;
+      const Place* at = r->size == sizeof(m) ? (memcpy(&m, r->value, sizeof(m)), find(p, m)) : NULL;
+      if (!at || at->offset > INT_MAX) return p->num_words = start, 0;
+      if (push(p, at->space) || push(p, (int)at->offset)) return -1;
+      continue;
+    }
+    size_t words = kinds[a] == '4' || kinds[a] == 'q' ? 4 : kinds[a] == '2' || kinds[a] == 'd' ? 2 : 1;
+    if (r->size != 4 * words) return p->num_words = start, 0;
+    for (size_t w = 0; w < words; ++w) {
+      int x;
+      memcpy(&x, r->value + 4 * w, 4);
+      if (push(p, x)) return -1;
+    }
+  }
+  return 1;
+}
+
+static int make_buffer(Executor* ex, cl_mem* out, cl_mem_flags flags, size_t bytes, const void* data) {
+  cl_int rc;
+  *out = cl.clCreateBuffer(ex->enc.dev->context, flags | (data ? CL_MEM_COPY_HOST_PTR : 0), bytes ? bytes : 16,
+                           (void*)data, &rc);
+  return *out ? 0 : ex_fail(&ex->enc, "creating a VM buffer (%zu bytes): %s", bytes, cl_error_name(rc));
+}
+
+int vm_plan(Executor* ex, int mode) {
+  Encoder* e = &ex->enc;
+  /* Activations in buffers of their own (a test setting) are not in the arena the VM addresses. */
+  if (!ex->arena || env_flag("TFLITE_GPU_SEPARATE_BUFFERS", 0)) return 0;
+  for (int i = 0; e->dev->fp16 && i < e->g.num_tensors; ++i)
+    if (e->g.tensors[i].fp32) return 0; /* mixed storage: the VM program holds one storage */
+  Plan p = {0};
+  size_t other_bytes = 0;
+  int ok = 1, rc = 0;
+  unsigned char* other = place_buffers(ex, &p, &other_bytes, &ok);
+  int* phase_of = ok > 0 ? malloc((size_t)(e->num_dispatches + 1) * sizeof(int)) : NULL;
+  int* offsets = phase_of ? malloc((size_t)(e->num_dispatches + 1) * sizeof(int)) : NULL;
+  int phases = 0;
+  if (ok < 0 || (ok > 0 && !offsets)) rc = ex_fail(e, "out of memory");
+  for (int i = 0; rc == 0 && offsets && i < e->num_dispatches; ++i) {
+    offsets[phases] = p.num_words;
+    int r = encode_phase(ex, &p, i);
+    if (r < 0) rc = ex_fail(e, "out of memory");
+    phase_of[i] = r > 0 ? phases++ : -1;
+  }
+  VmState* vm = rc == 0 && phases ? calloc(1, sizeof(VmState)) : NULL;
+  if (rc == 0 && phases && !vm) rc = ex_fail(e, "out of memory");
+  if (vm) {
+    /* The op list: phase offsets first, then the phases. */
+    int* ops = malloc((size_t)(phases + p.num_words + 1) * sizeof(int));
+    vm->segs = calloc((size_t)e->num_dispatches + 1, sizeof(VmSegment));
+    vm->steps = calloc((size_t)phases + 1, sizeof(cl_kernel));
+    if (!ops || !vm->segs || !vm->steps) rc = ex_fail(e, "out of memory");
+    for (int k = 0; rc == 0 && k < phases; ++k) ops[k] = offsets[k] + phases;
+    if (rc == 0) memcpy(ops + phases, p.words, (size_t)p.num_words * sizeof(int));
+    vm->mode = mode;
+    vm->num_phases = phases;
+    vm->phase_of = phase_of;
+    phase_of = NULL;
+    vm->group = VM_GROUP;
+    long groups = env_long("TFLITE_GPU_VM_GROUPS", 0); /* a test hook: a smaller grid */
+    vm->grid = e->dev->caps.compute_units ? e->dev->caps.compute_units : 1;
+    if (groups > 0 && (size_t)groups < vm->grid) vm->grid = (size_t)groups;
+    for (int i = 0; rc == 0 && i < e->num_dispatches; ++i) {
+      int is_vm = vm->phase_of[i] >= 0;
+      VmSegment* last = vm->num_segs ? &vm->segs[vm->num_segs - 1] : NULL;
+      if (is_vm && last && last->vm && last->last == i) {
+        last->last = i + 1;
+      } else {
+        vm->segs[vm->num_segs++] = (VmSegment){i, i + 1, is_vm, NULL};
+      }
+      e->dispatches[i].vm = is_vm;
+    }
+    static const int zeros[GS_WORDS] = {0, 0};
+    if (rc == 0) rc = make_buffer(ex, &vm->ops, CL_MEM_READ_ONLY, (size_t)(phases + p.num_words) * sizeof(int), ops);
+    if (rc == 0) rc = make_buffer(ex, &vm->other, CL_MEM_READ_WRITE, other_bytes, other_bytes ? other : NULL);
+    if (rc == 0) rc = make_buffer(ex, &vm->sync, CL_MEM_READ_WRITE, sizeof(zeros), zeros);
+    if (rc == 0) rc = make_buffer(ex, &vm->dummy, CL_MEM_READ_WRITE, 16, NULL);
+    free(ops);
+    ex->vm = vm;
+    if (rc == 0)
+      gd_log(e->dev->log_level, GD_LOG_INFO, "execution=%s: %d of %d dispatches as VM phases, %d segment(s), grid %zu x %zu",
+             kExecutionNames[mode], phases, e->num_dispatches, vm->num_segs, vm->grid, vm->group);
+    if (rc == 0) {
+      /* Staging buffers: spaces 2.. of every launch (unused ones get the dummy). */
+      memcpy(ex->vm_staging, p.staging, sizeof(p.staging));
+      ex->vm_num_staging = p.num_staging;
+    }
+  }
+  free(phase_of);
+  free(offsets);
+  free(other);
+  free(p.places);
+  free(p.words);
+  return rc;
+}
+
+/* vm_run's arguments but the phase range and mode. */
+static int set_args(Executor* ex, cl_kernel k, int first, int last, int persistent, cl_ulong limit) {
+  VmState* vm = ex->vm;
+  cl_mem spaces[VM_SPACES];
+  spaces[0] = ex->arena;
+  spaces[1] = vm->other;
+  for (int s = 0; s < VM_STAGING; ++s) spaces[2 + s] = s < ex->vm_num_staging ? ex->vm_staging[s] : vm->dummy;
+  cl_int rc = CL_SUCCESS;
+  cl_uint a = 0;
+  for (int s = 0; s < VM_SPACES && rc == CL_SUCCESS; ++s) rc = cl.clSetKernelArg(k, a++, sizeof(cl_mem), &spaces[s]);
+  if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(cl_mem), &vm->ops);
+  if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(int), &first);
+  if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(int), &last);
+  if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(int), &persistent);
+  if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(cl_mem), &vm->sync);
+  if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(cl_ulong), &limit);
+  return rc == CL_SUCCESS ? 0 : ex_fail(&ex->enc, "setting the VM's arguments: %s", cl_error_name(rc));
+}
+
+int vm_finish(Executor* ex) {
+  VmState* vm = ex->vm;
+  Encoder* e = &ex->enc;
+  /* A wait's bound: NVIDIA's timer in ns (one phase of these models takes
+   * microseconds; a second is a hang), else spin iterations. */
+  cl_ulong limit = e->dev->caps.vendor_id == GD_VENDOR_NVIDIA ? 1000000000ull : 400000000ull;
+  for (int p = 0; p < vm->num_phases; ++p) {
+    if (!(vm->steps[p] = gpu_device_kernel(e->dev, "vm_program.cl", "", "vm_run", e->err, e->errlen))) return -1;
+    if (set_args(ex, vm->steps[p], p, p + 1, 0, limit)) return -1;
+  }
+  for (int s = 0; s < vm->num_segs; ++s) {
+    VmSegment* seg = &vm->segs[s];
+    if (!seg->vm || vm->mode != GD_EXEC_PERSISTENT) continue;
+    if (!(seg->whole = gpu_device_kernel(e->dev, "vm_program.cl", "", "vm_run", e->err, e->errlen))) return -1;
+    if (set_args(ex, seg->whole, vm->phase_of[seg->first], vm->phase_of[seg->last - 1] + 1, 1, limit)) return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,62 @@
+/* A partition as data for one program (issue 36): the dispatch list the
+ * encoders recorded becomes an op list of phases, each a CPU-set kernel's
+ * body (opcode, work-items, its arguments as words: buffers as offsets in
+ * the activation arena, one arena of the other buffers, or a staging
+ * buffer), run by the VM program (tools/gen_vm.py, vm/vm_run.cl):
+ * - stepped: one launch per phase;
+ * - persistent: one launch per segment of phases, a grid barrier between
+ *   phases (grid_sync.cl). The grid is at most one group per compute unit
+ *   (all resident), the activations never share memory (no line another
+ *   group cached is reused), each wait is bounded; a launch that timed out
+ *   makes the host run the invoke again stepped, warn once and stay
+ *   stepped. A self-test (the litmus test of grid_sync.cl) runs once per
+ *   device in the process before the first persistent launch.
+ * Dispatches without a body (the GPU set's kernels, kernels not written as
+ * OUTLINED_KERNEL) run as kernels between segments. */
+#ifndef TFLITE_GPU_VM_H
+#define TFLITE_GPU_VM_H
+
+#include "executor.h"
+
+typedef struct VmSegment {
+  int first, last;     /* dispatches [first, last) */
+  int vm;              /* 1: phases of the VM program; 0: one dispatch launched as its own kernel */
+  cl_kernel whole;     /* persistent: vm_run over every phase of the segment */
+} VmSegment;
+
+typedef struct VmState {
+  int mode;            /* GD_EXEC_STEPPED or GD_EXEC_PERSISTENT, as asked */
+  int stepped_only;    /* persistent fell back (why: fallback): stepped from now on */
+  char fallback[256];
+  int warned;
+  cl_mem ops, other, sync, dummy;
+  int* phase_of;       /* per dispatch: its phase, -1 when it runs as a kernel */
+  int num_phases;
+  cl_kernel* steps;    /* per phase: vm_run over that phase alone */
+  VmSegment* segs;
+  int num_segs;
+  size_t group, grid;  /* work-items per group; groups of a persistent launch */
+  int sync_result[2];  /* read back after a persistent invoke */
+  int last_persistent; /* what the last invoke ran: 1 persistent, 0 stepped */
+  int last_launches;
+  int locked;          /* holds the process's persistent-grid lock (one grid on a device at a time) */
+} VmState;
+
+/* Before ex_finish_dispatches: the op list of ex's dispatches (marking
+ * Dispatch.vm), the other buffers' arena, the segments. 0 with ex->vm
+ * NULL when no dispatch has a body (the partition runs as kernels), -1 on
+ * error. */
+int vm_plan(Executor* ex, int mode);
+/* After ex_finish_dispatches: the VM program's kernels. */
+int vm_finish(Executor* ex);
+/* Enqueues the partition's launches (stepped or persistent, as the state
+ * says); a persistent one also the read of its barrier state. CL error. */
+cl_int vm_enqueue(Executor* ex);
+/* After the invoke's wait: 1 when a persistent launch aborted (the caller
+ * enqueues the invoke again, now stepped), else 0. Releases the grid lock. */
+int vm_aborted(Executor* ex);
+/* Launches per invoke: persistent (one per segment) or stepped (one per dispatch). */
+int vm_launches(const VmState* vm, int persistent);
+void vm_free(VmState* vm);
+
+#endif

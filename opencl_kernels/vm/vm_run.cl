@@ -1,0 +1,25 @@
+/* The VM's kernel (tools/gen_vm.py appends it to the VM program, after
+ * vm_call and grid_sync.cl): runs phases [first, last) of an op list, each
+ * phase one dispatch of the partition, its virtual work-items spread over
+ * the grid. Op list: word p (p < phases) is phase p's offset in words; a
+ * phase is {opcode, work-items, the arguments' words (gen_vm.py)}.
+ *
+ * stepped (persistent 0): the host launches one phase at a time, so the
+ * launches order the phases, as separate kernels would be ordered.
+ * persistent: one launch runs every phase; a grid barrier (grid_sync.cl)
+ * separates each phase from the next. The host sizes the grid so that every
+ * group is resident, zeroes sync before the launch, and reads sync[GS_ABORT]
+ * after it: a group that waited past `limit` aborted the launch, which the
+ * host then runs again stepped. */
+__kernel void vm_run(VM_SPACES_PARAMS, __global const int* ops, int first, int last, int persistent,
+                     volatile __global int* sync, ulong limit) {
+  __local volatile int ok;
+  const int groups = (int)get_num_groups(0);
+  const int stride = (int)get_global_size(0);
+  for (int p = first; p < last; ++p) {
+    if (persistent && p > first && !gs_grid_sync(sync, p - first, groups, limit, &ok)) return;
+    __global const int* op = ops + ops[p];
+    const int opcode = op[0], items = op[1];
+    for (int v = (int)get_global_id(0); v < items; v += stride) vm_call(opcode, v, op + 2, VM_SPACES);
+  }
+}

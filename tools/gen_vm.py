@@ -1,0 +1,138 @@
+"""The VM program (issue 36): one OpenCL program that runs a partition's
+dispatch list as data, from the CPU kernel set's own kernel bodies.
+
+Every CPU-set kernel written as an OUTLINED_KERNEL (common.cl) has a body
+function taking its work-item's id; the VM calls those bodies for virtual
+work-items, so a kernel and its VM opcode run the same code. This module
+finds them (the C preprocessor expands the kernel files, whose kernels are
+often defined by macros, and the signatures are read from the expansion)
+and writes:
+
+- vm_program_source(): the program's file, "vm_program.cl": every CPU-set
+  kernel file (each file's own macros undefined after it, so that they
+  cannot clash), vm_call (a switch from opcode to body, each argument
+  unpacked from the op list's words), grid_sync.cl and vm/vm_run.cl;
+- vm_table(): per opcode, the kernel's file, name and argument kinds, for
+  the library (kernels_embedded.c: embedded_vm_opcode) to encode a
+  dispatch as an op.
+
+Argument kinds, one letter each, and the words an op stores for them:
+p a buffer (2: the space, 0 activations, 1 the other buffers, 2.. staging
+buffers, and the byte offset in it), i int or uint (1), f float (1), 2 int2
+(2), 4 int4 (4), d float2 (2), q float4 (4). A kernel taking anything else has no opcode (its dispatches run
+as kernels). Used by tools/embed_kernels.py and tools/cl_strict.py.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import subprocess
+
+# Files whose kernels are not bodies the VM can call: the GPU set's (work-
+# group tiles in __local memory), the barrier probe, the VM itself.
+NOT_BODIES = re.compile(r"(_gpu|^grid_sync|^common|^vm_program)\.cl$")
+SPACES = 10  # m0 (activations), m1 (constants), s0-s7 (staging buffers)
+KINDS = {"int": "i", "uint": "i", "float": "f", "int2": "2", "int4": "4", "float2": "d", "float4": "q"}
+WORDS = {"p": 2, "i": 1, "f": 1, "2": 2, "4": 4, "d": 2, "q": 4}
+
+_OUTLINED = re.compile(r"__kernel\s+void\s+(\w+)\s*\(([^)]*)\)\s*\{\s*(\w+)_body\s*\(\s*get_global_id\s*\(\s*0\s*\)")
+_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
+
+
+def body_files(kernels: pathlib.Path) -> list:
+    return sorted(p for p in kernels.glob("*.cl") if not NOT_BODIES.search(p.name))
+
+
+def _preprocessor() -> list:
+    """A C preprocessor command: $CPP, else cpp, else $CC/cc/gcc/clang -E."""
+    if os.environ.get("CPP"):
+        return shlex.split(os.environ["CPP"])
+    if shutil.which("cpp"):
+        return ["cpp"]
+    for cc in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if cc and shutil.which(shlex.split(cc)[0]):
+            return [*shlex.split(cc), "-E"]
+    raise SystemExit("gen_vm.py: no C preprocessor (cpp, cc -E) to read the kernels' signatures")
+
+
+def _expanded(kernels: pathlib.Path, f: pathlib.Path) -> str:
+    marker = "int gd_vm_marker_line;"
+    text = "".join((kernels / n).read_text() for n in ("kernel_abi.h", "common.cl")) + marker + "\n" + f.read_text()
+    out = subprocess.run([*_preprocessor(), "-P", "-undef", "-nostdinc", "-x", "c", "-D__OPENCL_C_VERSION__=120",
+                          "-"], input=text, capture_output=True, text=True, check=True).stdout
+    return out.split(marker, 1)[1]
+
+
+def _param(text: str):
+    """(kind, C type for a cast or None) of one parameter, or None when the VM cannot pass it."""
+    words = text.replace("*", " * ").split()
+    if "*" in words:
+        if "__global" not in words and "global" not in words:
+            return None  # __local or __constant: not a buffer of the VM's spaces
+        decl = " ".join(w for w in words[:-1] if w not in ("restrict", "__restrict"))
+        return "p", decl.replace(" *", "*")
+    kind = KINDS.get(words[-2]) if len(words) >= 2 else None
+    return (kind, None) if kind else None
+
+
+def bodies(kernels: pathlib.Path) -> list:
+    """[(file, kernel, body function, [(kind, cast)])], in a fixed order."""
+    out = []
+    for f in body_files(kernels):
+        for name, params, body in _OUTLINED.findall(_expanded(kernels, f)):
+            parsed = [_param(p) for p in params.split(",")]
+            if all(parsed):
+                out.append((f.name, name, body + "_body", parsed))
+    return out
+
+
+def _call(body: str, params: list) -> str:
+    args, w = ["v"], 0
+    for kind, cast in params:
+        if kind == "p":
+            args.append(f"({cast})(vm_space(a[{w}], VM_SPACES) + a[{w + 1}])")
+        elif kind == "i":
+            args.append(f"a[{w}]")
+        elif kind == "f":
+            args.append(f"as_float(a[{w}])")
+        elif kind == "2":
+            args.append(f"(int2)(a[{w}], a[{w + 1}])")
+        elif kind == "4":
+            args.append(f"(int4)(a[{w}], a[{w + 1}], a[{w + 2}], a[{w + 3}])")
+        elif kind == "d":
+            args.append(f"as_float2((int2)(a[{w}], a[{w + 1}]))")
+        else:
+            args.append(f"as_float4((int4)(a[{w}], a[{w + 1}], a[{w + 2}], a[{w + 3}]))")
+        w += WORDS[kind]
+    return f"{body}({', '.join(args)})"
+
+
+def vm_program_source(kernels: pathlib.Path) -> str:
+    parts = ["/* Generated by tools/gen_vm.py: the VM program (every CPU-set kernel file, vm_call, grid_sync.cl,\n"
+             " * vm/vm_run.cl). Do not edit. */\n"]
+    for f in body_files(kernels):
+        text = f.read_text()
+        parts.append(f"/* ---- {f.name} ---- */\n{text}\n")
+        parts += [f"#undef {m}\n" for m in sorted(set(_DEFINE.findall(text)))]
+    spaces = ", ".join(["__global uchar* m0", "__global uchar* m1"] + [f"__global uchar* s{i}" for i in range(SPACES - 2)])
+    names = ", ".join(["m0", "m1"] + [f"s{i}" for i in range(SPACES - 2)])
+    parts.append(f"#define VM_SPACES_PARAMS {spaces}\n#define VM_SPACES {names}\n")
+    chain = " : ".join(f"s == {i} ? {n}" for i, n in enumerate(names.split(", ")[:-1])) + f" : {names.split(', ')[-1]}"
+    parts.append(f"GD_INLINE __global uchar* vm_space(int s, VM_SPACES_PARAMS) {{ return {chain}; }}\n")
+    parts.append("/* Runs op `opcode` for virtual work-item v, its arguments unpacked from the op's words a. */\n"
+                 "GD_INLINE void vm_call(int opcode, int v, __global const int* a, VM_SPACES_PARAMS) {\n"
+                 "  switch (opcode) {\n")
+    for i, (_, _, body, params) in enumerate(bodies(kernels)):
+        parts.append(f"    case {i}: {_call(body, params)}; return;\n")
+    parts.append("    default: return;\n  }\n}\n")
+    for extra in ("grid_sync.cl", "vm/vm_run.cl"):
+        parts.append(f"/* ---- {extra} ---- */\n{(kernels / extra).read_text()}\n")
+    return "".join(parts)
+
+
+def vm_table(kernels: pathlib.Path) -> list:
+    """[(opcode, file, kernel, kinds)] for the C table."""
+    return [(i, f, k, "".join(kind for kind, _ in params)) for i, (f, k, _, params) in enumerate(bodies(kernels))]
