@@ -120,6 +120,7 @@ def test_the_line_limit_catches_a_601_line_kernel_file(tmp_path):
 COMMENTED_DIRS = ("delegate_c", "opencl_kernels", "python", "tools", "tests")
 NAMED_ELSEWHERE = {
     "kernels_embedded.c": "generated into the build folder by tools/embed_kernels.py",
+    "vm_program.cl": "generated into the library by tools/gen_vm.py (the VM program)",
     "builtin_ops.h": "TensorFlow Lite's, whose codes tflite_builtins.h copies",
     "builtin_op_data.h": "TensorFlow Lite's, whose structs tflite_builtins.h copies",
     "delegate_options.h": "TensorFlow Lite's, whose option struct gpu_delegate.h keeps",

@@ -41,6 +41,9 @@
 #                  per phase against an empty launch, 1 to 2 x compute-units work-groups, with each
 #                  launch's QUEUED/SUBMIT/START/END, and a cross-group message-passing litmus test;
 #                  a few seconds
+#        execution tools/bench_execution.py: execution=kernels (both kernel sets), stepped and persistent
+#                  interleaved on each model, each checked against the CPU interpreter
+#                  (GPU_RUN_EXECUTION_ROUNDS, default 30); about 10 s a model
 #        ab        tools/bench_ab.py, GPU set FP32, the library against itself with one pass off
 #                  (TFLITE_GPU_FUSE_PW_DW=0, TFLITE_GPU_FUSE_DW_1X1=0, then
 #                  TFLITE_GPU_PINNED_STAGING=0), interleaved, GPU_RUN_AB_ROUNDS=2: the passes that
@@ -80,7 +83,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 
-ALL_STEPS="devices models bench benchcpu profile ops tune launch barrier ab"
+ALL_STEPS="devices models bench benchcpu profile ops tune launch barrier execution ab"
 AB_MODELS="palm_detection_full palm_detection_lite pose_detection pose_landmark_full hand_landmark_full
   face_detection_full_range_sparse face_detection_short_range"
 RUN_WORK="" RUN_TICKER=""
@@ -493,6 +496,11 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
         ;;
       barrier)
         limited "$python" "$ROOT/tools/cl_grid_barrier.py" --out "$files" || rc=1
+        ;;
+      execution)
+        # shellcheck disable=SC2086
+        limited "$python" "$ROOT/tools/bench_execution.py" --rounds "${GPU_RUN_EXECUTION_ROUNDS:-30}" \
+          --json "$files/execution.json" $models 2>&1 | tee "$files/execution.log" || rc=1
         ;;
       ab)
         # Only the models XNNPACK can run (bench_ab times it as the yardstick); by default the

@@ -421,7 +421,7 @@ def _profile(d, out, problems):
 
 
 def _tool_section(d, out, problems, name, title, module):
-    """NAME.json written by tools/MODULE.py, as that tool's own markdown."""
+    """NAME.json, written by the tool `module` names, as that tool's own markdown."""
     doc, why = _load(d / f"{name}.json")
     if doc is None and not why:
         return None
@@ -444,6 +444,30 @@ def _barrier(d, out, problems):
         problems.add("grid barrier: the litmus test read stale values")
 
 
+def _execution(d, out, problems):
+    """tools/bench_execution.py's table (execution.json): each mode's median and launches, and its error."""
+    doc, why = _load(d / "execution.json")
+    if doc is None and not why:
+        return
+    out += ["## Execution modes (tools/bench_execution.py: median ms, dispatches in brackets)", ""]
+    if doc is None or not isinstance(doc, list):
+        out += [f"execution.json is {why or 'not a list'}", ""]
+        problems.add(f"execution.json {why or 'not a list'}")
+        return
+    modes = list((doc[0].get("modes") or {}) if doc and isinstance(doc[0], dict) else {})
+    out += ["| model | " + " | ".join(modes) + " | worst rel L2 |", "|---|" + "---:|" * len(modes) + "---:|"]
+    for r in doc:
+        m = r.get("modes") or {}
+        errs = [x.get("rel_l2") for x in m.values() if isinstance(x, dict) and x.get("rel_l2") is not None]
+        cells = [f"{_num(m[k].get('median_ms')) or float('nan'):.3f} ({m[k].get('dispatches', '?')})"
+                 if isinstance(m.get(k), dict) else "–" for k in modes]
+        worst = max(errs) if errs else None
+        out.append(f"| {_cell(r.get('model', '?'))} | " + " | ".join(cells) + f" | {'–' if worst is None else f'{worst:.2e}'} |")
+        if worst is not None and worst > 1e-4:
+            problems.add(f"execution: {r.get('model')} has an output off by {worst:.2e}")
+    out.append("")
+
+
 def _ab(d, out, problems):
     """The ab step's logs (tools/bench_ab.py, A = the pass off, B = on): each
     model's line and the geomean, as printed."""
@@ -462,7 +486,7 @@ def _ab(d, out, problems):
 def summarize(d: pathlib.Path):
     """(markdown, ok)."""
     out, problems = [], _Problems()
-    for section in (_header, _steps, _ops, _models, _bench, _profile, _launch, _barrier, _ab):
+    for section in (_header, _steps, _ops, _models, _bench, _profile, _launch, _barrier, _execution, _ab):
         try:
             if section is _header:
                 section(d, out)

@@ -1,0 +1,112 @@
+"""execution=stepped and execution=persistent (issue 36, delegate_c/vm.h):
+the partition as an op list for one VM program of the CPU kernel set's
+bodies, launched per phase or once per segment with grid barriers between
+phases. On PoCL (2 compute units: a persistent grid of 2 groups).
+
+Tolerances: against the CPU interpreter, check's own (FP32 1e-4, FP16 1e-2
+relative L2); stepped against persistent, none: the same program, op list
+and bodies compute every value the same way, so they must agree bit for
+bit."""
+import numpy as np
+import pytest
+
+import tflite_gpu
+from cli_run import run_cli, strict_json
+from tflite_gpu import _capi, check, explain, interpreters, models
+
+MODELS = ["face_detection_short_range", "hand_recrop", "iris_landmark"]
+
+
+def _path(name):
+    return models.fetch_models([name], progress=False)[name]
+
+
+def _run(name, execution, invokes=2, **options):
+    """(outputs of the last invoke, how it ran) through a fresh delegate."""
+    d = tflite_gpu.load_delegate(log_level="silent", execution=execution, **options)
+    it = interpreters.make(str(_path(name)), delegate=d)
+    x = check.random_inputs(it.get_input_details(), 3)
+    for _ in range(invokes):
+        out = interpreters.run(it, x)
+    runs = _capi.delegate_runs(d._get_native_delegate_pointer())
+    del it
+    return out, runs
+
+
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("execution", ["stepped", "persistent"])
+@pytest.mark.parametrize("name", MODELS)
+def test_a_model_runs_right_in_each_mode(name, execution, fp16):
+    r = check.check_model(_path(name), {"execution": execution, "is_precision_loss_allowed": int(fp16),
+                                        "log_level": "silent"}, invokes=2)
+    assert r.passed, [(o.name, o.rel_l2) for o in r.outputs]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_stepped_and_persistent_agree_bit_for_bit(name):
+    stepped, runs_s = _run(name, "stepped")
+    persistent, runs_p = _run(name, "persistent")
+    assert [r["execution"] for r in runs_s] == ["stepped"] and [r["execution"] for r in runs_p] == ["persistent"]
+    for a, b in zip(stepped, persistent):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_one_launch_per_invoke():
+    """face_detection_short_range: every dispatch has a body, so a
+    persistent invoke is one launch; stepped is one per dispatch."""
+    path = _path("face_detection_short_range")
+    (p,) = explain.explain(path, {"execution": "persistent"})["partitions"]
+    assert p["execution"] == "persistent" and p["launches"] == 1 and p["dispatches"] > 40
+    (s,) = explain.explain(path, {"execution": "stepped"})["partitions"]
+    assert s["execution"] == "stepped" and s["launches"] == s["dispatches"] == p["dispatches"]
+    (k,) = explain.explain(path, {"kernel_set": "cpu"})["partitions"]
+    assert k["execution"] == "kernels" and k["launches"] == k["dispatches"] == p["dispatches"]
+    _, runs = _run("face_detection_short_range", "persistent")
+    assert runs == [{"partition": 0, "execution": "persistent", "launches": 1, "fallback": ""}]
+
+
+def test_a_grid_of_one_group_never_falls_back(monkeypatch):
+    monkeypatch.setenv("TFLITE_GPU_VM_GROUPS", "1")
+    _, runs = _run("hand_recrop", "persistent", invokes=3)
+    assert runs[0]["execution"] == "persistent" and runs[0]["fallback"] == ""
+
+
+def test_a_barrier_timeout_reruns_stepped_and_says_why(monkeypatch, capfd):
+    """The test hook raises the abort flag, as a wait past its bound does:
+    the invoke runs again stepped, the outputs are still right, the
+    delegate warns once and stays stepped."""
+    monkeypatch.setenv("TFLITE_GPU_TEST_VM_TIMEOUT", "1")
+    want, _ = _run("hand_recrop", "stepped", invokes=1)
+    capfd.readouterr()
+    d = tflite_gpu.load_delegate(log_level="warning", execution="persistent")
+    it = interpreters.make(str(_path("hand_recrop")), delegate=d)
+    x = check.random_inputs(it.get_input_details(), 3)
+    for _ in range(3):
+        got = interpreters.run(it, x)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+    err = capfd.readouterr().err
+    assert err.count("a grid barrier timed out") == 1 and "runs stepped from now on" in err
+    (run,) = _capi.delegate_runs(d._get_native_delegate_pointer())
+    assert run["execution"] == "stepped" and "timed out" in run["fallback"]
+
+
+def test_a_failed_self_test_keeps_the_partition_stepped():
+    """In a process of its own (the self-test's result is kept per device
+    for the process): results as the CPU's, and the warning says why."""
+    p = run_cli("check", "hand_recrop", "--opt", "execution=persistent", "--opt", "log_level=warning", "--json",
+                env={"TFLITE_GPU_TEST_VM_SELFTEST_FAIL": "1"})
+    assert p.returncode == 0, p.stderr
+    assert strict_json(p.stdout)[0]["passed"]
+    assert "the self-test failed" in p.stderr and "runs stepped from now on" in p.stderr
+
+
+def test_bisect_works_in_the_vm_modes(monkeypatch):
+    """Capture reads back after each phase (the persistent invoke runs
+    stepped while capturing), and the perturb hook's kernel, which has no
+    body, runs as a kernel between two segments."""
+    monkeypatch.setenv("TFLITE_GPU_TEST_PERTURB_NODE", "2")
+    r = check.check_model(_path("face_detection_short_range"), {"execution": "persistent", "log_level": "silent"},
+                          invokes=1, bisect=True)
+    first = r.bisect["first"]
+    assert first["node"] == 2 or 2 in first["group"]["members"], first

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""The execution modes against each other on one device (issue 36):
+execution=kernels with the GPU and the CPU kernel sets, stepped and
+persistent (the VM program, the CPU set's bodies), on the same inputs,
+interleaved round by round, each checked against the CPU interpreter.
+
+    python tools/bench_execution.py [--rounds 30] [--json OUT] MODEL...
+
+Prints per model and mode: median invoke ms, launches per invoke (from the
+library's report), the relative L2 error of the worst output against the
+CPU interpreter's builtin kernels, and for persistent whether a fallback
+happened. Exit 0; 1 when a mode's outputs are wrong (relative L2 > 1e-4).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import statistics
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+MODES = [("kernels-gpu", {"kernel_set": "gpu"}), ("kernels-cpu", {"kernel_set": "cpu"}),
+         ("stepped", {"execution": "stepped"}), ("persistent", {"execution": "persistent"})]
+
+
+def _rel(a, e) -> float:
+    import numpy as np
+
+    a, e = np.asarray(a, np.float64), np.asarray(e, np.float64)
+    return float(np.linalg.norm(a - e) / max(np.linalg.norm(e), 1e-30))
+
+
+def bench(name: str, rounds: int) -> dict:
+    import tflite_gpu
+    from tflite_gpu import _capi, check, interpreters, models
+
+    path = pathlib.Path(name) if name.endswith(".tflite") else models.fetch_models([name], progress=False)[name]
+    source = interpreters.model_source(path)
+    try:
+        cpu = interpreters.make(source, cpu="builtin")
+        inputs = check.random_inputs(cpu.get_input_details(), 0)
+        want = interpreters.run(cpu, inputs)
+    except (RuntimeError, ValueError):
+        want, inputs = None, None
+    runs = {}
+    for mode, opts in MODES:
+        d = tflite_gpu.load_delegate(log_level="silent", **opts)
+        it = interpreters.make(source, delegate=d)
+        x = inputs or check.random_inputs(it.get_input_details(), 0)
+        got = interpreters.run(it, x)
+        interpreters.run(it, x)  # warm
+        stats = _capi.delegate_stats(d._get_native_delegate_pointer())
+        runs[mode] = {"it": it, "d": d, "times": [], "dispatches": stats["dispatches"],
+                      "rel_l2": max((_rel(g, w) for g, w in zip(got, want)), default=0.0) if want else None}
+    for _ in range(rounds):
+        for r in runs.values():
+            t = time.perf_counter()
+            r["it"].invoke()
+            r["times"].append(time.perf_counter() - t)
+    out = {"model": path.stem, "modes": {}}
+    for mode, r in runs.items():
+        out["modes"][mode] = {"median_ms": statistics.median(r["times"]) * 1e3, "min_ms": min(r["times"]) * 1e3,
+                              "dispatches": r["dispatches"], "rel_l2": r["rel_l2"]}
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("models", nargs="+")
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+    rows, bad = [], False
+    print("| model | " + " | ".join(m for m, _ in MODES) + " | worst rel L2 |")
+    print("|---|" + "---:|" * len(MODES) + "---:|")
+    for m in args.models:
+        r = bench(m, args.rounds)
+        rows.append(r)
+        errs = [x["rel_l2"] for x in r["modes"].values() if x["rel_l2"] is not None]
+        bad |= any(e > 1e-4 for e in errs)
+        cells = [f"{x['median_ms']:.3f} ms ({x['dispatches']})" for x in r["modes"].values()]
+        print(f"| {r['model']} | " + " | ".join(cells) + f" | {max(errs) if errs else float('nan'):.2e} |", flush=True)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
