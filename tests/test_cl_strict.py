@@ -141,7 +141,7 @@ def test_the_program_list_covers_what_the_library_builds():
                (["kernel_set=gpu", *fp16], {}), (["kernel_set=gpu"], {"TFLITE_GPU_MAX_GROUP": "16"}),
                (["execution=persistent"], {})]
     listed = {(p.file, frozenset(p.defines.split())) for p in cl_strict.programs() if p.std == "CL1.2"}
-    bits = {p.file: set(cl_strict.kernel_bits((cl_strict.KERNELS / p.file).read_text())) for p in cl_strict.programs()}
+    bits = {p.file: set(cl_strict.kernel_bits(cl_strict.source_of(cl_strict.KERNELS, p.file))) for p in cl_strict.programs()}
     uncovered = []
     for file, options in sorted(_built_programs(configs)):
         words = options.split()

@@ -136,7 +136,7 @@ def kernel_bits(source: str) -> list[int]:
 VM_PROGRAM = "vm_program.cl"  # generated (tools/gen_vm.py): every CPU-set file, the VM's dispatch and kernel
 
 
-def _source(kernels: pathlib.Path, name: str) -> str:
+def source_of(kernels: pathlib.Path, name: str) -> str:
     if name == VM_PROGRAM:
         return gen_vm.vm_program_source(kernels)
     return (kernels / name).read_text()
@@ -146,7 +146,7 @@ def programs(kernels: pathlib.Path = KERNELS, files: list[str] | None = None) ->
     names = files or sorted(p.name for p in kernels.glob("*.cl") if p.name != "common.cl") + [VM_PROGRAM]
     out = []
     for name in names:
-        text = _source(kernels, name)
+        text = source_of(kernels, name)
         bits = kernel_bits(text) if name != VM_PROGRAM else []
         selections = [""] + [f"-DGD_KSEL={hex(1 << b)}" for b in bits]
         devices = list(DEVICES.values()) + ([NVIDIA_DEVICE] if re.search(r"\bGD_NVIDIA\b", text) else [])
@@ -198,7 +198,7 @@ def undefined_functions(ir: str) -> list[str]:
 
 def check(program: Program, clang: str, kernels: pathlib.Path = KERNELS) -> str | None:
     """None when the strict compile accepts the program, else why not."""
-    source = "".join(_source(kernels, f) for f in ("kernel_abi.h", "common.cl", program.file))
+    source = "".join(source_of(kernels, f) for f in ("kernel_abi.h", "common.cl", program.file))
     cmd = [clang, *_flags(program.extensions, program.std, program.target), "-O0", "-emit-llvm", "-S", "-o", "-", *program.defines.split(), "-"]
     p = subprocess.run(cmd, input=source, capture_output=True, text=True)
     if p.returncode != 0 or p.stderr.strip():
