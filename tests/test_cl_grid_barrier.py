@@ -41,8 +41,10 @@ def test_measures_the_barrier_and_passes_the_litmus_test(tmp_path):
     assert 0 <= one["barrier_device_us"] < 1e5 and 0 <= one["barrier_wall_us"] < 1e5
     for x in doc["rows"]:
         assert x["launch_wall_us"] > 0 and x["start_to_end_us"] >= 0
-        # A grid that is not resident hits the bound: fewer arrivals than asked, never a hang.
-        assert x["passed"] == (x["arrivals"] == x["expected_arrivals"]), x
+        # A grid that is not resident hits the bound and aborts, never hangs. (A run that passed saw
+        # every arrival; an aborted one may too, when the last group arrived after another gave up.)
+        if x["passed"]:
+            assert x["arrivals"] == x["expected_arrivals"], x
     # The fence the library would use here read no stale value wherever every barrier passed.
     for x in doc["litmus"]:
         assert x["checked"] > 0
