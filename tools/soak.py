@@ -32,7 +32,8 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "python"))
+# The installed package first (it holds the library); the source tree where none is installed.
+sys.path.append(str(ROOT / "python"))
 
 KINDS = ("live_contexts", "live_queues", "live_buffers", "live_programs", "live_kernels", "live_events")
 
