@@ -119,7 +119,7 @@ static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t er
     pthread_mutex_lock(&k->dev->mutex);
     if (d && d->cache_on)
       ser_partition_begin(&k->cache, d->cfg.serialization_dir, d->cfg.model_token, k->dev, d->current_view, params,
-                          k->log_level);
+                          k->dev->execution == GD_EXEC_STEPPED || k->dev->execution == GD_EXEC_PERSISTENT, k->log_level);
     /* A tuning remembered beside the kernel-cache file: built with it
      * straight away, so that the cached programs are the ones it uses. */
     if (d && k->sustained && !k->tune && k->cache.path) {

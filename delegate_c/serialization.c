@@ -84,7 +84,7 @@ static void entry_name(const GpuDevice* dev, const char* file, const char* defin
 
 /* ---- load ---- */
 
-static void load_entries(PartitionCache* pc, GpuDevice* dev, const KcEntry* entries, int count, int log_level) {
+static void load_entries(const char* path, GpuDevice* dev, const KcEntry* entries, int count, int log_level) {
   for (int i = 0; i < count; ++i) {
     char name[KC_MAX_NAME + 1], file[KC_MAX_NAME + 1], defines[KC_MAX_NAME + 1], want[2 * KC_MAX_NAME + 32];
     memcpy(name, entries[i].name, entries[i].name_size);
@@ -99,12 +99,44 @@ static void load_entries(PartitionCache* pc, GpuDevice* dev, const KcEntry* entr
     if (strcmp(want, name) != 0) continue; /* kernel source changed: compile it */
     char err[1024];
     if (gpu_device_add_binary(dev, file, defines, entries[i].data, entries[i].data_size, err, sizeof(err)) < 0)
-      gd_log(log_level, GD_LOG_WARNING, "kernel cache %s: %s; compiling it", pc->path, err);
+      gd_log(log_level, GD_LOG_WARNING, "kernel cache %s: %s; compiling it", path, err);
   }
 }
 
+/* Reads one cache file and loads its programs onto dev; 1 when the file
+ * was valid for key. A missing file is a quiet miss. */
+static int load_file(const char* path, const char* key, GpuDevice* dev, int log_level) {
+  unsigned char* buf;
+  size_t size;
+  char why[512];
+  int rc = kc_read_file(path, &buf, &size, why, sizeof(why));
+  if (rc == 1) {
+    gd_log(log_level, GD_LOG_INFO, "kernel cache %s: no file yet (miss)", path);
+    return 0;
+  }
+  if (rc < 0) {
+    dev->cache.rejected++;
+    gd_log(log_level, GD_LOG_WARNING, "kernel cache: %s; rebuilding", why);
+    return 0;
+  }
+  KcEntry entries[KC_MAX_ENTRIES];
+  int count = 0, loaded = 0;
+  rc = kc_parse(buf, size, key, entries, KC_MAX_ENTRIES, &count, why, sizeof(why));
+  if (rc == KC_OK) {
+    loaded = 1;
+    load_entries(path, dev, entries, count, log_level);
+  } else if (rc == KC_MISMATCH) {
+    gd_log(log_level, GD_LOG_INFO, "kernel cache %s: %s (miss; rebuilding)", path, why);
+  } else {
+    dev->cache.rejected++;
+    gd_log(log_level, GD_LOG_WARNING, "kernel cache %s is invalid (%s); rebuilding it", path, why);
+  }
+  free(buf);
+  return loaded;
+}
+
 void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token, GpuDevice* dev,
-                         const ModelView* mv, const TfLiteDelegateParams* params, int log_level) {
+                         const ModelView* mv, const TfLiteDelegateParams* params, int vm, int log_level) {
   memset(pc, 0, sizeof(*pc));
   pc->source_builds_before = dev->source_builds;
   uint64_t fp = partition_fingerprint(mv, params);
@@ -112,46 +144,29 @@ void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token,
   /* One file per (token, partition position, precision, kernel set,
    * device): devices sharing a directory keep their own files; a different
    * model or option under the same token overwrites it. */
-  char tag[96], path[4200];
+  char tag[96], path[4200], vm_tag[96], vm_path[4200];
   int first = params->nodes_to_replace->size ? params->nodes_to_replace->data[0] : 0;
   const GpuCaps* c = &dev->caps;
   uint64_t device_hash = kc_hash(c->platform, strlen(c->platform), 0x646576ull);
   device_hash = kc_hash(c->name, strlen(c->name), device_hash);
   device_hash = kc_hash(c->driver, strlen(c->driver), device_hash);
-  snprintf(tag, sizeof(tag), "n%d_%s_%s_%08llx", first, dev->fp16 ? "fp16" : "fp32", kernel_set_name(dev->kernel_set),
-           (unsigned long long)(device_hash & 0xffffffffull));
-  if (!pc->key || kc_file_path(path, sizeof(path), dir, token, tag) || !(pc->path = strdup(path))) {
+  const char* prec = dev->fp16 ? "fp16" : "fp32";
+  unsigned long long dh = (unsigned long long)(device_hash & 0xffffffffull);
+  snprintf(tag, sizeof(tag), "n%d_%s_%s_%08llx", first, prec, kernel_set_name(dev->kernel_set), dh);
+  snprintf(vm_tag, sizeof(vm_tag), "vm_%s_%08llx", prec, dh);
+  int bad = !pc->key || kc_file_path(path, sizeof(path), dir, token, tag) || !(pc->path = strdup(path));
+  /* The shared file's key is the device's and the build options' alone (token "vm", partition 0). */
+  if (!bad && vm)
+    bad = kc_file_path(vm_path, sizeof(vm_path), dir, "vm", vm_tag) || !(pc->vm_path = strdup(vm_path)) ||
+          !(pc->vm_key = make_key(dev, "vm", 0));
+  if (bad) {
     gd_log(log_level, GD_LOG_WARNING, "kernel cache: out of memory or path too long; running without it");
     ser_partition_free(pc);
     return;
   }
   pc->state = SER_MISS;
-  unsigned char* buf;
-  size_t size;
-  char why[512];
-  int rc = kc_read_file(pc->path, &buf, &size, why, sizeof(why));
-  if (rc == 1) {
-    gd_log(log_level, GD_LOG_INFO, "kernel cache %s: no file yet (miss)", pc->path);
-    return;
-  }
-  if (rc < 0) {
-    dev->cache.rejected++;
-    gd_log(log_level, GD_LOG_WARNING, "kernel cache: %s; rebuilding", why);
-    return;
-  }
-  KcEntry entries[KC_MAX_ENTRIES];
-  int count = 0;
-  rc = kc_parse(buf, size, pc->key, entries, KC_MAX_ENTRIES, &count, why, sizeof(why));
-  if (rc == KC_OK) {
-    pc->loaded = 1;
-    load_entries(pc, dev, entries, count, log_level);
-  } else if (rc == KC_MISMATCH) {
-    gd_log(log_level, GD_LOG_INFO, "kernel cache %s: %s (miss; rebuilding)", pc->path, why);
-  } else {
-    dev->cache.rejected++;
-    gd_log(log_level, GD_LOG_WARNING, "kernel cache %s is invalid (%s); rebuilding it", pc->path, why);
-  }
-  free(buf);
+  if (pc->vm_path) pc->vm_loaded = load_file(pc->vm_path, pc->vm_key, dev, log_level);
+  pc->loaded = load_file(pc->path, pc->key, dev, log_level);
 }
 
 void ser_partition_built(PartitionCache* pc, GpuDevice* dev, int log_level) {
@@ -260,26 +275,15 @@ static void* save_job_thread(void* arg) {
   return NULL;
 }
 
-void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, int log_level) {
-  if (pc->state != SER_MISS) return;
-  pc->state = SER_SAVED; /* one attempt, whatever happens */
+/* Starts the write of one file holding progs (dev->mutex held). */
+static void save_file(GpuDevice* dev, const char* path, const char* key, const GpuProgram* const* progs, int nprogs,
+                      pthread_t* writer, int* writer_started, int log_level) {
   SaveJob* job = calloc(1, sizeof(*job));
-  if (!job || !(job->path = strdup(pc->path)) || !(job->key = strdup(pc->key))) {
+  if (!job || !(job->path = strdup(path)) || !(job->key = strdup(key))) {
     if (job) free(job->path);
     free(job);
     gd_log(log_level, GD_LOG_WARNING, "kernel cache: out of memory; not saved");
     return;
-  }
-  const GpuProgram* progs[KC_MAX_ENTRIES];
-  int nprogs = 0;
-  /* The dispatches' programs, and the VM's (its dispatches have no kernel of their own). */
-  for (int i = 0; i <= ex->enc.num_dispatches; ++i) {
-    cl_kernel k = i < ex->enc.num_dispatches ? ex->enc.dispatches[i].kernel
-                  : ex->vm && ex->vm->num_phases ? ex->vm->steps[0] : NULL;
-    const GpuProgram* p = k ? gpu_device_kernel_program(dev, k) : NULL;
-    int seen = !p;
-    for (int j = 0; j < nprogs && !seen; ++j) seen = progs[j] == p;
-    if (!seen && nprogs < KC_MAX_ENTRIES) progs[nprogs++] = p;
   }
   for (int i = 0; i < nprogs; ++i) {
     job->progs[i] = progs[i]->program;
@@ -297,8 +301,8 @@ void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, 
   if (env_flag("TFLITE_GPU_CACHE_ASYNC", 1)) {
     pthread_once(&g_writers_once, writers_register_exit_wait);
     writers_add(1);
-    if (pthread_create(&pc->writer, NULL, save_job_thread, job) == 0) {
-      pc->writer_started = 1;
+    if (pthread_create(writer, NULL, save_job_thread, job) == 0) {
+      *writer_started = 1;
       return;
     }
     writers_add(-1);
@@ -310,9 +314,32 @@ void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, 
   pthread_mutex_lock(&dev->mutex);
 }
 
+void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, int log_level) {
+  if (pc->state != SER_MISS) return;
+  pc->state = SER_SAVED; /* one attempt, whatever happens */
+  const GpuProgram* progs[KC_MAX_ENTRIES] = {0};
+  int nprogs = 0;
+  /* The dispatches' programs, and the VM's (its dispatches have no kernel of their own). */
+  cl_kernel vm_kernel = ex->vm && ex->vm->num_phases ? ex->vm->steps[0] : NULL;
+  for (int i = 0; i <= ex->enc.num_dispatches; ++i) {
+    cl_kernel k = i < ex->enc.num_dispatches ? ex->enc.dispatches[i].kernel : vm_kernel;
+    const GpuProgram* p = k ? gpu_device_kernel_program(dev, k) : NULL;
+    int seen = !p;
+    for (int j = 0; j < nprogs && !seen; ++j) seen = progs[j] == p;
+    if (!seen && nprogs < KC_MAX_ENTRIES) progs[nprogs++] = p;
+  }
+  save_file(dev, pc->path, pc->key, progs, nprogs, &pc->writer, &pc->writer_started, log_level);
+  const GpuProgram* vm_prog = vm_kernel ? gpu_device_kernel_program(dev, vm_kernel) : NULL;
+  if (pc->vm_path && !pc->vm_loaded && vm_prog)
+    save_file(dev, pc->vm_path, pc->vm_key, &vm_prog, 1, &pc->vm_writer, &pc->vm_writer_started, log_level);
+}
+
 void ser_partition_free(PartitionCache* pc) {
   if (pc->writer_started) pthread_join(pc->writer, NULL);
+  if (pc->vm_writer_started) pthread_join(pc->vm_writer, NULL);
   free(pc->path);
   free(pc->key);
+  free(pc->vm_path);
+  free(pc->vm_key);
   memset(pc, 0, sizeof(*pc));
 }

@@ -25,6 +25,14 @@ typedef struct PartitionCache {
   char* key;  /* owned */
   int source_builds_before;
   int loaded; /* the file was valid for this key */
+  /* The VM program (execution=stepped|persistent) does not depend on the
+   * model: one more file per device and precision, shared by every model
+   * in the directory, so a second model compiles nothing. */
+  char* vm_path; /* owned; NULL when the partition does not run the VM */
+  char* vm_key;  /* owned */
+  int vm_loaded; /* the shared file was valid for this device */
+  pthread_t vm_writer;
+  int vm_writer_started;
   pthread_t writer; /* the thread writing the file after the first invoke */
   int writer_started;
 } PartitionCache;
@@ -33,11 +41,12 @@ typedef struct PartitionCache {
  * onto dev (dev->mutex held). Any problem is a miss with one warning line.
  * Hits, misses and writes are counted in dev->cache (dev->mutex held). */
 void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token, GpuDevice* dev,
-                         const ModelView* mv, const TfLiteDelegateParams* params, int log_level);
+                         const ModelView* mv, const TfLiteDelegateParams* params, int vm, int log_level);
 /* After executor_build: a hit only if nothing had to be compiled. */
 void ser_partition_built(PartitionCache* pc, GpuDevice* dev, int log_level);
 /* After the first successful invoke of a miss (dev->mutex held): writes
- * the binaries of the programs this partition's dispatches use, on a
+ * the binaries of the programs this partition's dispatches use (and the VM
+ * program to the shared file, where that was not valid), on a
  * thread of its own (dev->cache.pending counts it until it is done;
  * gpu_device_wait_cache_writes waits for it). */
 void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, int log_level);

@@ -448,3 +448,46 @@ def test_kernel_sets_keep_their_own_files(tmp_path, kernel_set):
     expected = run_cpu(model, [x])[0]
     for out in outs:
         assert_close(out, expected, rtol_l2=1e-5, atol=1e-4)
+
+
+def _other_model():
+    """Another graph than MODEL_A's (SUB, TANH, ADD): its own partition file."""
+    rng = np.random.default_rng(7)
+    mb = ModelBuilder()
+    x = mb.add_input(SHAPE)
+    c = mb.add_tensor([3], data=rng.uniform(-1, 1, [3]).astype(np.float32))
+    a = mb.add_tensor(SHAPE)
+    mb.add_op("SUB", [x, c], [a], dict(fused_activation="NONE"))
+    t = mb.add_tensor(SHAPE)
+    mb.add_op("TANH", [a], [t])
+    y = mb.add_tensor(SHAPE)
+    mb.add_op("ADD", [t, x], [y], dict(fused_activation="NONE"))
+    mb.mark_output(y)
+    return mb.build()
+
+
+def test_vm_program_is_shared_by_every_model(tmp_path, capfd, monkeypatch):
+    """execution=stepped|persistent runs one program whatever the model: the
+    first model's start writes it to a file of the device's, and a second
+    model (another token, another partition) compiles nothing."""
+    d = _cache_dir(tmp_path)
+    monkeypatch.setenv("TFLITE_GPU_BUILD_LOG", "1")  # a line per program compiled from source
+    builds = lambda: re.findall(r"tflite-gpu build (\S+)", capfd.readouterr().err)  # noqa: E731
+
+    def run(model, token, execution):
+        dlg = tflite_gpu.load_delegate(serialization_dir=str(d), model_token=token, execution=execution,
+                                       log_level="warning")
+        it = interpreters.make(model, delegate=dlg)
+        _check(model, interpreters.run(it, INPUTS)[0])
+        st = _capi.delegate_stats(dlg._get_native_delegate_pointer())
+        del it, dlg
+        return st
+
+    builds()
+    st = run(MODEL_A, "first", "stepped")
+    assert builds() == ["vm_program.cl"] and (st["cache_misses"], st["cache_writes"]) == (1, 2)
+    assert len(_files(d)) == 2  # the partition's file and the device's VM file
+    st = run(_other_model(), "second", "persistent")
+    assert builds() == [], "the second model compiled a program from source"
+    assert (st["cache_misses"], st["cache_writes"], st["cache_rejected"]) == (1, 1, 0)  # its own file only
+    assert len(_files(d)) == 3
