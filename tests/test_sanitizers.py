@@ -1,7 +1,9 @@
 """Sanitizers and PoCL's other work-group method, on every test run.
 
 * ASan + UBSan: the library built with `make SANITIZE=1 ALLOC_COUNT=1`
-  (build-asan/) runs the op, model, resize, lifetime, fuzz-regression and
+  (build-asan/) runs the op (every third, spread over every op family: the
+  host code they reach is the same per family; TFLITE_GPU_OP_TEST_EVERY=1
+  runs them all), model, resize, lifetime, fuzz-regression and
   bad-model (size overflow, malformed sparse weights) and check --bisect
   (read-backs, launch groups, the test hooks) tests in a child
   pytest. The sanitizer runtimes are LD_PRELOADed into Python (the
@@ -63,7 +65,8 @@ def test_op_and_model_tests_under_asan_and_ubsan():
     env = _child_env(TFLITE_GPU_LIBRARY=str(ASAN_LIB), LD_PRELOAD=preload,
                      ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=0",
                      UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
-                     TFLITE_GPU_LIFETIME_CYCLES="20", TFLITE_GPU_SPARSE_SEEDS="4")
+                     TFLITE_GPU_LIFETIME_CYCLES="20", TFLITE_GPU_SPARSE_SEEDS="4",
+                     TFLITE_GPU_OP_TEST_EVERY=os.environ.get("TFLITE_GPU_OP_TEST_EVERY", "3"))
     rc, out = _pytest(ASAN_SUITES, env, timeout=1800)
     assert rc == 0, out[-6000:]
     assert "AddressSanitizer" not in out and "runtime error:" not in out, out[-6000:]
