@@ -83,12 +83,22 @@ def test_report_numbers(report):
         c = m["configs"][name]
         assert c["delegated_nodes"] == 1 and c["cpu_nodes"] == 0
         assert c["dispatches"] > 0
+        assert c["execution"] == "kernels" and c["launches"] == c["dispatches"] and c["fallbacks"] == []
         assert c["arena_bytes"] >= c["live_peak_bytes"] > 0
         if report["settings"]["profile"]:
             assert c["profile"]["top"], c.get("profile_error")
             assert all(k["ms_per_invoke"] >= 0 and k["calls_per_invoke"] > 0 for k in c["profile"]["top"])
     geo = report["geomean_fp32_over_xnnpack"]
     assert geo == pytest.approx(m["configs"]["fp32"]["ratio_to_xnnpack"]) and report["geomean_models"] == 1
+
+
+def test_reports_how_the_last_invoke_ran(conv_path):
+    """execution=persistent: one launch per invoke, reported as it ran, in the JSON and the table."""
+    r = bench.run_bench([conv_path], configs=("xnnpack", "fp32"), warmup=1, iterations=2, progress=False,
+                        first_result=False, extra_options={"execution": "persistent"}, isolated=False)
+    c = r["models"][0]["configs"]["fp32"]
+    assert c["status"] == "ok" and (c["execution"], c["launches"], c["fallbacks"]) == ("persistent", 1, [])
+    assert "| 1 (persistent) |" in bench.to_markdown(r)
 
 
 def test_markdown(report):

@@ -85,6 +85,13 @@ from .bench_setup import (CONFIGS, CPU_CONFIGS, DEFAULT_ITERATIONS, DEFAULT_TOP,
                           delegate_options, make_interpreter)
 
 
+def _execution(runs) -> dict:
+    """execution (the modes the partitions ran in, e.g. "persistent" or
+    "kernels+stepped"), launches per invoke, and each fallback's reason."""
+    modes = sorted({x["execution"] for x in runs})
+    return {"execution": "+".join(modes) or None, "launches": sum(x["launches"] for x in runs),
+            "fallbacks": [f"partition {x['partition']}: {x['fallback']}" for x in runs if x["fallback"]]}
+
 
 def machine_info() -> dict:
     cpu = platform.processor() or platform.machine()
@@ -275,6 +282,8 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
         r = res["configs"][c]
         if xnn_median and r.get("median_ms"):
             r["ratio_to_xnnpack"] = r["median_ms"] / xnn_median
+        if c in delegates and c in live:  # how the last timed invoke ran: mode, launches, fallbacks
+            r.update(_execution(_capi.delegate_runs(delegates[c]._get_native_delegate_pointer())))
     isolate.phase("delegate:release")  # the interpreters and delegates are freed
     live.clear()
     delegates.clear()
@@ -500,7 +509,9 @@ def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT
                             "filled by the benchmark process; CPU configurations measured once (cold)",
             "memory": "arena_bytes: device memory of the delegate's activation arena; live_peak_bytes: the lower "
                       "bound, peak of simultaneously live tensor bytes",
-            "launches": "OpenCL kernel launches (dispatches) per invoke",
+            "launches": "OpenCL kernel launches in the last timed invoke, as it ran (one per dispatch with "
+                        "execution=kernels, one per phase stepped, one per segment persistent); execution: the "
+                        "modes the partitions ran in; fallbacks: why a persistent partition ran stepped",
         },
         "geomean_fp32_over_xnnpack": geo,
         "geomean_models": n_geo,

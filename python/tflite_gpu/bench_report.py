@@ -11,6 +11,13 @@ from .bench_chart import write_png
 from .bench_setup import CPU_CONFIGS, DELEGATE_CONFIGS, LABELS
 
 
+def _launches(cr) -> str:
+    """Launches per invoke as the last timed invoke ran, with the mode where it is not kernels."""
+    n = cr.get("launches", cr.get("dispatches", "–"))
+    mode = cr.get("execution")
+    out = f"{n}" + (f" ({mode})" if mode and mode != "kernels" else "")
+    return out + (" fallback" if cr.get("fallbacks") else "")
+
 
 def _f(v, fmt="{:.2f}", none="–"):
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
@@ -85,7 +92,7 @@ def to_markdown(report: dict) -> str:
                 f"| {r['model']} | {LABELS[c]} | {_f(cr.get('first_result_cold_s'), '{:.3f}')} | "
                 f"{_f(cr.get('first_result_warm_s'), '{:.3f}')} | {_f(cr.get('median_ms'))} | "
                 f"{_f(cr.get('p90_ms'))} | {_f(cr.get('ratio_to_xnnpack'))} | {_f(cr.get('gflops_per_s'))} | "
-                + (f"{cr.get('dispatches', '–')} | {_f(_mib(cr.get('arena_bytes')))} | "
+                + (f"{_launches(cr)} | {_f(_mib(cr.get('arena_bytes')))} | "
                    f"{_f(_mib(cr.get('live_peak_bytes')))} | {_f(cr.get('arena_over_lower_bound'))} | "
                    f"{cr.get('delegated_nodes', '–')} / {cr.get('cpu_nodes', '–')} |"
                    if is_del else "– | – | – | – | – |"))
