@@ -50,6 +50,7 @@ static int plan_memory(Executor* ex) {
     return ex_fail(&ex->enc, "out of memory");
   }
   int n = 0;
+  size_t guard = vm_guard_bytes(ex->enc.record_buffers); /* the VM's checked mode (vm_checked.c) */
   for (int i = 0; i < g->num_tensors; ++i) {
     GTensor* t = &g->tensors[i];
     /* constants; raw inputs; outputs stored into their staging buffers; unused */
@@ -58,7 +59,7 @@ static int plan_memory(Executor* ex) {
     if (ex->no_reuse) t->first_use = -1;
     t->bytes = shape_elements_phwc4(t->shape) * (ex_half_storage(&ex->enc, t) ? 2 : 4);
     ids[n] = i;
-    req[n++] = (MemoryRequest){t->bytes, t->first_use, t->last_use};
+    req[n++] = (MemoryRequest){t->bytes + guard, t->first_use, t->last_use};
   }
   int rc = memory_plan(req, n, ex->enc.dev->caps.mem_base_align, offsets, &ex->arena_bytes, &ex->lower_bound_bytes);
   if (rc == 0) {
@@ -66,6 +67,13 @@ static int plan_memory(Executor* ex) {
     ex->arena = cl.clCreateBuffer(ex->enc.dev->context, CL_MEM_READ_WRITE, ex->arena_bytes ? ex->arena_bytes : 16, NULL,
                                   &err);
     if (!ex->arena) rc = ex_fail(&ex->enc, "allocating the %zu-byte activation arena: %s", ex->arena_bytes, cl_error_name(err));
+    unsigned char* fill = ex->arena && guard ? malloc(ex->arena_bytes) : NULL;
+    if (fill) memset(fill, VM_GUARD_PATTERN, ex->arena_bytes);
+    if (ex->arena && guard &&
+        (!fill || (err = cl.clEnqueueWriteBuffer(ex->enc.dev->queue, ex->arena, CL_TRUE, 0, ex->arena_bytes, fill, 0,
+                                                 NULL, NULL)) != CL_SUCCESS))
+      rc = ex_fail(&ex->enc, "filling the activation arena's guards: %s", fill ? cl_error_name(err) : "out of memory");
+    free(fill);
   } else {
     ex_fail(&ex->enc, "out of memory");
   }
@@ -241,7 +249,7 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   ex->enc.record_buffers = vm; /* the VM packs them into one arena (vm.c) */
   /* Inside one persistent launch no activation may reuse another's memory:
    * a group could read a line it cached before another group rewrote it. */
-  ex->no_reuse = dev->execution == GD_EXEC_PERSISTENT;
+  ex->no_reuse = dev->execution == GD_EXEC_PERSISTENT || vm_guard_bytes(vm);
 
   /* Partition inputs: runtime tensors read by a node but written by none. */
   char* written = calloc((size_t)gr->num_tensors + 1, 1);
@@ -410,6 +418,7 @@ static int enqueue_dispatches(Executor* ex) {
   cl_command_queue q = ex->enc.dev->queue;
   if (ex->vm) {
     cl_int rc = vm_enqueue(ex);
+    if (rc == CL_SUCCESS && ex->vm->overrun[0]) return ex_fail(&ex->enc, "%s", ex->vm->overrun);
     return rc == CL_SUCCESS ? 0 : fail_queued(ex, "enqueueing the %s: %s", "VM's launches", rc);
   }
   /* After the first invoke (which enqueues kernel by kernel, so a failure

@@ -17,6 +17,8 @@ typedef struct Place {
   cl_mem mem;
   int space;     /* 0 activations, 1 the other buffers, 2.. staging */
   size_t offset; /* bytes */
+  size_t bytes;  /* spaces 0 and 1: the buffer's size (the checked mode's guard follows) */
+  int id;        /* space 0: the graph tensor; 1: the record */
 } Place;
 
 typedef struct Plan {
@@ -54,27 +56,30 @@ static const Place* find(const Plan* p, cl_mem m) {
  * cannot run on the VM. */
 static unsigned char* place_buffers(Executor* ex, Plan* p, size_t* bytes, int* ok) {
   Encoder* e = &ex->enc;
+  size_t guard = vm_guard_bytes(1);
   int cap = e->g.num_tensors + e->num_records + 2 * (ex->num_inputs + ex->num_outputs) + 1;
   *bytes = 0;
   if (!(p->places = calloc((size_t)cap, sizeof(Place)))) return *ok = -1, NULL;
   for (int i = 0; i < e->g.num_tensors; ++i) {
     const GTensor* t = &e->g.tensors[i];
-    if (t->in_arena && t->mem) p->places[p->num_places++] = (Place){t->mem, 0, t->offset};
+    if (t->in_arena && t->mem) p->places[p->num_places++] = (Place){t->mem, 0, t->offset, t->bytes, i};
   }
   for (int k = 0; k < ex->num_inputs + ex->num_outputs; ++k) {
     cl_mem m = k < ex->num_inputs ? ex->inputs[k].staging : ex->outputs[k - ex->num_inputs].staging;
     if (!m || find(p, m)) continue;
     if (p->num_staging == VM_STAGING) return *ok = 0, NULL; /* more boundary buffers than the program takes */
     p->staging[p->num_staging] = m;
-    p->places[p->num_places++] = (Place){m, 2 + p->num_staging++, 0};
+    p->places[p->num_places++] = (Place){m, 2 + p->num_staging++, 0, 0, -1};
   }
   for (int i = 0; i < e->num_records; ++i) {
     if (find(p, e->records[i].mem)) continue;
-    p->places[p->num_places++] = (Place){e->records[i].mem, 1, *bytes};
-    *bytes += (e->records[i].bytes + VM_OTHER_ALIGN - 1) / VM_OTHER_ALIGN * VM_OTHER_ALIGN;
+    p->places[p->num_places++] = (Place){e->records[i].mem, 1, *bytes, e->records[i].bytes, i};
+    *bytes += (e->records[i].bytes + guard + VM_OTHER_ALIGN - 1) / VM_OTHER_ALIGN * VM_OTHER_ALIGN;
   }
   unsigned char* host = calloc(*bytes ? *bytes : 1, 1);
   if (!host) return *ok = -1, NULL;
+  for (int i = 0; guard && i < p->num_places; ++i)
+    if (p->places[i].space == 1) memset(host + p->places[i].offset + p->places[i].bytes, VM_GUARD_PATTERN, guard);
   for (int i = 0; i < e->num_records; ++i) {
     const Place* at = find(p, e->records[i].mem);
     if (at->space == 1 && e->records[i].data) memcpy(host + at->offset, e->records[i].data, e->records[i].bytes);
@@ -82,8 +87,9 @@ static unsigned char* place_buffers(Executor* ex, Plan* p, size_t* bytes, int* o
   return host;
 }
 
-/* Dispatch i as a phase's words, or 0 when the VM has no body for it. */
-static int encode_phase(const Executor* ex, Plan* p, int i) {
+/* Dispatch i as a phase's words, or 0 when the VM has no body for it.
+ * shift: bytes added to every activation offset (a test hook's fault). */
+static int encode_phase(const Executor* ex, Plan* p, int i, int shift) {
   RecordedArg args[VM_ARGS];
   int n = 0;
   const KernelVariant* v = ex_recorded(&ex->enc, i, args, VM_ARGS, &n);
@@ -100,7 +106,7 @@ static int encode_phase(const Executor* ex, Plan* p, int i) {
       cl_mem m;
       const Place* at = r->size == sizeof(m) ? (memcpy(&m, r->value, sizeof(m)), find(p, m)) : NULL;
       if (!at || at->offset > INT_MAX) return p->num_words = start, 0;
-      if (push(p, at->space) || push(p, (int)at->offset)) return -1;
+      if (push(p, at->space) || push(p, (int)at->offset + (at->space == 0 ? shift : 0))) return -1;
       continue;
     }
     size_t words = kinds[a] == '4' || kinds[a] == 'q' ? 4 : kinds[a] == '2' || kinds[a] == 'd' ? 2 : 1;
@@ -134,10 +140,14 @@ int vm_plan(Executor* ex, int mode) {
   int* phase_of = ok > 0 ? malloc((size_t)(e->num_dispatches + 1) * sizeof(int)) : NULL;
   int* offsets = phase_of ? malloc((size_t)(e->num_dispatches + 1) * sizeof(int)) : NULL;
   int phases = 0;
+  /* Test hook, in the checked mode only (its guards leave room): phase K's
+   * activations 128 bytes further on, so that it writes past its output's
+   * end (the checked mode must name it). */
+  long shift_phase = vm_guard_bytes(1) ? env_long("TFLITE_GPU_TEST_VM_SHIFT_PHASE", -1) : -1;
   if (ok < 0 || (ok > 0 && !offsets)) rc = ex_fail(e, "out of memory");
   for (int i = 0; rc == 0 && offsets && i < e->num_dispatches; ++i) {
     offsets[phases] = p.num_words;
-    int r = encode_phase(ex, &p, i);
+    int r = encode_phase(ex, &p, i, phases == shift_phase ? 128 : 0);
     if (r < 0) rc = ex_fail(e, "out of memory");
     phase_of[i] = r > 0 ? phases++ : -1;
   }
@@ -179,6 +189,20 @@ int vm_plan(Executor* ex, int mode) {
     if (rc == 0)
       gd_log(e->dev->log_level, GD_LOG_INFO, "execution=%s: %d of %d dispatches as VM phases, %d segment(s), grid %zu x %zu",
              kExecutionNames[mode], phases, e->num_dispatches, vm->num_segs, vm->grid, vm->group);
+    vm->checked = vm_guard_bytes(1) > 0;
+    vm->other_bytes = other_bytes;
+    if (rc == 0 && vm->checked && !(vm->phase_kernel = calloc((size_t)phases, sizeof(*vm->phase_kernel))))
+      rc = ex_fail(e, "out of memory");
+    for (int i = 0; rc == 0 && vm->checked && i < p.num_places; ++i)
+      if (p.places[i].space < 2 && vm_add_guard(vm, p.places[i].space, p.places[i].offset + p.places[i].bytes,
+                                                p.places[i].id))
+        rc = ex_fail(e, "out of memory");
+    for (int i = 0; rc == 0 && vm->checked && i < e->num_dispatches; ++i) {
+      RecordedArg args[VM_ARGS];
+      int n = 0;
+      const KernelVariant* v = vm->phase_of[i] >= 0 ? ex_recorded(e, i, args, VM_ARGS, &n) : NULL;
+      if (v) snprintf(vm->phase_kernel[vm->phase_of[i]], sizeof(vm->phase_kernel[0]), "%s", v->kernel);
+    }
     if (rc == 0) {
       /* Staging buffers: spaces 2.. of every launch (unused ones get the dummy). */
       memcpy(ex->vm_staging, p.staging, sizeof(p.staging));

@@ -24,6 +24,16 @@ typedef struct VmSegment {
   cl_kernel whole;     /* persistent: vm_run over every phase of the segment */
 } VmSegment;
 
+/* A guard zone of the checked mode (vm_checked.c): VM_GUARD_BYTES behind
+ * a buffer that ends at byte `end` of space 0 (activations) or 1 (the
+ * other buffers); id: the graph tensor, or the buffer's index. */
+enum { VM_GUARD_BYTES = 256, VM_GUARD_PATTERN = 0xA5 };
+typedef struct VmGuard {
+  int space;
+  size_t end;
+  int id;
+} VmGuard;
+
 typedef struct VmState {
   int mode;            /* GD_EXEC_STEPPED or GD_EXEC_PERSISTENT, as asked */
   int stepped_only;    /* persistent fell back (why: fallback): stepped from now on */
@@ -40,6 +50,13 @@ typedef struct VmState {
   int last_persistent; /* what the last invoke ran: 1 persistent, 0 stepped */
   int last_launches;
   int locked;          /* holds the process's persistent-grid lock (one grid on a device at a time) */
+  /* Checked mode (vm_checked.c): guards checked after every phase. */
+  int checked;
+  size_t other_bytes;
+  VmGuard* guards;
+  int num_guards, cap_guards;
+  char (*phase_kernel)[48]; /* per phase: the kernel whose body it runs */
+  char overrun[384];        /* set by the last invoke when a phase wrote into a guard */
 } VmState;
 
 /* Before ex_finish_dispatches: the op list of ex's dispatches (marking
@@ -58,5 +75,11 @@ int vm_aborted(Executor* ex);
 /* Launches per invoke: persistent (one per segment) or stepped (one per dispatch). */
 int vm_launches(const VmState* vm, int persistent);
 void vm_free(VmState* vm);
+
+/* Checked mode: guard bytes behind each buffer (0 when off or not a VM partition). */
+size_t vm_guard_bytes(int vm);
+int vm_add_guard(VmState* vm, int space, size_t end, int id);
+/* After phase `dispatch` (blocking): sets vm->overrun when a guard changed. CL error. */
+cl_int vm_check_guards(Executor* ex, int dispatch);
 
 #endif

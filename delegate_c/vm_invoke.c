@@ -114,7 +114,10 @@ cl_int vm_enqueue(Executor* ex) {
   VmState* vm = ex->vm;
   Encoder* e = &ex->enc;
   cl_command_queue q = e->dev->queue;
-  int persistent = vm->mode == GD_EXEC_PERSISTENT && !vm->stepped_only && !ex->capture && selftest(ex);
+  /* The checked mode runs stepped: its guards are read after every phase. */
+  int persistent =
+      vm->mode == GD_EXEC_PERSISTENT && !vm->stepped_only && !ex->capture && !vm->checked && selftest(ex);
+  vm->overrun[0] = '\0';
   static const int fresh[GS_WORDS] = {0, 0}, aborted[GS_WORDS] = {0, 1};
   cl_int rc = CL_SUCCESS;
   int launches = 0, vm_segments = 0;
@@ -141,11 +144,13 @@ cl_int vm_enqueue(Executor* ex) {
       launches++;
       continue;
     }
-    for (int i = seg->first; i < seg->last && rc == CL_SUCCESS; ++i) {
+    for (int i = seg->first; i < seg->last && rc == CL_SUCCESS && !vm->overrun[0]; ++i) {
       rc = launch(q, vm->steps[vm->phase_of[i]], e->dispatches[i].global[0], vm->group);
       launches++;
       if (rc == CL_SUCCESS && ex->capture) rc = capture_after_dispatch(ex, ex->capture, ex->capture_partition, i);
+      if (rc == CL_SUCCESS && vm->checked) rc = vm_check_guards(ex, i);
     }
+    if (vm->overrun[0]) break;
   }
   if (persistent && rc == CL_SUCCESS)
     rc = cl.clEnqueueReadBuffer(q, vm->sync, CL_FALSE, 0, sizeof(vm->sync_result), vm->sync_result, 0, NULL, NULL);
@@ -180,6 +185,8 @@ void vm_free(VmState* vm) {
   for (int i = 0; i < 4; ++i)
     if (bufs[i]) cl.clReleaseMemObject(bufs[i]);
   free(vm->steps);
+  free(vm->guards);
+  free(vm->phase_kernel);
   free(vm->segs);
   free(vm->phase_of);
   free(vm);

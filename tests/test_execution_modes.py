@@ -110,3 +110,23 @@ def test_bisect_works_in_the_vm_modes(monkeypatch):
                           invokes=1, bisect=True)
     first = r.bisect["first"]
     assert first["node"] == 2 or 2 in first["group"]["members"], first
+
+
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("name", MODELS)
+def test_the_checked_mode_finds_no_phase_writing_past_its_buffer(monkeypatch, name, fp16):
+    """TFLITE_GPU_VM_CHECKED=1: a guard zone behind every buffer in the VM's
+    arenas, read back after every phase; results still as the CPU's."""
+    monkeypatch.setenv("TFLITE_GPU_VM_CHECKED", "1")
+    r = check.check_model(_path(name), {"execution": "persistent", "is_precision_loss_allowed": int(fp16),
+                                        "log_level": "silent"}, invokes=1)
+    assert r.passed, r.outputs
+
+
+def test_the_checked_mode_names_the_phase_that_writes_past_its_buffer(monkeypatch):
+    """The test hook moves phase 3's activations 128 bytes on, so its output
+    runs into the next guard: the invoke fails, naming the phase and kernel."""
+    monkeypatch.setenv("TFLITE_GPU_VM_CHECKED", "1")
+    monkeypatch.setenv("TFLITE_GPU_TEST_VM_SHIFT_PHASE", "3")
+    with pytest.raises(RuntimeError, match=r"phase 3 \(dispatch 3, kernel \w+\) wrote past the end of activation"):
+        _run("hand_recrop", "stepped", invokes=1)
