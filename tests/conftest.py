@@ -47,13 +47,15 @@ def run_cpu(model_bytes, inputs):
 
 
 def test_options(**options):
-    """The options every test's delegate gets: silent, and the kernel set
-    named by $TFLITE_GPU_TEST_KERNEL_SET (auto, cpu, gpu) so the portability
-    matrix runs the same tests with each family of kernels."""
+    """The options every test's delegate gets: silent, the kernel set named
+    by $TFLITE_GPU_TEST_KERNEL_SET (auto, cpu, gpu) so the portability
+    matrix runs the same tests with each family of kernels, and the
+    execution mode named by $TFLITE_GPU_TEST_EXECUTION (so it runs them as
+    phases of the VM program too)."""
     options.setdefault("log_level", "silent")
-    kernel_set = os.environ.get("TFLITE_GPU_TEST_KERNEL_SET")
-    if kernel_set:
-        options.setdefault("kernel_set", kernel_set)
+    for env, option in (("TFLITE_GPU_TEST_KERNEL_SET", "kernel_set"), ("TFLITE_GPU_TEST_EXECUTION", "execution")):
+        if os.environ.get(env):
+            options.setdefault(option, os.environ[env])
     return options
 
 

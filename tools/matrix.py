@@ -19,7 +19,11 @@ Pieces (KS = each kernel set, cpu and gpu):
             (test_cl_*.py, TFLITE_GPU_CL_SMALL=1; the GPU set adds
             test_group_fallback.py), the int8 integer-kernel tests of
             test_quantized.py (GPU set) and the op-test sample of KS. Any
-            Oclgrind report fails the piece (tools/oclgrind_scan.py).
+            Oclgrind report fails the piece (tools/oclgrind_scan.py). In
+            the "races" pass also the VM program (execution=stepped in its
+            checked mode, TFLITE_GPU_VM_CHECKED=1, whose guard zones find
+            the overruns that one arena hides from Oclgrind): hand_recrop,
+            and the CPU set's op-test sample as VM phases.
   intel     the op-test sample of KS; the 14 models, KS x FP32/FP16; the
             int8 tests (integer kernels and the MTCNN-like whole models,
             CPU set); the half-arithmetic and fp16_guard tests (GPU set:
@@ -58,6 +62,9 @@ GROUP_TESTS = ["tests/test_group_fallback.py"]
 # sample (test_ops.py has no int8 cases): their own tests, as pytest args.
 INT8_KERNEL_TESTS = ["tests/test_quantized.py", "-k", "integer_kernels or accumulation_bound or prelu_integer"]
 INT8_MODEL_TESTS = ["tests/test_int8_fidelity.py"]
+# The VM program under Oclgrind: stepped (one launch per phase), checked, in its arenas.
+VM_ENV = {"TFLITE_GPU_SEPARATE_BUFFERS": "0", "TFLITE_GPU_TEST_EXECUTION": "stepped", "TFLITE_GPU_VM_CHECKED": "1"}
+VM_MODEL_TEST = "tests/test_execution_modes.py::test_the_checked_mode_finds_no_phase_writing_past_its_buffer[hand_recrop-fp32]"
 # Half arithmetic needs cl_khr_fp16, which only Intel's runtime has here
 # (test_half_math.py skips elsewhere); the FP16 guard's storage casts with it.
 HALF_TESTS = ["tests/test_half_math.py", "tests/test_fp16_guard.py"]
@@ -239,12 +246,14 @@ class Matrix:
         self.pytest_piece(p, ["tests/test_ops.py"], self.env(p.impl, p.kset), select=sample, record=record,
                           sample_check=self.out / f"kernels-pocl-{p.kset}.jsonl")
 
-    def oclgrind_piece(self, p, targets, pass_name, extra_env=None):
+    def oclgrind_piece(self, p, targets, pass_name, extra_env=None, coverage=True):
         """pytest under Oclgrind with -s (its reports reach the log),
         markers around each test, then tools/oclgrind_scan.py. If Oclgrind
         itself crashes in a test (its uninitialised-value plugin segfaults
         on some kernels), the run resumes after that test; in the "uninit"
-        pass such a crash is noted, in the "races" pass it fails the piece."""
+        pass such a crash is noted, in the "races" pass it fails the piece.
+        coverage: check that the op-test sample launched every kernel PoCL's
+        run did (not for the VM, whose one kernel runs every body)."""
         tag = self.tag(p)
         p.log = str(self.out / f"{tag}.log")
         env = self.env("oclgrind", p.kset, dict(OCLGRIND_PASSES[pass_name], **(extra_env or {})))
@@ -260,7 +269,8 @@ class Matrix:
         if not ids:
             p.status, p.note = "FAIL", "nothing collected: " + (r.stdout + r.stderr).strip()[-300:]
             return
-        record = self.out / f"kernels-oclgrind-{pass_name}-{p.kset}.jsonl" if select or self.args.full else None
+        record = (self.out / f"kernels-oclgrind-{pass_name}-{p.kset}.jsonl"
+                  if (select or self.args.full) and coverage else None)
         if record and "tests/test_ops.py" in targets:
             record.unlink(missing_ok=True)
         finished, crashed, results, first = set(), [], {}, True
@@ -388,6 +398,12 @@ class Matrix:
                               lambda p, ps=ps: self.oclgrind_piece(p, ["tests/test_ops.py"], ps),
                               deps=(f"pocl/{ks}/FP32+FP16/op tests (all; kernel record)",),
                               advisory=UNINIT_CPU_ADVISORY if ps == "uninit" and ks == "cpu" else ""))
+            if "cpu" in ksets and "races" in passes:
+                add(Piece("oclgrind", "cpu", "FP32", "hand_recrop, VM stepped, checked (races)",
+                          lambda p: self.oclgrind_piece(p, [VM_MODEL_TEST], "races", VM_ENV)))
+                add(Piece("oclgrind", "cpu", "FP32+FP16", "op tests (sample; VM stepped, checked; races)",
+                          lambda p: self.oclgrind_piece(p, ["tests/test_ops.py"], "races", VM_ENV, coverage=False),
+                          deps=("pocl/cpu/FP32+FP16/op tests (all; kernel record)",)))
         if "intel" in impls:
             # Intel's compiler is slow (seconds per program): its own lane.
             for ks in ksets:
