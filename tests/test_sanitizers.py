@@ -2,8 +2,8 @@
 
 * ASan + UBSan: the library built with `make SANITIZE=1 ALLOC_COUNT=1`
   (build-asan/) runs the op (every third, spread over every op family: the
-  host code they reach is the same per family; TFLITE_GPU_OP_TEST_EVERY=1
-  runs them all), model, resize, lifetime, fuzz-regression and
+  host code they reach is the same per family; TFLITE_GPU_ASAN_OP_TEST_EVERY
+  sets the step, 1 runs them all), model, resize, lifetime, fuzz-regression and
   bad-model (size overflow, malformed sparse weights) and check --bisect
   (read-backs, launch groups, the test hooks) tests in a child
   pytest. The sanitizer runtimes are LD_PRELOADed into Python (the
@@ -13,9 +13,8 @@
 * valgrind memcheck over create -> apply -> invoke -> destroy cycles: no
   block definitely lost whose allocation stack passes through the library
   (tests/support/valgrind.supp names only PoCL/LLVM/clang frames).
-* The op tests once more with POCL_WORK_GROUP_METHOD=cbs, which runs
-  work-groups differently and exposes barrier and local-memory bugs that
-  PoCL's default method hides and GPUs would show.
+(PoCL's cbs work-group method, which exposes barrier and local-memory bugs,
+runs the GPU set's op tests in the portability matrix: tools/matrix.py.)
 """
 from __future__ import annotations
 
@@ -66,16 +65,11 @@ def test_op_and_model_tests_under_asan_and_ubsan():
                      ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=0",
                      UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
                      TFLITE_GPU_LIFETIME_CYCLES="20", TFLITE_GPU_SPARSE_SEEDS="4",
-                     TFLITE_GPU_OP_TEST_EVERY=os.environ.get("TFLITE_GPU_OP_TEST_EVERY", "3"))
+                     TFLITE_GPU_OP_TEST_EVERY=os.environ.get("TFLITE_GPU_ASAN_OP_TEST_EVERY", "3"))
     rc, out = _pytest(ASAN_SUITES, env, timeout=1800)
     assert rc == 0, out[-6000:]
     assert "AddressSanitizer" not in out and "runtime error:" not in out, out[-6000:]
     assert re.search(r"\d+ passed", out), out[-2000:]
-
-
-def test_op_tests_with_pocl_cbs_work_group_method():
-    rc, out = _pytest(["tests/test_ops.py"], _child_env(POCL_WORK_GROUP_METHOD="cbs"), timeout=1800)
-    assert rc == 0, out[-6000:]
 
 
 _ALLOCATORS = re.compile(r"\b(malloc|calloc|realloc|strdup|__wrap_malloc|__wrap_calloc|__wrap_realloc)\b")

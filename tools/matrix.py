@@ -8,8 +8,9 @@ matrix" says what is sampled and why.
 
 Pieces (KS = each kernel set, cpu and gpu):
   pocl      op tests, all of tests/test_ops.py, KS, recording the kernels
-            each test launches (tools/matrix_plugin.py); the 14 models with
-            `tflite-gpu check`, KS x FP32/FP16.
+            each test launches (tools/matrix_plugin.py), the GPU set under
+            POCL_WORK_GROUP_METHOD=cbs; the 14 models with `tflite-gpu
+            check`, KS x FP32/FP16.
   oclgrind  two passes, "races" (OCLGRIND_DATA_RACES + OCLGRIND_CHECK_API on
             the optimised build; out-of-bounds checks are always on) and
             "uninit" (the same plus OCLGRIND_UNINITIALIZED, built with
@@ -222,9 +223,14 @@ class Matrix:
             p.note = (p.note + "; " + msg).lstrip("; ")
 
     def record_piece(self, p):
-        """PoCL, every op test, recording kernels; then the sample."""
+        """PoCL, every op test, recording kernels; then the sample. The GPU
+        set's kernels (the only ones with __local memory and barriers) run
+        under PoCL's cbs work-group method, which runs a group's work-items
+        differently from its default method and exposes the barrier and
+        local-memory bugs that one hides and GPUs would show."""
         record = self.out / f"kernels-pocl-{p.kset}.jsonl"
-        self.pytest_piece(p, ["tests/test_ops.py"], self.env("pocl", p.kset), record=record)
+        extra = {"POCL_WORK_GROUP_METHOD": "cbs"} if p.kset == "gpu" else None
+        self.pytest_piece(p, ["tests/test_ops.py"], self.env("pocl", p.kset, extra), record=record)
         sample = self.out / f"sample-{p.kset}.txt"
         r = subprocess.run([self.python, TOOLS / "matrix_sample.py", "cover", record, "--out", sample,
                             "--extra-every", str(self.args.extra_every)], capture_output=True, text=True)
@@ -399,11 +405,12 @@ class Matrix:
                               deps=(f"pocl/{ks}/FP32+FP16/op tests (all; kernel record)",),
                               advisory=UNINIT_CPU_ADVISORY if ps == "uninit" and ks == "cpu" else ""))
             if "cpu" in ksets and "races" in passes:
+                # In the second lane (Intel's), which finishes minutes before the main one.
                 add(Piece("oclgrind", "cpu", "FP32", "hand_recrop, VM stepped, checked (races)",
-                          lambda p: self.oclgrind_piece(p, [VM_MODEL_TEST], "races", VM_ENV)))
+                          lambda p: self.oclgrind_piece(p, [VM_MODEL_TEST], "races", VM_ENV), lane="intel"))
                 add(Piece("oclgrind", "cpu", "FP32+FP16", "op tests (sample; VM stepped, checked; races)",
                           lambda p: self.oclgrind_piece(p, ["tests/test_ops.py"], "races", VM_ENV, coverage=False),
-                          deps=("pocl/cpu/FP32+FP16/op tests (all; kernel record)",)))
+                          deps=("pocl/cpu/FP32+FP16/op tests (all; kernel record)",), lane="intel"))
         if "intel" in impls:
             # Intel's compiler is slow (seconds per program): its own lane.
             for ks in ksets:

@@ -8,13 +8,15 @@
 #   2. .venv-litert (ai_edge_litert 2.x): the same suite less the tests that
 #      do not touch a runtime (C units, the CMake install, pyopencl single
 #      kernels, the C fuzz harnesses, the matrix tools, the source layout,
-#      PoCL's cbs work-group method, valgrind) - real MediaPipe models,
+#      valgrind) - real MediaPipe models,
 #      fusion, the API, the CLI and ASan run under LiteRT too. Of the
 #      single-op tests it runs every sixth, spread over every op family: they
 #      differ from run 1's only in LiteRT's CPU reference kernels, and
 #      running all of them costs minutes of CI (TFLITE_GPU_OP_TEST_EVERY=1
 #      runs them all); the lifetime test's create/destroy cycles are 100, not
-#      1,000 (TFLITE_GPU_LIFETIME_CYCLES).
+#      1,000 (TFLITE_GPU_LIFETIME_CYCLES), and ASan's child runs every 30th
+#      op test beside its model, lifetime and bad-model suites
+#      (TFLITE_GPU_ASAN_OP_TEST_EVERY).
 #   3. the portability matrix (tools/run_matrix.sh: PoCL, Intel's OpenCL CPU
 #      runtime and Oclgrind, each kernel set, sampled; about 20 minutes);
 #      TFLITE_GPU_SKIP_MATRIX=1 skips it (and its set-up). It does not run
@@ -61,6 +63,7 @@ elif [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
   # the source layout.
   TFLITE_GPU_OP_TEST_EVERY="${TFLITE_GPU_OP_TEST_EVERY:-6:1}" \
   TFLITE_GPU_LIFETIME_CYCLES="${TFLITE_GPU_LIFETIME_CYCLES:-100}" \
+  TFLITE_GPU_ASAN_OP_TEST_EVERY="${TFLITE_GPU_ASAN_OP_TEST_EVERY:-30}" \
   TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python -m pytest -q \
     --ignore=tests/test_c_units.py --ignore=tests/test_install.py --ignore=tests/test_cl_kernels.py \
     --ignore=tests/test_source_layout.py --ignore=tests/test_cl_strict.py \
@@ -68,7 +71,6 @@ elif [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
     --ignore=tests/test_fuzz_kernel_cache.py --ignore=tests/test_matrix_tools.py \
     --deselect=tests/test_fuzz.py::test_option_parser_libfuzzer_short_run \
     --deselect=tests/test_fuzz.py::test_graph_check_mutation_fuzz_short_run \
-    --deselect=tests/test_sanitizers.py::test_op_tests_with_pocl_cbs_work_group_method \
     --deselect=tests/test_sanitizers.py::test_valgrind_create_run_destroy_loses_nothing_of_ours "$@" || rc=$?
   echo "== ai_edge_litert (.venv-litert): $SECONDS s so far"
   # 5: nothing collected (the arguments chose only runtime-independent tests).
