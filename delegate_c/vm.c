@@ -191,12 +191,12 @@ int vm_plan(Executor* ex, int mode) {
              kExecutionNames[mode], phases, e->num_dispatches, vm->num_segs, vm->grid, vm->group);
     vm->checked = vm_guard_bytes(1) > 0;
     vm->other_bytes = other_bytes;
-    if (rc == 0 && vm->checked && !(vm->phase_kernel = calloc((size_t)phases, sizeof(*vm->phase_kernel))))
+    if (rc == 0 && vm->checked && (!(vm->phase_kernel = calloc((size_t)phases, sizeof(*vm->phase_kernel))) ||
+                                   !(vm->guards = calloc((size_t)p.num_places + 1, sizeof(VmGuard)))))
       rc = ex_fail(e, "out of memory");
     for (int i = 0; rc == 0 && vm->checked && i < p.num_places; ++i)
-      if (p.places[i].space < 2 && vm_add_guard(vm, p.places[i].space, p.places[i].offset + p.places[i].bytes,
-                                                p.places[i].id))
-        rc = ex_fail(e, "out of memory");
+      if (p.places[i].space < 2)
+        vm->guards[vm->num_guards++] = (VmGuard){p.places[i].space, p.places[i].offset + p.places[i].bytes, p.places[i].id};
     for (int i = 0; rc == 0 && vm->checked && i < e->num_dispatches; ++i) {
       RecordedArg args[VM_ARGS];
       int n = 0;

@@ -54,7 +54,7 @@ typedef struct VmState {
   int checked;
   size_t other_bytes;
   VmGuard* guards;
-  int num_guards, cap_guards;
+  int num_guards;
   char (*phase_kernel)[48]; /* per phase: the kernel whose body it runs */
   char overrun[384];        /* set by the last invoke when a phase wrote into a guard */
 } VmState;
@@ -78,7 +78,6 @@ void vm_free(VmState* vm);
 
 /* Checked mode: guard bytes behind each buffer (0 when off or not a VM partition). */
 size_t vm_guard_bytes(int vm);
-int vm_add_guard(VmState* vm, int space, size_t end, int id);
 /* After phase `dispatch` (blocking): sets vm->overrun when a guard changed. CL error. */
 cl_int vm_check_guards(Executor* ex, int dispatch);
 

@@ -7,24 +7,11 @@
  * memory is never reused in this mode, so a guard is never a live buffer. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "env_hooks.h"
 #include "vm.h"
 
 size_t vm_guard_bytes(int vm) { return vm && env_flag("TFLITE_GPU_VM_CHECKED", 0) ? VM_GUARD_BYTES : 0; }
-
-int vm_add_guard(VmState* vm, int space, size_t end, int id) {
-  if (vm->num_guards == vm->cap_guards) {
-    int cap = vm->cap_guards ? 2 * vm->cap_guards : 64;
-    VmGuard* g = realloc(vm->guards, (size_t)cap * sizeof(VmGuard));
-    if (!g) return -1;
-    vm->guards = g;
-    vm->cap_guards = cap;
-  }
-  vm->guards[vm->num_guards++] = (VmGuard){space, end, id};
-  return 0;
-}
 
 static cl_int read_space(cl_command_queue q, cl_mem m, unsigned char** host, size_t bytes) {
   if (!(*host = malloc(bytes ? bytes : 1))) return CL_OUT_OF_HOST_MEMORY;
