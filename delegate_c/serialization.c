@@ -319,10 +319,12 @@ void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, 
   pc->state = SER_SAVED; /* one attempt, whatever happens */
   const GpuProgram* progs[KC_MAX_ENTRIES] = {0};
   int nprogs = 0;
-  /* The dispatches' programs, and the VM's (its dispatches have no kernel of their own). */
+  /* The dispatches' programs, and the VM's (its dispatches have no kernel of
+   * their own) unless the device's shared file holds it: its binary is read
+   * back once, into one file. */
   cl_kernel vm_kernel = ex->vm && ex->vm->num_phases ? ex->vm->steps[0] : NULL;
   for (int i = 0; i <= ex->enc.num_dispatches; ++i) {
-    cl_kernel k = i < ex->enc.num_dispatches ? ex->enc.dispatches[i].kernel : vm_kernel;
+    cl_kernel k = i < ex->enc.num_dispatches ? ex->enc.dispatches[i].kernel : pc->vm_path ? NULL : vm_kernel;
     const GpuProgram* p = k ? gpu_device_kernel_program(dev, k) : NULL;
     int seen = !p;
     for (int j = 0; j < nprogs && !seen; ++j) seen = progs[j] == p;

@@ -45,8 +45,8 @@ void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token,
 /* After executor_build: a hit only if nothing had to be compiled. */
 void ser_partition_built(PartitionCache* pc, GpuDevice* dev, int log_level);
 /* After the first successful invoke of a miss (dev->mutex held): writes
- * the binaries of the programs this partition's dispatches use (and the VM
- * program to the shared file, where that was not valid), on a
+ * the binaries of the programs this partition's dispatches use (the VM
+ * program to the shared file alone, where that was not valid), on a
  * thread of its own (dev->cache.pending counts it until it is done;
  * gpu_device_wait_cache_writes waits for it). */
 void ser_partition_save(PartitionCache* pc, GpuDevice* dev, const Executor* ex, int log_level);

@@ -20,18 +20,19 @@ from tflite_gpu.model_builder import ModelBuilder
 SHAPE = [2, 5, 7, 3]  # batch > 1, odd sizes, 3 channels
 
 
-def _model(seed=0):
-    """x + constant -> LOGISTIC -> * x: two programs (elementwise, layout)."""
+def _model(seed=0, ops=("ADD", "LOGISTIC", "MUL")):
+    """x (+) constant -> unary -> (*) x, by default ADD, LOGISTIC, MUL: two
+    programs (elementwise, layout)."""
     rng = np.random.default_rng(seed)
     mb = ModelBuilder()
     x = mb.add_input(SHAPE)
     c = mb.add_tensor([3], data=rng.uniform(-1, 1, [3]).astype(np.float32))
     a = mb.add_tensor(SHAPE)
-    mb.add_op("ADD", [x, c], [a], dict(fused_activation="NONE"))
+    mb.add_op(ops[0], [x, c], [a], dict(fused_activation="NONE"))
     s = mb.add_tensor(SHAPE)
-    mb.add_op("LOGISTIC", [a], [s])
+    mb.add_op(ops[1], [a], [s])
     y = mb.add_tensor(SHAPE)
-    mb.add_op("MUL", [s, x], [y], dict(fused_activation="NONE"))
+    mb.add_op(ops[2], [s, x], [y], dict(fused_activation="NONE"))
     mb.mark_output(y)
     return mb.build()
 
@@ -450,22 +451,6 @@ def test_kernel_sets_keep_their_own_files(tmp_path, kernel_set):
         assert_close(out, expected, rtol_l2=1e-5, atol=1e-4)
 
 
-def _other_model():
-    """Another graph than MODEL_A's (SUB, TANH, ADD): its own partition file."""
-    rng = np.random.default_rng(7)
-    mb = ModelBuilder()
-    x = mb.add_input(SHAPE)
-    c = mb.add_tensor([3], data=rng.uniform(-1, 1, [3]).astype(np.float32))
-    a = mb.add_tensor(SHAPE)
-    mb.add_op("SUB", [x, c], [a], dict(fused_activation="NONE"))
-    t = mb.add_tensor(SHAPE)
-    mb.add_op("TANH", [a], [t])
-    y = mb.add_tensor(SHAPE)
-    mb.add_op("ADD", [t, x], [y], dict(fused_activation="NONE"))
-    mb.mark_output(y)
-    return mb.build()
-
-
 def test_vm_program_is_shared_by_every_model(tmp_path, capfd, monkeypatch):
     """execution=stepped|persistent runs one program whatever the model: the
     first model's start writes it to a file of the device's, and a second
@@ -487,7 +472,9 @@ def test_vm_program_is_shared_by_every_model(tmp_path, capfd, monkeypatch):
     st = run(MODEL_A, "first", "stepped")
     assert builds() == ["vm_program.cl"] and (st["cache_misses"], st["cache_writes"]) == (1, 2)
     assert len(_files(d)) == 2  # the partition's file and the device's VM file
-    st = run(_other_model(), "second", "persistent")
+    st = run(_model(7, ("SUB", "TANH", "ADD")), "second", "persistent")  # another graph
     assert builds() == [], "the second model compiled a program from source"
     assert (st["cache_misses"], st["cache_writes"], st["cache_rejected"]) == (1, 1, 0)  # its own file only
     assert len(_files(d)) == 3
+    st = run(MODEL_A, "first", "stepped")  # the first model again: its file and the device's, a hit
+    assert builds() == [] and (st["cache_hits"], st["cache_misses"], st["cache_writes"]) == (1, 0, 0)
