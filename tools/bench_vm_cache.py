@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Time to first result of execution=persistent with the kernel cache's
+shared VM program (issue 36 item 7), against the CPU interpreter's.
+
+    python tools/bench_vm_cache.py [MODEL ...]   (default: the first 4 MediaPipe models)
+
+Every run is a fresh process with POCL_KERNEL_CACHE=0 timing load_delegate
+(or none) + Interpreter + allocate_tensors + set inputs + first invoke. One
+cache directory for the whole run: its first model writes the device's VM
+file, every later model loads it ("cached VM"). Per model, interleaved: the
+CPU interpreter (XNNPACK), the delegate with no cache, the delegate with the
+shared directory. Prints a Markdown table with the ratios to the CPU's time.
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.append(str(ROOT / "python"))  # the installed package first
+
+from tflite_gpu import models  # noqa: E402
+
+CHILD = r"""
+import json, sys, time
+import numpy as np
+import tflite_gpu
+mod = tflite_gpu.runtime()
+path, cache = sys.argv[1], sys.argv[2]
+t0 = time.perf_counter()
+if cache == "cpu":
+    it = mod.Interpreter(model_path=path)
+else:
+    opts = dict(execution="persistent", log_level="silent")
+    if cache != "-":
+        opts.update(tflite_gpu.cache_options(cache, path))
+    it = mod.Interpreter(model_path=path, experimental_delegates=[tflite_gpu.load_delegate(**opts)])
+it.allocate_tensors()
+for d in it.get_input_details():
+    it.set_tensor(d["index"], np.zeros(d["shape"], d["dtype"]))
+it.invoke()
+print(json.dumps(time.perf_counter() - t0))
+"""
+
+
+def first_result(path, cache):
+    env = dict(os.environ, POCL_KERNEL_CACHE="0")
+    r = subprocess.run([sys.executable, "-c", CHILD, str(path), cache], env=env, capture_output=True, text=True)
+    return json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None
+
+
+def main():
+    names = sys.argv[1:] or models.MODELS[:4]
+    paths = models.fetch_models(names, progress=False)
+    cache = tempfile.mkdtemp(prefix="vm-cache-")
+    os.chmod(cache, 0o700)
+    print("| model | CPU (s) | no cache (s) | x CPU | shared VM cache (s) | x CPU |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for i, name in enumerate(names):
+        cpu, cold, cached = (first_result(paths[name], c) for c in ("cpu", "-", cache))
+        note = " (writes the VM file)" if i == 0 else ""
+        f = lambda v: "failed" if v is None else f"{v:.2f}"  # noqa: E731
+        r = lambda v: "–" if v is None or not cpu else f"{v / cpu:.0f}"  # noqa: E731
+        print(f"| {name}{note} | {f(cpu)} | {f(cold)} | {r(cold)} | {f(cached)} | {r(cached)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
