@@ -241,7 +241,8 @@ static int set_conv_args(Encoder* ex, KernelRef k, const GNode* n, const KernelV
   karg_mem(&a, residual);
   karg_int4(&a, epi[0], epi[1], epi[2], epi[3]);
   karg_int(&a, res_slices);
-  if (n->op == &kGOpDepthwise && n->p.conv.multiplier != 1) karg_int(&a, n->p.conv.multiplier);
+  /* The multiplier kernel also runs multiplier 1 (the VM's fine bodies, select_conv.c). */
+  if (strcmp(v->kernel, "depthwise_conv2d_multiplier") == 0) karg_int(&a, n->p.conv.multiplier);
   if (geometry == CONV_ARGS_PW_DW) {
     /* The depthwise's output shape, 1 where a MEAN over H and W took it. */
     int mean = n->p.conv.mean_of >= 0;

@@ -8,16 +8,31 @@
 #include "fuse_pw_dw.h"
 #include "kernel_abi.h"
 #include "env_hooks.h"
+#include "options.h"
 #include "selectors.h"
 
+/* The VM's bodies on a GPU (issue 36 item 5): a VM phase spreads its
+ * work-items over one group per compute unit, so a conv of register tiles
+ * (GEMM_TILE pixels x 16 channels a work-item: 129 work-items for a 1x1 at
+ * 16x16x48) keeps 2 of an H200's 132 units busy, each with a long serial
+ * loop. On a GPU the VM takes the CPU set's fine-grained bodies instead
+ * (conv2d_x4: 4 pixels x 4 channels; depthwise_conv2d_multiplier: one
+ * float4); a CPU keeps its register tiles. Test hook and A/B switch:
+ * TFLITE_GPU_VM_FINE=1 or 0 on any device. */
+static int vm_fine(const GpuDevice* dev) {
+  if (dev->execution != GD_EXEC_STEPPED && dev->execution != GD_EXEC_PERSISTENT) return 0;
+  return env_flag("TFLITE_GPU_VM_FINE", !dev->caps.is_cpu);
+}
+
 /* CPU set: register tiles of GEMM_TILE pixels x 16 (or 8) channels. */
-static void cpu_conv2d(const Graph* g, const GNode* n, KernelVariant* v) {
+static void cpu_conv2d(const Graph* g, const GNode* n, KernelVariant* v, int fine) {
   const int* ss = g->tensors[n->inputs[0]].shape;
   const int* ds = g->tensors[n->outputs[0]].shape;
   /* Output slices per work-item: one slice goes to conv2d_x4, where a
    * register-tiled block would be mostly padding; 5-8 channels to the
-   * 8-channel kernels (_b8), the rest to 16-channel blocks. */
-  int narrow = ds[GD_C] <= 4;
+   * 8-channel kernels (_b8), the rest to 16-channel blocks; every conv to
+   * conv2d_x4 for the VM on a GPU (vm_fine). */
+  int narrow = fine || ds[GD_C] <= 4;
   int block = narrow ? 1 : ds[GD_C] <= 8 ? 2 : 4;
   if (narrow) {
     int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
@@ -41,11 +56,11 @@ static void cpu_conv2d(const Graph* g, const GNode* n, KernelVariant* v) {
   v->form = gemm ? CONV_ARGS_NO_GEOMETRY : CONV_ARGS_GEOMETRY;
 }
 
-static void cpu_depthwise(const Graph* g, const GNode* n, KernelVariant* v) {
+static void cpu_depthwise(const Graph* g, const GNode* n, KernelVariant* v, int fine) {
   const GTensor* wt = &g->tensors[n->p.conv.weights];
   int kh = wt->shape[1], kw = wt->shape[2];
   const int* ds = g->tensors[n->outputs[0]].shape;
-  if (n->p.conv.multiplier != 1) {
+  if (fine || n->p.conv.multiplier != 1) {
     *v = variant_1d("conv.cl", "depthwise_conv2d_multiplier", phwc4_items(ds));
     v->heavy = 1;
     v->form = CONV_ARGS_GEOMETRY;
@@ -232,7 +247,7 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
 }
 
 void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
-  if (dev->kernel_set != GD_KSET_GPU || !gpu_conv2d(dev, g, n, v)) cpu_conv2d(g, n, v);
+  if (dev->kernel_set != GD_KSET_GPU || !gpu_conv2d(dev, g, n, v)) cpu_conv2d(g, n, v, vm_fine(dev));
 }
 
 /* The GPU set, with both of gpu_conv2d's default groups fitting, so that a
@@ -272,7 +287,7 @@ void select_pw_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, K
 void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
   /* The multiplier kernel already runs one output float4 per work-item. */
   if (dev->kernel_set != GD_KSET_GPU || n->p.conv.multiplier != 1 || !fits(dev, DWG_LX, DWG_LY, 0)) {
-    cpu_depthwise(g, n, v);
+    cpu_depthwise(g, n, v, vm_fine(dev));
     return;
   }
   const int* ds = g->tensors[n->outputs[0]].shape;

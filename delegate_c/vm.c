@@ -11,7 +11,11 @@
 #include "log.h"
 #include "options.h"
 
-enum { VM_SPACES = 10, VM_STAGING = 8, VM_ARGS = 32, VM_GROUP = 64, VM_OTHER_ALIGN = 64 };
+/* Work-items per group: 64 on a CPU (PoCL compiles the program per group
+ * size; its groups run over SIMD lanes); 256 on a GPU, whose unit, with
+ * one group, would otherwise hold 2 warps to hide memory latency with
+ * (at most what the VM kernel's registers allow, vm_finish). */
+enum { VM_SPACES = 10, VM_STAGING = 8, VM_ARGS = 32, VM_GROUP_CPU = 64, VM_GROUP_GPU = 256, VM_OTHER_ALIGN = 64 };
 
 typedef struct Place {
   cl_mem mem;
@@ -165,7 +169,9 @@ int vm_plan(Executor* ex, int mode) {
     vm->num_phases = phases;
     vm->phase_of = phase_of;
     phase_of = NULL;
-    vm->group = VM_GROUP;
+    /* Test hook and A/B switch: TFLITE_GPU_VM_GROUP=N work-items per group. */
+    long group = env_long("TFLITE_GPU_VM_GROUP", e->dev->caps.is_cpu ? VM_GROUP_CPU : VM_GROUP_GPU);
+    vm->group = group > 0 ? (size_t)group : VM_GROUP_CPU;
     long groups = env_long("TFLITE_GPU_VM_GROUPS", 0); /* a test hook: a smaller grid */
     vm->grid = e->dev->caps.compute_units ? e->dev->caps.compute_units : 1;
     if (groups > 0 && (size_t)groups < vm->grid) vm->grid = (size_t)groups;
@@ -244,6 +250,13 @@ int vm_finish(Executor* ex) {
   cl_ulong limit = e->dev->caps.vendor_id == GD_VENDOR_NVIDIA ? 1000000000ull : 400000000ull;
   for (int p = 0; p < vm->num_phases; ++p) {
     if (!(vm->steps[p] = gpu_device_kernel(e->dev, "vm_program.cl", "", "vm_run", e->err, e->errlen))) return -1;
+    if (p == 0) {
+      /* The group the kernel's registers allow, a power of two. */
+      size_t most = 0;
+      cl.clGetKernelWorkGroupInfo(vm->steps[0], e->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(most), &most, NULL);
+      if (e->dev->caps.max_work_group && e->dev->caps.max_work_group < most) most = e->dev->caps.max_work_group;
+      while (most && vm->group > most && vm->group > 1) vm->group /= 2;
+    }
     if (set_args(ex, vm->steps[p], p, p + 1, 0, limit)) return -1;
   }
   for (int s = 0; s < vm->num_segs; ++s) {

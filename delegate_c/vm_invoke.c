@@ -78,11 +78,11 @@ static int run_selftest(Executor* ex, char* why, size_t whylen) {
 }
 
 /* Whether persistent launches may run here: the self-test, once per device
- * (name, driver, grid) in the process. */
+ * (name, driver, grid, group) in the process. */
 static int selftest(Executor* ex) {
   const GpuCaps* c = &ex->enc.dev->caps;
   char key[600];
-  snprintf(key, sizeof(key), "%.250s|%.250s|%zu", c->name, c->driver, ex->vm->grid);
+  snprintf(key, sizeof(key), "%.250s|%.250s|%zu|%zu", c->name, c->driver, ex->vm->grid, ex->vm->group);
   pthread_mutex_lock(&g_selftests_lock);
   int i = 0;
   while (i < g_num_selftests && strcmp(g_selftests[i].key, key) != 0) ++i;

@@ -65,6 +65,52 @@ def test_one_launch_per_invoke():
     assert runs == [{"partition": 0, "execution": "persistent", "launches": 1, "fallback": ""}]
 
 
+def _kernels(name, execution, **options):
+    """The kernels a fresh delegate's phases run, and check's verdict on its outputs."""
+    d = tflite_gpu.load_delegate(log_level="silent", execution=execution, **options)
+    it = interpreters.make(str(_path(name)), delegate=d)
+    interpreters.run(it, check.random_inputs(it.get_input_details(), 3))
+    kernels = {k for g in _capi.delegate_groups(d._get_native_delegate_pointer()) for k in g["kernels"]}
+    del it
+    r = check.check_model(_path(name), {"execution": execution, "log_level": "silent", **options}, invokes=2)
+    return kernels, r
+
+
+TILED = ("conv2d_1x1", "conv2d_tiled", "depthwise_3x3_s1", "depthwise_3x3_s2", "depthwise_5x5_s1")
+
+
+@pytest.mark.parametrize("fine", [None, "1", "0"], ids=["default", "fine", "tiled"])
+def test_a_gpu_runs_fine_grained_conv_bodies(monkeypatch, fine):
+    """On a GPU the VM's convs take the bodies of one float4 or 4 pixels x
+    4 channels a work-item (vm_fine in select_conv.c: register tiles keep
+    a few of its units busy); a CPU, as PoCL here, keeps the tiles.
+    TFLITE_GPU_VM_FINE forces either; both check right in both modes."""
+    if fine is not None:
+        monkeypatch.setenv("TFLITE_GPU_VM_FINE", fine)
+    is_cpu = _capi.device_caps(0)["type"] == "CPU"
+    want_fine = fine == "1" or (fine is None and not is_cpu)
+    for execution in ("stepped", "persistent"):
+        kernels, r = _kernels("face_detection_short_range", execution)
+        assert r.passed, (execution, [(o.name, o.rel_l2) for o in r.outputs])
+        tiled = sorted(k for k in kernels if k.startswith(TILED))
+        if want_fine:
+            assert {"conv2d_x4", "depthwise_conv2d_multiplier"} <= kernels and not tiled, kernels
+        else:
+            assert tiled and "depthwise_conv2d_multiplier" not in kernels, kernels
+
+
+def test_the_vm_group_is_an_option_of_the_launch(monkeypatch):
+    """TFLITE_GPU_VM_GROUP: 128 work-items a group (a GPU's default is
+    256), the same outputs as the default's, persistent and stepped."""
+    want, _ = _run("hand_recrop", "persistent")
+    monkeypatch.setenv("TFLITE_GPU_VM_GROUP", "128")
+    for execution in ("stepped", "persistent"):
+        got, runs = _run("hand_recrop", execution)
+        assert runs[0]["execution"] == execution and runs[0]["fallback"] == ""
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
 def test_a_grid_of_one_group_never_falls_back(monkeypatch):
     monkeypatch.setenv("TFLITE_GPU_VM_GROUPS", "1")
     _, runs = _run("hand_recrop", "persistent", invokes=3)
