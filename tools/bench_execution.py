@@ -4,17 +4,27 @@ execution=kernels with the GPU and the CPU kernel sets, stepped and
 persistent (the VM program, the CPU set's bodies), on the same inputs,
 interleaved round by round, each checked against the CPU interpreter.
 
-    python tools/bench_execution.py [--rounds 30] [--json OUT] MODEL...
+    python tools/bench_execution.py [--rounds 30] [--json OUT] [--mode SPEC ...] MODEL...
 
-Prints per model and mode: median invoke ms, launches per invoke (from the
-library's report), the relative L2 error of the worst output against the
+--mode replaces the four modes with one's own, repeatable:
+LABEL:KEY=VALUE,... where a KEY starting with TFLITE_GPU_ is an environment
+variable set while that delegate is created and the model prepared (the
+VM's A/B switches, e.g. TFLITE_GPU_VM_FINE, TFLITE_GPU_VM_GROUP) and any
+other KEY a delegate option, e.g.
+  --mode tiled64:execution=persistent,TFLITE_GPU_VM_FINE=0,TFLITE_GPU_VM_GROUP=64
+
+Prints per model and mode: median invoke ms, dispatches per invoke (from
+the library's report; the JSON also has the last invoke's launches and any
+fallback, which the table marks), the relative L2 error of the worst output against the
 CPU interpreter's builtin kernels, and for persistent whether a fallback
 happened. Exit 0; 1 when a mode's outputs are wrong (relative L2 > 1e-4).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import pathlib
 import statistics
 import sys
@@ -34,7 +44,33 @@ def _rel(a, e) -> float:
     return float(np.linalg.norm(a - e) / max(np.linalg.norm(e), 1e-30))
 
 
-def bench(name: str, rounds: int) -> dict:
+def parse_mode(spec: str):
+    """(label, delegate options, environment) of a --mode SPEC."""
+    label, _, rest = spec.partition(":")
+    opts, env = {}, {}
+    for kv in filter(None, rest.split(",")):
+        k, sep, v = kv.partition("=")
+        if not sep:
+            raise SystemExit(f"bench_execution.py: --mode {spec!r}: {kv!r} is not KEY=VALUE")
+        (env if k.startswith("TFLITE_GPU_") else opts)[k] = v
+    return label, opts, env
+
+
+@contextlib.contextmanager
+def environment(env: dict):
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def bench(name: str, rounds: int, modes=None) -> dict:
     import tflite_gpu
     from tflite_gpu import _capi, check, interpreters, models
 
@@ -47,12 +83,13 @@ def bench(name: str, rounds: int) -> dict:
     except (RuntimeError, ValueError):
         want, inputs = None, None
     runs = {}
-    for mode, opts in MODES:
-        d = tflite_gpu.load_delegate(log_level="silent", **opts)
-        it = interpreters.make(source, delegate=d)
-        x = inputs or check.random_inputs(it.get_input_details(), 0)
-        got = interpreters.run(it, x)
-        interpreters.run(it, x)  # warm
+    for mode, opts, env in modes or [(m, o, {}) for m, o in MODES]:
+        with environment(env):
+            d = tflite_gpu.load_delegate(log_level="silent", **opts)
+            it = interpreters.make(source, delegate=d)
+            x = inputs or check.random_inputs(it.get_input_details(), 0)
+            got = interpreters.run(it, x)
+            interpreters.run(it, x)  # warm
         stats = _capi.delegate_stats(d._get_native_delegate_pointer())
         runs[mode] = {"it": it, "d": d, "times": [], "dispatches": stats["dispatches"],
                       "rel_l2": max((_rel(g, w) for g, w in zip(got, want)), default=0.0) if want else None}
@@ -63,8 +100,11 @@ def bench(name: str, rounds: int) -> dict:
             r["times"].append(time.perf_counter() - t)
     out = {"model": path.stem, "modes": {}}
     for mode, r in runs.items():
+        last = _capi.delegate_runs(r["d"]._get_native_delegate_pointer())
         out["modes"][mode] = {"median_ms": statistics.median(r["times"]) * 1e3, "min_ms": min(r["times"]) * 1e3,
-                              "dispatches": r["dispatches"], "rel_l2": r["rel_l2"]}
+                              "dispatches": r["dispatches"], "rel_l2": r["rel_l2"],
+                              "launches": sum(x["launches"] for x in last),
+                              "fallback": "; ".join(x["fallback"] for x in last if x["fallback"])}
     return out
 
 
@@ -73,16 +113,19 @@ def main(argv=None) -> int:
     ap.add_argument("models", nargs="+")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--json")
+    ap.add_argument("--mode", action="append", default=[], help="LABEL:KEY=VALUE,... (see above); repeatable")
     args = ap.parse_args(argv)
+    modes = [parse_mode(s) for s in args.mode] or [(m, o, {}) for m, o in MODES]
     rows, bad = [], False
-    print("| model | " + " | ".join(m for m, _ in MODES) + " | worst rel L2 |")
-    print("|---|" + "---:|" * len(MODES) + "---:|")
+    print("| model | " + " | ".join(m for m, _, _ in modes) + " | worst rel L2 |")
+    print("|---|" + "---:|" * len(modes) + "---:|")
     for m in args.models:
-        r = bench(m, args.rounds)
+        r = bench(m, args.rounds, modes)
         rows.append(r)
         errs = [x["rel_l2"] for x in r["modes"].values() if x["rel_l2"] is not None]
         bad |= any(e > 1e-4 for e in errs)
-        cells = [f"{x['median_ms']:.3f} ms ({x['dispatches']})" for x in r["modes"].values()]
+        cells = [f"{x['median_ms']:.3f} ms ({x['dispatches']}{', fallback' if x['fallback'] else ''})"
+                 for x in r["modes"].values()]
         print(f"| {r['model']} | " + " | ".join(cells) + f" | {max(errs) if errs else float('nan'):.2e} |", flush=True)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")

@@ -4,7 +4,8 @@ shared VM program (issue 36 item 7), against the CPU interpreter's.
 
     python tools/bench_vm_cache.py [MODEL ...]   (default: the first 4 MediaPipe models)
 
-Every run is a fresh process with POCL_KERNEL_CACHE=0 timing load_delegate
+Every run is a fresh process with POCL_KERNEL_CACHE=0 and
+CUDA_CACHE_DISABLE=1 (no driver cache) timing load_delegate
 (or none) + Interpreter + allocate_tensors + set inputs + first invoke. One
 cache directory for the whole run: its first model writes the device's VM
 file, every later model loads it ("cached VM"). Per model, interleaved: the
@@ -46,7 +47,7 @@ print(json.dumps(time.perf_counter() - t0))
 
 
 def first_result(path, cache):
-    env = dict(os.environ, POCL_KERNEL_CACHE="0")
+    env = dict(os.environ, POCL_KERNEL_CACHE="0", CUDA_CACHE_DISABLE="1")
     r = subprocess.run([sys.executable, "-c", CHILD, str(path), cache], env=env, capture_output=True, text=True)
     return json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None
 

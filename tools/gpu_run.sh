@@ -44,6 +44,10 @@
 #        execution tools/bench_execution.py: execution=kernels (both kernel sets), stepped and persistent
 #                  interleaved on each model, each checked against the CPU interpreter
 #                  (GPU_RUN_EXECUTION_ROUNDS, default 30); about 10 s a model
+#        vmcache   tools/bench_vm_cache.py: execution=persistent's first result in fresh processes (no
+#                  kernel cache, CUDA_CACHE_DISABLE=1) without a cache and with the shared VM program
+#                  file, against the CPU interpreter's, on GPU_RUN_VMCACHE_MODELS (default: the four of
+#                  docs/benchmarks/vm-cache-pocl-2026-11-27.md)
 #        ab        tools/bench_ab.py, GPU set FP32, the library against itself with one pass off
 #                  (TFLITE_GPU_FUSE_PW_DW=0, TFLITE_GPU_FUSE_DW_1X1=0, then
 #                  TFLITE_GPU_PINNED_STAGING=0), interleaved, GPU_RUN_AB_ROUNDS=2: the passes that
@@ -60,6 +64,8 @@
 #   GPU_RUN_BENCH_ITERATIONS  timed invokes per bench configuration (default 10; 3 warm-up)
 #   GPU_RUN_BENCH_THREADS     XNNPACK's threads beside the delegate (default 2); the second
 #                       XNNPACK run uses all cores (nproc)
+#   GPU_RUN_EXECUTION_MODES  the execution step's modes instead of its four: space-separated
+#                       tools/bench_execution.py --mode specs (LABEL:KEY=VALUE,...)
 #   GPU_RUN_PROFILE_ARGS  extra tools/gpu_profile.py arguments (e.g. "--precision fp16")
 #   GPU_RUN_OPS_EVERY   TFLITE_GPU_OP_TEST_EVERY for the ops step (default 3:1; 1 = every test)
 #   GPU_RUN_OPS_KSETS   kernel sets of the ops step (default gpu)
@@ -83,7 +89,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 
-ALL_STEPS="devices models bench benchcpu profile ops tune launch barrier execution ab"
+ALL_STEPS="devices models bench benchcpu profile ops tune launch barrier execution vmcache ab"
 AB_MODELS="palm_detection_full palm_detection_lite pose_detection pose_landmark_full hand_landmark_full
   face_detection_full_range_sparse face_detection_short_range"
 RUN_WORK="" RUN_TICKER=""
@@ -498,9 +504,18 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
         limited "$python" "$ROOT/tools/cl_grid_barrier.py" --out "$files" || rc=1
         ;;
       execution)
+        local modes=() spec
+        for spec in ${GPU_RUN_EXECUTION_MODES:-}; do modes+=(--mode "$spec"); done
         # shellcheck disable=SC2086
         limited "$python" "$ROOT/tools/bench_execution.py" --rounds "${GPU_RUN_EXECUTION_ROUNDS:-30}" \
-          --json "$files/execution.json" $models 2>&1 | tee "$files/execution.log" || rc=1
+          --json "$files/execution.json" "${modes[@]}" $models 2>&1 | tee "$files/execution.log" || rc=1
+        ;;
+      vmcache)
+        # shellcheck disable=SC2086
+        limited "$python" "$ROOT/tools/bench_vm_cache.py" \
+          ${GPU_RUN_VMCACHE_MODELS:-face_detection_short_range hand_recrop iris_landmark palm_detection_lite} \
+          >"$files/vmcache.log" 2>&1 || rc=1
+        cat "$files/vmcache.log"
         ;;
       ab)
         # Only the models XNNPACK can run (bench_ab times it as the yardstick); by default the

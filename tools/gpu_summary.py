@@ -459,13 +459,29 @@ def _execution(d, out, problems):
     for r in doc:
         m = r.get("modes") or {}
         errs = [x.get("rel_l2") for x in m.values() if isinstance(x, dict) and x.get("rel_l2") is not None]
-        cells = [f"{_num(m[k].get('median_ms')) or float('nan'):.3f} ({m[k].get('dispatches', '?')})"
-                 if isinstance(m.get(k), dict) else "–" for k in modes]
+        cells = [f"{_num(m[k].get('median_ms')) or float('nan'):.3f} ({m[k].get('dispatches', '?')}"
+                 f"{', fallback' if m[k].get('fallback') else ''})" if isinstance(m.get(k), dict) else "–" for k in modes]
+        for k in modes:
+            if isinstance(m.get(k), dict) and m[k].get("fallback"):
+                problems.add(f"execution: {r.get('model')} {k} fell back: {m[k]['fallback']}")
         worst = max(errs) if errs else None
         out.append(f"| {_cell(r.get('model', '?'))} | " + " | ".join(cells) + f" | {'–' if worst is None else f'{worst:.2e}'} |")
         if worst is not None and worst > 1e-4:
             problems.add(f"execution: {r.get('model')} has an output off by {worst:.2e}")
     out.append("")
+
+
+def _vmcache(d, out, problems):
+    """tools/bench_vm_cache.py's table (vmcache.log), as printed."""
+    log = d / "vmcache.log"
+    if not log.is_file():
+        return
+    rows = [ln.rstrip() for ln in log.read_text(errors="replace").splitlines() if ln.startswith("|")]
+    out += ["## First result with the shared VM program (tools/bench_vm_cache.py: seconds, fresh processes)", ""]
+    out += rows or ["(no table: cut short or failed)"]
+    out.append("")
+    if len(rows) < 3 or any("failed" in r for r in rows):
+        problems.add("vmcache: no complete table")
 
 
 def _ab(d, out, problems):
@@ -486,7 +502,7 @@ def _ab(d, out, problems):
 def summarize(d: pathlib.Path):
     """(markdown, ok)."""
     out, problems = [], _Problems()
-    for section in (_header, _steps, _ops, _models, _bench, _profile, _launch, _barrier, _execution, _ab):
+    for section in (_header, _steps, _ops, _models, _bench, _profile, _launch, _barrier, _execution, _vmcache, _ab):
         try:
             if section is _header:
                 section(d, out)
