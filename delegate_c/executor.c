@@ -222,12 +222,14 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
 
 int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs, char* err,
                    size_t errlen) {
-  return executor_build_tuned(ex, dev, g, outputs, num_outputs, NULL, 0, err, errlen);
+  return executor_build_tuned(ex, dev, g, outputs, num_outputs, NULL, 0, NULL, err, errlen);
 }
 
 int executor_build_tuned(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs,
-                         const signed char* tune, int tune_len, char* err, size_t errlen) {
+                         const signed char* tune, int tune_len, const VmProgramCache* vm_cache, char* err,
+                         size_t errlen) {
   memset(ex, 0, sizeof(*ex));
+  if (vm_cache) ex->vm_cache = *vm_cache;
   ex->enc.tune = tune;
   ex->enc.tune_len = tune_len;
   int rc = build(ex, dev, g, outputs, num_outputs, err, errlen);

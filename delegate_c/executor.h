@@ -20,6 +20,13 @@ typedef struct BoundaryTensor {
   void* host;
 } BoundaryTensor;
 
+/* Called with the VM program's build defines before it is built (vm.c):
+ * the kernel cache loads that program's file (serialization.c). */
+typedef struct VmProgramCache {
+  void (*load)(void* ctx, const char* defines);
+  void* ctx;
+} VmProgramCache;
+
 typedef struct Executor {
   Encoder enc;         /* the graph, the device (retained), the buffers and the dispatch list (encode.h) */
   cl_mem arena;
@@ -43,6 +50,7 @@ typedef struct Executor {
   int capture_partition;
   int no_reuse;         /* every activation its own memory (a persistent launch, vm.h) */
   struct VmState* vm;   /* execution=stepped|persistent: the partition as the VM's op list; NULL: kernels */
+  VmProgramCache vm_cache;
   cl_mem vm_staging[8]; /* the staging buffers the VM's launches take (vm.c) */
   int vm_num_staging;
 } Executor;
@@ -55,9 +63,11 @@ int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, i
  * dev->mutex held. */
 int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen);
 /* executor_build with per-dispatch group scales (tune.c): dispatch i's
- * work-group is scaled by 2^tune[i] (a fixed group only shrinks). */
+ * work-group is scaled by 2^tune[i] (a fixed group only shrinks); and
+ * vm_cache (or NULL) to load the VM program from the kernel cache. */
 int executor_build_tuned(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs,
-                         const signed char* tune, int tune_len, char* err, size_t errlen);
+                         const signed char* tune, int tune_len, const VmProgramCache* vm_cache, char* err,
+                         size_t errlen);
 /* Runs the partition reps times after one warm-up run, inputs zero, and
  * sets best_us to the fastest run's wall time: input writes, every
  * dispatch and output reads (partition_cost.c). Call with dev->mutex held. */

@@ -95,6 +95,12 @@ static TfLiteIntArray* int_array_copy(const TfLiteIntArray* a) {
  * device are reused; only buffers, arguments and sizes are new. */
 /* d and params are given for the first build only: it may load programs
  * from the kernel cache (serialization.c); a re-plan reuses what is built. */
+/* The executor's VmProgramCache hook: the VM program's file, once its opcodes are known. */
+static void vm_cache_load(void* ctx, const char* defines) {
+  PartitionKernel* k = ctx;
+  ser_vm_load(&k->cache, k->dev, defines, k->log_level);
+}
+
 static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t errlen, const GpuDelegate* d,
                           const TfLiteDelegateParams* params) {
   Graph g = {0};
@@ -129,7 +135,9 @@ static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t er
         if (k->tune) gd_log(k->log_level, GD_LOG_INFO, "SUSTAINED_SPEED: work-groups from %s", path);
       }
     }
-    rc = executor_build_tuned(ex, k->dev, &g, outputs, k->output_tensors->size, k->tune, k->tune_len, err, errlen);
+    VmProgramCache vm_cache = {vm_cache_load, k};
+    rc = executor_build_tuned(ex, k->dev, &g, outputs, k->output_tensors->size, k->tune, k->tune_len,
+                              d && d->cache_on ? &vm_cache : NULL, err, errlen);
     if (rc == 0 && d) ser_partition_built(&k->cache, k->dev, k->log_level);
     if (rc) executor_free(ex);
     pthread_mutex_unlock(&k->dev->mutex);

@@ -144,7 +144,7 @@ void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token,
   /* One file per (token, partition position, precision, kernel set,
    * device): devices sharing a directory keep their own files; a different
    * model or option under the same token overwrites it. */
-  char tag[96], path[4200], vm_tag[96], vm_path[4200];
+  char tag[96], path[4200];
   int first = params->nodes_to_replace->size ? params->nodes_to_replace->data[0] : 0;
   const GpuCaps* c = &dev->caps;
   uint64_t device_hash = kc_hash(c->platform, strlen(c->platform), 0x646576ull);
@@ -153,20 +153,29 @@ void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token,
   const char* prec = dev->fp16 ? "fp16" : "fp32";
   unsigned long long dh = (unsigned long long)(device_hash & 0xffffffffull);
   snprintf(tag, sizeof(tag), "n%d_%s_%s_%08llx", first, prec, kernel_set_name(dev->kernel_set), dh);
-  snprintf(vm_tag, sizeof(vm_tag), "vm_%s_%08llx", prec, dh);
+  snprintf(pc->vm_tag, sizeof(pc->vm_tag), "vm_%s_%08llx", prec, dh);
   int bad = !pc->key || kc_file_path(path, sizeof(path), dir, token, tag) || !(pc->path = strdup(path));
   /* The shared file's key is the device's and the build options' alone (token "vm", partition 0). */
-  if (!bad && vm)
-    bad = kc_file_path(vm_path, sizeof(vm_path), dir, "vm", vm_tag) || !(pc->vm_path = strdup(vm_path)) ||
-          !(pc->vm_key = make_key(dev, "vm", 0));
+  if (!bad && vm) bad = !(pc->vm_dir = strdup(dir)) || !(pc->vm_key = make_key(dev, "vm", 0));
   if (bad) {
     gd_log(log_level, GD_LOG_WARNING, "kernel cache: out of memory or path too long; running without it");
     ser_partition_free(pc);
     return;
   }
   pc->state = SER_MISS;
-  if (pc->vm_path) pc->vm_loaded = load_file(pc->vm_path, pc->vm_key, dev, log_level);
   pc->loaded = load_file(pc->path, pc->key, dev, log_level);
+}
+
+void ser_vm_load(PartitionCache* pc, GpuDevice* dev, const char* defines, int log_level) {
+  if (pc->state == SER_OFF || !pc->vm_dir || pc->vm_path) return;
+  char tag[96], path[4200];
+  unsigned long long ops = (unsigned long long)(kc_hash(defines, strlen(defines), 0x766dull) & 0xffffffffull);
+  snprintf(tag, sizeof(tag), "%s_%08llx", pc->vm_tag, ops);
+  if (kc_file_path(path, sizeof(path), pc->vm_dir, "vm", tag) || !(pc->vm_path = strdup(path))) {
+    gd_log(log_level, GD_LOG_WARNING, "kernel cache: out of memory or path too long; the VM program is not cached");
+    return;
+  }
+  pc->vm_loaded = load_file(pc->vm_path, pc->vm_key, dev, log_level);
 }
 
 void ser_partition_built(PartitionCache* pc, GpuDevice* dev, int log_level) {
@@ -342,6 +351,7 @@ void ser_partition_free(PartitionCache* pc) {
   free(pc->path);
   free(pc->key);
   free(pc->vm_path);
+  free(pc->vm_dir);
   free(pc->vm_key);
   memset(pc, 0, sizeof(*pc));
 }

@@ -11,11 +11,12 @@
 #include "log.h"
 #include "options.h"
 
-/* Work-items per group: 64 on a CPU (PoCL compiles the program per group
- * size; its groups run over SIMD lanes); 256 on a GPU, whose unit, with
- * one group, would otherwise hold 2 warps to hide memory latency with
- * (at most what the VM kernel's registers allow, vm_finish). */
-enum { VM_SPACES = 10, VM_STAGING = 8, VM_ARGS = 32, VM_GROUP_CPU = 64, VM_GROUP_GPU = 256, VM_OTHER_ALIGN = 64 };
+/* Work-items per group (at most what the VM kernel's registers allow,
+ * vm_finish): 64. On an H200 groups of 256 made every model slower than
+ * 64 did, with either kind of body (docs/benchmarks/gpu-h200-2026-11-27.md,
+ * "Bodies and groups"). */
+enum { VM_SPACES = 10, VM_STAGING = 8, VM_ARGS = 32, VM_GROUP = 64, VM_OTHER_ALIGN = 64 };
+_Static_assert(VM_OPS_WORDS == 3, "vm_plan writes three VM_OPS words");
 
 typedef struct Place {
   cl_mem mem;
@@ -167,11 +168,18 @@ int vm_plan(Executor* ex, int mode) {
     if (rc == 0) memcpy(ops + phases, p.words, (size_t)p.num_words * sizeof(int));
     vm->mode = mode;
     vm->num_phases = phases;
+    unsigned ops_mask[VM_OPS_WORDS] = {0};
+    for (int k = 0; rc == 0 && k < phases; ++k) {
+      int op = p.words[offsets[k]];
+      if (op / 32 < VM_OPS_WORDS) ops_mask[op / 32] |= 1u << (op % 32);
+    }
+    snprintf(vm->defines, sizeof(vm->defines), "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x%x -DVM_OPS_1=0x%x -DVM_OPS_2=0x%x",
+             ops_mask[0], ops_mask[1], ops_mask[2]);
     vm->phase_of = phase_of;
     phase_of = NULL;
     /* Test hook and A/B switch: TFLITE_GPU_VM_GROUP=N work-items per group. */
-    long group = env_long("TFLITE_GPU_VM_GROUP", e->dev->caps.is_cpu ? VM_GROUP_CPU : VM_GROUP_GPU);
-    vm->group = group > 0 ? (size_t)group : VM_GROUP_CPU;
+    long group = env_long("TFLITE_GPU_VM_GROUP", VM_GROUP);
+    vm->group = group > 0 ? (size_t)group : VM_GROUP;
     long groups = env_long("TFLITE_GPU_VM_GROUPS", 0); /* a test hook: a smaller grid */
     vm->grid = e->dev->caps.compute_units ? e->dev->caps.compute_units : 1;
     if (groups > 0 && (size_t)groups < vm->grid) vm->grid = (size_t)groups;
@@ -248,8 +256,9 @@ int vm_finish(Executor* ex) {
   /* A wait's bound: NVIDIA's timer in ns (one phase of these models takes
    * microseconds; a second is a hang), else spin iterations. */
   cl_ulong limit = e->dev->caps.vendor_id == GD_VENDOR_NVIDIA ? 1000000000ull : 400000000ull;
+  if (ex->vm_cache.load) ex->vm_cache.load(ex->vm_cache.ctx, vm->defines);
   for (int p = 0; p < vm->num_phases; ++p) {
-    if (!(vm->steps[p] = gpu_device_kernel(e->dev, "vm_program.cl", "", "vm_run", e->err, e->errlen))) return -1;
+    if (!(vm->steps[p] = gpu_device_kernel(e->dev, "vm_program.cl", vm->defines, "vm_run", e->err, e->errlen))) return -1;
     if (p == 0) {
       /* The group the kernel's registers allow, a power of two. */
       size_t most = 0;
@@ -262,7 +271,7 @@ int vm_finish(Executor* ex) {
   for (int s = 0; s < vm->num_segs; ++s) {
     VmSegment* seg = &vm->segs[s];
     if (!seg->vm || vm->mode != GD_EXEC_PERSISTENT) continue;
-    if (!(seg->whole = gpu_device_kernel(e->dev, "vm_program.cl", "", "vm_run", e->err, e->errlen))) return -1;
+    if (!(seg->whole = gpu_device_kernel(e->dev, "vm_program.cl", vm->defines, "vm_run", e->err, e->errlen))) return -1;
     if (set_args(ex, seg->whole, vm->phase_of[seg->first], vm->phase_of[seg->last - 1] + 1, 1, limit)) return -1;
   }
   return 0;

@@ -50,6 +50,10 @@ typedef struct VmState {
   int last_persistent; /* what the last invoke ran: 1 persistent, 0 stepped */
   int last_launches;
   int locked;          /* holds the process's persistent-grid lock (one grid on a device at a time) */
+  /* The VM program's build defines: -DGD_VM_PROGRAM=1 and the masks of the
+   * opcodes this partition runs (tools/gen_vm.py), so that a driver
+   * compiles those bodies alone. */
+  char defines[GD_MAX_PROGRAM_DEFINES];
   /* Checked mode (vm_checked.c): guards checked after every phase. */
   int checked;
   size_t other_bytes;

@@ -42,7 +42,7 @@ static int run_selftest(Executor* ex, char* why, size_t whylen) {
   VmState* vm = ex->vm;
   if (env_flag("TFLITE_GPU_TEST_VM_SELFTEST_FAIL", 0)) return snprintf(why, whylen, "the self-test failed (test hook)"), 0;
   char err[512];
-  cl_kernel k = gpu_device_kernel(dev, "vm_program.cl", "", "gs_litmus", err, sizeof(err));
+  cl_kernel k = gpu_device_kernel(dev, "vm_program.cl", vm->defines, "gs_litmus", err, sizeof(err));
   if (!k) return snprintf(why, whylen, "the self-test did not build: %.100s", err), 0;
   const int phases = 16, words = 256;
   int zeros[GS_WORDS] = {0, 0}, result[2] = {0, 0}, sync[GS_WORDS] = {0, 0};

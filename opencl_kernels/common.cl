@@ -154,10 +154,17 @@ DEFINE_ACTIVATE(activate16, float16)
 #else
 #define GD_BODY_ATTR GD_INLINE
 #endif
+/* In the VM program (GD_VM_PROGRAM, tools/gen_vm.py) the bodies alone:
+ * it launches vm_run only, and a driver that compiles every kernel of a
+ * program when it is built (NVIDIA) would compile each body twice. */
+#ifdef GD_VM_PROGRAM
+#define OUTLINED_KERNEL(NAME, PARAMS, ARGS) GD_BODY_ATTR void NAME##_body(int gid, PARAMS)
+#else
 #define OUTLINED_KERNEL(NAME, PARAMS, ARGS)                                          \
   GD_BODY_ATTR void NAME##_body(int gid, PARAMS);                                    \
   __kernel void NAME(PARAMS) { NAME##_body(get_global_id(0), ARGS); }                \
   GD_BODY_ATTR void NAME##_body(int gid, PARAMS)
+#endif
 
 /* Kernel selection: a file's kernels stand in `#if GD_SELECTED(name, bit)`
  * blocks, and the executor builds each program with -DGD_KSEL=<mask> of

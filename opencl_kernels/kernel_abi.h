@@ -30,6 +30,10 @@ enum {
  * before every persistent launch. */
 enum { GS_COUNT = 0, GS_ABORT = 1, GS_WORDS = 2 };
 
+/* The VM program's opcode masks (tools/gen_vm.py, vm.c): VM_OPS_0.. words of
+ * 32 opcodes each, the program's build defines. */
+enum { VM_OPS_WORDS = 3 };
+
 /* Remaps (layout.cl) and what they read outside [0, size). */
 enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };
 enum { BORDER_CONST = 0, BORDER_REFLECT = 1, BORDER_SYMMETRIC = 2, BORDER_WRAP = 3 };

@@ -452,9 +452,11 @@ def test_kernel_sets_keep_their_own_files(tmp_path, kernel_set):
 
 
 def test_vm_program_is_shared_by_every_model(tmp_path, capfd, monkeypatch):
-    """execution=stepped|persistent runs one program whatever the model: the
-    first model's start writes it to a file of the device's, and a second
-    model (another token, another partition) compiles nothing."""
+    """execution=stepped|persistent runs one program per set of bodies (the
+    VM program holds those its partition runs, vm.c): the first model's
+    start writes it to a file of the device's, a second model with the same
+    bodies (another token, another partition) compiles nothing, and a model
+    with another body compiles and writes a program of its own."""
     d = _cache_dir(tmp_path)
     monkeypatch.setenv("TFLITE_GPU_BUILD_LOG", "1")  # a line per program compiled from source
     builds = lambda: re.findall(r"tflite-gpu build (\S+)", capfd.readouterr().err)  # noqa: E731
@@ -477,4 +479,9 @@ def test_vm_program_is_shared_by_every_model(tmp_path, capfd, monkeypatch):
     assert (st["cache_misses"], st["cache_writes"], st["cache_rejected"]) == (1, 1, 0)  # its own file only
     assert len(_files(d)) == 3
     st = run(MODEL_A, "first", "stepped")  # the first model again: its file and the device's, a hit
+    assert builds() == [] and (st["cache_hits"], st["cache_misses"], st["cache_writes"]) == (1, 0, 0)
+    st = run(_model(3, ("ADD", "L2_NORMALIZATION", "MUL")), "third", "persistent")  # l2_norm's body too
+    assert builds() == ["vm_program.cl"] and (st["cache_misses"], st["cache_writes"]) == (1, 2)
+    assert len(_files(d)) == 5
+    st = run(_model(3, ("ADD", "L2_NORMALIZATION", "MUL")), "third", "stepped")
     assert builds() == [] and (st["cache_hits"], st["cache_misses"], st["cache_writes"]) == (1, 0, 0)

@@ -105,6 +105,8 @@ VARIANTS = {
     "fc_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "reduce_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "grid_sync.cl": ["-DGS_LITMUS_READ_EARLY=1"],  # tools/cl_grid_barrier.py's test hook
+    # as the library builds it (vm.c): bodies without kernels, every opcode or one
+    "vm_program.cl": ["-DGD_VM_PROGRAM=1", "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0"],
 }
 # Defines the kernel files test that are not variant knobs: set by the
 # device (GD_POCL, FP16_STORAGE), per node (FP32_STORAGE), by the kernel

@@ -12,6 +12,10 @@ and writes:
   kernel file (each file's own macros undefined after it, so that they
   cannot clash), vm_call (a switch from opcode to body, each argument
   unpacked from the op list's words), grid_sync.cl and vm/vm_run.cl;
+  built with -DGD_VM_PROGRAM=1 (the bodies without their kernels,
+  common.cl) and -DVM_OPS_<w>=<mask> per word of OPS_BITS opcodes: the
+  opcodes a partition runs, so that only their bodies are compiled (the
+  library, vm.c; no mask: every opcode);
 - vm_table(): per opcode, the kernel's file, name and argument kinds, for
   the library (kernels_embedded.c: embedded_vm_opcode) to encode a
   dispatch as an op.
@@ -35,6 +39,7 @@ import subprocess
 # group tiles in __local memory), the barrier probe, the VM itself.
 NOT_BODIES = re.compile(r"(_gpu|^grid_sync|^common|^vm_program)\.cl$")
 SPACES = 10  # m0 (activations), m1 (constants), s0-s7 (staging buffers)
+OPS_BITS = 32  # opcodes per VM_OPS_<w> word
 KINDS = {"int": "i", "uint": "i", "float": "f", "int2": "2", "int4": "4", "float2": "d", "float4": "q"}
 WORDS = {"p": 2, "i": 1, "f": 1, "2": 2, "4": 4, "d": 2, "q": 4}
 
@@ -122,11 +127,20 @@ def vm_program_source(kernels: pathlib.Path) -> str:
     parts.append(f"#define VM_SPACES_PARAMS {spaces}\n#define VM_SPACES {names}\n")
     chain = " : ".join(f"s == {i} ? {n}" for i, n in enumerate(names.split(", ")[:-1])) + f" : {names.split(', ')[-1]}"
     parts.append(f"GD_INLINE __global uchar* vm_space(int s, VM_SPACES_PARAMS) {{ return {chain}; }}\n")
-    parts.append("/* Runs op `opcode` for virtual work-item v, its arguments unpacked from the op's words a. */\n"
+    table = bodies(kernels)
+    words = re.search(r"VM_OPS_WORDS = (\d+)", (kernels / "kernel_abi.h").read_text())
+    OPS_WORDS = int(words.group(1))  # noqa: N806 - kernel_abi.h's constant
+    if len(table) > OPS_BITS * OPS_WORDS:
+        raise SystemExit(f"gen_vm.py: {len(table)} opcodes need more than {OPS_WORDS} VM_OPS words (kernel_abi.h VM_OPS_WORDS)")
+    for w in range(OPS_WORDS):
+        parts.append(f"#ifndef VM_OPS_{w}\n#define VM_OPS_{w} 0xffffffff\n#endif\n")
+    parts.append("/* Runs op `opcode` for virtual work-item v, its arguments unpacked from the op's words a\n"
+                 " * (an opcode outside the program's VM_OPS masks does nothing: the library never encodes one). */\n"
                  "GD_INLINE void vm_call(int opcode, int v, __global const int* a, VM_SPACES_PARAMS) {\n"
                  "  switch (opcode) {\n")
-    for i, (_, _, body, params) in enumerate(bodies(kernels)):
-        parts.append(f"    case {i}: {_call(body, params)}; return;\n")
+    for i, (_, _, body, params) in enumerate(table):
+        w, b = divmod(i, OPS_BITS)
+        parts.append(f"#if (VM_OPS_{w} >> {b}) & 1\n    case {i}: {_call(body, params)}; return;\n#endif\n")
     parts.append("    default: return;\n  }\n}\n")
     for extra in ("grid_sync.cl", "vm/vm_run.cl"):
         parts.append(f"/* ---- {extra} ---- */\n{(kernels / extra).read_text()}\n")
