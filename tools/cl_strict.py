@@ -105,8 +105,8 @@ VARIANTS = {
     "fc_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "reduce_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "grid_sync.cl": ["-DGS_LITMUS_READ_EARLY=1"],  # tools/cl_grid_barrier.py's test hook
-    # as the library builds it (vm.c): bodies without kernels, every opcode or one
-    "vm_program.cl": ["-DGD_VM_PROGRAM=1", "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0"],
+    # besides every opcode (VM_BASE), one: the library's opcode masks only drop cases
+    "vm_program.cl": ["-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0"],
 }
 # Defines the kernel files test that are not variant knobs: set by the
 # device (GD_POCL, FP16_STORAGE), per node (FP32_STORAGE), by the kernel
@@ -136,6 +136,7 @@ def kernel_bits(source: str) -> list[int]:
 
 
 VM_PROGRAM = "vm_program.cl"  # generated (tools/gen_vm.py): every CPU-set file, the VM's dispatch and kernel
+VM_BASE = "-DGD_VM_PROGRAM=1"  # as the library builds it (vm.c): the bodies without their kernels
 
 
 def source_of(kernels: pathlib.Path, name: str) -> str:
@@ -150,7 +151,7 @@ def programs(kernels: pathlib.Path = KERNELS, files: list[str] | None = None) ->
     for name in names:
         text = source_of(kernels, name)
         bits = kernel_bits(text) if name != VM_PROGRAM else []
-        selections = [""] + [f"-DGD_KSEL={hex(1 << b)}" for b in bits]
+        selections = [VM_BASE if name == VM_PROGRAM else ""] + [f"-DGD_KSEL={hex(1 << b)}" for b in bits]
         devices = list(DEVICES.values()) + ([NVIDIA_DEVICE] if re.search(r"\bGD_NVIDIA\b", text) else [])
         for device in devices:
             for storage in STORAGES.values():

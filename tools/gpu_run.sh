@@ -43,11 +43,11 @@
 #                  a few seconds
 #        execution tools/bench_execution.py: execution=kernels (both kernel sets), stepped and persistent
 #                  interleaved on each model, each checked against the CPU interpreter
-#                  (GPU_RUN_EXECUTION_ROUNDS, default 30); about 10 s a model
+#                  (GPU_RUN_EXECUTION_ROUNDS, default 30); about 14 s a model
 #        vmcache   tools/bench_vm_cache.py: execution=persistent's first result in fresh processes (no
 #                  kernel cache, CUDA_CACHE_DISABLE=1) without a cache and with the shared VM program
 #                  file, against the CPU interpreter's, on GPU_RUN_VMCACHE_MODELS (default: the four of
-#                  docs/benchmarks/vm-cache-pocl-2026-11-27.md)
+#                  docs/benchmarks/vm-cache-pocl-2026-11-27.md); about 8 s a model
 #        ab        tools/bench_ab.py, GPU set FP32, the library against itself with one pass off
 #                  (TFLITE_GPU_FUSE_PW_DW=0, TFLITE_GPU_FUSE_DW_1X1=0, then
 #                  TFLITE_GPU_PINNED_STAGING=0), interleaved, GPU_RUN_AB_ROUNDS=2: the passes that
