@@ -181,7 +181,12 @@ int vm_plan(Executor* ex, int mode) {
     long group = env_long("TFLITE_GPU_VM_GROUP", VM_GROUP);
     vm->group = group > 0 ? (size_t)group : VM_GROUP;
     long groups = env_long("TFLITE_GPU_VM_GROUPS", 0); /* a test hook: a smaller grid */
+    /* An A/B switch: N groups per compute unit (1-4). More than one is not
+     * known to stay resident: a grid that is not makes the self-test or a
+     * barrier's bounded wait fail, and the partition runs stepped. */
+    long per_unit = env_long("TFLITE_GPU_VM_GROUPS_PER_UNIT", 1);
     vm->grid = e->dev->caps.compute_units ? e->dev->caps.compute_units : 1;
+    if (per_unit > 1) vm->grid *= (size_t)(per_unit < 4 ? per_unit : 4);
     if (groups > 0 && (size_t)groups < vm->grid) vm->grid = (size_t)groups;
     for (int i = 0; rc == 0 && i < e->num_dispatches; ++i) {
       int is_vm = vm->phase_of[i] >= 0;

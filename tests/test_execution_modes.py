@@ -100,8 +100,8 @@ def test_a_gpu_runs_fine_grained_conv_bodies(monkeypatch, fine):
 
 
 def test_the_vm_group_is_an_option_of_the_launch(monkeypatch):
-    """TFLITE_GPU_VM_GROUP: 128 work-items a group (a GPU's default is
-    256), the same outputs as the default's, persistent and stepped."""
+    """TFLITE_GPU_VM_GROUP: 128 work-items a group (the default is 64),
+    the same outputs as the default's, persistent and stepped."""
     want, _ = _run("hand_recrop", "persistent")
     monkeypatch.setenv("TFLITE_GPU_VM_GROUP", "128")
     for execution in ("stepped", "persistent"):
@@ -109,6 +109,19 @@ def test_the_vm_group_is_an_option_of_the_launch(monkeypatch):
         assert runs[0]["execution"] == execution and runs[0]["fallback"] == ""
         for a, b in zip(got, want):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_more_groups_per_unit_run_right_or_fall_back(monkeypatch):
+    """TFLITE_GPU_VM_GROUPS_PER_UNIT=4: a grid that may not stay resident
+    (on PoCL's 2 cores, 8 groups); persistent if every barrier passed,
+    else stepped with the reason, the outputs right either way."""
+    want, _ = _run("hand_recrop", "stepped")
+    monkeypatch.setenv("TFLITE_GPU_VM_GROUPS_PER_UNIT", "4")
+    got, runs = _run("hand_recrop", "persistent", invokes=3)
+    assert runs[0]["execution"] == "persistent" or "self-test" in runs[0]["fallback"] or \
+        "timed out" in runs[0]["fallback"], runs
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_a_grid_of_one_group_never_falls_back(monkeypatch):
