@@ -95,23 +95,45 @@ static int lower_reduce(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-static int encode_reduce(Encoder* ex, int node) {
-  const GNode* n = &ex->g.nodes[node];
-  const int* r = n->p.reduce.axes;
-  KernelVariant v;
-  select_reduce(ex->dev, &ex->g, n, &v);
-  KernelRef k = ex_dispatch_variant(ex, &v, node);
+/* One reduce launch: src (shape ss) over the axes r into dst (shape ds). */
+static int reduce_launch(Encoder* ex, int node, const KernelVariant* v, cl_mem src, cl_mem dst, const int ss[4],
+                         const int ds[4], const int r[4], int act) {
+  KernelRef k = ex_dispatch_variant(ex, v, node);
   if (!k) return -1;
-  KArgs a = {k, 0, CL_SUCCESS, (int)v.total};
-  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
-  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
-  karg_shape(&a, ex->g.tensors[n->inputs[0]].shape);
-  karg_shape(&a, ex->g.tensors[n->outputs[0]].shape);
+  KArgs a = {k, 0, CL_SUCCESS, (int)v->total};
+  karg_mem(&a, src);
+  karg_mem(&a, dst);
+  karg_shape(&a, ss);
+  karg_shape(&a, ds);
   karg_int4(&a, r[GD_W], r[GD_H], r[GD_C], r[GD_B]);
-  karg_int(&a, n->p.reduce.op);
-  karg_int(&a, n->act); /* NONE but for a global pool (ops_pool.c) */
+  karg_int(&a, ex->g.nodes[node].p.reduce.op);
+  karg_int(&a, act);
   karg_int(&a, a.total);
   return karg_done(ex, &a);
+}
+
+static int encode_reduce(Encoder* ex, int node) {
+  const GNode* n = &ex->g.nodes[node];
+  const int* ss = ex->g.tensors[n->inputs[0]].shape;
+  const int* ds = ex->g.tensors[n->outputs[0]].shape;
+  cl_mem src = ex_tensor_mem(ex, n->inputs[0]), dst = ex_tensor_mem(ex, n->outputs[0]);
+  KernelVariant v;
+  if (select_reduce_split(ex->dev, &ex->g, n)) {
+    /* Over W into a scratch row per (batch, row, slice), then over H. A
+     * MEAN of row means is the MEAN (every row has W values); the
+     * activation (a global pool's) goes on the second. */
+    int mid[4] = {ss[GD_B], ss[GD_H], 1, ss[GD_C]};
+    static const int over_w[4] = {0, 0, 1, 0}, over_h[4] = {0, 1, 0, 0};
+    cl_mem rows = src && dst ? ex_buffer(ex, CL_MEM_READ_WRITE, phwc4_items(mid) * 4 * sizeof(float), NULL) : NULL;
+    if (!rows) return -1;
+    v = variant_1d("reduce.cl", "reduce", phwc4_items(mid));
+    if (reduce_launch(ex, node, &v, src, rows, ss, mid, over_w, ACT_NONE)) return -1;
+    v = variant_1d("reduce.cl", "reduce", phwc4_items(ds));
+    return reduce_launch(ex, node, &v, rows, dst, mid, ds, over_h, n->act);
+  }
+  select_reduce(ex->dev, &ex->g, n, &v);
+  /* The activation is NONE but for a global pool's (ops_pool.c). */
+  return reduce_launch(ex, node, &v, src, dst, ss, ds, n->p.reduce.axes, n->act);
 }
 
 /* The TFLite ops this file runs (op_table.c lists them). */

@@ -19,7 +19,7 @@
  * (conv2d_x4: 4 pixels x 4 channels; depthwise_conv2d_multiplier: one
  * float4); a CPU keeps its register tiles. Test hook and A/B switch:
  * TFLITE_GPU_VM_FINE=1 or 0 on any device. */
-static int vm_fine(const GpuDevice* dev) {
+int select_vm_fine(const GpuDevice* dev) {
   if (dev->execution != GD_EXEC_STEPPED && dev->execution != GD_EXEC_PERSISTENT) return 0;
   return env_flag("TFLITE_GPU_VM_FINE", !dev->caps.is_cpu);
 }
@@ -31,7 +31,7 @@ static void cpu_conv2d(const Graph* g, const GNode* n, KernelVariant* v, int fin
   /* Output slices per work-item: one slice goes to conv2d_x4, where a
    * register-tiled block would be mostly padding; 5-8 channels to the
    * 8-channel kernels (_b8), the rest to 16-channel blocks; every conv to
-   * conv2d_x4 for the VM on a GPU (vm_fine). */
+   * conv2d_x4 for the VM on a GPU (select_vm_fine). */
   int narrow = fine || ds[GD_C] <= 4;
   int block = narrow ? 1 : ds[GD_C] <= 8 ? 2 : 4;
   if (narrow) {
@@ -247,7 +247,7 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
 }
 
 void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
-  if (dev->kernel_set != GD_KSET_GPU || !gpu_conv2d(dev, g, n, v)) cpu_conv2d(g, n, v, vm_fine(dev));
+  if (dev->kernel_set != GD_KSET_GPU || !gpu_conv2d(dev, g, n, v)) cpu_conv2d(g, n, v, select_vm_fine(dev));
 }
 
 /* The GPU set, with both of gpu_conv2d's default groups fitting, so that a
@@ -287,7 +287,7 @@ void select_pw_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, K
 void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
   /* The multiplier kernel already runs one output float4 per work-item. */
   if (dev->kernel_set != GD_KSET_GPU || n->p.conv.multiplier != 1 || !fits(dev, DWG_LX, DWG_LY, 0)) {
-    cpu_depthwise(g, n, v, vm_fine(dev));
+    cpu_depthwise(g, n, v, select_vm_fine(dev));
     return;
   }
   const int* ds = g->tensors[n->outputs[0]].shape;

@@ -14,6 +14,7 @@
  * reduction (several groups per output and a second pass), new kernels. */
 #include <stdio.h>
 
+#include "env_hooks.h"
 #include "selectors.h"
 
 /* Reductions shorter than this many float4s stay one per work-item. */
@@ -95,6 +96,19 @@ void select_reduce(const GpuDevice* dev, const Graph* g, const GNode* n, KernelV
     group_variant("reduce_gpu.cl", "reduce_gpu", wg, items, v);
   else
     *v = variant_1d("reduce.cl", "reduce", items);
+}
+
+/* The CPU set's reduce gives one work-item a whole window, serially: in the
+ * VM on a GPU, selfie_segmentation's ten global average pools (up to
+ * 128x128, 4 work-items) are why persistent ran 2.8x slower there than the
+ * GPU set's kernels. Two passes, each a row's loop long: H x slices
+ * work-items over W, then slices over H. A/B switch:
+ * TFLITE_GPU_VM_SPLIT_REDUCE=0 keeps one pass. */
+int select_reduce_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
+  const int* r = n->p.reduce.axes;
+  const int* s = g->tensors[n->inputs[0]].shape;
+  return select_vm_fine(dev) && !r[GD_B] && r[GD_H] && r[GD_W] && !r[GD_C] && s[GD_H] > 1 &&
+         s[GD_H] * s[GD_W] >= 64 && env_flag("TFLITE_GPU_VM_SPLIT_REDUCE", 1);
 }
 
 void select_softmax(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {

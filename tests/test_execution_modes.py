@@ -99,6 +99,48 @@ def test_a_gpu_runs_fine_grained_conv_bodies(monkeypatch, fine):
             assert tiled and "depthwise_conv2d_multiplier" not in kernels, kernels
 
 
+def _global_pools():
+    """A global AVERAGE_POOL_2D with RELU6 and a global MAX_POOL_2D of a
+    13x11 plane (143 taps), batch 2, 5 channels: seeded random inputs."""
+    from tflite_gpu.model_builder import ModelBuilder
+
+    mb = ModelBuilder()
+    x = mb.add_input([2, 13, 11, 5])
+    for op, act in (("AVERAGE_POOL_2D", "RELU6"), ("MAX_POOL_2D", "NONE")):
+        y = mb.add_tensor([2, 1, 1, 5])
+        mb.add_op(op, [x], [y], dict(padding="VALID", stride_w=1, stride_h=1, filter_w=11, filter_h=13,
+                                     fused_activation=act))
+        mb.mark_output(y)
+    return mb.build(), [np.random.default_rng(5).uniform(-1, 8, [2, 13, 11, 5]).astype(np.float32)]
+
+
+@pytest.mark.parametrize("fine,split", [("1", "1"), ("1", "0"), ("0", "1")], ids=["fine", "one-phase", "tiled"])
+def test_a_long_reduction_runs_in_two_phases_on_a_gpu(monkeypatch, fine, split):
+    """With the VM's fine bodies (a GPU) a reduction over H and W of 64 or
+    more taps runs as two reduce phases, over W then over H (select_reduce_split:
+    one serial window per work-item kept 4 work-items busy for
+    selfie_segmentation's 128x128 pools); otherwise one. Against the CPU
+    interpreter within FP32's 1e-5 (the sums are reordered), both modes.
+    TFLITE_GPU_VM_SPLIT_REDUCE=0 keeps one phase."""
+    from conftest import assert_close, run_cpu
+
+    monkeypatch.setenv("TFLITE_GPU_VM_FINE", fine)
+    monkeypatch.setenv("TFLITE_GPU_VM_SPLIT_REDUCE", split)
+    model, inputs = _global_pools()
+    want = run_cpu(model, inputs)
+    for execution in ("stepped", "persistent"):
+        d = tflite_gpu.load_delegate(log_level="silent", execution=execution)
+        it = interpreters.make(model, delegate=d)
+        got = interpreters.run(it, inputs)
+        kernels = [k for g in _capi.delegate_groups(d._get_native_delegate_pointer()) for k in g["kernels"]]
+        runs = _capi.delegate_runs(d._get_native_delegate_pointer())
+        del it
+        assert runs[0]["execution"] == execution, runs
+        assert kernels.count("reduce") == (4 if fine == split == "1" else 2), kernels
+        for a, b in zip(got, want):
+            assert_close(a, b, rtol_l2=1e-5, atol=1e-5)
+
+
 def test_the_vm_group_is_an_option_of_the_launch(monkeypatch):
     """TFLITE_GPU_VM_GROUP: 128 work-items a group (the default is 64),
     the same outputs as the default's, persistent and stepped."""
