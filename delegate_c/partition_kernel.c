@@ -90,17 +90,17 @@ static TfLiteIntArray* int_array_copy(const TfLiteIntArray* a) {
   return c;
 }
 
-/* Lowers k->nodes from k->mv (whose tensors hold the current shapes),
- * fuses and builds an executor into ex. Programs already built on the
- * device are reused; only buffers, arguments and sizes are new. */
-/* d and params are given for the first build only: it may load programs
- * from the kernel cache (serialization.c); a re-plan reuses what is built. */
 /* The executor's VmProgramCache hook: the VM program's file, once its opcodes are known. */
 static void vm_cache_load(void* ctx, const char* defines) {
   PartitionKernel* k = ctx;
   ser_vm_load(&k->cache, k->dev, defines, k->log_level);
 }
 
+/* Lowers k->nodes from k->mv (whose tensors hold the current shapes),
+ * fuses and builds an executor into ex. Programs already built on the
+ * device are reused; only buffers, arguments and sizes are new. */
+/* d and params are given for the first build only: it may load programs
+ * from the kernel cache (serialization.c); a re-plan reuses what is built. */
 static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t errlen, const GpuDelegate* d,
                           const TfLiteDelegateParams* params) {
   Graph g = {0};

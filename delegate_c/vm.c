@@ -16,7 +16,7 @@
  * 64 did, with either kind of body (docs/benchmarks/gpu-h200-2026-11-27.md,
  * "Bodies and groups"). */
 enum { VM_SPACES = 10, VM_STAGING = 8, VM_ARGS = 32, VM_GROUP = 64, VM_OTHER_ALIGN = 64 };
-_Static_assert(VM_OPS_WORDS == 3, "vm_plan writes three VM_OPS words");
+_Static_assert(VM_OPS_WORDS == 3 && VM_OPS_BITS == 32, "vm_plan writes three 32-bit VM_OPS words");
 
 typedef struct Place {
   cl_mem mem;
@@ -171,7 +171,7 @@ int vm_plan(Executor* ex, int mode) {
     unsigned ops_mask[VM_OPS_WORDS] = {0};
     for (int k = 0; rc == 0 && k < phases; ++k) {
       int op = p.words[offsets[k]];
-      if (op / 32 < VM_OPS_WORDS) ops_mask[op / 32] |= 1u << (op % 32);
+      if (op / VM_OPS_BITS < VM_OPS_WORDS) ops_mask[op / VM_OPS_BITS] |= 1u << (op % VM_OPS_BITS);
     }
     snprintf(vm->defines, sizeof(vm->defines), "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x%x -DVM_OPS_1=0x%x -DVM_OPS_2=0x%x",
              ops_mask[0], ops_mask[1], ops_mask[2]);

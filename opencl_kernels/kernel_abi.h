@@ -32,7 +32,7 @@ enum { GS_COUNT = 0, GS_ABORT = 1, GS_WORDS = 2 };
 
 /* The VM program's opcode masks (tools/gen_vm.py, vm.c): VM_OPS_0.. words of
  * 32 opcodes each, the program's build defines. */
-enum { VM_OPS_WORDS = 3 };
+enum { VM_OPS_WORDS = 3, VM_OPS_BITS = 32 };
 
 /* Remaps (layout.cl) and what they read outside [0, size). */
 enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };

@@ -52,7 +52,8 @@ def _interpreter(path, library=None, options=None, threads=2):
 
 
 @contextlib.contextmanager
-def _env(pairs):
+def environment(pairs):
+    """os.environ with these KEY=VALUE pairs set, restored after (bench_execution.py too)."""
     saved = {}
     for p in pairs:
         k, _, v = p.partition("=")
@@ -97,9 +98,9 @@ def main(argv=None) -> int:
     rows = []
     for name in names:
         its = {"xnnpack": _interpreter(paths[name], threads=args.threads)}
-        with _env(args.env_a):
+        with environment(args.env_a):
             its["A"] = _interpreter(paths[name], args.a, _options(args.opt_a))
-        with _env(args.env_b):
+        with environment(args.env_b):
             its["B"] = _interpreter(paths[name], args.b, _options(args.opt_b))
         for it in its.values():  # warm-up: first launches compile work-group functions
             for _ in range(3):

@@ -22,9 +22,7 @@ happened. Exit 0; 1 when a mode's outputs are wrong (relative L2 > 1e-4).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import pathlib
 import statistics
 import sys
@@ -32,6 +30,8 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "tools"))
+from bench_ab import environment  # noqa: E402
 
 MODES = [("kernels-gpu", {"kernel_set": "gpu"}), ("kernels-cpu", {"kernel_set": "cpu"}),
          ("stepped", {"execution": "stepped"}), ("persistent", {"execution": "persistent"})]
@@ -56,20 +56,6 @@ def parse_mode(spec: str):
     return label, opts, env
 
 
-@contextlib.contextmanager
-def environment(env: dict):
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def bench(name: str, rounds: int, modes=None) -> dict:
     import tflite_gpu
     from tflite_gpu import _capi, check, interpreters, models
@@ -84,7 +70,7 @@ def bench(name: str, rounds: int, modes=None) -> dict:
         want, inputs = None, None
     runs = {}
     for mode, opts, env in modes or [(m, o, {}) for m, o in MODES]:
-        with environment(env):
+        with environment(f"{k}={v}" for k, v in env.items()):
             d = tflite_gpu.load_delegate(log_level="silent", **opts)
             it = interpreters.make(source, delegate=d)
             x = inputs or check.random_inputs(it.get_input_details(), 0)

@@ -13,7 +13,7 @@ and writes:
   cannot clash), vm_call (a switch from opcode to body, each argument
   unpacked from the op list's words), grid_sync.cl and vm/vm_run.cl;
   built with -DGD_VM_PROGRAM=1 (the bodies without their kernels,
-  common.cl) and -DVM_OPS_<w>=<mask> per word of OPS_BITS opcodes: the
+  common.cl) and -DVM_OPS_<w>=<mask> per word of VM_OPS_BITS opcodes (kernel_abi.h): the
   opcodes a partition runs, so that only their bodies are compiled (the
   library, vm.c; no mask: every opcode);
 - vm_table(): per opcode, the kernel's file, name and argument kinds, for
@@ -39,7 +39,6 @@ import subprocess
 # group tiles in __local memory), the barrier probe, the VM itself.
 NOT_BODIES = re.compile(r"(_gpu|^grid_sync|^common|^vm_program)\.cl$")
 SPACES = 10  # m0 (activations), m1 (constants), s0-s7 (staging buffers)
-OPS_BITS = 32  # opcodes per VM_OPS_<w> word
 KINDS = {"int": "i", "uint": "i", "float": "f", "int2": "2", "int4": "4", "float2": "d", "float4": "q"}
 WORDS = {"p": 2, "i": 1, "f": 1, "2": 2, "4": 4, "d": 2, "q": 4}
 
@@ -128,18 +127,18 @@ def vm_program_source(kernels: pathlib.Path) -> str:
     chain = " : ".join(f"s == {i} ? {n}" for i, n in enumerate(names.split(", ")[:-1])) + f" : {names.split(', ')[-1]}"
     parts.append(f"GD_INLINE __global uchar* vm_space(int s, VM_SPACES_PARAMS) {{ return {chain}; }}\n")
     table = bodies(kernels)
-    words = re.search(r"VM_OPS_WORDS = (\d+)", (kernels / "kernel_abi.h").read_text())
-    OPS_WORDS = int(words.group(1))  # noqa: N806 - kernel_abi.h's constant
-    if len(table) > OPS_BITS * OPS_WORDS:
-        raise SystemExit(f"gen_vm.py: {len(table)} opcodes need more than {OPS_WORDS} VM_OPS words (kernel_abi.h VM_OPS_WORDS)")
-    for w in range(OPS_WORDS):
+    abi = (kernels / "kernel_abi.h").read_text()
+    words, bits = (int(re.search(rf"{n} = (\d+)", abi).group(1)) for n in ("VM_OPS_WORDS", "VM_OPS_BITS"))
+    if len(table) > bits * words:
+        raise SystemExit(f"gen_vm.py: {len(table)} opcodes need more than {words} VM_OPS words (kernel_abi.h)")
+    for w in range(words):
         parts.append(f"#ifndef VM_OPS_{w}\n#define VM_OPS_{w} 0xffffffff\n#endif\n")
     parts.append("/* Runs op `opcode` for virtual work-item v, its arguments unpacked from the op's words a\n"
                  " * (an opcode outside the program's VM_OPS masks does nothing: the library never encodes one). */\n"
                  "GD_INLINE void vm_call(int opcode, int v, __global const int* a, VM_SPACES_PARAMS) {\n"
                  "  switch (opcode) {\n")
     for i, (_, _, body, params) in enumerate(table):
-        w, b = divmod(i, OPS_BITS)
+        w, b = divmod(i, bits)
         parts.append(f"#if (VM_OPS_{w} >> {b}) & 1\n    case {i}: {_call(body, params)}; return;\n#endif\n")
     parts.append("    default: return;\n  }\n}\n")
     for extra in ("grid_sync.cl", "vm/vm_run.cl"):
