@@ -17,11 +17,13 @@
  * 16x16x48) keeps 2 of an H200's 132 units busy, each with a long serial
  * loop. On a GPU the VM takes the CPU set's fine-grained bodies instead
  * (conv2d_x4: 4 pixels x 4 channels; depthwise_conv2d_multiplier: one
- * float4); a CPU keeps its register tiles. Test hook and A/B switch:
+ * float4); a CPU keeps its register tiles. A device that says it is both
+ * (Oclgrind) counts as a GPU: its checks then cover the bodies GPUs run.
+ * Test hook and A/B switch:
  * TFLITE_GPU_VM_FINE=1 or 0 on any device. */
 int select_vm_fine(const GpuDevice* dev) {
   if (dev->execution != GD_EXEC_STEPPED && dev->execution != GD_EXEC_PERSISTENT) return 0;
-  return env_flag("TFLITE_GPU_VM_FINE", !dev->caps.is_cpu);
+  return env_flag("TFLITE_GPU_VM_FINE", dev->caps.is_gpu);
 }
 
 /* CPU set: register tiles of GEMM_TILE pixels x 16 (or 8) channels. */

@@ -47,8 +47,8 @@ void select_fully_connected(const GpuDevice* dev, const Graph* g, const GNode* n
 void select_batch_matmul(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 void select_reduce(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 /* Whether the VM on this device takes the fine-grained bodies a GPU needs
- * (select_conv.c: execution=stepped|persistent on a device that is not a
- * CPU, or TFLITE_GPU_VM_FINE). */
+ * (select_conv.c: execution=stepped|persistent on a device that reports
+ * itself a GPU, Oclgrind's CPU-and-GPU included, or TFLITE_GPU_VM_FINE). */
 int select_vm_fine(const GpuDevice* dev);
 /* Whether a reduction runs as two (W, then H: ops_reduce.c): with the VM's
  * fine bodies, over H and W alone, a window of at least 64 in more than

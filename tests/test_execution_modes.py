@@ -82,13 +82,13 @@ TILED = ("conv2d_1x1", "conv2d_tiled", "depthwise_3x3_s1", "depthwise_3x3_s2", "
 @pytest.mark.parametrize("fine", [None, "1", "0"], ids=["default", "fine", "tiled"])
 def test_a_gpu_runs_fine_grained_conv_bodies(monkeypatch, fine):
     """On a GPU the VM's convs take the bodies of one float4 or 4 pixels x
-    4 channels a work-item (vm_fine in select_conv.c: register tiles keep
-    a few of its units busy); a CPU, as PoCL here, keeps the tiles.
+    4 channels a work-item (select_vm_fine: register tiles keep a few of its
+    units busy); a CPU, as PoCL here, keeps the tiles.
     TFLITE_GPU_VM_FINE forces either; both check right in both modes."""
     if fine is not None:
         monkeypatch.setenv("TFLITE_GPU_VM_FINE", fine)
-    is_cpu = _capi.device_caps(0)["type"] == "CPU"
-    want_fine = fine == "1" or (fine is None and not is_cpu)
+    is_gpu = _capi.device_caps(0)["type"] == "GPU"  # GPU whenever the device says it is one
+    want_fine = fine == "1" or (fine is None and is_gpu)
     for execution in ("stepped", "persistent"):
         kernels, r = _kernels("face_detection_short_range", execution)
         assert r.passed, (execution, [(o.name, o.rel_l2) for o in r.outputs])
