@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 from tflite_gpu import _capi
+from library_builds import build_library
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ALLOC_LIB = ROOT / "build-alloc" / "libgpu_delegate.so"
@@ -28,9 +29,7 @@ def _defined_symbols(lib):
 
 
 def _build_counting_library():
-    subprocess.run(["make", "-s", "-C", str(ROOT / "delegate_c"), "ALLOC_COUNT=1", f"BUILD={ALLOC_LIB.parent}",
-                    f"PYTHON={sys.executable}", "-j2"], check=True, capture_output=True, text=True)
-    return ALLOC_LIB
+    return build_library(ALLOC_LIB.parent, "ALLOC_COUNT=1", capture=True)
 
 
 def test_counting_build_passes_the_allocation_tests():

@@ -6,11 +6,11 @@ compiler rejects is reported as a failure of tflite-gpu on that device
 from __future__ import annotations
 
 import pathlib
-import subprocess
 
 import pytest
 
 from cli_run import run_cli as _cli, strict_json as _strict, tiny_conv_model
+from library_builds import build_library
 from tflite_gpu import check, cli, errors, isolate, models
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -151,8 +151,7 @@ def test_bench_exit_code_is_the_worst(tmp_path, capsys, monkeypatch):
 
 @pytest.fixture(scope="module")
 def fault_env():
-    subprocess.run(["make", "-s", "-C", str(ROOT / "delegate_c"), "FAULT_INJECTION=1", "-j2",
-                    f"BUILD={FAULT_LIB.parent}"], check=True)
+    build_library(FAULT_LIB.parent, "FAULT_INJECTION=1")
     return {"TFLITE_GPU_LIBRARY": str(FAULT_LIB), "TFLITE_GPU_FAULT_INJECT": "build=1"}
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -215,5 +216,13 @@ def test_matrix_lists_its_pieces():
     for ks in ("cpu", "gpu"):
         assert any(f"pocl/{ks}/FP32+FP16/op tests (all; kernel record)" in line for line in lines)
         assert any(f"oclgrind/{ks}/FP32+FP16/op tests (sample; races)" in line for line in lines)
-        for prec in ("FP32", "FP16"):
-            assert any(f"intel/{ks}/{prec}/14 models" in line for line in lines)
+    for prec in ("FP32", "FP16"):
+        assert any(f"intel/cpu/{prec}/14 models" in line for line in lines)
+    # The GPU set on these CPU devices: each (model, precision) once, halves swapped between PoCL and Intel.
+    halves = {}
+    for line in lines:
+        m = re.search(r"(pocl|intel)/gpu/(FP32|FP16)/7 of 14 models \((1st|2nd)", line)
+        if m:
+            halves[m.group(1), m.group(2)] = m.group(3)
+    assert len(halves) == 4, lines
+    assert halves["pocl", "FP32"] != halves["pocl", "FP16"] and halves["pocl", "FP32"] != halves["intel", "FP32"]

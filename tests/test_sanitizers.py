@@ -27,6 +27,8 @@ import sys
 
 import pytest
 
+from library_builds import build_library
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ASAN_LIB = ROOT / "build-asan" / "libgpu_delegate.so"
 ASAN_SUITES = ["tests/test_ops.py", "tests/test_models.py", "tests/test_resize.py", "tests/test_lifetime.py",
@@ -58,8 +60,7 @@ def _sanitizer_runtime(name):
 
 def test_op_and_model_tests_under_asan_and_ubsan():
     # ALLOC_COUNT=1: the lifetime tests' host-allocation check runs under ASan too.
-    subprocess.run(["make", "-s", "-C", str(ROOT / "delegate_c"), "SANITIZE=1", "ALLOC_COUNT=1",
-                    f"BUILD={ASAN_LIB.parent}"], check=True)
+    build_library(ASAN_LIB.parent, "SANITIZE=1", "ALLOC_COUNT=1")
     preload = " ".join(_sanitizer_runtime(n) for n in ("libasan.so", "libubsan.so"))
     env = _child_env(TFLITE_GPU_LIBRARY=str(ASAN_LIB), LD_PRELOAD=preload,
                      ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=0",

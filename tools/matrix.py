@@ -10,7 +10,8 @@ Pieces (KS = each kernel set, cpu and gpu):
   pocl      op tests, all of tests/test_ops.py, KS, recording the kernels
             each test launches (tools/matrix_plugin.py), the GPU set under
             POCL_WORK_GROUP_METHOD=cbs; the 14 models with `tflite-gpu
-            check`, KS x FP32/FP16.
+            check`, KS x FP32/FP16 (the GPU set: half of them per
+            precision, Matrix.add_models).
   oclgrind  two passes, "races" (OCLGRIND_DATA_RACES + OCLGRIND_CHECK_API on
             the optimised build; out-of-bounds checks are always on) and
             "uninit" (the same plus OCLGRIND_UNINITIALIZED, built with
@@ -25,7 +26,8 @@ Pieces (KS = each kernel set, cpu and gpu):
             checked mode, TFLITE_GPU_VM_CHECKED=1, whose guard zones find
             the overruns that one arena hides from Oclgrind): hand_recrop,
             and the CPU set's op-test sample as VM phases.
-  intel     the op-test sample of KS; the 14 models, KS x FP32/FP16; the
+  intel     the op-test sample of KS; the 14 models, KS x FP32/FP16 (the
+            GPU set: the other half per precision); the
             int8 tests (integer kernels and the MTCNN-like whole models,
             CPU set); the half-arithmetic and fp16_guard tests (GPU set:
             the only device here with cl_khr_fp16).
@@ -111,6 +113,7 @@ class Piece:
     note: str = ""
     advisory: str = ""               # why a failure here is reported but does not fail the matrix
     log: str = ""
+    models: tuple = ()               # a models piece: the models it checks
 
     @property
     def name(self):
@@ -342,7 +345,7 @@ class Matrix:
         if p.precision == "FP16":
             opts += FP16_OPTIONS
         env = self.env(p.impl, p.kset)
-        cmd = [self.python, "-m", "tflite_gpu", "check", *self.models, *opts, "--json"]
+        cmd = [self.python, "-m", "tflite_gpu", "check", *p.models, *opts, "--json"]
         with open(out, "w") as f, open(p.log, "w") as log:
             log.write("$ " + " ".join(cmd) + f" > {out.name}\n")
             log.flush()
@@ -362,12 +365,12 @@ class Matrix:
             p.status, p.note = "FAIL", f"check exit {rc}: {json.dumps(results)[:300]} (see {p.log})"
             return
         bad = [pathlib.Path(r["model"]).stem for r in results if not r.get("passed")]
-        known = {m for (m, prec) in KNOWN_FAILURES if prec == p.precision and m in self.models}
+        known = {m for (m, prec) in KNOWN_FAILURES if prec == p.precision and m in p.models}
         unexpected = [m for m in bad if m not in known]
         fixed = sorted(known - set(bad))
         p.passed, p.failed = len(results) - len(bad), len(bad)
         p.status = ("ok" if rc in (0, 1) and (rc == 0 or bad) and not unexpected and not fixed
-                    and len(results) == len(self.models) else "FAIL")
+                    and len(results) == len(p.models) else "FAIL")
         notes = []
         if unexpected:
             notes.append("failed: " + ", ".join(unexpected))
@@ -415,7 +418,7 @@ class Matrix:
             # Intel's compiler is slow (seconds per program): its own lane.
             for ks in ksets:
                 for prec in ("FP32", "FP16"):
-                    add(Piece("intel", ks, prec, self.models_what(), self.models_piece, lane="intel"))
+                    self.add_models(Piece("intel", ks, prec, "", self.models_piece, lane="intel"))
             for ks in ksets:
                 add(Piece("intel", ks, "FP32+FP16", f"op tests ({'all' if self.args.full else 'sample'})",
                           self.ops_piece, deps=(f"pocl/{ks}/FP32+FP16/op tests (all; kernel record)",),
@@ -433,10 +436,27 @@ class Matrix:
         if "pocl" in impls:
             for ks in ksets:
                 for prec in ("FP32", "FP16"):
-                    add(Piece("pocl", ks, prec, self.models_what(), self.models_piece))
+                    self.add_models(Piece("pocl", ks, prec, "", self.models_piece))
 
-    def models_what(self):
-        return "14 models" if self.models == MODELS else f"{len(self.models)} model(s)"
+    def add_models(self, p):
+        """A models piece. The GPU set on these CPU devices (a few seconds per
+        model and precision) checks half of the models per precision, every
+        other one in name order, the halves swapped between PoCL and Intel:
+        each model runs in both precisions with the GPU set, each (model,
+        precision) on one of the two implementations. --full or --models
+        runs every model everywhere."""
+        models = self.models
+        if p.kset == "gpu" and not self.args.full and not self.args.models and p.impl in ("pocl", "intel"):
+            half = (("FP32", "FP16").index(p.precision) + ("pocl", "intel").index(p.impl)) % 2
+            models = [m for i, m in enumerate(self.models) if i % 2 == half]
+        p.models = tuple(models)
+        if models == MODELS:
+            p.what = "14 models"
+        elif len(models) == len(MODELS) // 2 and models != self.models:
+            p.what = f"{len(models)} of {len(MODELS)} models ({'1st, 3rd' if half == 0 else '2nd, 4th'}, ...)"
+        else:
+            p.what = f"{len(models)} model(s)"
+        self.pieces.append(p)
 
     def run_piece(self, p):
         t0 = time.monotonic()
@@ -515,7 +535,7 @@ def main(argv=None):
                     help="add every Nth op test to the sample (0: the cover alone)")
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("TFLITE_GPU_MATRIX_JOBS", "2")),
                     help="pieces at a time (default 2: Intel's lane beside the rest)")
-    ap.add_argument("--piece-timeout", type=int, default=int(os.environ.get("TFLITE_GPU_MATRIX_PIECE_TIMEOUT", "900")),
+    ap.add_argument("--piece-timeout", type=int, default=int(os.environ.get("TFLITE_GPU_MATRIX_PIECE_TIMEOUT", "1800")),
                     help="seconds before a piece is killed (0: none)")
     ap.add_argument("--out", default=os.environ.get("TFLITE_GPU_MATRIX_OUT", str(ROOT / "build" / "matrix")))
     venv = ROOT / ".venv" if (ROOT / ".venv" / "bin" / "python").exists() else ROOT / ".venv-litert"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set-up (idempotent), then the test suite against the installed package,
-# once per runtime:
+# Set-up (idempotent), then three steps side by side, each against the
+# installed package:
 #   1. .venv (tflite_runtime 2.14): every test. The single-op tests
 #      (tests/test_ops.py) run in step 3 when it runs: the matrix runs every
 #      one of them on PoCL with each kernel set (recording the kernels it
@@ -18,10 +18,11 @@
 #      op test beside its model, lifetime and bad-model suites
 #      (TFLITE_GPU_ASAN_OP_TEST_EVERY).
 #   3. the portability matrix (tools/run_matrix.sh: PoCL, Intel's OpenCL CPU
-#      runtime and Oclgrind, each kernel set, sampled; about 20 minutes);
+#      runtime and Oclgrind, each kernel set, sampled);
 #      TFLITE_GPU_SKIP_MATRIX=1 skips it (and its set-up). It does not run
 #      when arguments choose a subset of the suite.
-# Each step prints how long it took.
+# Each step's output is printed whole when it ends, with its time (logs in
+# build/ci/).
 # On Python 3.12+ (PYTHON=..., see tools/setup.sh) tflite-runtime 2.14 has no
 # wheels and there is no .venv: run 1 is skipped and run 2 is the whole
 # suite (every test, every op test unless TFLITE_GPU_OP_TEST_EVERY says
@@ -37,50 +38,78 @@ echo "== set-up: $SECONDS s"
 # Tests must exercise the installed library, not a stray build.
 unset TFLITE_GPU_LIBRARY
 
-status=0
 PYTHON="${PYTHON:-python3}"
 tflite_runtime=1  # as tools/setup.sh decides: .venv on Python 3.9-3.11 only
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] > (3, 11))' || tflite_runtime=0
+venv=.venv
+[ "$tflite_runtime" = 1 ] || venv=.venv-litert
+# The models, fetched once here rather than by the steps at once.
+$venv/bin/python -m tflite_gpu models >/dev/null
+
+# The steps run side by side (one pytest process leaves the second core idle
+# half the time; the matrix builds nothing and writes only under
+# build/matrix/; the test builds both passes make wait on a lock, see
+# tests/library_builds.py). Each writes build/ci/STEP.log, printed whole
+# when the step ends, with its time and exit status.
+mkdir -p build/ci
+pids=() names=()
+step() {  # step NAME CMD...: CMD in the background
+  local name=$1
+  shift
+  (
+    t0=$SECONDS rc=0
+    "$@" >"build/ci/$name.log" 2>&1 || rc=$?
+    exec 9>build/ci/.print.lock
+    flock 9
+    echo "== $name"
+    cat "build/ci/$name.log"
+    echo "== $name: exit $rc, $((SECONDS - t0)) s (all steps: $SECONDS s so far)"
+    exit $rc
+  ) &
+  pids+=($!)
+  names+=("$name")
+}
+pytest_q=(-m pytest -q -p no:cacheprovider)
 if [ "$tflite_runtime" = 1 ]; then
-  echo "== tflite_runtime 2.14 (.venv)"
   ops=()
   [ "$run_matrix" = 1 ] && ops=(--ignore=tests/test_ops.py)
-  TFLITE_GPU_RUNTIME=tflite_runtime .venv/bin/python -m pytest -q "${ops[@]}" "$@" || status=1
-  echo "== tflite_runtime 2.14 (.venv): $SECONDS s so far"
+  step "tflite_runtime 2.14 (.venv)" env TFLITE_GPU_RUNTIME=tflite_runtime .venv/bin/python "${pytest_q[@]}" "${ops[@]}" "$@"
 else
   echo "== tflite_runtime 2.14 (.venv): skipped, its wheels are for Python 3.9-3.11 and PYTHON=$PYTHON is" \
        "$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 fi
 if [ "$tflite_runtime" = 0 ]; then
-  echo "== ai_edge_litert (.venv-litert): every test, the runtime-independent ones included"
-  TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python -m pytest -q "$@" || status=1
+  step "ai_edge_litert (.venv-litert): every test, the runtime-independent ones included" \
+    env TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python "${pytest_q[@]}" "$@"
 elif [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
-  echo "== ai_edge_litert (.venv-litert)"
-  rc=0
-  # Tests that never load a runtime ran above: C units, the CMake install,
-  # the strict-compiler gate (its coverage check's builds do not depend on the runtime),
-  # single kernels through pyopencl, the C libFuzzer harnesses, the matrix tools,
-  # the source layout.
-  TFLITE_GPU_OP_TEST_EVERY="${TFLITE_GPU_OP_TEST_EVERY:-6:1}" \
-  TFLITE_GPU_LIFETIME_CYCLES="${TFLITE_GPU_LIFETIME_CYCLES:-100}" \
-  TFLITE_GPU_ASAN_OP_TEST_EVERY="${TFLITE_GPU_ASAN_OP_TEST_EVERY:-30}" \
-  TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python -m pytest -q \
-    --ignore=tests/test_c_units.py --ignore=tests/test_install.py --ignore=tests/test_cl_kernels.py \
-    --ignore=tests/test_source_layout.py --ignore=tests/test_cl_strict.py \
-    --ignore=tests/test_cl_conv_gpu.py --ignore=tests/test_cl_reduce_gpu.py \
-    --ignore=tests/test_fuzz_kernel_cache.py --ignore=tests/test_matrix_tools.py \
-    --deselect=tests/test_fuzz.py::test_option_parser_libfuzzer_short_run \
-    --deselect=tests/test_fuzz.py::test_graph_check_mutation_fuzz_short_run \
-    --deselect=tests/test_sanitizers.py::test_valgrind_create_run_destroy_loses_nothing_of_ours "$@" || rc=$?
-  echo "== ai_edge_litert (.venv-litert): $SECONDS s so far"
-  # 5: nothing collected (the arguments chose only runtime-independent tests).
-  [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ] || status=1
+  # Tests that never load a runtime ran in the first pass: C units, the CMake
+  # install, the strict-compiler gate (its coverage check's builds do not
+  # depend on the runtime), single kernels through pyopencl, the C libFuzzer
+  # harnesses, the matrix tools, the source layout. Exit status 5: nothing
+  # collected (the arguments chose only runtime-independent tests).
+  litert() {
+    local rc=0
+    TFLITE_GPU_OP_TEST_EVERY="${TFLITE_GPU_OP_TEST_EVERY:-6:1}" \
+    TFLITE_GPU_LIFETIME_CYCLES="${TFLITE_GPU_LIFETIME_CYCLES:-100}" \
+    TFLITE_GPU_ASAN_OP_TEST_EVERY="${TFLITE_GPU_ASAN_OP_TEST_EVERY:-30}" \
+    TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python "${pytest_q[@]}" \
+      --ignore=tests/test_c_units.py --ignore=tests/test_install.py --ignore=tests/test_cl_kernels.py \
+      --ignore=tests/test_source_layout.py --ignore=tests/test_cl_strict.py \
+      --ignore=tests/test_cl_conv_gpu.py --ignore=tests/test_cl_reduce_gpu.py \
+      --ignore=tests/test_fuzz_kernel_cache.py --ignore=tests/test_matrix_tools.py \
+      --deselect=tests/test_fuzz.py::test_option_parser_libfuzzer_short_run \
+      --deselect=tests/test_fuzz.py::test_graph_check_mutation_fuzz_short_run \
+      --deselect=tests/test_sanitizers.py::test_valgrind_create_run_destroy_loses_nothing_of_ours "$@" || rc=$?
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ]
+  }
+  step "ai_edge_litert (.venv-litert)" litert "$@"
 fi
 if [ "$run_matrix" = 1 ]; then
-  echo "== portability matrix (tools/run_matrix.sh)"
-  venv=.venv
-  [ "$tflite_runtime" = 1 ] || venv=.venv-litert
-  TFLITE_GPU_MATRIX_PYTHON=$venv/bin/python tools/run_matrix.sh || status=1
-  echo "== portability matrix: $SECONDS s so far"
+  step "portability matrix (tools/run_matrix.sh)" env TFLITE_GPU_MATRIX_PYTHON=$venv/bin/python tools/run_matrix.sh
 fi
+status=0
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || { status=1; echo "== FAILED: ${names[$i]}"; }
+done
+echo "== all steps: $SECONDS s"
 exit $status
