@@ -53,33 +53,33 @@ $venv/bin/python -m tflite_gpu models >/dev/null
 # when the step ends, with its time and exit status.
 mkdir -p build/ci
 pids=() names=()
-step() {  # step NAME CMD...: CMD in the background
-  local name=$1
-  shift
+step() {  # step LOG TITLE CMD...: CMD in the background, its output into build/ci/LOG.log
+  local log=build/ci/$1.log title=$2
+  shift 2
   (
     t0=$SECONDS rc=0
-    "$@" >"build/ci/$name.log" 2>&1 || rc=$?
+    "$@" >"$log" 2>&1 || rc=$?
     exec 9>build/ci/.print.lock
     flock 9
-    echo "== $name"
-    cat "build/ci/$name.log"
-    echo "== $name: exit $rc, $((SECONDS - t0)) s (all steps: $SECONDS s so far)"
+    echo "== $title"
+    cat "$log"
+    echo "== $title: exit $rc, $((SECONDS - t0)) s (all steps: $SECONDS s so far)"
     exit $rc
   ) &
   pids+=($!)
-  names+=("$name")
+  names+=("$title")
 }
 pytest_q=(-m pytest -q -p no:cacheprovider)
 if [ "$tflite_runtime" = 1 ]; then
   ops=()
   [ "$run_matrix" = 1 ] && ops=(--ignore=tests/test_ops.py)
-  step "tflite_runtime 2.14 (.venv)" env TFLITE_GPU_RUNTIME=tflite_runtime .venv/bin/python "${pytest_q[@]}" "${ops[@]}" "$@"
+  step venv "tflite_runtime 2.14 (.venv)" env TFLITE_GPU_RUNTIME=tflite_runtime .venv/bin/python "${pytest_q[@]}" "${ops[@]}" "$@"
 else
   echo "== tflite_runtime 2.14 (.venv): skipped, its wheels are for Python 3.9-3.11 and PYTHON=$PYTHON is" \
        "$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 fi
 if [ "$tflite_runtime" = 0 ]; then
-  step "ai_edge_litert (.venv-litert): every test, the runtime-independent ones included" \
+  step litert "ai_edge_litert (.venv-litert): every test, the runtime-independent ones included" \
     env TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python "${pytest_q[@]}" "$@"
 elif [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
   # Tests that never load a runtime ran in the first pass: C units, the CMake
@@ -102,10 +102,10 @@ elif [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
       --deselect=tests/test_sanitizers.py::test_valgrind_create_run_destroy_loses_nothing_of_ours "$@" || rc=$?
     [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ]
   }
-  step "ai_edge_litert (.venv-litert)" litert "$@"
+  step litert "ai_edge_litert (.venv-litert)" litert "$@"
 fi
 if [ "$run_matrix" = 1 ]; then
-  step "portability matrix (tools/run_matrix.sh)" env TFLITE_GPU_MATRIX_PYTHON=$venv/bin/python tools/run_matrix.sh
+  step matrix "portability matrix (tools/run_matrix.sh)" env TFLITE_GPU_MATRIX_PYTHON=$venv/bin/python tools/run_matrix.sh
 fi
 status=0
 for i in "${!pids[@]}"; do
