@@ -247,6 +247,11 @@ const KernelVariant* ex_recorded(const Encoder* ex, int i, RecordedArg* args, in
   return &p->v;
 }
 
+int ex_recorded_storage(const Encoder* ex, int i) {
+  const PendingDispatch* p = ex->dispatches[i].pending;
+  return !p || p->dst_bhwc ? -1 : p->on_float;
+}
+
 KernelRef ex_dispatch(Encoder* ex, const char* file, const char* name, size_t work_items, int node) {
   KernelVariant v = variant_1d(file, name, work_items);
   return ex_dispatch_variant(ex, &v, node);

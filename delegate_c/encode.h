@@ -83,6 +83,11 @@ typedef struct RecordedArg {
 /* Before ex_finish_dispatches: dispatch i's variant (as tuned), and up to
  * `cap` of its arguments into args (*num_args: how many it has). */
 const KernelVariant* ex_recorded(const Encoder* ex, int i, RecordedArg* args, int cap, int* num_args);
+/* Dispatch i's program beyond its variant's defines: 1 kept on float
+ * storage in an FP16 partition (-DFP32_STORAGE=1; fp16_guard,
+ * mixed_storage.c), 0 the device's storage, -1 another define (BHWC float32
+ * output, output_direct.c) or no record. */
+int ex_recorded_storage(const Encoder* ex, int i);
 
 /* Kernel arguments, set in order; the first failure is kept in rc. */
 typedef struct KArgs {

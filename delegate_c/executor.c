@@ -407,6 +407,7 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen) 
   if (ex->capture) capture_finish(ex, ex->capture);
   ex->invokes++;
   if (ex->events) collect_profile(ex);
+  if (ex->vm) vm_profile_collect(ex);
   if (!ex->replay_tried) {
     ex->replay_tried = 1;
     if (!ex->vm) cmdbuf_record(ex);

@@ -39,7 +39,7 @@ static int run_fc_heads(FuseStage* s) { return fuse_fc_heads(s->g, s->dead); }
 static int run_input_direct(FuseStage* s) { return input_direct_mark(s->g); }
 static int run_mixed_storage(FuseStage* s) {
   if (!s->fp16) return 0;
-  if (mixed_storage_apply(s->g, s->outputs, s->num_outputs, s->float_outputs, &s->mixed) < 0) return -1;
+  if (mixed_storage_apply(s->g, s->outputs, s->num_outputs, s->float_outputs, s->vm, &s->mixed) < 0) return -1;
   return s->mixed.float_nodes;
 }
 /* Every partition output, the sequence ops' states included, is marked

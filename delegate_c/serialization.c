@@ -77,7 +77,7 @@ static char* make_key(const GpuDevice* dev, const char* token, uint64_t fingerpr
 
 /* An entry is named "<file>|<defines>@<hash of its source and options>". */
 static void entry_name(const GpuDevice* dev, const char* file, const char* defines, char* out, size_t size) {
-  _Static_assert(GD_MAX_PROGRAM_FILE + GD_MAX_PROGRAM_DEFINES + 16 <= KC_MAX_NAME, "entry names fit KC_MAX_NAME");
+  _Static_assert(GD_MAX_PROGRAM_FILE + GD_MAX_PROGRAM_DEFINES + 17 <= KC_MAX_NAME, "entry names fit KC_MAX_NAME");
   snprintf(out, size, "%.*s|%.*s@%016llx", GD_MAX_PROGRAM_FILE - 1, file, GD_MAX_PROGRAM_DEFINES - 1, defines,
            gpu_device_source_hash(dev, file, defines));
 }

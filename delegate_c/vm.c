@@ -93,14 +93,17 @@ static unsigned char* place_buffers(Executor* ex, Plan* p, size_t* bytes, int* o
 }
 
 /* Dispatch i as a phase's words, or 0 when the VM has no body for it.
- * shift: bytes added to every activation offset (a test hook's fault). */
-static int encode_phase(const Executor* ex, Plan* p, int i, int shift) {
+ * on_float: the program's storage (ex_recorded_storage), which the
+ * dispatch's must be. shift: bytes added to every activation offset (a
+ * test hook's fault). */
+static int encode_phase(const Executor* ex, Plan* p, int i, int on_float, int shift) {
   RecordedArg args[VM_ARGS];
   int n = 0;
   const KernelVariant* v = ex_recorded(&ex->enc, i, args, VM_ARGS, &n);
   const char* kinds = "";
-  int op = v && v->dims == 1 && !v->defines[0] && v->global[0] <= INT_MAX ? embedded_vm_opcode(v->file, v->kernel, &kinds)
-                                                                         : -1;
+  int op = v && v->dims == 1 && !v->defines[0] && ex_recorded_storage(&ex->enc, i) == on_float && v->global[0] <= INT_MAX
+               ? embedded_vm_opcode(v->file, v->kernel, &kinds)
+               : -1;
   if (op < 0 || (int)strlen(kinds) != n || n > VM_ARGS) return 0;
   int start = p->num_words;
   if (push(p, op) || push(p, (int)v->global[0])) return -1;
@@ -136,8 +139,6 @@ int vm_plan(Executor* ex, int mode) {
   Encoder* e = &ex->enc;
   /* Activations in buffers of their own (a test setting) are not in the arena the VM addresses. */
   if (!ex->arena || env_flag("TFLITE_GPU_SEPARATE_BUFFERS", 0)) return 0;
-  for (int i = 0; e->dev->fp16 && i < e->g.num_tensors; ++i)
-    if (e->g.tensors[i].fp32) return 0; /* mixed storage: the VM program holds one storage */
   Plan p = {0};
   size_t other_bytes = 0;
   int ok = 1, rc = 0;
@@ -149,10 +150,16 @@ int vm_plan(Executor* ex, int mode) {
    * activations 128 bytes further on, so that it writes past its output's
    * end (the checked mode must name it). */
   long shift_phase = vm_guard_bytes(1) ? env_long("TFLITE_GPU_TEST_VM_SHIFT_PHASE", -1) : -1;
+  /* The program's storage: float when most dispatches are kept on float in
+   * an FP16 partition (a float island makes the whole partition float in
+   * the VM modes, mixed_storage.c), else the device's. */
+  int on_float = 0;
+  for (int i = 0; i < e->num_dispatches; ++i) on_float += ex_recorded_storage(e, i) == 1;
+  on_float = 2 * on_float > e->num_dispatches;
   if (ok < 0 || (ok > 0 && !offsets)) rc = ex_fail(e, "out of memory");
   for (int i = 0; rc == 0 && offsets && i < e->num_dispatches; ++i) {
     offsets[phases] = p.num_words;
-    int r = encode_phase(ex, &p, i, phases == shift_phase ? 128 : 0);
+    int r = encode_phase(ex, &p, i, on_float, phases == shift_phase ? 128 : 0);
     if (r < 0) rc = ex_fail(e, "out of memory");
     phase_of[i] = r > 0 ? phases++ : -1;
   }
@@ -173,8 +180,10 @@ int vm_plan(Executor* ex, int mode) {
       int op = p.words[offsets[k]];
       if (op / VM_OPS_BITS < VM_OPS_WORDS) ops_mask[op / VM_OPS_BITS] |= 1u << (op % VM_OPS_BITS);
     }
-    snprintf(vm->defines, sizeof(vm->defines), "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x%x -DVM_OPS_1=0x%x -DVM_OPS_2=0x%x",
-             ops_mask[0], ops_mask[1], ops_mask[2]);
+    vm->timing = vm_profile_timing(e->dev, mode);
+    int n = snprintf(vm->defines, sizeof(vm->defines), "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x%x -DVM_OPS_1=0x%x -DVM_OPS_2=0x%x%s%s",
+                     ops_mask[0], ops_mask[1], ops_mask[2], on_float ? " -DFP32_STORAGE=1" : "", vm->timing == 2 ? " -DVM_TCLK" : "");
+    if (n < 0 || (size_t)n >= sizeof(vm->defines)) rc = ex_fail(e, "the VM program's defines are too long (%d characters)", n);
     vm->phase_of = phase_of;
     phase_of = NULL;
     /* Test hook and A/B switch: TFLITE_GPU_VM_GROUP=N work-items per group. */
@@ -236,7 +245,7 @@ int vm_plan(Executor* ex, int mode) {
   return rc;
 }
 
-/* vm_run's arguments but the phase range and mode. */
+/* vm_run's arguments; timing only for a persistent launch. */
 static int set_args(Executor* ex, cl_kernel k, int first, int last, int persistent, cl_ulong limit) {
   VmState* vm = ex->vm;
   cl_mem spaces[VM_SPACES];
@@ -252,6 +261,10 @@ static int set_args(Executor* ex, cl_kernel k, int first, int last, int persiste
   if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(int), &persistent);
   if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(cl_mem), &vm->sync);
   if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(cl_ulong), &limit);
+  cl_mem stamps = vm->stamps ? vm->stamps : vm->dummy;
+  int timing = persistent && vm->stamps;
+  if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(cl_mem), &stamps);
+  if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(int), &timing);
   return rc == CL_SUCCESS ? 0 : ex_fail(&ex->enc, "setting the VM's arguments: %s", cl_error_name(rc));
 }
 
@@ -262,6 +275,7 @@ int vm_finish(Executor* ex) {
    * microseconds; a second is a hang), else spin iterations. */
   cl_ulong limit = e->dev->caps.vendor_id == GD_VENDOR_NVIDIA ? 1000000000ull : 400000000ull;
   if (ex->vm_cache.load) ex->vm_cache.load(ex->vm_cache.ctx, vm->defines);
+  if (vm_profile_init(ex)) return -1;
   for (int p = 0; p < vm->num_phases; ++p) {
     if (!(vm->steps[p] = gpu_device_kernel(e->dev, "vm_program.cl", vm->defines, "vm_run", e->err, e->errlen))) return -1;
     if (p == 0) {

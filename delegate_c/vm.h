@@ -61,6 +61,16 @@ typedef struct VmState {
   int num_guards;
   char (*phase_kernel)[48]; /* per phase: the kernel whose body it runs */
   char overrun[384];        /* set by the last invoke when a phase wrote into a guard */
+  /* Profiling (TFLITE_GPU_PROFILE=1, vm_profile.c): an event per launch of
+   * the last invoke and the profile row each adds to (NULL: none, a
+   * persistent launch whose phases are timed). timing: persistent launches
+   * stamp their phases (stamps, 2 per phase) from the GPU's timer (1, on
+   * NVIDIA) or the test clock (2, TFLITE_GPU_TEST_VM_CLOCK=1, -DVM_TCLK=1). */
+  cl_event* events;
+  const char** event_rows;
+  int num_events, max_events;
+  int timing;
+  cl_mem stamps;
 } VmState;
 
 /* Before ex_finish_dispatches: the op list of ex's dispatches (marking
@@ -79,6 +89,18 @@ int vm_aborted(Executor* ex);
 /* Launches per invoke: persistent (one per segment) or stepped (one per dispatch). */
 int vm_launches(const VmState* vm, int persistent);
 void vm_free(VmState* vm);
+
+/* Profiling (vm_profile.c). Whether persistent launches on dev stamp their
+ * phases (VmState.timing). */
+int vm_profile_timing(const GpuDevice* dev, int mode);
+/* In vm_finish: the events and the stamps buffer, when profiling. */
+int vm_profile_init(Executor* ex);
+/* Where the next launch's event goes (NULL when not profiling), and the row it adds to. */
+cl_event* vm_profile_event(VmState* vm, const char* row);
+/* Releases the events of launches that will not be collected (an invoke run again). */
+void vm_profile_drop(VmState* vm);
+/* After the invoke's wait: the launches' times, or the phases' stamps, into the device's profile. */
+void vm_profile_collect(Executor* ex);
 
 /* Checked mode: guard bytes behind each buffer (0 when off or not a VM partition). */
 size_t vm_guard_bytes(int vm);

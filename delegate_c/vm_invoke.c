@@ -104,10 +104,10 @@ static int selftest(Executor* ex) {
   return g_selftests[i].passed;
 }
 
-static cl_int launch(cl_command_queue q, cl_kernel k, size_t items, size_t group) {
+static cl_int launch(cl_command_queue q, cl_kernel k, size_t items, size_t group, cl_event* event) {
   size_t global = (items + group - 1) / group * group, local = group;
   if (!global) global = group;
-  return cl.clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
+  return cl.clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, event);
 }
 
 cl_int vm_enqueue(Executor* ex) {
@@ -118,6 +118,7 @@ cl_int vm_enqueue(Executor* ex) {
   int persistent =
       vm->mode == GD_EXEC_PERSISTENT && !vm->stepped_only && !ex->capture && !vm->checked && selftest(ex);
   vm->overrun[0] = '\0';
+  vm_profile_drop(vm);
   static const int fresh[GS_WORDS] = {0, 0}, aborted[GS_WORDS] = {0, 1};
   cl_int rc = CL_SUCCESS;
   int launches = 0, vm_segments = 0;
@@ -132,7 +133,8 @@ cl_int vm_enqueue(Executor* ex) {
     const VmSegment* seg = &vm->segs[s];
     if (!seg->vm) {
       const Dispatch* d = &e->dispatches[seg->first];
-      rc = cl.clEnqueueNDRangeKernel(q, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL, NULL);
+      rc = cl.clEnqueueNDRangeKernel(q, d->kernel, d->dims, NULL, d->global, d->local, 0, NULL,
+                                     vm_profile_event(vm, d->name));
       launches++;
       if (rc == CL_SUCCESS && ex->capture) rc = capture_after_dispatch(ex, ex->capture, ex->capture_partition, seg->first);
       continue;
@@ -140,12 +142,14 @@ cl_int vm_enqueue(Executor* ex) {
     if (persistent) {
       /* Arrivals count from 0 per launch; an abort stays raised for the rest. */
       if (vm_segments++) rc = cl.clEnqueueWriteBuffer(q, vm->sync, CL_FALSE, 0, sizeof(int), fresh, 0, NULL, NULL);
-      if (rc == CL_SUCCESS) rc = launch(q, seg->whole, vm->grid * vm->group, vm->group);
+      if (rc == CL_SUCCESS)
+        rc = launch(q, seg->whole, vm->grid * vm->group, vm->group, vm_profile_event(vm, vm->timing ? NULL : "vm_run"));
       launches++;
       continue;
     }
     for (int i = seg->first; i < seg->last && rc == CL_SUCCESS && !vm->overrun[0]; ++i) {
-      rc = launch(q, vm->steps[vm->phase_of[i]], e->dispatches[i].global[0], vm->group);
+      rc = launch(q, vm->steps[vm->phase_of[i]], e->dispatches[i].global[0], vm->group,
+                  vm_profile_event(vm, e->dispatches[i].name));
       launches++;
       if (rc == CL_SUCCESS && ex->capture) rc = capture_after_dispatch(ex, ex->capture, ex->capture_partition, i);
       if (rc == CL_SUCCESS && vm->checked) rc = vm_check_guards(ex, i);
@@ -176,6 +180,10 @@ int vm_launches(const VmState* vm, int persistent) {
 
 void vm_free(VmState* vm) {
   if (!vm) return;
+  vm_profile_drop(vm);
+  if (vm->stamps) cl.clReleaseMemObject(vm->stamps);
+  free(vm->events);
+  free(vm->event_rows);
   if (vm->locked) pthread_mutex_unlock(&g_lock);
   for (int p = 0; vm->steps && p < vm->num_phases; ++p)
     if (vm->steps[p]) cl.clReleaseKernel(vm->steps[p]);

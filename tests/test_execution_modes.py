@@ -42,6 +42,18 @@ def test_a_model_runs_right_in_each_mode(name, execution, fp16):
     assert r.passed, [(o.name, o.rel_l2) for o in r.outputs]
 
 
+def test_pose_landmark_full_fp16_with_its_guard_is_one_launch():
+    """fp16_guard=on keeps most of pose_landmark_full on float; in the VM
+    modes that makes the whole partition float (the program holds one
+    storage), so it is one persistent launch and right."""
+    path = _path("pose_landmark_full")
+    options = {"execution": "persistent", "is_precision_loss_allowed": 1, "fp16_guard": "on", "log_level": "silent"}
+    r = check.check_model(path, options, invokes=2)
+    assert r.passed, [(o.name, o.rel_l2) for o in r.outputs]
+    (p,) = explain.explain(path, options)["partitions"]
+    assert p["execution"] == "persistent" and p["launches"] == 1, p
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_stepped_and_persistent_agree_bit_for_bit(name):
     stepped, runs_s = _run(name, "stepped")

@@ -71,6 +71,30 @@ def test_guard_keeps_only_the_drifting_output_on_float(seed, capfd):
     assert "FP16 partition: 2 nodes kept on float storage" in log, log
 
 
+@pytest.mark.parametrize("execution", ["stepped", "persistent"])
+def test_in_the_vm_modes_a_float_island_makes_the_partition_float(execution, capfd):
+    """The VM program holds one storage: where the guard keeps a node on
+    float, every node goes float (no half node, no conversion), so the
+    partition stays whole: one launch persistent. Both outputs are then
+    float: x itself no longer rounds to half (2^-20 relative)."""
+    from tflite_gpu import _capi, interpreters
+    model, x = guard_model(), inputs(2)
+    expected = run_cpu(model, x)
+    d = tflite_gpu.load_delegate(**test_options(is_precision_loss_allowed=1, fp16_guard="on", log_level="info",
+                                                execution=execution))
+    it = interpreters.make(model, delegate=d)
+    got = interpreters.run(it, x)
+    (run,) = _capi.delegate_runs(d._get_native_delegate_pointer())
+    (part,) = _capi.delegate_partitions(d._get_native_delegate_pointer())
+    del it
+    log = capfd.readouterr().err
+    # All three nodes (kernels mode keeps 2: test_guard_keeps_only_the_drifting_output_on_float).
+    assert "FP16 partition: 3 nodes kept on float storage, 0 conversions" in log, log
+    assert run["execution"] == execution and run["launches"] == (1 if execution == "persistent" else part["dispatches"])
+    for a, b in zip(got, expected):
+        assert rel_l2(a, b) < 1e-5
+
+
 def test_an_input_that_only_float_nodes_read_arrives_on_float():
     """With no half reader, x is never rounded: the same float arithmetic
     as the CPU's, bit for bit."""

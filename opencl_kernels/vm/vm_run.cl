@@ -11,15 +11,39 @@
  * group is resident, zeroes sync before the launch, and reads sync[GS_ABORT]
  * after it: a group that waited past `limit` aborted the launch, which the
  * host then runs again stepped. */
+
+/* Per-phase times (the host asks with `timing`, profiling a persistent
+ * launch): global work-item 0 stamps each phase's start once it has passed
+ * the barrier before it, and its end when every group has finished it (the
+ * next barrier, or one more after the last phase); stamps[2p] and
+ * stamps[2p + 1]. The GPU's nanosecond timer on NVIDIA; with -DVM_TCLK (a
+ * test hook) every phase lasts 1000 "ns", so the host's bookkeeping can be
+ * checked where there is no timer. */
+#if defined(GD_NVIDIA)
+#define VM_STAMP(p) gs_clock()
+#elif defined(VM_TCLK)
+#define VM_STAMP(p) ((ulong)(p) * 1000ul)
+#else
+#define VM_STAMP(p) 0ul
+#endif
+
 __kernel void vm_run(VM_SPACES_PARAMS, __global const int* ops, int first, int last, int persistent,
-                     volatile __global int* sync, ulong limit) {
+                     volatile __global int* sync, ulong limit, __global ulong* stamps, int timing) {
   __local volatile int ok;
   const int groups = (int)get_num_groups(0);
   const int stride = (int)get_global_size(0);
+  const int stamper = timing && get_global_id(0) == 0;
   for (int p = first; p < last; ++p) {
     if (persistent && p > first && !gs_grid_sync(sync, p - first, groups, limit, &ok)) return;
+    if (stamper) {
+      const ulong t = VM_STAMP(p);
+      if (p > first) stamps[2 * p - 1] = t;
+      stamps[2 * p] = t;
+    }
     __global const int* op = ops + ops[p];
     const int opcode = op[0], items = op[1];
     for (int v = (int)get_global_id(0); v < items; v += stride) vm_call(opcode, v, op + 2, VM_SPACES);
   }
+  if (timing && persistent && gs_grid_sync(sync, last - first, groups, limit, &ok) && stamper)
+    stamps[2 * last - 1] = VM_STAMP(last);
 }
