@@ -406,6 +406,24 @@ void gpu_device_profile_intervals(GpuDevice* dev, double queued_to_submit_ns, do
   }
 }
 
+void gpu_device_profile_event(GpuDevice* dev, cl_event event, const char* row, cl_ulong* prev_end) {
+  static const cl_profiling_info kWhen[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                             CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+  if (!event) return;
+  cl_ulong t[4] = {0, 0, 0, 0};
+  int ok = 1;
+  for (int w = 0; w < 4 && ok; ++w)
+    ok = cl.clGetEventProfilingInfo(event, kWhen[w], sizeof(t[w]), &t[w], NULL) == CL_SUCCESS;
+  if (ok) {
+    if (row) gpu_device_profile_add(dev, row, (double)(t[3] - t[2]));
+    /* Timestamps of one device clock, but drivers may round them: no negative intervals. */
+    gpu_device_profile_intervals(dev, t[1] > t[0] ? (double)(t[1] - t[0]) : 0.0, t[2] > t[1] ? (double)(t[2] - t[1]) : 0.0,
+                                 !*prev_end ? -1.0 : t[2] > *prev_end ? (double)(t[2] - *prev_end) : 0.0);
+    *prev_end = t[3];
+  }
+  cl.clReleaseEvent(event);
+}
+
 int gpu_device_list(char* buf, size_t size, char* err, size_t errlen) {
   DeviceEntry list[GD_MAX_DEVICES];
   int n = enumerate(list, GD_MAX_DEVICES, err, errlen);

@@ -125,6 +125,10 @@ void gpu_device_profile_add(GpuDevice* dev, const char* kernel, double ns);
  * gap after the launch before it, to dev->intervals. */
 void gpu_device_profile_intervals(GpuDevice* dev, double queued_to_submit_ns, double submit_to_start_ns,
                                   double gap_ns);
+/* One profiled launch of an invoke: its kernel time to `row` (NULL: no
+ * row) and its intervals; *prev_end: the END of the invoke's launch before
+ * (0 for its first), updated. Releases the event. */
+void gpu_device_profile_event(GpuDevice* dev, cl_event event, const char* row, cl_ulong* prev_end);
 
 /* One line per device: "index\tplatform\tdevice\ttype\tversion\tdriver\tglobal_mem_bytes\tfp16". */
 int gpu_device_list(char* buf, size_t size, char* err, size_t errlen);

@@ -332,23 +332,9 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
 /* Event times of the last invoke into the device's per-kernel profile,
  * and where the time between kernels went (gpu_device_profile_intervals). */
 static void collect_profile(Executor* ex) {
-  static const cl_profiling_info kWhen[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
-                                             CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
   cl_ulong prev_end = 0;
   for (int i = 0; i < ex->enc.num_dispatches; ++i) {
-    cl_ulong t[4] = {0, 0, 0, 0};
-    int ok = 1;
-    for (int w = 0; w < 4 && ok; ++w)
-      ok = cl.clGetEventProfilingInfo(ex->events[i], kWhen[w], sizeof(t[w]), &t[w], NULL) == CL_SUCCESS;
-    if (ok) {
-      gpu_device_profile_add(ex->enc.dev, ex->enc.dispatches[i].name, (double)(t[3] - t[2]));
-      /* Timestamps of one device clock, but drivers may round them: no negative intervals. */
-      gpu_device_profile_intervals(ex->enc.dev, t[1] > t[0] ? (double)(t[1] - t[0]) : 0.0,
-                                   t[2] > t[1] ? (double)(t[2] - t[1]) : 0.0,
-                                   !prev_end ? -1.0 : t[2] > prev_end ? (double)(t[2] - prev_end) : 0.0);
-      prev_end = t[3];
-    }
-    cl.clReleaseEvent(ex->events[i]);
+    gpu_device_profile_event(ex->enc.dev, ex->events[i], ex->enc.dispatches[i].name, &prev_end);
     ex->events[i] = NULL;
   }
 }

@@ -69,21 +69,11 @@ static void add_phase_stamps(Executor* ex) {
 void vm_profile_collect(Executor* ex) {
   VmState* vm = ex->vm;
   if (!vm->events) return;
-  static const cl_profiling_info kWhen[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
-                                             CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
   cl_ulong prev_end = 0;
   for (int i = 0; i < vm->num_events; ++i) {
-    cl_ulong t[4] = {0, 0, 0, 0};
-    int ok = vm->events[i] != NULL;
-    for (int w = 0; w < 4 && ok; ++w)
-      ok = cl.clGetEventProfilingInfo(vm->events[i], kWhen[w], sizeof(t[w]), &t[w], NULL) == CL_SUCCESS;
-    if (!ok) continue;
-    if (vm->event_rows[i]) gpu_device_profile_add(ex->enc.dev, vm->event_rows[i], (double)(t[3] - t[2]));
-    gpu_device_profile_intervals(ex->enc.dev, t[1] > t[0] ? (double)(t[1] - t[0]) : 0.0,
-                                 t[2] > t[1] ? (double)(t[2] - t[1]) : 0.0,
-                                 !prev_end ? -1.0 : t[2] > prev_end ? (double)(t[2] - prev_end) : 0.0);
-    prev_end = t[3];
+    gpu_device_profile_event(ex->enc.dev, vm->events[i], vm->event_rows[i], &prev_end);
+    vm->events[i] = NULL;
   }
-  vm_profile_drop(vm);
+  vm->num_events = 0;
   if (vm->timing && vm->last_persistent) add_phase_stamps(ex);
 }
