@@ -112,18 +112,33 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """TFLITE_GPU_OP_TEST_EVERY=N[:K] keeps every Nth op test of
-    tests/test_ops.py (from the Kth, in collection order, so every op family
-    keeps cases) and deselects the rest. tools/run_tests.sh uses it for the
-    second runtime, whose op tests differ from the first's only in the CPU
-    reference kernels."""
+    """Sampling for the second runtime's pass (tools/run_tests.sh), whose
+    tests differ from the first's only in the runtime under the delegate:
+    - TFLITE_GPU_OP_TEST_EVERY=N[:K] keeps every Nth op test of
+      tests/test_ops.py (from the Kth, in collection order, so every op
+      family keeps cases);
+    - TFLITE_GPU_CASE_EVERY=N keeps, of every other parametrized test
+      function, its first case and every Nth after it (shapes, channels and
+      options vary the kernels, which the first pass runs in full, more
+      than the runtime's part).
+    The rest are deselected."""
+    dropped = set()
     every = os.environ.get("TFLITE_GPU_OP_TEST_EVERY")
-    if not every:
-        return
-    n, _, k = every.partition(":")
-    n, k = int(n), int(k or 0)
-    ops = [item for item in items if item.nodeid.startswith("tests/test_ops.py::")]
-    dropped = {id(item) for i, item in enumerate(ops) if i % n != k % n}
+    if every:
+        n, _, k = every.partition(":")
+        n, k = int(n), int(k or 0)
+        ops = [item for item in items if item.nodeid.startswith("tests/test_ops.py::")]
+        dropped |= {id(item) for i, item in enumerate(ops) if i % n != k % n}
+    case_every = int(os.environ.get("TFLITE_GPU_CASE_EVERY", "1") or 1)
+    if case_every > 1:
+        seen = {}
+        for item in items:
+            if item.nodeid.startswith("tests/test_ops.py::") or not getattr(item, "callspec", None):
+                continue
+            key = (item.nodeid.split("::")[0], item.originalname)
+            i = seen[key] = seen.get(key, -1) + 1
+            if i % case_every:
+                dropped.add(id(item))
     if dropped:
         config.hook.pytest_deselected(items=[item for item in items if id(item) in dropped])
         items[:] = [item for item in items if id(item) not in dropped]
