@@ -217,12 +217,16 @@ def test_matrix_lists_its_pieces():
         assert any(f"pocl/{ks}/FP32+FP16/op tests (all; kernel record)" in line for line in lines)
         assert any(f"oclgrind/{ks}/FP32+FP16/op tests (sample; races)" in line for line in lines)
     for prec in ("FP32", "FP16"):
-        assert any(f"intel/cpu/{prec}/14 models" in line for line in lines)
-    # The GPU set on these CPU devices: each (model, precision) once, halves swapped between PoCL and Intel.
+        assert any(f"pocl/cpu/{prec}/14 models" in line for line in lines)
+    # Halves of the 14: the GPU set on PoCL and Intel (each (model, precision)
+    # once, halves swapped between the two), the CPU set on Intel.
     halves = {}
     for line in lines:
-        m = re.search(r"(pocl|intel)/gpu/(FP32|FP16)/7 of 14 models \((1st|2nd)", line)
+        m = re.search(r"(pocl|intel)/(cpu|gpu)/(FP32|FP16)/7 of 14 models \((1st|2nd)", line)
         if m:
-            halves[m.group(1), m.group(2)] = m.group(3)
-    assert len(halves) == 4, lines
-    assert halves["pocl", "FP32"] != halves["pocl", "FP16"] and halves["pocl", "FP32"] != halves["intel", "FP32"]
+            halves[m.group(1), m.group(2), m.group(3)] = m.group(4)
+    assert len(halves) == 6, lines
+    assert halves["pocl", "gpu", "FP32"] != halves["pocl", "gpu", "FP16"] != halves["intel", "gpu", "FP16"]
+    assert halves["intel", "cpu", "FP32"] != halves["intel", "cpu", "FP16"]
+    # The uninit pass on the CPU set gates nothing: only with --full.
+    assert not any("oclgrind/cpu" in line and "uninit" in line for line in lines)

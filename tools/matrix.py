@@ -20,14 +20,16 @@ Pieces (KS = each kernel set, cpu and gpu):
             each with TFLITE_GPU_SEPARATE_BUFFERS=1: the single-kernel tests
             (test_cl_*.py, TFLITE_GPU_CL_SMALL=1; the GPU set adds
             test_group_fallback.py), the int8 integer-kernel tests of
-            test_quantized.py (GPU set) and the op-test sample of KS. Any
+            test_quantized.py (GPU set) and the op-test sample of KS (the
+            "uninit" pass: of the GPU set; the CPU set's, advisory, with
+            --full). Any
             Oclgrind report fails the piece (tools/oclgrind_scan.py). In
             the "races" pass also the VM program (execution=stepped in its
             checked mode, TFLITE_GPU_VM_CHECKED=1, whose guard zones find
             the overruns that one arena hides from Oclgrind): hand_recrop,
             and the CPU set's op-test sample as VM phases.
-  intel     the op-test sample of KS; the 14 models, KS x FP32/FP16 (the
-            GPU set: the other half per precision); the
+  intel     the op-test sample of KS; the models, KS x FP32/FP16, half
+            per precision (the GPU set: the other half of PoCL's); the
             int8 tests (integer kernels and the MTCNN-like whole models,
             CPU set); the half-arithmetic and fp16_guard tests (GPU set:
             the only device here with cl_khr_fp16).
@@ -393,6 +395,8 @@ class Matrix:
                 # The CPU set's single-kernel tests and the GPU set's apart:
                 # their `uninit` verdicts are judged differently (below).
                 for ks, tests in (("cpu", CL_TESTS[:1]), ("gpu", CL_TESTS[1:] + GROUP_TESTS)):
+                    if self.advisory_only(ps, ks):
+                        continue
                     add(Piece("oclgrind", ks, "FP32+FP16", f"single-kernel tests ({ps})",
                               lambda p, ps=ps, tests=tests: self.oclgrind_piece(p, tests, ps,
                                                                                {"TFLITE_GPU_CL_SMALL": "1"}),
@@ -402,6 +406,8 @@ class Matrix:
                               lambda p, ps=ps: self.oclgrind_piece(p, INT8_KERNEL_TESTS, ps)))
             for ks in ksets:
                 for ps in passes:
+                    if self.advisory_only(ps, ks):
+                        continue
                     what = f"op tests ({'all' if self.args.full else 'sample'}; {ps})"
                     add(Piece("oclgrind", ks, "FP32+FP16", what,
                               lambda p, ps=ps: self.oclgrind_piece(p, ["tests/test_ops.py"], ps),
@@ -438,15 +444,22 @@ class Matrix:
                 for prec in ("FP32", "FP16"):
                     self.add_models(Piece("pocl", ks, prec, "", self.models_piece))
 
+    def advisory_only(self, pass_name, kset):
+        """The `uninit` pass on the CPU set (UNINIT_CPU_ADVISORY) gates
+        nothing: it runs with --full only."""
+        return pass_name == "uninit" and kset == "cpu" and not self.args.full
+
     def add_models(self, p):
         """A models piece. The GPU set on these CPU devices (a few seconds per
         model and precision) checks half of the models per precision, every
         other one in name order, the halves swapped between PoCL and Intel:
         each model runs in both precisions with the GPU set, each (model,
-        precision) on one of the two implementations. --full or --models
-        runs every model everywhere."""
+        precision) on one of the two implementations. The CPU set runs all
+        14 in both precisions on PoCL and half per precision on Intel.
+        --full or --models runs every model everywhere."""
         models = self.models
-        if p.kset == "gpu" and not self.args.full and not self.args.models and p.impl in ("pocl", "intel"):
+        halved = p.impl == "intel" or (p.kset == "gpu" and p.impl == "pocl")
+        if halved and not self.args.full and not self.args.models:
             half = (("FP32", "FP16").index(p.precision) + ("pocl", "intel").index(p.impl)) % 2
             models = [m for i, m in enumerate(self.models) if i % 2 == half]
         p.models = tuple(models)

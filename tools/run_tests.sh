@@ -8,7 +8,9 @@
 #   2. .venv-litert (ai_edge_litert 2.x): the same suite less the tests that
 #      do not touch a runtime (C units, the CMake install, pyopencl single
 #      kernels, the C fuzz harnesses, the matrix tools, the source layout,
-#      valgrind) - real MediaPipe models,
+#      valgrind) and the robustness runs that the first pass makes (the
+#      model-mutation fuzz run, the soak; its regressions replay here) -
+#      real MediaPipe models,
 #      fusion, the API, the CLI and ASan run under LiteRT too. Of the
 #      single-op tests it runs every sixth, spread over every op family: they
 #      differ from run 1's only in LiteRT's CPU reference kernels, and
@@ -71,7 +73,7 @@ step() {  # step LOG TITLE CMD...: CMD in the background, its output into build/
   pids+=($!)
   names+=("$title")
 }
-pytest_q=(-m pytest -q -p no:cacheprovider)
+pytest_q=(-m pytest -q -p no:cacheprovider --durations=25)  # the slowest 25: where CI time goes
 if [ "$tflite_runtime" = 1 ]; then
   ops=()
   [ "$run_matrix" = 1 ] && ops=(--ignore=tests/test_ops.py)
@@ -102,6 +104,7 @@ elif [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
       --ignore=tests/test_fuzz_kernel_cache.py --ignore=tests/test_matrix_tools.py \
       --deselect=tests/test_fuzz.py::test_option_parser_libfuzzer_short_run \
       --deselect=tests/test_fuzz.py::test_graph_check_mutation_fuzz_short_run \
+      --deselect=tests/test_fuzz_models.py::test_model_fuzz_run --ignore=tests/test_soak.py \
       --deselect=tests/test_sanitizers.py::test_valgrind_create_run_destroy_loses_nothing_of_ours "$@" || rc=$?
     [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ]
   }
