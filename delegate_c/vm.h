@@ -65,7 +65,7 @@ typedef struct VmState {
    * the last invoke and the profile row each adds to (NULL: none, a
    * persistent launch whose phases are timed). timing: persistent launches
    * stamp their phases (stamps, 2 per phase) from the GPU's timer (1, on
-   * NVIDIA) or the test clock (2, TFLITE_GPU_TEST_VM_CLOCK=1, -DVM_TCLK=1). */
+   * NVIDIA) or the test clock (2, TFLITE_GPU_TEST_VM_CLOCK=1, -DVM_TCLK). */
   cl_event* events;
   const char** event_rows;
   int num_events, max_events;
