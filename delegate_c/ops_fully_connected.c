@@ -105,6 +105,41 @@ static int lower_fully_connected(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
+/* Over K in two phases (select_fc_split): partials per chunk of `chunk`
+ * input slices into a scratch buffer of FP32 float4s, then their sum. */
+static int encode_split(Encoder* ex, int node, cl_mem wm, cl_mem bm, int chunk) {
+  const GNode* n = &ex->g.nodes[node];
+  const int* ss = ex->g.tensors[n->inputs[0]].shape;
+  const int* ds = ex->g.tensors[n->outputs[0]].shape;
+  size_t outs = phwc4_items(ds);
+  int chunks = ((ss[GD_C] + 3) / 4 + chunk - 1) / chunk;
+  cl_mem part = ex_buffer(ex, CL_MEM_READ_WRITE, outs * (size_t)chunks * 4 * sizeof(float), NULL);
+  if (!part) return -1;
+  KernelVariant v = variant_1d("fully_connected.cl", "fully_connected_split", outs * (size_t)chunks);
+  KernelRef k = ex_dispatch_variant(ex, &v, node);
+  if (!k) return -1;
+  KArgs a = {k, 0, CL_SUCCESS, 0};
+  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(&a, part);
+  karg_mem(&a, wm);
+  karg_mem(&a, bm);
+  karg_shape(&a, ss);
+  karg_shape(&a, ds);
+  karg_int(&a, chunk);
+  karg_int(&a, (int)v.total);
+  if (karg_done(ex, &a)) return -1;
+  v = variant_1d("fully_connected.cl", "fully_connected_sum", outs);
+  if (!(k = ex_dispatch_variant(ex, &v, node))) return -1;
+  a = (KArgs){k, 0, CL_SUCCESS, 0};
+  karg_mem(&a, part);
+  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+  karg_shape(&a, ds);
+  karg_int(&a, chunks);
+  karg_int(&a, n->act);
+  karg_int(&a, (int)v.total);
+  return karg_done(ex, &a);
+}
+
 static int encode_fully_connected(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* wt = &ex->g.tensors[n->p.fc.weights];
@@ -118,6 +153,8 @@ static int encode_fully_connected(Encoder* ex, int node) {
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   KernelVariant v;
+  int chunk = select_fc_split(ex->dev, &ex->g, n);
+  if (chunk) return encode_split(ex, node, wm, bm, chunk);
   select_fully_connected(ex->dev, &ex->g, n, &v);
   KernelRef k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;

@@ -54,6 +54,8 @@ int select_vm_fine(const GpuDevice* dev);
  * fine bodies, over H and W alone, a window of at least 64 in more than
  * one row. */
 int select_reduce_split(const GpuDevice* dev, const Graph* g, const GNode* n);
+/* FULLY_CONNECTED over K in two phases: the chunk in input slices, 0 for one pass. */
+int select_fc_split(const GpuDevice* dev, const Graph* g, const GNode* n);
 void select_softmax(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);
 
 /* Binary ops whose first operand has the output's shape and whose second

@@ -153,6 +153,45 @@ def test_a_long_reduction_runs_in_two_phases_on_a_gpu(monkeypatch, fine, split):
             assert_close(a, b, rtol_l2=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("split", ["1", "0"], ids=["split", "one-pass"])
+@pytest.mark.parametrize("in_shape,units,act", [([1, 1152], 63, "NONE"),  # hand_landmark's heads
+                                                ([1, 301], 1, "RELU6"),   # a partial last slice and chunk
+                                                ([3, 517], 17, "RELU")],  # 3 rows
+                         ids=["1x1152-63", "1x301-1", "3x517-17"])
+def test_a_fully_connected_with_few_outputs_splits_over_k_on_a_gpu(monkeypatch, in_shape, units, act, split):
+    """With the VM's fine bodies (a GPU) a FULLY_CONNECTED of few output
+    float4s and 32 input slices or more runs as two phases (select_fc_split):
+    partial dot products per chunk of input slices, then their sum in chunk
+    order. Against the CPU interpreter within FP32's 1e-5, relative (the sums
+    are reordered); every invoke, stepped and persistent, gives the same bits
+    (a fixed order, no atomics). TFLITE_GPU_VM_SPLIT_FC=0 keeps one pass."""
+    from conftest import assert_close, run_cpu
+    from op_cases.conv import _fc_case
+
+    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    monkeypatch.setenv("TFLITE_GPU_VM_SPLIT_FC", split)
+    model, reference, inputs = _fc_case(in_shape, units, act=act).make()
+    want = run_cpu(reference, inputs)
+    first = None
+    for execution in ("stepped", "persistent"):
+        d = tflite_gpu.load_delegate(log_level="silent", execution=execution)
+        it = interpreters.make(model, delegate=d)
+        outs = [interpreters.run(it, inputs) for _ in range(2)]
+        kernels = [k for g in _capi.delegate_groups(d._get_native_delegate_pointer()) for k in g["kernels"]]
+        runs = _capi.delegate_runs(d._get_native_delegate_pointer())
+        del it
+        assert runs[0]["execution"] == execution and runs[0]["fallback"] == "", runs
+        want_kernels = ["fully_connected_split", "fully_connected_sum"] if split == "1" else ["fully_connected"]
+        assert kernels == want_kernels, kernels
+        first = first if first is not None else outs[0]
+        for got in outs:
+            for a, b in zip(got, first):
+                np.testing.assert_array_equal(a, b)
+        for a, b in zip(outs[0], want):
+            # Sums of up to 1,152 products: FP32 rounding scales with the outputs.
+            assert_close(a, b, rtol_l2=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
+
+
 def test_the_vm_group_is_an_option_of_the_launch(monkeypatch):
     """TFLITE_GPU_VM_GROUP: 128 work-items a group (the default is 64),
     the same outputs as the default's, persistent and stepped."""
