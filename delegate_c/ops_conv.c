@@ -175,22 +175,16 @@ static cl_mem epilogue_alpha(Encoder* ex, const GNode* n, int cout) {
   return NULL;
 }
 
-/* Arguments shared by the conv kernels of every set; the variant's form
- * says which geometry they take (conv2d_1x1 none, the fixed-filter
- * depthwise kernels only the padding, dw_conv2d_1x1_gpu the depthwise's
- * weights, geometry and activation, pw_depthwise_gpu the 1x1's weights,
- * the geometry and the 1x1's activation: `first` holds the fused first
- * op's weights and bias, NULL otherwise). */
-static int set_conv_args(Encoder* ex, KernelRef k, const GNode* n, const KernelVariant* v, cl_mem weights,
-                         cl_mem bias, const cl_mem first[2]) {
-  int geometry = v->form, total = (int)v->total;
-  /* A GPU-set kernel ignores total but with CONVG_DST_BHWC, where it is the
-   * element its output starts at in the staging buffer (output_direct.c). */
-  if (ex->g.tensors[n->outputs[0]].bhwc_out) total = (int)ex->g.tensors[n->outputs[0]].bhwc_offset;
-  const GTensor* src = &ex->g.tensors[n->inputs[0]];
+/* The fused epilogue of a conv node (fuse_epilogue.c) as its kernels take
+ * it: alpha (PReLU alphas or a QDQ grid), the residual, epi = (op0, act0,
+ * op1, act1) and the residual's slices; `bias` stands in for buffers not
+ * fused. -1 on error. */
+static int conv_epilogue(Encoder* ex, const GNode* n, const KernelVariant* v, cl_mem bias, cl_mem* alpha_out,
+                         cl_mem* residual_out, int epi[4], int* res_slices_out) {
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_mem alpha = bias, residual = bias; /* placeholders when not fused */
-  int epi[4] = {EPI_NONE, 0, EPI_NONE, 0};
+  epi[0] = epi[2] = EPI_NONE;
+  epi[1] = epi[3] = 0;
   /* A residual may have fewer channels than the output (fuse_epilogue.c folds a
    * channel PAD into the ADD); its missing slices add zero. */
   int res_slices = (dst->shape[GD_C] + 3) / 4;
@@ -214,6 +208,29 @@ static int set_conv_args(Encoder* ex, KernelRef k, const GNode* n, const KernelV
       if (!(alpha = ex_upload(ex, grid, sizeof(grid)))) return -1;
     }
   }
+  *alpha_out = alpha;
+  *residual_out = residual;
+  *res_slices_out = res_slices;
+  return 0;
+}
+
+/* Arguments shared by the conv kernels of every set; the variant's form
+ * says which geometry they take (conv2d_1x1 none, the fixed-filter
+ * depthwise kernels only the padding, dw_conv2d_1x1_gpu the depthwise's
+ * weights, geometry and activation, pw_depthwise_gpu the 1x1's weights,
+ * the geometry and the 1x1's activation: `first` holds the fused first
+ * op's weights and bias, NULL otherwise). */
+static int set_conv_args(Encoder* ex, KernelRef k, const GNode* n, const KernelVariant* v, cl_mem weights,
+                         cl_mem bias, const cl_mem first[2]) {
+  int geometry = v->form, total = (int)v->total;
+  /* A GPU-set kernel ignores total but with CONVG_DST_BHWC, where it is the
+   * element its output starts at in the staging buffer (output_direct.c). */
+  if (ex->g.tensors[n->outputs[0]].bhwc_out) total = (int)ex->g.tensors[n->outputs[0]].bhwc_offset;
+  const GTensor* src = &ex->g.tensors[n->inputs[0]];
+  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
+  cl_mem alpha, residual;
+  int epi[4], res_slices;
+  if (conv_epilogue(ex, n, v, bias, &alpha, &residual, epi, &res_slices)) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
   karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
@@ -253,6 +270,50 @@ static int set_conv_args(Encoder* ex, KernelRef k, const GNode* n, const KernelV
   return karg_done(ex, &a);
 }
 
+/* conv2d_x4 over its reduction in two phases (select_conv_split): partials
+ * per chunk of `chunk` steps into a scratch buffer of FP32 float4s, then
+ * their sum with the activation and the fused epilogue. */
+static int encode_conv_split(Encoder* ex, int node, const KernelVariant* x4, cl_mem wm, cl_mem bm, int chunk) {
+  const GNode* n = &ex->g.nodes[node];
+  const int* ss = ex->g.tensors[n->inputs[0]].shape;
+  const int* ds = ex->g.tensors[n->outputs[0]].shape;
+  int steps = n->p.conv.kh * n->p.conv.kw * ((ss[GD_C] + 3) / 4);
+  int chunks = (steps + chunk - 1) / chunk;
+  size_t tiles = x4->total;
+  cl_mem alpha, residual, part = ex_buffer(ex, CL_MEM_READ_WRITE, tiles * (size_t)chunks * 16 * sizeof(float), NULL);
+  int epi[4], res_slices;
+  if (!part || conv_epilogue(ex, n, x4, bm, &alpha, &residual, epi, &res_slices)) return -1;
+  KernelVariant v = variant_1d("split_k.cl", "conv2d_x4_split", tiles * (size_t)chunks);
+  KernelRef k = ex_dispatch_variant(ex, &v, node);
+  if (!k) return -1;
+  KArgs a = {k, 0, CL_SUCCESS, 0};
+  karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(&a, part);
+  karg_mem(&a, wm);
+  karg_mem(&a, bm);
+  karg_shape(&a, ss);
+  karg_shape(&a, ds);
+  karg_int4(&a, n->p.conv.kw, n->p.conv.kh, n->p.conv.sx, n->p.conv.sy);
+  karg_int4(&a, n->p.conv.pad_x, n->p.conv.pad_y, n->p.conv.dx, n->p.conv.dy);
+  karg_int(&a, chunk);
+  karg_int(&a, (int)v.total);
+  if (karg_done(ex, &a)) return -1;
+  v = variant_1d("split_k.cl", "conv2d_x4_sum", phwc4_items(ds));
+  if (!(k = ex_dispatch_variant(ex, &v, node))) return -1;
+  a = (KArgs){k, 0, CL_SUCCESS, 0};
+  karg_mem(&a, part);
+  karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
+  karg_shape(&a, ds);
+  karg_int(&a, chunks);
+  karg_int(&a, n->act);
+  karg_mem(&a, alpha);
+  karg_mem(&a, residual);
+  karg_int4(&a, epi[0], epi[1], epi[2], epi[3]);
+  karg_int(&a, res_slices);
+  karg_int(&a, (int)v.total);
+  return karg_done(ex, &a);
+}
+
 static int encode_conv2d(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
@@ -270,6 +331,8 @@ static int encode_conv2d(Encoder* ex, int node) {
   if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.weights], src->shape[GD_C], bias, v.weight_block,
                                    &wm, &bm))
     return -1;
+  int chunk = strcmp(v.kernel, "conv2d_x4") == 0 ? select_conv_split(ex->dev, &ex->g, n) : 0;
+  if (chunk) return encode_conv_split(ex, node, &v, wm, bm, chunk);
   KernelRef k = ex_dispatch_variant(ex, &v, node);
   return k ? set_conv_args(ex, k, n, &v, wm, bm, NULL) : -1;
 }

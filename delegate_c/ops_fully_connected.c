@@ -115,7 +115,7 @@ static int encode_split(Encoder* ex, int node, cl_mem wm, cl_mem bm, int chunk) 
   int chunks = ((ss[GD_C] + 3) / 4 + chunk - 1) / chunk;
   cl_mem part = ex_buffer(ex, CL_MEM_READ_WRITE, outs * (size_t)chunks * 4 * sizeof(float), NULL);
   if (!part) return -1;
-  KernelVariant v = variant_1d("fully_connected.cl", "fully_connected_split", outs * (size_t)chunks);
+  KernelVariant v = variant_1d("split_k.cl", "fully_connected_split", outs * (size_t)chunks);
   KernelRef k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
@@ -128,7 +128,7 @@ static int encode_split(Encoder* ex, int node, cl_mem wm, cl_mem bm, int chunk) 
   karg_int(&a, chunk);
   karg_int(&a, (int)v.total);
   if (karg_done(ex, &a)) return -1;
-  v = variant_1d("fully_connected.cl", "fully_connected_sum", outs);
+  v = variant_1d("split_k.cl", "fully_connected_sum", outs);
   if (!(k = ex_dispatch_variant(ex, &v, node))) return -1;
   a = (KArgs){k, 0, CL_SUCCESS, 0};
   karg_mem(&a, part);

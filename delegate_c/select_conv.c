@@ -26,6 +26,40 @@ int select_vm_fine(const GpuDevice* dev) {
   return env_flag("TFLITE_GPU_VM_FINE", dev->caps.is_gpu);
 }
 
+/* Work-items of one VM grid on this device: a group of 64 per compute
+ * unit (vm.c), TFLITE_GPU_COMPUTE_UNITS standing for the units as in
+ * select_occupancy_target. */
+size_t select_vm_lanes(const GpuDevice* dev) {
+  long n = env_long("TFLITE_GPU_COMPUTE_UNITS", 0);
+  size_t units = n > 0 ? (size_t)n : dev->caps.compute_units ? dev->caps.compute_units : 1;
+  return units * 64;
+}
+
+/* The chunk of a reduction of `steps` split in two phases: about
+ * sqrt(steps), 8 at least, so that both phases' loops are about as short. */
+int select_split_chunk(int steps) {
+  int chunk = 8;
+  while (chunk * chunk < steps) ++chunk;
+  return chunk;
+}
+
+/* conv2d_x4 over its reduction (KH x KW x input slices) in two phases
+ * (split_k.cl's conv2d_x4_split and _sum): in the VM on a GPU, for fewer tiles
+ * than an eighth of the grid's work-items and VM_SPLIT_MIN_STEPS steps or more (pose_
+ * landmark_full's 2x2 heads on a 1x1 output: 1-49 tiles of 288 steps).
+ * 0: one pass; else the chunk, in steps. A/B switch:
+ * TFLITE_GPU_VM_SPLIT_CONV=0 keeps one pass. */
+int select_conv_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
+  const int* ss = g->tensors[n->inputs[0]].shape;
+  const int* ds = g->tensors[n->outputs[0]].shape;
+  int steps = n->p.conv.kh * n->p.conv.kw * ((ss[GD_C] + 3) / 4);
+  size_t tiles = (size_t)ds[GD_B] * ds[GD_H] * ((ds[GD_W] + 3) / 4) * ((ds[GD_C] + 3) / 4);
+  if (!select_vm_fine(dev) || steps < VM_SPLIT_MIN_STEPS || tiles * 8 > select_vm_lanes(dev) ||
+      g->tensors[n->outputs[0]].bhwc_out || !env_flag("TFLITE_GPU_VM_SPLIT_CONV", 1))
+    return 0;
+  return select_split_chunk(steps);
+}
+
 /* CPU set: register tiles of GEMM_TILE pixels x 16 (or 8) channels. */
 static void cpu_conv2d(const Graph* g, const GNode* n, KernelVariant* v, int fine) {
   const int* ss = g->tensors[n->inputs[0]].shape;

@@ -111,22 +111,19 @@ int select_reduce_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
          s[GD_H] * s[GD_W] >= 64 && env_flag("TFLITE_GPU_VM_SPLIT_REDUCE", 1);
 }
 
-/* FULLY_CONNECTED in two phases over K (fully_connected.cl's
+/* FULLY_CONNECTED in two phases over K (split_k.cl's
  * fully_connected_split and _sum): in the VM on a GPU, for fewer output
- * float4s than a grid of groups of 64 on the device's units and an input
- * of 32 slices (128 channels) or more. hand_landmark_full's four heads
+ * float4s than an eighth of the grid's work-items (select_vm_lanes) and an input
+ * of VM_SPLIT_MIN_STEPS slices (512 channels) or more. hand_landmark_full's four heads
  * (1,152 inputs, 1-63 outputs) ran 1-16 work-items, each 288 slices long.
- * Chunks of about sqrt(slices) slices (8 at least) make both phases' loops
- * about as short. 0: one pass; else the chunk, in slices. A/B switch:
+ * Chunks as select_split_chunk. 0: one pass; else the chunk, in slices. A/B switch:
  * TFLITE_GPU_VM_SPLIT_FC=0 keeps one pass. */
 int select_fc_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
   int slices = (g->tensors[n->inputs[0]].shape[GD_C] + 3) / 4;
   size_t outs = phwc4_items(g->tensors[n->outputs[0]].shape);
-  size_t units = dev->caps.compute_units ? dev->caps.compute_units : 1;
-  if (!select_vm_fine(dev) || slices < 32 || outs >= units * 64 || !env_flag("TFLITE_GPU_VM_SPLIT_FC", 1)) return 0;
-  int chunk = 8;
-  while (chunk * chunk < slices) ++chunk;
-  return chunk;
+  if (!select_vm_fine(dev) || slices < VM_SPLIT_MIN_STEPS || outs * 8 > select_vm_lanes(dev) || !env_flag("TFLITE_GPU_VM_SPLIT_FC", 1))
+    return 0;
+  return select_split_chunk(slices);
 }
 
 void select_softmax(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {

@@ -54,6 +54,17 @@ int select_vm_fine(const GpuDevice* dev);
  * fine bodies, over H and W alone, a window of at least 64 in more than
  * one row. */
 int select_reduce_split(const GpuDevice* dev, const Graph* g, const GNode* n);
+/* The VM's splits of long reductions on a GPU (select_conv.c): one grid's
+ * work-items, the chunk of a split, and CONV_2D (conv2d_x4) over its
+ * reduction in two phases (the chunk in steps, 0 for one pass). */
+size_t select_vm_lanes(const GpuDevice* dev);
+/* The shortest reduction split: a step is one input float4 (FC) or one tap
+ * of one input slice (4 pixels x 16 multiply-adds, conv2d_x4). Shorter
+ * loops would gain less than the second phase's barrier costs (about 1.2
+ * us on an H200); a guess until a GPU times the splits. */
+enum { VM_SPLIT_MIN_STEPS = 128 };
+int select_split_chunk(int steps);
+int select_conv_split(const GpuDevice* dev, const Graph* g, const GNode* n);
 /* FULLY_CONNECTED over K in two phases: the chunk in input slices, 0 for one pass. */
 int select_fc_split(const GpuDevice* dev, const Graph* g, const GNode* n);
 void select_softmax(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v);

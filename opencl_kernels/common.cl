@@ -81,6 +81,14 @@ GD_INLINE int4 split_gid(int gid, int4 shape) {
   return (int4)(x, y, s, b);
 }
 
+/* Index of the fused residual's float4 for output float4 o (batch b, slice
+ * s, of so slices over a plane of `plane` pixels). A residual whose channel
+ * PAD was folded into the ADD (fuse.c) has res_slices < so: it is read at
+ * its own index, and its missing slices add zero (-1). */
+GD_INLINE int residual_index(int o, int b, int s, int so, int res_slices, int plane) {
+  return s < res_slices ? o - b * (so - res_slices) * plane : -1;
+}
+
 /* Zero the lanes of slice s beyond the channel count C. */
 GD_INLINE float4 mask_tail(float4 v, int s, int C) {
   int base = s * 4;

@@ -14,14 +14,6 @@
  * alpha / residual / epi: the fused epilogue (common.cl). */
 
 
-/* Index of the fused residual's float4 for output float4 o (batch b, slice
- * s, of so slices over a plane of `plane` pixels). A residual whose channel
- * PAD was folded into the ADD (fuse.c) has res_slices < so: it is read at
- * its own index, and its missing slices add zero (-1). */
-GD_INLINE int residual_index(int o, int b, int s, int so, int res_slices, int plane) {
-  return s < res_slices ? o - b * (so - res_slices) * plane : -1;
-}
-
 /* The register-tiled convolutions come in two block widths: 16 channels
  * (4 slices, float16 accumulators) and 8 channels (2 slices, float8) for
  * outputs of 5-8 channels, where a 16-channel block would be half padding

@@ -39,62 +39,6 @@ OUTLINED_KERNEL(fully_connected, FULLY_CONNECTED_PARAMS, FULLY_CONNECTED_ARGS) {
 }
 #endif
 
-/* FULLY_CONNECTED split over K (the VM on a GPU, select_fc_split in
- * select_reduce.c): a few output float4s with a long K would keep a few
- * work-items in a serial loop over every input slice. Two phases:
- * fully_connected_split, one work-item per (chunk c, output float4 o),
- * the dot product over input slices [c * chunk, (c + 1) * chunk) into
- * part[c * outs + o] (FP32 float4s; chunk 0 starts from the bias), and
- * fully_connected_sum, one work-item per output float4, adding the chunks'
- * partials in chunk order (a fixed order: the same sums on every invoke),
- * then the activation. total: chunks x outs and outs. */
-#define FC_SPLIT_PARAMS \
-  __global const storage_t* src, __global float4* part, __global const float4* weights, __global const float4* bias, \
-  int4 src_shape, int4 dst_shape, int chunk, int total
-#define FC_SPLIT_ARGS src, part, weights, bias, src_shape, dst_shape, chunk, total
-#if GD_SELECTED(fully_connected_split, 5)
-OUTLINED_KERNEL(fully_connected_split, FC_SPLIT_PARAMS, FC_SPLIT_ARGS) {
-  if (gid >= total) return;
-  const int outs = dst_shape.w * dst_shape.y * dst_shape.x * SLICES(dst_shape);
-  const int c = gid / outs;
-  int4 p = split_gid(gid - c * outs, dst_shape);
-  int row = (p.w * dst_shape.y + p.y) * dst_shape.x + p.x;
-  int sx = row % src_shape.x;
-  int t = row / src_shape.x;
-  int sy = t % src_shape.y;
-  int sb = t / src_shape.y;
-  int src_slices = SLICES(src_shape);
-  int slice_stride = src_shape.y * src_shape.x;
-  int first = c * chunk, end = min(first + chunk, src_slices);
-  int sidx = idx4(src_shape, sb, first, sy, sx);
-  __global const float4* w = weights + (p.z * src_slices + first) * 4;
-  float4 acc0 = c == 0 ? bias[p.z] : (float4)(0.0f);
-  float4 acc1 = (float4)(0.0f);
-  for (int si = first; si < end; ++si) {
-    float4 v = LOAD4(src, sidx);
-    acc0 = fma((float4)(v.x), w[0], acc0);
-    acc1 = fma((float4)(v.y), w[1], acc1);
-    acc0 = fma((float4)(v.z), w[2], acc0);
-    acc1 = fma((float4)(v.w), w[3], acc1);
-    w += 4;
-    sidx += slice_stride;
-  }
-  part[gid] = acc0 + acc1;
-}
-#endif
-
-#define FC_SUM_PARAMS __global const float4* part, __global storage_t* dst, int4 dst_shape, int chunks, int act, int total
-#define FC_SUM_ARGS part, dst, dst_shape, chunks, act, total
-#if GD_SELECTED(fully_connected_sum, 6)
-OUTLINED_KERNEL(fully_connected_sum, FC_SUM_PARAMS, FC_SUM_ARGS) {
-  if (gid >= total) return;
-  float4 acc = part[gid];
-  for (int c = 1; c < chunks; ++c) acc += part[c * total + gid];
-  int4 p = split_gid(gid, dst_shape);
-  STORE4(mask_tail(activate(acc, act), p.z, dst_shape.z), dst, gid);
-}
-#endif
-
 /* BATCH_MATMUL, general form (used for adj_x with adj_y): dst[b, h, m, n]
  * = sum_k A[m, k] * B[k, n] in each batch (b, h), a size-1 batch dim of A
  * or B broadcast. Rows are W and columns C in every operand; adj.x / adj.y

@@ -155,12 +155,13 @@ def test_a_long_reduction_runs_in_two_phases_on_a_gpu(monkeypatch, fine, split):
 
 @pytest.mark.parametrize("split", ["1", "0"], ids=["split", "one-pass"])
 @pytest.mark.parametrize("in_shape,units,act", [([1, 1152], 63, "NONE"),  # hand_landmark's heads
-                                                ([1, 301], 1, "RELU6"),   # a partial last slice and chunk
+                                                ([1, 601], 1, "RELU6"),   # a partial last slice and chunk
                                                 ([3, 517], 17, "RELU")],  # 3 rows
-                         ids=["1x1152-63", "1x301-1", "3x517-17"])
+                         ids=["1x1152-63", "1x601-1", "3x517-17"])
 def test_a_fully_connected_with_few_outputs_splits_over_k_on_a_gpu(monkeypatch, in_shape, units, act, split):
     """With the VM's fine bodies (a GPU) a FULLY_CONNECTED of few output
-    float4s and 32 input slices or more runs as two phases (select_fc_split):
+    float4s (TFLITE_GPU_COMPUTE_UNITS=132 sizes the grid as an H200's) and
+    128 input slices or more runs as two phases (select_fc_split):
     partial dot products per chunk of input slices, then their sum in chunk
     order. Against the CPU interpreter within FP32's 1e-5, relative (the sums
     are reordered); every invoke, stepped and persistent, gives the same bits
@@ -169,6 +170,7 @@ def test_a_fully_connected_with_few_outputs_splits_over_k_on_a_gpu(monkeypatch, 
     from op_cases.conv import _fc_case
 
     monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", "132")
     monkeypatch.setenv("TFLITE_GPU_VM_SPLIT_FC", split)
     model, reference, inputs = _fc_case(in_shape, units, act=act).make()
     want = run_cpu(reference, inputs)
@@ -189,6 +191,78 @@ def test_a_fully_connected_with_few_outputs_splits_over_k_on_a_gpu(monkeypatch, 
                 np.testing.assert_array_equal(a, b)
         for a, b in zip(outs[0], want):
             # Sums of up to 1,152 products: FP32 rounding scales with the outputs.
+            assert_close(a, b, rtol_l2=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
+
+
+def _conv_epilogue_model(n, h, w, cin, cout, k, stride, padding, dilation, act, epilogue):
+    """x -> CONV_2D (k x k) -> [PRELU per channel, ADD(r) with RELU] as the
+    epilogue the conv takes (fuse_epilogue.c); seeded random inputs."""
+    from op_cases._common import _out_size
+    from tflite_gpu.model_builder import ModelBuilder
+
+    rng = np.random.default_rng(17)
+    mb = ModelBuilder()
+    x = mb.add_input([n, h, w, cin])
+    out = [n, _out_size(h, k, stride, dilation, padding), _out_size(w, k, stride, dilation, padding), cout]
+    r = mb.add_input(out) if epilogue else None
+    wt = mb.add_tensor([cout, k, k, cin], data=rng.standard_normal([cout, k, k, cin]).astype(np.float32))
+    b = mb.add_tensor([cout], data=rng.standard_normal([cout]).astype(np.float32))
+    y = mb.add_tensor(out)
+    mb.add_op("CONV_2D", [x, wt, b], [y], dict(padding=padding, stride_w=stride, stride_h=stride,
+                                               dilation_w=dilation, dilation_h=dilation,
+                                               fused_activation=act))
+    if epilogue:
+        alpha = mb.add_tensor([cout], data=rng.uniform(0.05, 0.5, [cout]).astype(np.float32))
+        p = mb.add_tensor(out)
+        mb.add_op("PRELU", [y, alpha], [p])
+        y = mb.add_tensor(out)
+        mb.add_op("ADD", [p, r], [y], dict(fused_activation="RELU"))
+    mb.mark_output(y)
+    inputs = [rng.standard_normal([n, h, w, cin]).astype(np.float32)]
+    if epilogue:
+        inputs.append(rng.standard_normal(out).astype(np.float32))
+    return mb.build(), inputs
+
+
+@pytest.mark.parametrize("split", ["1", "0"], ids=["split", "one-pass"])
+@pytest.mark.parametrize("shape", [(1, 2, 2, 288, 195, 2, 1, "VALID", 1, "NONE", False),  # pose_landmark's heads
+                                   (2, 7, 9, 60, 17, 3, 2, "SAME", 1, "RELU", True),
+                                   (1, 9, 11, 57, 5, 3, 1, "SAME", 2, "RELU6", True)],
+                         ids=["2x2x288-k2-195", "b2-7x9x60-k3s2-17-epilogue", "9x11x57-k3d2-5-epilogue"])
+def test_a_conv_of_few_outputs_splits_its_reduction_on_a_gpu(monkeypatch, shape, split):
+    """With the VM's fine bodies (a GPU; TFLITE_GPU_COMPUTE_UNITS=132 sizes
+    the grid as an H200's) a conv of few output tiles and 128 reduction
+    steps or more runs as two phases (select_conv_split): partials per chunk
+    of (tap, input slice) steps, then their sum in chunk order with the
+    activation and the fused PRELU and residual ADD. Against the CPU
+    interpreter within FP32's 1e-5, relative (the sums are reordered);
+    every invoke, stepped and persistent, gives the same bits.
+    TFLITE_GPU_VM_SPLIT_CONV=0 keeps one pass."""
+    from conftest import assert_close, run_cpu
+
+    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", "132")
+    monkeypatch.setenv("TFLITE_GPU_VM_SPLIT_CONV", split)
+    model, inputs = _conv_epilogue_model(*shape)
+    want = run_cpu(model, inputs)
+    first = None
+    for execution in ("stepped", "persistent"):
+        d = tflite_gpu.load_delegate(log_level="silent", execution=execution)
+        it = interpreters.make(model, delegate=d)
+        outs = [interpreters.run(it, inputs) for _ in range(2)]
+        kernels = [k for g in _capi.delegate_groups(d._get_native_delegate_pointer()) for k in g["kernels"]]
+        runs = _capi.delegate_runs(d._get_native_delegate_pointer())
+        stats = _capi.delegate_stats(d._get_native_delegate_pointer())
+        del it
+        assert runs[0]["execution"] == execution and runs[0]["fallback"] == "", runs
+        assert stats["cpu_nodes"] == 0, stats
+        convs = [k for k in kernels if k.startswith("conv")]
+        assert convs == (["conv2d_x4_split", "conv2d_x4_sum"] if split == "1" else ["conv2d_x4"]), kernels
+        first = first if first is not None else outs[0]
+        for got in outs:
+            for a, b in zip(got, first):
+                np.testing.assert_array_equal(a, b)
+        for a, b in zip(outs[0], want):
             assert_close(a, b, rtol_l2=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
 
 

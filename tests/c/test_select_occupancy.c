@@ -22,6 +22,7 @@
 #include "check.h"
 #include "fuse_dw_conv.h"
 #include "fuse_pw_dw.h"
+#include "options.h"
 #include "selectors.h"
 
 /* select_conv.c tells the fused depthwise + 1x1 node by its op (ops_conv.c
@@ -351,6 +352,9 @@ static void test_cpu_unchanged(void) {
     CHECK(same_variant(&a, &b), "case %zu: the hook changed the CPU set", i);
   }
   unsetenv("TFLITE_GPU_COMPUTE_UNITS");
+  unsetenv("TFLITE_GPU_VM_FINE");
+  unsetenv("TFLITE_GPU_VM_SPLIT_CONV");
+  unsetenv("TFLITE_GPU_VM_SPLIT_FC");
   free(cpu);
   free(cpu_off);
   free(cpu_gpuset);
@@ -542,6 +546,55 @@ static void test_reductions_unchanged(void) {
   free(off);
 }
 
+/* The VM's splits of long reductions (select_conv_split, select_fc_split):
+ * on an H200-like GPU in the VM modes, a conv or FULLY_CONNECTED of few
+ * output items and VM_SPLIT_MIN_STEPS (128) reduction steps or more splits into chunks of about
+ * sqrt(steps); a full grid's worth of items, a short reduction, kernels
+ * mode and a CPU (register tiles, no fine bodies) keep one pass. */
+static void test_vm_splits(void) {
+  GpuDevice* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_CPU);
+  GpuDevice* cpu = device(2, 0, 48 * 1024, 4096, GD_KSET_CPU);
+  h200->execution = cpu->execution = GD_EXEC_PERSISTENT;
+  static const struct {
+    Case c;
+    int chunk;
+  } convs[] = {
+      /* pose_landmark_full's 2x2 heads on a 1x1 output: 4 x 72 steps, 49 tiles. */
+      {{PL, 'c', {1, 2, 2, 288}, {1, 1, 1, 195}, 2, 1, 0, 1, 0, 0}, 17},
+      {{PL, 'c', {1, 2, 2, 288}, {1, 1, 1, 1}, 2, 1, 0, 1, 0, 0}, 17},
+      /* face_detection_short_range's 1x1 heads: 22 steps. */
+      {{FD, 'c', {1, 16, 16, 88}, {1, 16, 16, 2}, 1, 1, 0, 1, 0, 0}, 0},
+      /* 1,536 tiles of 144 steps: more than an eighth of the grid. */
+      {{PL, 'c', {1, 16, 16, 576}, {1, 16, 16, 96}, 1, 1, 0, 1, 0, 0}, 0},
+      /* 1x1 at 8x8, 256 -> 64: 64 steps. */
+      {{FD, 'c', {1, 8, 8, 256}, {1, 8, 8, 64}, 1, 1, 0, 1, 0, 0}, 0},
+      /* 3x3 at 8x8, 96 -> 96: 384 tiles of 216 steps. */
+      {{FD, 'c', {1, 8, 8, 96}, {1, 8, 8, 96}, 3, 1, 1, 1, 0, 0}, 15},
+  };
+  for (size_t i = 0; i < sizeof(convs) / sizeof(convs[0]); ++i) {
+    OneNode o;
+    conv_node(&convs[i].c, &o);
+    int got = select_conv_split(h200, &o.g, &o.n);
+    CHECK(got == convs[i].chunk, "conv %zu: chunk %d, want %d", i, got, convs[i].chunk);
+    CHECK(select_conv_split(cpu, &o.g, &o.n) == 0, "conv %zu split on a CPU", i);
+  }
+  /* hand_landmark_full's heads: 288 slices, 16 and 1 output float4s. */
+  static const int fcs[][3] = {{1152, 63, 17}, {1152, 1, 17}, {600, 63, 13}, {400, 8, 0}, {1152, 8448, 0}};
+  for (size_t i = 0; i < sizeof(fcs) / sizeof(fcs[0]); ++i) {
+    GTensor t[2] = {{.rank = 4, .shape = {1, 1, 1, fcs[i][0]}}, {.rank = 4, .shape = {1, 1, 1, fcs[i][1]}}};
+    GNode n = {.inputs = {0}, .num_inputs = 1, .outputs = {1}, .num_outputs = 1};
+    Graph g = {.tensors = t, .num_tensors = 2, .cap_tensors = 2, .nodes = &n, .num_nodes = 1, .cap_nodes = 1};
+    int got = select_fc_split(h200, &g, &n);
+    CHECK(got == fcs[i][2], "fc %zu: chunk %d, want %d", i, got, fcs[i][2]);
+    CHECK(select_fc_split(cpu, &g, &n) == 0, "fc %zu split on a CPU", i);
+    h200->execution = GD_EXEC_KERNELS;
+    CHECK(select_fc_split(h200, &g, &n) == 0, "fc %zu split in kernels mode", i);
+    h200->execution = GD_EXEC_PERSISTENT;
+  }
+  free(h200);
+  free(cpu);
+}
+
 int main(int argc, char** argv) {
   unsetenv("TFLITE_GPU_COMPUTE_UNITS");
   test_h200_replay(argc > 1 && strcmp(argv[1], "-v") == 0);
@@ -550,6 +603,7 @@ int main(int argc, char** argv) {
   test_reductions_unchanged();
   test_fused_pair_groups();
   test_pw_dw_groups();
+  test_vm_splits();
   printf("%d checks, %d failures\n", g_checks, g_failures);
   return g_failures ? 1 : 0;
 }
