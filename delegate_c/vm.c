@@ -26,9 +26,22 @@ typedef struct Place {
   int id;        /* space 0: the graph tensor; 1: the record */
 } Place;
 
+/* A byte range of one space a phase touches (a whole staging space: [0,
+ * SIZE_MAX)), and whether it may write it. */
+typedef struct Access {
+  int space;
+  size_t lo, hi;
+  int writes;
+} Access;
+
 typedef struct Plan {
   Place* places;
   int num_places;
+  /* What each phase touches: phase k's accesses are acc[acc_at[k],
+   * acc_at[k + 1]) (schedule). */
+  Access* acc;
+  int num_acc, cap_acc;
+  int* acc_at;
   cl_mem staging[VM_STAGING];
   int num_staging;
   int* words; /* phase offsets, then the phases */
@@ -92,7 +105,59 @@ static unsigned char* place_buffers(Executor* ex, Plan* p, size_t* bytes, int* o
   return host;
 }
 
-/* Dispatch i as a phase's words, or 0 when the VM has no body for it.
+static int conflicts(const Access* a, const Access* b) {
+  return a->space == b->space && a->lo < b->hi && b->lo < a->hi && (a->writes || b->writes);
+}
+
+/* Appends a phase's accesses. -1 out of memory. */
+static int add_accesses(Plan* p, const Access* acc, int n) {
+  if (p->num_acc + n > p->cap_acc) {
+    int cap = 2 * (p->num_acc + n) + 64;
+    Access* r = realloc(p->acc, (size_t)cap * sizeof(Access));
+    if (!r) return -1;
+    p->acc = r;
+    p->cap_acc = cap;
+  }
+  memcpy(p->acc + p->num_acc, acc, (size_t)n * sizeof(Access));
+  p->num_acc += n;
+  return 0;
+}
+
+static int depends(const Plan* p, int a, int b) {
+  for (int i = p->acc_at[a]; i < p->acc_at[a + 1]; ++i)
+    for (int j = p->acc_at[b]; j < p->acc_at[b + 1]; ++j)
+      if (conflicts(&p->acc[i], &p->acc[j])) return 1;
+  return 0;
+}
+
+/* The persistent launch's order of phases [a, b) (one segment): by level,
+ * a phase's level one more than the highest of the earlier phases it
+ * depends on (it touches what one writes, or writes what one touches),
+ * in dispatch order within a level. A grid barrier separates two levels,
+ * none the phases of one: they touch nothing another of them writes. So
+ * the heads of a detector or a landmark model, and independent branches,
+ * share one barrier interval. order[a, b) gets the phases, starts[k] 1
+ * where order[k] starts a level; the levels less one. */
+static int schedule(const Plan* p, int a, int b, int* level, int* order, unsigned char* starts) {
+  int levels = 0;
+  for (int k = a; k < b; ++k) {
+    level[k] = 0;
+    for (int q = a; q < k; ++q)
+      if (level[q] + 1 > level[k] && depends(p, k, q)) level[k] = level[q] + 1;
+    if (level[k] + 1 > levels) levels = level[k] + 1;
+  }
+  int n = a;
+  for (int l = 0; l < levels; ++l)
+    for (int k = a; k < b; ++k)
+      if (level[k] == l) {
+        starts[n] = n > a && l != level[order[n - 1]];
+        order[n++] = k;
+      }
+  return levels ? levels - 1 : 0;
+}
+
+/* Dispatch i as a phase's words and its accesses (1), or 0 when the VM
+ * has no body for it.
  * on_float: the program's storage (ex_recorded_storage), which the
  * dispatch's must be. shift: bytes added to every activation offset (a
  * test hook's fault). */
@@ -106,15 +171,19 @@ static int encode_phase(const Executor* ex, Plan* p, int i, int on_float, int sh
                : -1;
   if (op < 0 || (int)strlen(kinds) != n || n > VM_ARGS) return 0;
   int start = p->num_words;
+  Access acc[VM_ARGS];
+  int num_acc = 0;
   if (push(p, op) || push(p, (int)v->global[0])) return -1;
   for (int a = 0; a < n; ++a) {
     const RecordedArg* r = &args[a];
     if (!r->has_value) return p->num_words = start, 0;
-    if (kinds[a] == 'p') {
+    if (kinds[a] == 'p' || kinds[a] == 'c') {
       cl_mem m;
       const Place* at = r->size == sizeof(m) ? (memcpy(&m, r->value, sizeof(m)), find(p, m)) : NULL;
       if (!at || at->offset > INT_MAX) return p->num_words = start, 0;
       if (push(p, at->space) || push(p, (int)at->offset + (at->space == 0 ? shift : 0))) return -1;
+      acc[num_acc++] = (Access){at->space, at->space < 2 ? at->offset : 0,
+                                at->space < 2 ? at->offset + at->bytes : SIZE_MAX, kinds[a] == 'p'};
       continue;
     }
     size_t words = kinds[a] == '4' || kinds[a] == 'q' ? 4 : kinds[a] == '2' || kinds[a] == 'd' ? 2 : 1;
@@ -125,7 +194,7 @@ static int encode_phase(const Executor* ex, Plan* p, int i, int on_float, int sh
       if (push(p, x)) return -1;
     }
   }
-  return 1;
+  return add_accesses(p, acc, num_acc) ? -1 : 1;
 }
 
 static int make_buffer(Executor* ex, cl_mem* out, cl_mem_flags flags, size_t bytes, const void* data) {
@@ -145,6 +214,13 @@ int vm_plan(Executor* ex, int mode) {
   unsigned char* other = place_buffers(ex, &p, &other_bytes, &ok);
   int* phase_of = ok > 0 ? malloc((size_t)(e->num_dispatches + 1) * sizeof(int)) : NULL;
   int* offsets = phase_of ? malloc((size_t)(e->num_dispatches + 1) * sizeof(int)) : NULL;
+  /* Per phase: whether a segment starts there; the persistent order
+   * (schedule) and where its levels start; the phases' levels. */
+  unsigned char* seg_start = offsets ? calloc((size_t)e->num_dispatches + 1, 2) : NULL;
+  unsigned char* level_start = seg_start ? seg_start + e->num_dispatches + 1 : NULL;
+  int* order = seg_start ? malloc((size_t)(e->num_dispatches + 1) * 2 * sizeof(int)) : NULL;
+  int* level = order ? order + e->num_dispatches + 1 : NULL;
+  p.acc_at = order ? malloc((size_t)(e->num_dispatches + 2) * sizeof(int)) : NULL;
   int phases = 0;
   /* Test hook, in the checked mode only (its guards leave room): phase K's
    * activations 128 bytes further on, so that it writes past its output's
@@ -156,23 +232,38 @@ int vm_plan(Executor* ex, int mode) {
   int on_float = 0;
   for (int i = 0; i < e->num_dispatches; ++i) on_float += ex_recorded_storage(e, i) == 1;
   on_float = 2 * on_float > e->num_dispatches;
-  if (ok < 0 || (ok > 0 && !offsets)) rc = ex_fail(e, "out of memory");
-  for (int i = 0; rc == 0 && offsets && i < e->num_dispatches; ++i) {
+  if (ok < 0 || (ok > 0 && !p.acc_at)) rc = ex_fail(e, "out of memory");
+  for (int i = 0, kernel_before = 1; rc == 0 && p.acc_at && i < e->num_dispatches; ++i) {
     offsets[phases] = p.num_words;
+    p.acc_at[phases] = p.num_acc;
     int r = encode_phase(ex, &p, i, on_float, phases == shift_phase ? 128 : 0);
     if (r < 0) rc = ex_fail(e, "out of memory");
+    if (r > 0) seg_start[phases] = (unsigned char)kernel_before;
+    kernel_before = r == 0; /* a kernel between two segments: the next phase starts a launch */
     phase_of[i] = r > 0 ? phases++ : -1;
   }
+  if (p.acc_at) p.acc_at[phases] = p.num_acc;
   VmState* vm = rc == 0 && phases ? calloc(1, sizeof(VmState)) : NULL;
   if (rc == 0 && phases && !vm) rc = ex_fail(e, "out of memory");
   if (vm) {
-    /* The op list: phase offsets first, then the phases. */
-    int* ops = malloc((size_t)(phases + p.num_words + 1) * sizeof(int));
+    /* The op list: two heads of phase offsets, then the phases. The first
+     * in dispatch order (stepped, and persistent while timing: a barrier
+     * before every phase); the second in the persistent launch's order,
+     * each segment's phases by level (schedule), an offset negative where
+     * no grid barrier comes before it (vm_run). */
+    int* ops = malloc((size_t)(2 * phases + p.num_words + 1) * sizeof(int));
     vm->segs = calloc((size_t)e->num_dispatches + 1, sizeof(VmSegment));
     vm->steps = calloc((size_t)phases + 1, sizeof(cl_kernel));
     if (!ops || !vm->segs || !vm->steps) rc = ex_fail(e, "out of memory");
-    for (int k = 0; rc == 0 && k < phases; ++k) ops[k] = offsets[k] + phases;
-    if (rc == 0) memcpy(ops + phases, p.words, (size_t)p.num_words * sizeof(int));
+    for (int a = 0, b; rc == 0 && a < phases; a = b) {
+      for (b = a + 1; b < phases && !seg_start[b]; ++b) continue;
+      vm->barriers += schedule(&p, a, b, level, order, level_start);
+    }
+    for (int k = 0; rc == 0 && k < phases; ++k) {
+      ops[k] = offsets[k] + 2 * phases;
+      ops[phases + k] = level_start[k] ? offsets[order[k]] + 2 * phases : -(offsets[order[k]] + 2 * phases);
+    }
+    if (rc == 0) memcpy(ops + 2 * phases, p.words, (size_t)p.num_words * sizeof(int));
     vm->mode = mode;
     vm->num_phases = phases;
     unsigned ops_mask[VM_OPS_WORDS] = {0};
@@ -208,15 +299,16 @@ int vm_plan(Executor* ex, int mode) {
       e->dispatches[i].vm = is_vm;
     }
     static const int zeros[GS_WORDS] = {0, 0};
-    if (rc == 0) rc = make_buffer(ex, &vm->ops, CL_MEM_READ_ONLY, (size_t)(phases + p.num_words) * sizeof(int), ops);
+    if (rc == 0) rc = make_buffer(ex, &vm->ops, CL_MEM_READ_ONLY, (size_t)(2 * phases + p.num_words) * sizeof(int), ops);
     if (rc == 0) rc = make_buffer(ex, &vm->other, CL_MEM_READ_WRITE, other_bytes, other_bytes ? other : NULL);
     if (rc == 0) rc = make_buffer(ex, &vm->sync, CL_MEM_READ_WRITE, sizeof(zeros), zeros);
     if (rc == 0) rc = make_buffer(ex, &vm->dummy, CL_MEM_READ_WRITE, 16, NULL);
     free(ops);
     ex->vm = vm;
     if (rc == 0)
-      gd_log(e->dev->log_level, GD_LOG_INFO, "execution=%s: %d of %d dispatches as VM phases, %d segment(s), grid %zu x %zu",
-             kExecutionNames[mode], phases, e->num_dispatches, vm->num_segs, vm->grid, vm->group);
+      gd_log(e->dev->log_level, GD_LOG_INFO,
+             "execution=%s: %d of %d dispatches as VM phases, %d segment(s), %d grid barrier(s), grid %zu x %zu",
+             kExecutionNames[mode], phases, e->num_dispatches, vm->num_segs, vm->barriers, vm->grid, vm->group);
     vm->checked = vm_guard_bytes(1) > 0;
     vm->other_bytes = other_bytes;
     if (rc == 0 && vm->checked && (!(vm->phase_kernel = calloc((size_t)phases, sizeof(*vm->phase_kernel))) ||
@@ -239,6 +331,10 @@ int vm_plan(Executor* ex, int mode) {
   }
   free(phase_of);
   free(offsets);
+  free(seg_start);
+  free(order);
+  free(p.acc_at);
+  free(p.acc);
   free(other);
   free(p.places);
   free(p.words);
@@ -291,7 +387,10 @@ int vm_finish(Executor* ex) {
     VmSegment* seg = &vm->segs[s];
     if (!seg->vm || vm->mode != GD_EXEC_PERSISTENT) continue;
     if (!(seg->whole = gpu_device_kernel(e->dev, "vm_program.cl", vm->defines, "vm_run", e->err, e->errlen))) return -1;
-    if (set_args(ex, seg->whole, vm->phase_of[seg->first], vm->phase_of[seg->last - 1] + 1, 1, limit)) return -1;
+    /* The second head's order (by level) unless timing: then every phase has a barrier before it. */
+    int head = vm->timing ? 0 : vm->num_phases;
+    if (set_args(ex, seg->whole, head + vm->phase_of[seg->first], head + vm->phase_of[seg->last - 1] + 1, 1, limit))
+      return -1;
   }
   return 0;
 }

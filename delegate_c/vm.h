@@ -42,6 +42,7 @@ typedef struct VmState {
   cl_mem ops, other, sync, dummy;
   int* phase_of;       /* per dispatch: its phase, -1 when it runs as a kernel */
   int num_phases;
+  int barriers;        /* phases that need a grid barrier before them (the first of a segment has none) */
   cl_kernel* steps;    /* per phase: vm_run over that phase alone */
   VmSegment* segs;
   int num_segs;

@@ -266,6 +266,60 @@ def test_a_conv_of_few_outputs_splits_its_reduction_on_a_gpu(monkeypatch, shape,
             assert_close(a, b, rtol_l2=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
 
 
+def _two_heads():
+    """x -> conv a (3x3, 5 -> 7, RELU) -> conv c (3x3, 7 -> 17); x -> conv b
+    (1x1, 5 -> 3); outputs b and c. Seeded random weights and input."""
+    from tflite_gpu.model_builder import ModelBuilder
+
+    rng = np.random.default_rng(3)
+    mb = ModelBuilder()
+    x = mb.add_input([1, 9, 11, 5])
+
+    def conv(src, cin, cout, k, act="NONE"):
+        w = mb.add_tensor([cout, k, k, cin], data=rng.standard_normal([cout, k, k, cin]).astype(np.float32))
+        b = mb.add_tensor([cout], data=rng.standard_normal([cout]).astype(np.float32))
+        y = mb.add_tensor([1, 9, 11, cout])
+        mb.add_op("CONV_2D", [src, w, b], [y], dict(padding="SAME", stride_w=1, stride_h=1, fused_activation=act))
+        return y
+
+    a = conv(x, 5, 7, 3, "RELU")
+    b = conv(x, 5, 3, 1)
+    c = conv(a, 7, 17, 3)
+    mb.mark_output(b)
+    mb.mark_output(c)
+    return mb.build(), [rng.standard_normal([1, 9, 11, 5]).astype(np.float32)]
+
+
+def test_independent_phases_share_a_barrier_interval(capfd):
+    """The persistent launch runs each segment's phases by level (vm.c
+    schedule): a phase after every phase it depends on (it reads what one
+    writes, or writes what one touches), a grid barrier between levels
+    only. Here 6 phases: x's conversion; convs a and b (both read x);
+    conv c (reads a) with b's output conversion; c's output conversion:
+    4 levels, 3 barriers where dispatch order needs 5. Outputs as the CPU
+    interpreter's (FP32, 1e-5 relative) and bit for bit as stepped's, which
+    runs dispatch order."""
+    from conftest import assert_close, run_cpu
+
+    model, inputs = _two_heads()
+    want = run_cpu(model, inputs)
+    got = {}
+    for execution in ("stepped", "persistent"):
+        capfd.readouterr()
+        d = tflite_gpu.load_delegate(log_level="info", execution=execution)
+        it = interpreters.make(model, delegate=d)
+        got[execution] = [interpreters.run(it, inputs) for _ in range(2)][-1]
+        runs = _capi.delegate_runs(d._get_native_delegate_pointer())
+        del it
+        assert runs[0]["execution"] == execution and runs[0]["fallback"] == "", runs
+        err = capfd.readouterr().err
+        assert "6 of 6 dispatches as VM phases, 1 segment(s), 3 grid barrier(s)" in err, err
+    for a, b in zip(got["persistent"], got["stepped"]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(got["persistent"], want):
+        assert_close(a, b, rtol_l2=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
+
+
 def test_the_vm_group_is_an_option_of_the_launch(monkeypatch):
     """TFLITE_GPU_VM_GROUP: 128 work-items a group (the default is 64),
     the same outputs as the default's, persistent and stepped."""

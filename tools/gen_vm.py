@@ -21,7 +21,9 @@ and writes:
   dispatch as an op.
 
 Argument kinds, one letter each, and the words an op stores for them:
-p a buffer (2: the space, 0 activations, 1 the other buffers, 2.. staging
+p a buffer the body may write and c one it only reads (`const`; the library
+lets phases that touch no buffer another writes share a barrier interval,
+vm.c) (2: the space, 0 activations, 1 the other buffers, 2.. staging
 buffers, and the byte offset in it), i int or uint (1), f float (1), 2 int2
 (2), 4 int4 (4), d float2 (2), q float4 (4). A kernel taking anything else has no opcode (its dispatches run
 as kernels). Used by tools/embed_kernels.py and tools/cl_strict.py.
@@ -40,7 +42,7 @@ import subprocess
 NOT_BODIES = re.compile(r"(_gpu|^grid_sync|^common|^vm_program)\.cl$")
 SPACES = 10  # m0 (activations), m1 (constants), s0-s7 (staging buffers)
 KINDS = {"int": "i", "uint": "i", "float": "f", "int2": "2", "int4": "4", "float2": "d", "float4": "q"}
-WORDS = {"p": 2, "i": 1, "f": 1, "2": 2, "4": 4, "d": 2, "q": 4}
+WORDS = {"p": 2, "c": 2, "i": 1, "f": 1, "2": 2, "4": 4, "d": 2, "q": 4}
 
 _OUTLINED = re.compile(r"__kernel\s+void\s+(\w+)\s*\(([^)]*)\)\s*\{\s*(\w+)_body\s*\(\s*get_global_id\s*\(\s*0\s*\)")
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
@@ -77,7 +79,7 @@ def _param(text: str):
         if "__global" not in words and "global" not in words:
             return None  # __local or __constant: not a buffer of the VM's spaces
         decl = " ".join(w for w in words[:-1] if w not in ("restrict", "__restrict"))
-        return "p", decl.replace(" *", "*")
+        return ("c" if "const" in words[:words.index("*")] else "p"), decl.replace(" *", "*")
     kind = KINDS.get(words[-2]) if len(words) >= 2 else None
     return (kind, None) if kind else None
 
@@ -96,7 +98,7 @@ def bodies(kernels: pathlib.Path) -> list:
 def _call(body: str, params: list) -> str:
     args, w = ["v"], 0
     for kind, cast in params:
-        if kind == "p":
+        if kind in "pc":
             args.append(f"({cast})(vm_space(a[{w}], VM_SPACES) + a[{w + 1}])")
         elif kind == "i":
             args.append(f"a[{w}]")

@@ -1,13 +1,16 @@
 /* The VM's kernel (tools/gen_vm.py appends it to the VM program, after
  * vm_call and grid_sync.cl): runs phases [first, last) of an op list, each
  * phase one dispatch of the partition, its virtual work-items spread over
- * the grid. Op list: word p (p < phases) is phase p's offset in words; a
- * phase is {opcode, work-items, the arguments' words (gen_vm.py)}.
+ * the grid. Op list: word p (p < phases) is phase p's offset in words,
+ * negative when the phase needs no grid barrier before it (it touches
+ * nothing a phase since the last barrier writes, and writes nothing one
+ * touches: vm.c); a phase is {opcode, work-items, the arguments' words
+ * (gen_vm.py)}.
  *
  * stepped (persistent 0): the host launches one phase at a time, so the
  * launches order the phases, as separate kernels would be ordered.
  * persistent: one launch runs every phase; a grid barrier (grid_sync.cl)
- * separates each phase from the next. The host sizes the grid so that every
+ * separates each phase from the next that depends on it. The host sizes the grid so that every
  * group is resident, zeroes sync before the launch, and reads sync[GS_ABORT]
  * after it: a group that waited past `limit` aborted the launch, which the
  * host then runs again stepped. */
@@ -16,7 +19,8 @@
  * launch): global work-item 0 stamps each phase's start once it has passed
  * the barrier before it, and its end when every group has finished it (the
  * next barrier, or one more after the last phase); stamps[2p] and
- * stamps[2p + 1]. The GPU's nanosecond timer on NVIDIA; with -DVM_TCLK (a
+ * stamps[2p + 1]. Timing puts a barrier before every phase, so that each
+ * has a time of its own. The GPU's nanosecond timer on NVIDIA; with -DVM_TCLK (a
  * test hook) every phase lasts 1000 "ns", so the host's bookkeeping can be
  * checked where there is no timer. */
 #if defined(GD_NVIDIA)
@@ -33,17 +37,19 @@ __kernel void vm_run(VM_SPACES_PARAMS, __global const int* ops, int first, int l
   const int groups = (int)get_num_groups(0);
   const int stride = (int)get_global_size(0);
   const int stamper = timing && get_global_id(0) == 0;
+  int passed = 0; /* grid barriers so far */
   for (int p = first; p < last; ++p) {
-    if (persistent && p > first && !gs_grid_sync(sync, p - first, groups, limit, &ok)) return;
+    const int at = ops[p];
+    if (persistent && p > first && (at > 0 || timing) && !gs_grid_sync(sync, ++passed, groups, limit, &ok)) return;
     if (stamper) {
       const ulong t = VM_STAMP(p);
       if (p > first) stamps[2 * p - 1] = t;
       stamps[2 * p] = t;
     }
-    __global const int* op = ops + ops[p];
+    __global const int* op = ops + (at < 0 ? -at : at);
     const int opcode = op[0], items = op[1];
     for (int v = (int)get_global_id(0); v < items; v += stride) vm_call(opcode, v, op + 2, VM_SPACES);
   }
-  if (timing && persistent && gs_grid_sync(sync, last - first, groups, limit, &ok) && stamper)
+  if (timing && persistent && gs_grid_sync(sync, passed + 1, groups, limit, &ok) && stamper)
     stamps[2 * last - 1] = VM_STAMP(last);
 }
