@@ -75,10 +75,12 @@ static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int di
     used += (size_t)snprintf(r + used, old + add - used, "%s%s=%d", first ? "" : ",", kFusePasses[i].name, counts[i]);
     first = 0;
   }
-  /* How it runs, as built (execution, launches per invoke). */
+  /* How it runs, as built (execution, launches per invoke, grid barriers
+   * per invoke: persistent only). */
   int mode = vm ? vm->mode : GD_EXEC_KERNELS;
-  used += (size_t)snprintf(r + used, old + add - used, "\t%s:%d", kExecutionNames[mode],
-                           vm ? vm_launches(vm, mode == GD_EXEC_PERSISTENT) : dispatches);
+  used += (size_t)snprintf(r + used, old + add - used, "\t%s:%d:%d", kExecutionNames[mode],
+                           vm ? vm_launches(vm, mode == GD_EXEC_PERSISTENT) : dispatches,
+                           vm && mode == GD_EXEC_PERSISTENT ? vm->barriers : 0);
   snprintf(r + used, old + add - used, "\n");
 }
 

@@ -137,12 +137,14 @@ static int depends(const Plan* p, int a, int b) {
  * none the phases of one: they touch nothing another of them writes. So
  * the heads of a detector or a landmark model, and independent branches,
  * share one barrier interval. order[a, b) gets the phases, starts[k] 1
- * where order[k] starts a level; the levels less one. */
+ * where order[k] starts a level; the levels less one. A/B switch:
+ * TFLITE_GPU_VM_SCHEDULE=0 gives every phase a level of its own (dispatch
+ * order, a barrier before every phase). */
 static int schedule(const Plan* p, int a, int b, int* level, int* order, unsigned char* starts) {
-  int levels = 0;
+  int levels = 0, by_level = env_flag("TFLITE_GPU_VM_SCHEDULE", 1);
   for (int k = a; k < b; ++k) {
-    level[k] = 0;
-    for (int q = a; q < k; ++q)
+    level[k] = by_level ? 0 : k - a;
+    for (int q = a; by_level && q < k; ++q)
       if (level[q] + 1 > level[k] && depends(p, k, q)) level[k] = level[q] + 1;
     if (level[k] + 1 > levels) levels = level[k] + 1;
   }

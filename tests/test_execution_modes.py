@@ -290,7 +290,8 @@ def _two_heads():
     return mb.build(), [rng.standard_normal([1, 9, 11, 5]).astype(np.float32)]
 
 
-def test_independent_phases_share_a_barrier_interval(capfd):
+@pytest.mark.parametrize("schedule", ["1", "0"], ids=["by-level", "in-order"])
+def test_independent_phases_share_a_barrier_interval(capfd, monkeypatch, schedule):
     """The persistent launch runs each segment's phases by level (vm.c
     schedule): a phase after every phase it depends on (it reads what one
     writes, or writes what one touches), a grid barrier between levels
@@ -298,8 +299,12 @@ def test_independent_phases_share_a_barrier_interval(capfd):
     conv c (reads a) with b's output conversion; c's output conversion:
     4 levels, 3 barriers where dispatch order needs 5. Outputs as the CPU
     interpreter's (FP32, 1e-5 relative) and bit for bit as stepped's, which
-    runs dispatch order."""
+    runs dispatch order. TFLITE_GPU_VM_SCHEDULE=0 keeps dispatch order, a
+    barrier before every phase."""
     from conftest import assert_close, run_cpu
+
+    monkeypatch.setenv("TFLITE_GPU_VM_SCHEDULE", schedule)
+    barriers = 3 if schedule == "1" else 5
 
     model, inputs = _two_heads()
     want = run_cpu(model, inputs)
@@ -310,10 +315,12 @@ def test_independent_phases_share_a_barrier_interval(capfd):
         it = interpreters.make(model, delegate=d)
         got[execution] = [interpreters.run(it, inputs) for _ in range(2)][-1]
         runs = _capi.delegate_runs(d._get_native_delegate_pointer())
+        (part,) = _capi.delegate_partitions(d._get_native_delegate_pointer())
         del it
         assert runs[0]["execution"] == execution and runs[0]["fallback"] == "", runs
+        assert part["barriers"] == (barriers if execution == "persistent" else 0), part
         err = capfd.readouterr().err
-        assert "6 of 6 dispatches as VM phases, 1 segment(s), 3 grid barrier(s)" in err, err
+        assert f"6 of 6 dispatches as VM phases, 1 segment(s), {barriers} grid barrier(s)" in err, err
     for a, b in zip(got["persistent"], got["stepped"]):
         np.testing.assert_array_equal(a, b)
     for a, b in zip(got["persistent"], want):

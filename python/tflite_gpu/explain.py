@@ -55,7 +55,8 @@ def format_explain(report: dict) -> str:
     for i, p in enumerate(parts):
         nodes_text = ",".join(map(str, p["nodes"][:12])) + (",..." if len(p["nodes"]) > 12 else "")
         how = (f"{p['dispatches']} kernel launches per invoke" if p.get("execution", "kernels") == "kernels" else
-               f"{p['dispatches']} dispatches run {p['execution']}: {p['launches']} launch(es) per invoke")
+               f"{p['dispatches']} dispatches run {p['execution']}: {p['launches']} launch(es) per invoke"
+               + (f", {p['barriers']} grid barrier(s)" if p.get("barriers") else ""))
         lines.append(f"  partition {i}: {len(p['nodes'])} nodes ({nodes_text}), {how}")
     if report.get("show_passes"):
         lines += ["", format_passes(report)]
