@@ -175,7 +175,8 @@ static int encode_phase(const Executor* ex, Plan* p, int i, int on_float, int sh
   int start = p->num_words;
   Access acc[VM_ARGS];
   int num_acc = 0;
-  if (push(p, op) || push(p, (int)v->global[0])) return -1;
+  /* {opcode, work-items, first lane (schedule sets it), arguments} */
+  if (push(p, op) || push(p, (int)v->global[0]) || push(p, 0)) return -1;
   for (int a = 0; a < n; ++a) {
     const RecordedArg* r = &args[a];
     if (!r->has_value) return p->num_words = start, 0;
@@ -261,9 +262,17 @@ int vm_plan(Executor* ex, int mode) {
       for (b = a + 1; b < phases && !seg_start[b]; ++b) continue;
       vm->barriers += schedule(&p, a, b, level, order, level_start);
     }
-    for (int k = 0; rc == 0 && k < phases; ++k) {
+    /* Within a level each phase starts its work-items where the one before
+     * it in the level ended (its first lane, modulo the grid's work-items
+     * in vm_run), so that a level's short phases run side by side on the
+     * grid instead of one after another on its first work-items. */
+    for (int k = 0, lane = 0; rc == 0 && k < phases; ++k) {
       ops[k] = offsets[k] + 2 * phases;
       ops[phases + k] = level_start[k] ? offsets[order[k]] + 2 * phases : -(offsets[order[k]] + 2 * phases);
+      if (level_start[k] || seg_start[order[k]]) lane = 0;
+      int items = p.words[offsets[order[k]] + 1];
+      p.words[offsets[order[k]] + 2] = lane;
+      lane = (int)(((long long)lane + items) % (1 << 30));
     }
     if (rc == 0) memcpy(ops + 2 * phases, p.words, (size_t)p.num_words * sizeof(int));
     vm->mode = mode;

@@ -4,8 +4,11 @@
  * the grid. Op list: word p (p < phases) is phase p's offset in words,
  * negative when the phase needs no grid barrier before it (it touches
  * nothing a phase since the last barrier writes, and writes nothing one
- * touches: vm.c); a phase is {opcode, work-items, the arguments' words
- * (gen_vm.py)}.
+ * touches: vm.c); a phase is {opcode, work-items, first lane, the
+ * arguments' words (gen_vm.py)}. In a persistent launch virtual work-item
+ * v runs on global work-item (first lane + v) modulo the grid's: the
+ * phases of one barrier interval start where the one before ended, so
+ * short ones run side by side.
  *
  * stepped (persistent 0): the host launches one phase at a time, so the
  * launches order the phases, as separate kernels would be ordered.
@@ -48,7 +51,8 @@ __kernel void vm_run(VM_SPACES_PARAMS, __global const int* ops, int first, int l
     }
     __global const int* op = ops + (at < 0 ? -at : at);
     const int opcode = op[0], items = op[1];
-    for (int v = (int)get_global_id(0); v < items; v += stride) vm_call(opcode, v, op + 2, VM_SPACES);
+    int v = (int)get_global_id(0) - (persistent ? op[2] % stride : 0);
+    for (v += v < 0 ? stride : 0; v < items; v += stride) vm_call(opcode, v, op + 3, VM_SPACES);
   }
   if (timing && persistent && gs_grid_sync(sync, passed + 1, groups, limit, &ok) && stamper)
     stamps[2 * last - 1] = VM_STAMP(last);
