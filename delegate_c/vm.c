@@ -17,6 +17,7 @@
  * "Bodies and groups"). */
 enum { VM_SPACES = 10, VM_STAGING = 8, VM_ARGS = 32, VM_GROUP = 64, VM_OTHER_ALIGN = 64 };
 _Static_assert(VM_OPS_WORDS == 3 && VM_OPS_BITS == 32, "vm_plan writes three 32-bit VM_OPS words");
+_Static_assert(VM_NO_BARRIER > 0 && (VM_NO_BARRIER & (VM_NO_BARRIER - 1)) == 0, "VM_NO_BARRIER is one bit of an offset");
 
 typedef struct Place {
   cl_mem mem;
@@ -252,12 +253,14 @@ int vm_plan(Executor* ex, int mode) {
     /* The op list: two heads of phase offsets, then the phases. The first
      * in dispatch order (stepped, and persistent while timing: a barrier
      * before every phase); the second in the persistent launch's order,
-     * each segment's phases by level (schedule), an offset negative where
+     * each segment's phases by level (schedule), VM_NO_BARRIER set where
      * no grid barrier comes before it (vm_run). */
     int* ops = malloc((size_t)(2 * phases + p.num_words + 1) * sizeof(int));
     vm->segs = calloc((size_t)e->num_dispatches + 1, sizeof(VmSegment));
     vm->steps = calloc((size_t)phases + 1, sizeof(cl_kernel));
     if (!ops || !vm->segs || !vm->steps) rc = ex_fail(e, "out of memory");
+    if (rc == 0 && (long long)2 * phases + p.num_words >= VM_NO_BARRIER)
+      rc = ex_fail(e, "the VM's op list is too long (%d words)", 2 * phases + p.num_words);
     for (int a = 0, b; rc == 0 && a < phases; a = b) {
       for (b = a + 1; b < phases && !seg_start[b]; ++b) continue;
       vm->barriers += schedule(&p, a, b, level, order, level_start);
@@ -268,7 +271,7 @@ int vm_plan(Executor* ex, int mode) {
      * grid instead of one after another on its first work-items. */
     for (int k = 0, lane = 0; rc == 0 && k < phases; ++k) {
       ops[k] = offsets[k] + 2 * phases;
-      ops[phases + k] = level_start[k] ? offsets[order[k]] + 2 * phases : -(offsets[order[k]] + 2 * phases);
+      ops[phases + k] = (offsets[order[k]] + 2 * phases) | (level_start[k] ? 0 : VM_NO_BARRIER);
       if (level_start[k] || seg_start[order[k]]) lane = 0;
       int items = p.words[offsets[order[k]] + 1];
       p.words[offsets[order[k]] + 2] = lane;

@@ -31,8 +31,9 @@ enum {
 enum { GS_COUNT = 0, GS_ABORT = 1, GS_WORDS = 2 };
 
 /* The VM program's opcode masks (tools/gen_vm.py, vm.c): VM_OPS_0.. words of
- * 32 opcodes each, the program's build defines. */
-enum { VM_OPS_WORDS = 3, VM_OPS_BITS = 32 };
+ * 32 opcodes each, the program's build defines. VM_NO_BARRIER: the bit of
+ * an op list's phase offset that says no grid barrier comes before it. */
+enum { VM_OPS_WORDS = 3, VM_OPS_BITS = 32, VM_NO_BARRIER = 1 << 30 };
 
 /* Remaps (layout.cl) and what they read outside [0, size). */
 enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };

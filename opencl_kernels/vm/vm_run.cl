@@ -2,7 +2,7 @@
  * vm_call and grid_sync.cl): runs phases [first, last) of an op list, each
  * phase one dispatch of the partition, its virtual work-items spread over
  * the grid. Op list: word p (p < phases) is phase p's offset in words,
- * negative when the phase needs no grid barrier before it (it touches
+ * with VM_NO_BARRIER set when the phase needs no grid barrier before it (it touches
  * nothing a phase since the last barrier writes, and writes nothing one
  * touches: vm.c); a phase is {opcode, work-items, first lane, the
  * arguments' words (gen_vm.py)}. In a persistent launch virtual work-item
@@ -43,13 +43,14 @@ __kernel void vm_run(VM_SPACES_PARAMS, __global const int* ops, int first, int l
   int passed = 0; /* grid barriers so far */
   for (int p = first; p < last; ++p) {
     const int at = ops[p];
-    if (persistent && p > first && (at > 0 || timing) && !gs_grid_sync(sync, ++passed, groups, limit, &ok)) return;
+    if (persistent && p > first && (!(at & VM_NO_BARRIER) || timing) && !gs_grid_sync(sync, ++passed, groups, limit, &ok))
+      return;
     if (stamper) {
       const ulong t = VM_STAMP(p);
       if (p > first) stamps[2 * p - 1] = t;
       stamps[2 * p] = t;
     }
-    __global const int* op = ops + (at < 0 ? -at : at);
+    __global const int* op = ops + (at & (VM_NO_BARRIER - 1));
     const int opcode = op[0], items = op[1];
     int v = (int)get_global_id(0) - (persistent ? op[2] % stride : 0);
     for (v += v < 0 ? stride : 0; v < items; v += stride) vm_call(opcode, v, op + 3, VM_SPACES);
