@@ -10,6 +10,7 @@
 #include "kernels_embedded.h"
 #include "log.h"
 #include "options.h"
+#include "vm_schedule.h"
 
 /* Work-items per group (at most what the VM kernel's registers allow,
  * vm_finish): 64. On an H200 groups of 256 made every model slower than
@@ -27,19 +28,11 @@ typedef struct Place {
   int id;        /* space 0: the graph tensor; 1: the record */
 } Place;
 
-/* A byte range of one space a phase touches (a whole staging space: [0,
- * SIZE_MAX)), and whether it may write it. */
-typedef struct Access {
-  int space;
-  size_t lo, hi;
-  int writes;
-} Access;
-
 typedef struct Plan {
   Place* places;
   int num_places;
   /* What each phase touches: phase k's accesses are acc[acc_at[k],
-   * acc_at[k + 1]) (schedule). */
+   * acc_at[k + 1]) (vm_schedule.h). */
   Access* acc;
   int num_acc, cap_acc;
   int* acc_at;
@@ -106,10 +99,6 @@ static unsigned char* place_buffers(Executor* ex, Plan* p, size_t* bytes, int* o
   return host;
 }
 
-static int conflicts(const Access* a, const Access* b) {
-  return a->space == b->space && a->lo < b->hi && b->lo < a->hi && (a->writes || b->writes);
-}
-
 /* Appends a phase's accesses. -1 out of memory. */
 static int add_accesses(Plan* p, const Access* acc, int n) {
   if (p->num_acc + n > p->cap_acc) {
@@ -122,41 +111,6 @@ static int add_accesses(Plan* p, const Access* acc, int n) {
   memcpy(p->acc + p->num_acc, acc, (size_t)n * sizeof(Access));
   p->num_acc += n;
   return 0;
-}
-
-static int depends(const Plan* p, int a, int b) {
-  for (int i = p->acc_at[a]; i < p->acc_at[a + 1]; ++i)
-    for (int j = p->acc_at[b]; j < p->acc_at[b + 1]; ++j)
-      if (conflicts(&p->acc[i], &p->acc[j])) return 1;
-  return 0;
-}
-
-/* The persistent launch's order of phases [a, b) (one segment): by level,
- * a phase's level one more than the highest of the earlier phases it
- * depends on (it touches what one writes, or writes what one touches),
- * in dispatch order within a level. A grid barrier separates two levels,
- * none the phases of one: they touch nothing another of them writes. So
- * the heads of a detector or a landmark model, and independent branches,
- * share one barrier interval. order[a, b) gets the phases, starts[k] 1
- * where order[k] starts a level; the levels less one. A/B switch:
- * TFLITE_GPU_VM_SCHEDULE=0 gives every phase a level of its own (dispatch
- * order, a barrier before every phase). */
-static int schedule(const Plan* p, int a, int b, int* level, int* order, unsigned char* starts) {
-  int levels = 0, by_level = env_flag("TFLITE_GPU_VM_SCHEDULE", 1);
-  for (int k = a; k < b; ++k) {
-    level[k] = by_level ? 0 : k - a;
-    for (int q = a; by_level && q < k; ++q)
-      if (level[q] + 1 > level[k] && depends(p, k, q)) level[k] = level[q] + 1;
-    if (level[k] + 1 > levels) levels = level[k] + 1;
-  }
-  int n = a;
-  for (int l = 0; l < levels; ++l)
-    for (int k = a; k < b; ++k)
-      if (level[k] == l) {
-        starts[n] = n > a && l != level[order[n - 1]];
-        order[n++] = k;
-      }
-  return levels ? levels - 1 : 0;
 }
 
 /* Dispatch i as a phase's words and its accesses (1), or 0 when the VM
@@ -176,7 +130,7 @@ static int encode_phase(const Executor* ex, Plan* p, int i, int on_float, int sh
   int start = p->num_words;
   Access acc[VM_ARGS];
   int num_acc = 0;
-  /* {opcode, work-items, first lane (schedule sets it), arguments} */
+  /* {opcode, work-items, first lane (set after vm_schedule), arguments} */
   if (push(p, op) || push(p, (int)v->global[0]) || push(p, 0)) return -1;
   for (int a = 0; a < n; ++a) {
     const RecordedArg* r = &args[a];
@@ -219,7 +173,7 @@ int vm_plan(Executor* ex, int mode) {
   int* phase_of = ok > 0 ? malloc((size_t)(e->num_dispatches + 1) * sizeof(int)) : NULL;
   int* offsets = phase_of ? malloc((size_t)(e->num_dispatches + 1) * sizeof(int)) : NULL;
   /* Per phase: whether a segment starts there; the persistent order
-   * (schedule) and where its levels start; the phases' levels. */
+   * (vm_schedule) and where its levels start; the phases' levels. */
   unsigned char* seg_start = offsets ? calloc((size_t)e->num_dispatches + 1, 2) : NULL;
   unsigned char* level_start = seg_start ? seg_start + e->num_dispatches + 1 : NULL;
   int* order = seg_start ? malloc((size_t)(e->num_dispatches + 1) * 2 * sizeof(int)) : NULL;
@@ -253,7 +207,7 @@ int vm_plan(Executor* ex, int mode) {
     /* The op list: two heads of phase offsets, then the phases. The first
      * in dispatch order (stepped, and persistent while timing: a barrier
      * before every phase); the second in the persistent launch's order,
-     * each segment's phases by level (schedule), VM_NO_BARRIER set where
+     * each segment's phases by level (vm_schedule), VM_NO_BARRIER set where
      * no grid barrier comes before it (vm_run). */
     int* ops = malloc((size_t)(2 * phases + p.num_words + 1) * sizeof(int));
     vm->segs = calloc((size_t)e->num_dispatches + 1, sizeof(VmSegment));
@@ -263,7 +217,9 @@ int vm_plan(Executor* ex, int mode) {
       rc = ex_fail(e, "the VM's op list is too long (%d words)", 2 * phases + p.num_words);
     for (int a = 0, b; rc == 0 && a < phases; a = b) {
       for (b = a + 1; b < phases && !seg_start[b]; ++b) continue;
-      vm->barriers += schedule(&p, a, b, level, order, level_start);
+      /* A/B switch: TFLITE_GPU_VM_SCHEDULE=0 keeps dispatch order, a barrier before every phase. */
+      int by_level = env_flag("TFLITE_GPU_VM_SCHEDULE", 1);
+      vm->barriers += vm_schedule(p.acc, p.acc_at, a, b, by_level, level, order, level_start);
     }
     /* Within a level each phase starts its work-items where the one before
      * it in the level ended (its first lane, modulo the grid's work-items
