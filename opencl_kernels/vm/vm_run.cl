@@ -1,10 +1,12 @@
 /* The VM's kernel (tools/gen_vm.py appends it to the VM program, after
  * vm_call and grid_sync.cl): runs phases [first, last) of an op list, each
  * phase one dispatch of the partition, its virtual work-items spread over
- * the grid. Op list: word p (p < phases) is phase p's offset in words,
- * with VM_NO_BARRIER set when the phase needs no grid barrier before it (it touches
- * nothing a phase since the last barrier writes, and writes nothing one
- * touches: vm.c); a phase is {opcode, work-items, first lane, the
+ * the grid. Op list: two heads of phase offsets in words, [0, phases) in
+ * dispatch order and [phases, 2 x phases) in a persistent launch's order
+ * (vm.c, vm_schedule.c), which [first, last) index; an offset has
+ * VM_NO_BARRIER set when its phase needs no grid barrier before it (it
+ * touches nothing an earlier phase of its interval writes, and writes
+ * nothing one touches). A phase is {opcode, work-items, first lane, the
  * arguments' words (gen_vm.py)}. In a persistent launch virtual work-item
  * v runs on global work-item (first lane + v) modulo the grid's: the
  * phases of one barrier interval start where the one before ended, so
