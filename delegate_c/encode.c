@@ -170,6 +170,22 @@ int upload_dense_weights_blocked(Encoder* ex, const GTensor* wt, int src_channel
   return *bm ? 0 : -1;
 }
 
+int split_first_pass(Encoder* ex, int node, const char* kernel, size_t items, cl_mem part, cl_mem wm, cl_mem bm,
+                     KArgs* a) {
+  const GNode* n = &ex->g.nodes[node];
+  KernelVariant v = variant_1d("split_k.cl", kernel, items);
+  KernelRef k = ex_dispatch_variant(ex, &v, node);
+  if (!k) return -1;
+  *a = (KArgs){k, 0, CL_SUCCESS, 0};
+  karg_mem(a, ex_tensor_mem(ex, n->inputs[0]));
+  karg_mem(a, part);
+  karg_mem(a, wm);
+  karg_mem(a, bm);
+  karg_shape(a, ex->g.tensors[n->inputs[0]].shape);
+  karg_shape(a, ex->g.tensors[n->outputs[0]].shape);
+  return 0;
+}
+
 int upload_dense_weights(Encoder* ex, const GTensor* wt, int src_channels, const GTensor* bias, cl_mem* wm,
                          cl_mem* bm) {
   return upload_dense_weights_blocked(ex, wt, src_channels, bias, 1, wm, bm);

@@ -136,6 +136,13 @@ cl_mem ex_int_indices(Encoder* ex, int tensor);
  * is the 1x1 case) in the layout conv2d and fully_connected read:
  * [S_out][KH][KW][S_in][4 in][4 out], zero padded, and the bias as [S_out]
  * float4 (zeros when bias is NULL). */
+/* The first pass of a reduction split in two (split_k.cl, the VM on a GPU):
+ * `kernel` over `items` work-items for node's dispatch, with the arguments
+ * both passes take first: the source, the partials, the weights, the bias,
+ * the source's and the output's shapes. The caller adds its own and calls
+ * karg_done. -1 on error. */
+int split_first_pass(Encoder* ex, int node, const char* kernel, size_t items, cl_mem part, cl_mem wm, cl_mem bm,
+                     KArgs* a);
 int upload_dense_weights(Encoder* ex, const GTensor* weights, int src_channels, const GTensor* bias, cl_mem* wm,
                          cl_mem* bm);
 /* The same with block_slices output slices per block:

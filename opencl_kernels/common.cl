@@ -321,3 +321,29 @@ GD_INLINE float4 fill_tail(float4 v, int s, int C, float4 fill) {
   int4 lane = (int4)(0, 1, 2, 3) + s * 4;
   return select(fill, v, lane < (int4)(C));
 }
+
+/* FULLY_CONNECTED's dot product (fully_connected.cl, split_k.cl): output
+ * float4 p (split_gid over dst_shape) over input slices [first, end),
+ * starting from acc. Row r of the output is the r-th pixel (row-major over
+ * B, H, W), and of the source, whose C is K; weights [S_out][S_in][4]
+ * float4s. Two accumulators shorten the dependent chain of multiply-adds. */
+GD_INLINE float4 fc_dot(__global const storage_t* src, int4 src_shape, int4 dst_shape, int4 p,
+                        __global const float4* weights, int first, int end, float4 acc) {
+  int row = (p.w * dst_shape.y + p.y) * dst_shape.x + p.x;
+  int sx = row % src_shape.x;
+  int t = row / src_shape.x;
+  int sy = t % src_shape.y;
+  int sb = t / src_shape.y;
+  int slice_stride = src_shape.y * src_shape.x;
+  int sidx = idx4(src_shape, sb, first, sy, sx);
+  __global const float4* w = weights + (p.z * SLICES(src_shape) + first) * 4;
+  float4 acc1 = (float4)(0.0f);
+  for (int si = first; si < end; ++si, sidx += slice_stride, w += 4) {
+    float4 v = LOAD4(src, sidx);
+    acc = fma((float4)(v.x), w[0], acc);
+    acc1 = fma((float4)(v.y), w[1], acc1);
+    acc = fma((float4)(v.z), w[2], acc);
+    acc1 = fma((float4)(v.w), w[3], acc1);
+  }
+  return acc + acc1;
+}

@@ -28,28 +28,9 @@ OUTLINED_KERNEL(fully_connected_split, FC_SPLIT_PARAMS, FC_SPLIT_ARGS) {
   const int outs = dst_shape.w * dst_shape.y * dst_shape.x * SLICES(dst_shape);
   const int c = gid / outs;
   int4 p = split_gid(gid - c * outs, dst_shape);
-  int row = (p.w * dst_shape.y + p.y) * dst_shape.x + p.x;
-  int sx = row % src_shape.x;
-  int t = row / src_shape.x;
-  int sy = t % src_shape.y;
-  int sb = t / src_shape.y;
-  int src_slices = SLICES(src_shape);
-  int slice_stride = src_shape.y * src_shape.x;
-  int first = c * chunk, end = min(first + chunk, src_slices);
-  int sidx = idx4(src_shape, sb, first, sy, sx);
-  __global const float4* w = weights + (p.z * src_slices + first) * 4;
-  float4 acc0 = c == 0 ? bias[p.z] : (float4)(0.0f);
-  float4 acc1 = (float4)(0.0f);
-  for (int si = first; si < end; ++si) {
-    float4 v = LOAD4(src, sidx);
-    acc0 = fma((float4)(v.x), w[0], acc0);
-    acc1 = fma((float4)(v.y), w[1], acc1);
-    acc0 = fma((float4)(v.z), w[2], acc0);
-    acc1 = fma((float4)(v.w), w[3], acc1);
-    w += 4;
-    sidx += slice_stride;
-  }
-  part[gid] = acc0 + acc1;
+  int first = c * chunk;
+  part[gid] = fc_dot(src, src_shape, dst_shape, p, weights, first, min(first + chunk, SLICES(src_shape)),
+                     c == 0 ? bias[p.z] : (float4)(0.0f));
 }
 #endif
 

@@ -153,6 +153,35 @@ def test_a_long_reduction_runs_in_two_phases_on_a_gpu(monkeypatch, fine, split):
             assert_close(a, b, rtol_l2=1e-5, atol=1e-5)
 
 
+def _check_split(model, inputs, want, want_kernels, prefix):
+    """Stepped then persistent, two invokes each: no fallback, every node on
+    the delegate, the launched kernels starting with `prefix` as
+    want_kernels, every output the same bits as the first invoke's, and
+    against the CPU interpreter's within FP32's 1e-5, relative (the split
+    reorders sums of up to 1,152 products, whose rounding scales with the
+    outputs)."""
+    from conftest import assert_close
+
+    first = None
+    for execution in ("stepped", "persistent"):
+        d = tflite_gpu.load_delegate(log_level="silent", execution=execution)
+        it = interpreters.make(model, delegate=d)
+        outs = [interpreters.run(it, inputs) for _ in range(2)]
+        kernels = [k for g in _capi.delegate_groups(d._get_native_delegate_pointer()) for k in g["kernels"]]
+        runs = _capi.delegate_runs(d._get_native_delegate_pointer())
+        stats = _capi.delegate_stats(d._get_native_delegate_pointer())
+        del it
+        assert runs[0]["execution"] == execution and runs[0]["fallback"] == "", runs
+        assert stats["cpu_nodes"] == 0, stats
+        assert [k for k in kernels if k.startswith(prefix)] == want_kernels, kernels
+        first = first if first is not None else outs[0]
+        for got in outs:
+            for a, b in zip(got, first):
+                np.testing.assert_array_equal(a, b)
+        for a, b in zip(outs[0], want):
+            assert_close(a, b, rtol_l2=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
+
+
 @pytest.mark.parametrize("split", ["1", "0"], ids=["split", "one-pass"])
 @pytest.mark.parametrize("in_shape,units,act", [([1, 1152], 63, "NONE"),  # hand_landmark's heads
                                                 ([1, 601], 1, "RELU6"),   # a partial last slice and chunk
@@ -166,32 +195,15 @@ def test_a_fully_connected_with_few_outputs_splits_over_k_on_a_gpu(monkeypatch, 
     order. Against the CPU interpreter within FP32's 1e-5, relative (the sums
     are reordered); every invoke, stepped and persistent, gives the same bits
     (a fixed order, no atomics). TFLITE_GPU_VM_SPLIT_FC=0 keeps one pass."""
-    from conftest import assert_close, run_cpu
+    from conftest import run_cpu
     from op_cases.conv import _fc_case
 
     monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
     monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", "132")
     monkeypatch.setenv("TFLITE_GPU_VM_SPLIT_FC", split)
     model, reference, inputs = _fc_case(in_shape, units, act=act).make()
-    want = run_cpu(reference, inputs)
-    first = None
-    for execution in ("stepped", "persistent"):
-        d = tflite_gpu.load_delegate(log_level="silent", execution=execution)
-        it = interpreters.make(model, delegate=d)
-        outs = [interpreters.run(it, inputs) for _ in range(2)]
-        kernels = [k for g in _capi.delegate_groups(d._get_native_delegate_pointer()) for k in g["kernels"]]
-        runs = _capi.delegate_runs(d._get_native_delegate_pointer())
-        del it
-        assert runs[0]["execution"] == execution and runs[0]["fallback"] == "", runs
-        want_kernels = ["fully_connected_split", "fully_connected_sum"] if split == "1" else ["fully_connected"]
-        assert kernels == want_kernels, kernels
-        first = first if first is not None else outs[0]
-        for got in outs:
-            for a, b in zip(got, first):
-                np.testing.assert_array_equal(a, b)
-        for a, b in zip(outs[0], want):
-            # Sums of up to 1,152 products: FP32 rounding scales with the outputs.
-            assert_close(a, b, rtol_l2=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
+    want_kernels = ["fully_connected_split", "fully_connected_sum"] if split == "1" else ["fully_connected"]
+    _check_split(model, inputs, run_cpu(reference, inputs), want_kernels, "fully_connected")
 
 
 def _conv_epilogue_model(n, h, w, cin, cout, k, stride, padding, dilation, act, epilogue):
@@ -238,32 +250,14 @@ def test_a_conv_of_few_outputs_splits_its_reduction_on_a_gpu(monkeypatch, shape,
     interpreter within FP32's 1e-5, relative (the sums are reordered);
     every invoke, stepped and persistent, gives the same bits.
     TFLITE_GPU_VM_SPLIT_CONV=0 keeps one pass."""
-    from conftest import assert_close, run_cpu
+    from conftest import run_cpu
 
     monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
     monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", "132")
     monkeypatch.setenv("TFLITE_GPU_VM_SPLIT_CONV", split)
     model, inputs = _conv_epilogue_model(*shape)
-    want = run_cpu(model, inputs)
-    first = None
-    for execution in ("stepped", "persistent"):
-        d = tflite_gpu.load_delegate(log_level="silent", execution=execution)
-        it = interpreters.make(model, delegate=d)
-        outs = [interpreters.run(it, inputs) for _ in range(2)]
-        kernels = [k for g in _capi.delegate_groups(d._get_native_delegate_pointer()) for k in g["kernels"]]
-        runs = _capi.delegate_runs(d._get_native_delegate_pointer())
-        stats = _capi.delegate_stats(d._get_native_delegate_pointer())
-        del it
-        assert runs[0]["execution"] == execution and runs[0]["fallback"] == "", runs
-        assert stats["cpu_nodes"] == 0, stats
-        convs = [k for k in kernels if k.startswith("conv")]
-        assert convs == (["conv2d_x4_split", "conv2d_x4_sum"] if split == "1" else ["conv2d_x4"]), kernels
-        first = first if first is not None else outs[0]
-        for got in outs:
-            for a, b in zip(got, first):
-                np.testing.assert_array_equal(a, b)
-        for a, b in zip(outs[0], want):
-            assert_close(a, b, rtol_l2=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
+    want_kernels = ["conv2d_x4_split", "conv2d_x4_sum"] if split == "1" else ["conv2d_x4"]
+    _check_split(model, inputs, run_cpu(model, inputs), want_kernels, "conv")
 
 
 def _two_heads():
