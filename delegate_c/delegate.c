@@ -50,6 +50,8 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
     d->partition_report = NULL;
     free(d->groups_report);
     d->groups_report = NULL;
+    free(d->phases_report);
+    d->phases_report = NULL;
     memset(d->dev->runs, 0, sizeof(d->dev->runs));
     TfLiteRegistration reg = partition_kernel_registration();
     d->current_view = &mv;
@@ -121,6 +123,7 @@ void delegate_destroy(GpuDelegate* d) {
   partition_result_free(&d->last);
   free(d->partition_report);
   free(d->groups_report);
+  free(d->phases_report);
   pthread_mutex_destroy(&d->prepare_mutex);
   free(d);
 }

@@ -33,6 +33,7 @@ typedef struct GpuDelegate {
   double compile_seconds;   /* OpenCL program builds so far */
   char* partition_report;   /* one line per kernel: "nodes\tkernels\tnode,node,...\tpasses" */
   char* groups_report;      /* one line per graph node of every kernel (launch_groups.h) */
+  char* phases_report;      /* one line per VM phase of every kernel (partition_kernel.c, record_phases) */
   char init_error[GD_ERR_LEN]; /* first kernel init failure of the running Prepare */
   int init_failure;            /* its TFLITE_GPU_FAILURE_* kind (gpu_delegate_introspection.h) */
 } GpuDelegate;

@@ -21,9 +21,10 @@ typedef struct BoundaryTensor {
 } BoundaryTensor;
 
 /* Called with the VM program's build defines before it is built (vm.c):
- * the kernel cache loads that program's file (serialization.c). */
+ * the kernel cache loads the device's VM program and may widen defines to
+ * the opcodes it holds (serialization.c, vm_defines.h). */
 typedef struct VmProgramCache {
-  void (*load)(void* ctx, const char* defines);
+  void (*load)(void* ctx, char* defines, size_t size);
   void* ctx;
 } VmProgramCache;
 

@@ -59,7 +59,13 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const struct TfLiteDelegate
  * line per partition invoked since the last Prepare,
  * "partition\texecution\tlaunches\tfallback": how its last invoke ran
  * (persistent, stepped or kernels), its launches, and why a persistent
- * partition now runs stepped (empty: it does not). */
+ * partition now runs stepped (empty: it does not); what = 5: one line per
+ * VM phase of the partitions built with execution=stepped|persistent,
+ * "partition\tsegment\tlevel\tkernel\twork_items\tgroups\tgroup_size":
+ * the launch it is part of (segments are split by kernels without a
+ * body), its level in a persistent launch (grid barriers separate
+ * levels), the kernel whose body it runs, its work-items, and the grid
+ * its launch spreads them over. */
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const struct TfLiteDelegate* delegate, int what, char* buf,
                                                   size_t size);
 /* Why the delegate's last Prepare failed (the runtime then keeps the CPU

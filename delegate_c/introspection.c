@@ -84,7 +84,8 @@ static size_t runs_text(GpuDevice* dev, char* buf, size_t size) {
  * partition.h); what = 1: the partitions built, one line per kernel;
  * what = 2: the measured policy's candidates (PartitionResult.candidates);
  * what = 3: the launch groups of every partition (launch_groups.h);
- * what = 4: how each partition's last invoke ran (GpuDevice.runs). */
+ * what = 4: how each partition's last invoke ran (GpuDevice.runs);
+ * what = 5: the VM phases of every partition (execution=stepped|persistent). */
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const TfLiteDelegate* delegate, int what, char* buf, size_t size) {
   const GpuDelegate* d = (const GpuDelegate*)delegate;
   if (d && what == 4) return runs_text(d->dev, buf, size);
@@ -92,6 +93,7 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const TfLiteDelegate* delegat
                      : what == 0   ? d->last.node_report
                      : what == 2   ? d->last.candidates
                      : what == 3   ? d->groups_report
+                     : what == 5   ? d->phases_report
                                    : d->partition_report;
   if (!text) text = "";
   size_t len = strlen(text);

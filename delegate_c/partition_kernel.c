@@ -84,6 +84,24 @@ static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int di
   snprintf(r + used, old + add - used, "\n");
 }
 
+/* Appends a line per VM phase to d->phases_report (best effort):
+ * "partition\tsegment\tlevel\tkernel\twork-items\tgroups\tgroup size". */
+static void record_phases(GpuDelegate* d, int partition, const VmState* vm) {
+  if (!vm || !vm->phase) return;
+  size_t old = d->phases_report ? strlen(d->phases_report) : 0;
+  size_t add = (size_t)vm->num_phases * 128 + 1;
+  char* r = realloc(d->phases_report, old + add);
+  if (!r) return;
+  d->phases_report = r;
+  size_t used = old;
+  r[used] = '\0';
+  for (int k = 0; k < vm->num_phases; ++k) {
+    const VmPhase* ph = &vm->phase[k];
+    used += (size_t)snprintf(r + used, old + add - used, "%d\t%d\t%d\t%s\t%d\t%zu\t%zu\n", partition, ph->segment,
+                             ph->level, ph->kernel, ph->items, vm->grid, vm->group);
+  }
+}
+
 static int cmp_int(const void* a, const void* b) { return *(const int*)a - *(const int*)b; }
 
 static TfLiteIntArray* int_array_copy(const TfLiteIntArray* a) {
@@ -93,9 +111,9 @@ static TfLiteIntArray* int_array_copy(const TfLiteIntArray* a) {
 }
 
 /* The executor's VmProgramCache hook: the VM program's file, once its opcodes are known. */
-static void vm_cache_load(void* ctx, const char* defines) {
+static void vm_cache_load(void* ctx, char* defines, size_t size) {
   PartitionKernel* k = ctx;
-  ser_vm_load(&k->cache, k->dev, defines, k->log_level);
+  ser_vm_load(&k->cache, k->dev, defines, size, k->log_level);
 }
 
 /* Lowers k->nodes from k->mv (whose tensors hold the current shapes),
@@ -371,6 +389,7 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
       k->owner = d;
       record_partition(d, params->nodes_to_replace, k->ex.enc.num_dispatches, k->passes, k->pass_counts, k->ex.vm);
       launch_groups_report(&k->ex.enc, k->index, &d->groups_report); /* best effort, as the line above */
+      record_phases(d, k->index, k->ex.vm);
       d->dispatches += k->ex.enc.num_dispatches;
       d->arena_bytes += k->ex.arena_bytes;
       d->live_peak_bytes += k->ex.lower_bound_bytes;

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "version.h"
 #include "vm.h"
+#include "vm_defines.h"
 #include "env_hooks.h"
 
 /* ---- the key ---- */
@@ -84,16 +85,23 @@ static void entry_name(const GpuDevice* dev, const char* file, const char* defin
 
 /* ---- load ---- */
 
+/* An entry's kernel file and defines (entry_name); 0, or -1 for a
+ * malformed name. */
+static int entry_parts(const KcEntry* entry, char* name, char* file, char* defines) {
+  memcpy(name, entry->name, entry->name_size);
+  name[entry->name_size] = '\0';
+  const char* at = strrchr(name, '@');
+  const char* bar = strchr(name, '|');
+  if (!at || !bar || bar > at || memchr(name, '\0', entry->name_size)) return -1;
+  snprintf(file, KC_MAX_NAME + 1, "%.*s", (int)(bar - name), name);
+  snprintf(defines, KC_MAX_NAME + 1, "%.*s", (int)(at - bar - 1), bar + 1);
+  return 0;
+}
+
 static void load_entries(const char* path, GpuDevice* dev, const KcEntry* entries, int count, int log_level) {
   for (int i = 0; i < count; ++i) {
     char name[KC_MAX_NAME + 1], file[KC_MAX_NAME + 1], defines[KC_MAX_NAME + 1], want[2 * KC_MAX_NAME + 32];
-    memcpy(name, entries[i].name, entries[i].name_size);
-    name[entries[i].name_size] = '\0';
-    const char* at = strrchr(name, '@');
-    const char* bar = strchr(name, '|');
-    if (!at || !bar || bar > at || memchr(name, '\0', entries[i].name_size)) continue;
-    snprintf(file, sizeof(file), "%.*s", (int)(bar - name), name);
-    snprintf(defines, sizeof(defines), "%.*s", (int)(at - bar - 1), bar + 1);
+    if (entry_parts(&entries[i], name, file, defines)) continue;
     if (gpu_device_source_hash(dev, file, defines) == 0) continue; /* not one of our kernel files */
     entry_name(dev, file, defines, want, sizeof(want));
     if (strcmp(want, name) != 0) continue; /* kernel source changed: compile it */
@@ -103,9 +111,39 @@ static void load_entries(const char* path, GpuDevice* dev, const KcEntry* entrie
   }
 }
 
+/* Before its programs load (load_file): the device's VM file widens the
+ * partition's VM defines (vm_defines.h) to the opcodes of the program it
+ * holds, when that program holds all of them, else to the union of both,
+ * which this partition then builds and saves in place of it. */
+typedef struct VmWiden {
+  char* defines;
+  size_t size;
+} VmWiden;
+
+static void vm_widen(const char* path, const KcEntry* entries, int count, const VmWiden* vw, int log_level) {
+  for (int i = 0; i < count; ++i) {
+    char name[KC_MAX_NAME + 1], file[KC_MAX_NAME + 1], defines[KC_MAX_NAME + 1];
+    if (entry_parts(&entries[i], name, file, defines) || strcmp(file, "vm_program.cl") != 0) continue;
+    unsigned mine[VM_OPS_WORDS], theirs[VM_OPS_WORDS], all[VM_OPS_WORDS];
+    const char* rest;
+    if (vm_defines_parse(vw->defines, mine, &rest) || vm_defines_parse(defines, theirs, &rest)) continue;
+    int holds = vm_defines_merge(vw->defines, vw->size, defines);
+    if (holds < 0 || vm_defines_parse(vw->defines, all, &rest)) continue;
+    if (holds)
+      gd_log(log_level, GD_LOG_INFO, "kernel cache %s: the device's VM program holds this partition's %d bodies (%d in all)",
+             path, vm_defines_count(mine), vm_defines_count(theirs));
+    else
+      gd_log(log_level, GD_LOG_INFO,
+             "kernel cache %s: the device's VM program holds %d bodies, not all %d of this partition's: building one "
+             "with the %d of both",
+             path, vm_defines_count(theirs), vm_defines_count(mine), vm_defines_count(all));
+    return;
+  }
+}
+
 /* Reads one cache file and loads its programs onto dev; 1 when the file
- * was valid for key. A missing file is a quiet miss. */
-static int load_file(const char* path, const char* key, GpuDevice* dev, int log_level) {
+ * was valid for key. A missing file is a quiet miss. vw: the VM's file. */
+static int load_file(const char* path, const char* key, GpuDevice* dev, const VmWiden* vw, int log_level) {
   unsigned char* buf;
   size_t size;
   char why[512];
@@ -124,6 +162,7 @@ static int load_file(const char* path, const char* key, GpuDevice* dev, int log_
   rc = kc_parse(buf, size, key, entries, KC_MAX_ENTRIES, &count, why, sizeof(why));
   if (rc == KC_OK) {
     loaded = 1;
+    if (vw) vm_widen(path, entries, count, vw, log_level);
     load_entries(path, dev, entries, count, log_level);
   } else if (rc == KC_MISMATCH) {
     gd_log(log_level, GD_LOG_INFO, "kernel cache %s: %s (miss; rebuilding)", path, why);
@@ -163,19 +202,31 @@ void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token,
     return;
   }
   pc->state = SER_MISS;
-  pc->loaded = load_file(pc->path, pc->key, dev, log_level);
+  pc->loaded = load_file(pc->path, pc->key, dev, NULL, log_level);
 }
 
-void ser_vm_load(PartitionCache* pc, GpuDevice* dev, const char* defines, int log_level) {
+void ser_vm_load(PartitionCache* pc, GpuDevice* dev, char* defines, size_t size, int log_level) {
   if (pc->state == SER_OFF || !pc->vm_dir || pc->vm_path) return;
+  unsigned ops[VM_OPS_WORDS];
+  const char* rest;
+  if (vm_defines_parse(defines, ops, &rest)) return;
+  /* One file per device, precision and the defines besides the opcodes. */
   char tag[96], path[4200];
-  unsigned long long ops = (unsigned long long)(kc_hash(defines, strlen(defines), 0x766dull) & 0xffffffffull);
-  snprintf(tag, sizeof(tag), "%s_%08llx", pc->vm_tag, ops);
+  unsigned long long h = (unsigned long long)(kc_hash(rest, strlen(rest), 0x766dull) & 0xffffffffull);
+  snprintf(tag, sizeof(tag), "%s_%08llx", pc->vm_tag, h);
   if (kc_file_path(path, sizeof(path), pc->vm_dir, "vm", tag) || !(pc->vm_path = strdup(path))) {
     gd_log(log_level, GD_LOG_WARNING, "kernel cache: out of memory or path too long; the VM program is not cached");
     return;
   }
-  pc->vm_loaded = load_file(pc->vm_path, pc->vm_key, dev, log_level);
+  VmWiden vw = {defines, size};
+  load_file(pc->vm_path, pc->vm_key, dev, &vw, log_level);
+  /* Loaded: the device holds the program for the (widened) defines from
+   * the file; otherwise this partition builds it and saves the file. */
+  pc->vm_loaded = 0;
+  for (int i = 0; i < dev->num_programs; ++i)
+    if (dev->programs[i].from_binary && !strcmp(dev->programs[i].file, "vm_program.cl") &&
+        !strcmp(dev->programs[i].defines, defines))
+      pc->vm_loaded = 1;
 }
 
 void ser_partition_built(PartitionCache* pc, GpuDevice* dev, int log_level) {

@@ -26,15 +26,18 @@ typedef struct PartitionCache {
   int source_builds_before;
   int loaded; /* the file was valid for this key */
   /* The VM program (execution=stepped|persistent) depends on the model
-   * only through the opcodes it runs (vm.h): one more file per device,
-   * precision and opcode set, shared by every model in the directory with
-   * those opcodes, so such a second model compiles nothing. Its path is
-   * known once the partition is encoded (ser_vm_load). */
+   * only through the opcodes it runs (vm.h): one more file per device and
+   * precision, shared by every model in the directory. It holds one
+   * program, which runs any partition whose opcodes it holds; a partition
+   * with others builds the union and replaces it, so the device's program
+   * grows to what its models run and a model whose bodies it holds
+   * compiles nothing. Its path is known once the partition is encoded
+   * (ser_vm_load). */
   char* vm_dir;  /* owned; NULL when the partition does not run the VM */
   char vm_tag[64];
   char* vm_path; /* owned; set by ser_vm_load */
   char* vm_key;  /* owned */
-  int vm_loaded; /* the shared file was valid for this device */
+  int vm_loaded; /* the device's VM program came from the shared file */
   pthread_t vm_writer;
   int vm_writer_started;
   pthread_t writer; /* the thread writing the file after the first invoke */
@@ -47,9 +50,10 @@ typedef struct PartitionCache {
 void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token, GpuDevice* dev,
                          const ModelView* mv, const TfLiteDelegateParams* params, int vm, int log_level);
 /* Before the VM program with these build defines is built (dev->mutex
- * held; the executor's VmProgramCache hook): loads the shared file of its
- * opcode set onto dev. */
-void ser_vm_load(PartitionCache* pc, GpuDevice* dev, const char* defines, int log_level);
+ * held; the executor's VmProgramCache hook): loads the device's shared VM
+ * file onto dev, widening defines (size bytes) to its program's opcodes
+ * or to the union of both (vm_defines.h). */
+void ser_vm_load(PartitionCache* pc, GpuDevice* dev, char* defines, size_t size, int log_level);
 /* After executor_build: a hit only if nothing had to be compiled. */
 void ser_partition_built(PartitionCache* pc, GpuDevice* dev, int log_level);
 /* After the first successful invoke of a miss (dev->mutex held): writes

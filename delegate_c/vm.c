@@ -10,6 +10,7 @@
 #include "kernels_embedded.h"
 #include "log.h"
 #include "options.h"
+#include "vm_defines.h"
 #include "vm_schedule.h"
 
 /* Work-items per group (at most what the VM kernel's registers allow,
@@ -17,7 +18,6 @@
  * 64 did, with either kind of body (docs/benchmarks/gpu-h200-2026-11-27.md,
  * "Bodies and groups"). */
 enum { VM_SPACES = 10, VM_STAGING = 8, VM_ARGS = 32, VM_GROUP = 64, VM_OTHER_ALIGN = 64 };
-_Static_assert(VM_OPS_WORDS == 3 && VM_OPS_BITS == 32, "vm_plan writes three 32-bit VM_OPS words");
 _Static_assert(VM_NO_BARRIER > 0 && (VM_NO_BARRIER & (VM_NO_BARRIER - 1)) == 0, "VM_NO_BARRIER is one bit of an offset");
 
 typedef struct Place {
@@ -212,7 +212,8 @@ int vm_plan(Executor* ex, int mode) {
     int* ops = malloc((size_t)(2 * phases + p.num_words + 1) * sizeof(int));
     vm->segs = calloc((size_t)e->num_dispatches + 1, sizeof(VmSegment));
     vm->steps = calloc((size_t)phases + 1, sizeof(cl_kernel));
-    if (!ops || !vm->segs || !vm->steps) rc = ex_fail(e, "out of memory");
+    vm->phase = calloc((size_t)phases + 1, sizeof(VmPhase));
+    if (!ops || !vm->segs || !vm->steps || !vm->phase) rc = ex_fail(e, "out of memory");
     if (rc == 0 && (long long)2 * phases + p.num_words >= VM_NO_BARRIER)
       rc = ex_fail(e, "the VM's op list is too long (%d words)", 2 * phases + p.num_words);
     for (int a = 0, b; rc == 0 && a < phases; a = b) {
@@ -242,9 +243,10 @@ int vm_plan(Executor* ex, int mode) {
       if (op / VM_OPS_BITS < VM_OPS_WORDS) ops_mask[op / VM_OPS_BITS] |= 1u << (op % VM_OPS_BITS);
     }
     vm->timing = vm_profile_timing(e->dev, mode);
-    int n = snprintf(vm->defines, sizeof(vm->defines), "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x%x -DVM_OPS_1=0x%x -DVM_OPS_2=0x%x%s%s",
-                     ops_mask[0], ops_mask[1], ops_mask[2], on_float ? " -DFP32_STORAGE=1" : "", vm->timing == 2 ? " -DVM_TCLK" : "");
-    if (n < 0 || (size_t)n >= sizeof(vm->defines)) rc = ex_fail(e, "the VM program's defines are too long (%d characters)", n);
+    char rest[64];
+    snprintf(rest, sizeof(rest), "%s%s", on_float ? " -DFP32_STORAGE=1" : "", vm->timing == 2 ? " -DVM_TCLK" : "");
+    if (rc == 0 && vm_defines_format(vm->defines, sizeof(vm->defines), ops_mask, rest))
+      rc = ex_fail(e, "the VM program's defines are too long");
     vm->phase_of = phase_of;
     phase_of = NULL;
     /* Test hook and A/B switch: TFLITE_GPU_VM_GROUP=N work-items per group. */
@@ -281,17 +283,21 @@ int vm_plan(Executor* ex, int mode) {
              kExecutionNames[mode], phases, e->num_dispatches, vm->num_segs, vm->barriers, vm->grid, vm->group);
     vm->checked = vm_guard_bytes(1) > 0;
     vm->other_bytes = other_bytes;
-    if (rc == 0 && vm->checked && (!(vm->phase_kernel = calloc((size_t)phases, sizeof(*vm->phase_kernel))) ||
-                                   !(vm->guards = calloc((size_t)p.num_places + 1, sizeof(VmGuard)))))
+    if (rc == 0 && vm->checked && !(vm->guards = calloc((size_t)p.num_places + 1, sizeof(VmGuard))))
       rc = ex_fail(e, "out of memory");
     for (int i = 0; rc == 0 && vm->checked && i < p.num_places; ++i)
       if (p.places[i].space < 2)
         vm->guards[vm->num_guards++] = (VmGuard){p.places[i].space, p.places[i].offset + p.places[i].bytes, p.places[i].id};
-    for (int i = 0; rc == 0 && vm->checked && i < e->num_dispatches; ++i) {
+    for (int i = 0, seg = -1; rc == 0 && i < e->num_dispatches; ++i) {
       RecordedArg args[VM_ARGS];
-      int n = 0;
-      const KernelVariant* v = vm->phase_of[i] >= 0 ? ex_recorded(e, i, args, VM_ARGS, &n) : NULL;
-      if (v) snprintf(vm->phase_kernel[vm->phase_of[i]], sizeof(vm->phase_kernel[0]), "%s", v->kernel);
+      int n = 0, k = vm->phase_of[i];
+      seg += k >= 0 && seg_start[k];
+      const KernelVariant* v = k >= 0 ? ex_recorded(e, i, args, VM_ARGS, &n) : NULL;
+      if (!v) continue;
+      snprintf(vm->phase[k].kernel, sizeof(vm->phase[k].kernel), "%s", v->kernel);
+      vm->phase[k].items = p.words[offsets[k] + 1];
+      vm->phase[k].level = level[k];
+      vm->phase[k].segment = seg;
     }
     if (rc == 0) {
       /* Staging buffers: spaces 2.. of every launch (unused ones get the dummy). */
@@ -340,7 +346,7 @@ int vm_finish(Executor* ex) {
   /* A wait's bound: NVIDIA's timer in ns (one phase of these models takes
    * microseconds; a second is a hang), else spin iterations. */
   cl_ulong limit = e->dev->caps.vendor_id == GD_VENDOR_NVIDIA ? 1000000000ull : 400000000ull;
-  if (ex->vm_cache.load) ex->vm_cache.load(ex->vm_cache.ctx, vm->defines);
+  if (ex->vm_cache.load) ex->vm_cache.load(ex->vm_cache.ctx, vm->defines, sizeof(vm->defines));
   if (vm_profile_init(ex)) return -1;
   for (int p = 0; p < vm->num_phases; ++p) {
     if (!(vm->steps[p] = gpu_device_kernel(e->dev, "vm_program.cl", vm->defines, "vm_run", e->err, e->errlen))) return -1;

@@ -34,6 +34,15 @@ typedef struct VmGuard {
   int id;
 } VmGuard;
 
+/* A phase as built: the kernel whose body it runs, its work-items, and
+ * its segment (a kernel without a body between two ends one) and level
+ * in a persistent launch (vm_schedule; grid barriers separate levels; in
+ * dispatch order with TFLITE_GPU_VM_SCHEDULE=0). */
+typedef struct VmPhase {
+  char kernel[48];
+  int items, segment, level;
+} VmPhase;
+
 typedef struct VmState {
   int mode;            /* GD_EXEC_STEPPED or GD_EXEC_PERSISTENT, as asked */
   int stepped_only;    /* persistent fell back (why: fallback): stepped from now on */
@@ -60,7 +69,7 @@ typedef struct VmState {
   size_t other_bytes;
   VmGuard* guards;
   int num_guards;
-  char (*phase_kernel)[48]; /* per phase: the kernel whose body it runs */
+  VmPhase* phase;           /* per phase: what it runs (explain --phases) */
   char overrun[384];        /* set by the last invoke when a phase wrote into a guard */
   /* Profiling (TFLITE_GPU_PROFILE=1, vm_profile.c): an event per launch of
    * the last invoke and the profile row each adds to (NULL: none, a

@@ -35,7 +35,7 @@ cl_int vm_check_guards(Executor* ex, int dispatch) {
     snprintf(vm->overrun, sizeof(vm->overrun),
              "checked VM (TFLITE_GPU_VM_CHECKED): phase %d (dispatch %d, kernel %s) wrote past the end of %s %d: "
              "bytes %zu-%zu of its guard changed",
-             vm->phase_of[dispatch], dispatch, vm->phase_kernel[vm->phase_of[dispatch]],
+             vm->phase_of[dispatch], dispatch, vm->phase[vm->phase_of[dispatch]].kernel,
              g->space ? "the weights and scratch buffer" : "activation tensor", g->id, bad, last - 1);
   }
   free(host[0]);

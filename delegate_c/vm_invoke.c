@@ -194,7 +194,7 @@ void vm_free(VmState* vm) {
     if (bufs[i]) cl.clReleaseMemObject(bufs[i]);
   free(vm->steps);
   free(vm->guards);
-  free(vm->phase_kernel);
+  free(vm->phase);
   free(vm->segs);
   free(vm->phase_of);
   free(vm);

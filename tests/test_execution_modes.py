@@ -313,6 +313,13 @@ def test_independent_phases_share_a_barrier_interval(capfd, monkeypatch, schedul
         del it
         assert runs[0]["execution"] == execution and runs[0]["fallback"] == "", runs
         assert part["barriers"] == (barriers if execution == "persistent" else 0), part
+        # explain --phases's rows: the 6 phases in dispatch order, each with
+        # its level; the levels less one are the barriers (a single launch).
+        phases = _capi.delegate_phases(d._get_native_delegate_pointer())
+        assert len(phases) == 6 and {p["segment"] for p in phases} == {0}, phases
+        assert sorted(p["level"] for p in phases) == ([0, 1, 1, 2, 2, 3] if schedule == "1" else list(range(6)))
+        assert phases[0]["kernel"] == "bhwc_to_phwc4" and all(p["work_items"] > 0 for p in phases), phases
+        assert len({p["level"] for p in phases}) - 1 == barriers
         err = capfd.readouterr().err
         assert f"6 of 6 dispatches as VM phases, 1 segment(s), {barriers} grid barrier(s)" in err, err
     for a, b in zip(got["persistent"], got["stepped"]):
@@ -411,3 +418,25 @@ def test_the_checked_mode_names_the_phase_that_writes_past_its_buffer(monkeypatc
     monkeypatch.setenv("TFLITE_GPU_TEST_VM_SHIFT_PHASE", "3")
     with pytest.raises(RuntimeError, match=r"phase 3 \(dispatch 3, kernel \w+\) wrote past the end of activation"):
         _run("hand_recrop", "stepped", invokes=1)
+
+
+def test_explain_lists_the_phases(tmp_path):
+    """explain --phases lists each VM phase (launch, level, kernel, work-items,
+    groups given work) and counts those that leave most of the grid idle;
+    in kernels mode there are none."""
+    model, _ = _two_heads()
+    path = tmp_path / "two_heads.tflite"
+    path.write_bytes(model)
+    p = run_cli("explain", str(path), "--opt", "execution=persistent", "--phases")
+    assert p.returncode == 0, p.stderr
+    text = p.stdout.split("VM phases of partition 0", 1)[1]
+    assert "bhwc_to_phwc4" in text and "6 phases in 4 levels" in text, text
+    assert "VM phases: none" in run_cli("explain", str(path), "--phases").stdout
+    # The summary's count, on synthetic rows: a phase of 100 work-items on
+    # a grid of 132 groups of 64 gives work to 2 of them.
+    sizes = [("conv2d_x4", 132 * 64), ("reduce", 100), ("reduce", 1000), ("fully_connected", 2113)]
+    rows = [dict(partition=0, segment=0, level=min(k, 2), kernel=name, work_items=n, groups=132, group_size=64)
+            for k, (name, n) in enumerate(sizes)]
+    assert [explain.busy_groups(r) for r in rows] == [132, 2, 16, 34]
+    out = explain.format_phases({"phases": rows})
+    assert "4 phases in 3 levels; 2 give work to under a quarter of the grid's groups: reduce x2" in out, out

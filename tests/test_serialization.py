@@ -452,18 +452,19 @@ def test_kernel_sets_keep_their_own_files(tmp_path, kernel_set):
 
 
 def test_vm_program_is_shared_by_every_model(tmp_path, capfd, monkeypatch):
-    """execution=stepped|persistent runs one program per set of bodies (the
-    VM program holds those its partition runs, vm.c): the first model's
-    start writes it to a file of the device's, a second model with the same
-    bodies (another token, another partition) compiles nothing, and a model
-    with another body compiles and writes a program of its own."""
+    """execution=stepped|persistent runs a VM program holding the bodies its
+    partition runs (vm.c). The first model's start writes it to a file of
+    the device's; a second model whose bodies it holds (another token,
+    another partition) compiles nothing; a model with another body compiles
+    the union of both and replaces the device's program with it, which then
+    runs the first model too, with nothing compiled (vm_defines.h)."""
     d = _cache_dir(tmp_path)
     monkeypatch.setenv("TFLITE_GPU_BUILD_LOG", "1")  # a line per program compiled from source
     builds = lambda: re.findall(r"tflite-gpu build (\S+)", capfd.readouterr().err)  # noqa: E731
 
-    def run(model, token, execution):
+    def run(model, token, execution, log_level="warning"):
         dlg = tflite_gpu.load_delegate(serialization_dir=str(d), model_token=token, execution=execution,
-                                       log_level="warning")
+                                       log_level=log_level)
         it = interpreters.make(model, delegate=dlg)
         _check(model, interpreters.run(it, INPUTS)[0])
         st = _capi.delegate_stats(dlg._get_native_delegate_pointer())
@@ -480,8 +481,18 @@ def test_vm_program_is_shared_by_every_model(tmp_path, capfd, monkeypatch):
     assert len(_files(d)) == 3
     st = run(MODEL_A, "first", "stepped")  # the first model again: its file and the device's, a hit
     assert builds() == [] and (st["cache_hits"], st["cache_misses"], st["cache_writes"]) == (1, 0, 0)
-    st = run(_model(3, ("ADD", "L2_NORMALIZATION", "MUL")), "third", "persistent")  # l2_norm's body too
-    assert builds() == ["vm_program.cl"] and (st["cache_misses"], st["cache_writes"]) == (1, 2)
-    assert len(_files(d)) == 5
+    st = run(_model(3, ("ADD", "L2_NORMALIZATION", "MUL")), "third", "persistent", "info")  # l2_norm's body too
+    err = capfd.readouterr().err
+    assert re.findall(r"tflite-gpu build (\S+)", err) == ["vm_program.cl"]
+    assert (st["cache_misses"], st["cache_writes"]) == (1, 2)
+    held = re.search(r"VM program holds (\d+) bodies, not all (\d+) of this partition's: building one with the (\d+)",
+                     err)
+    assert held, err[-3000:]
+    n_old, n_mine, n_all = map(int, held.groups())
+    assert n_mine > 0 and max(n_old, n_mine) < n_all <= n_old + n_mine, held.group(0)
+    assert len(_files(d)) == 4, _files(d)  # the union replaced the device's VM file
     st = run(_model(3, ("ADD", "L2_NORMALIZATION", "MUL")), "third", "stepped")
     assert builds() == [] and (st["cache_hits"], st["cache_misses"], st["cache_writes"]) == (1, 0, 0)
+    st = run(MODEL_A, "first", "persistent")  # the union holds the first model's bodies
+    assert builds() == [] and (st["cache_hits"], st["cache_misses"], st["cache_writes"]) == (1, 0, 0)
+    assert len(_files(d)) == 4

@@ -3,6 +3,7 @@
 shared VM program (issue 36 item 7), against the CPU interpreter's.
 
     python tools/bench_vm_cache.py [MODEL ...]   (default: the first 4 MediaPipe models)
+    python tools/bench_vm_cache.py --sequence [--library PATH ...] [MODEL ...]   (default: all 14)
 
 Every run is a fresh process with POCL_KERNEL_CACHE=0 and
 CUDA_CACHE_DISABLE=1 (no driver cache) timing load_delegate
@@ -11,10 +12,18 @@ cache directory for the whole run: its first model writes the device's VM
 file, every later model loads it ("cached VM"). Per model, interleaved: the
 CPU interpreter (XNNPACK), the delegate with no cache, the delegate with the
 shared directory. Prints a Markdown table with the ratios to the CPU's time.
+
+--sequence: the models one after another, twice, each a fresh process
+starting on one shared directory (per library: an A/B of two builds, the
+runs interleaved), as an application that loads several models would. Per
+start: the time to first result and whether it compiled the VM program
+(TFLITE_GPU_BUILD_LOG=1). The device's VM file holds one program that grows
+to the union of the bodies its models ran, so later models compile nothing.
 """
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -46,14 +55,55 @@ print(json.dumps(time.perf_counter() - t0))
 """
 
 
-def first_result(path, cache):
+def first_result(path, cache, library=None, built=None):
     env = dict(os.environ, POCL_KERNEL_CACHE="0", CUDA_CACHE_DISABLE="1")
+    if library:
+        env["TFLITE_GPU_LIBRARY"] = library
+    if built is not None:
+        env["TFLITE_GPU_BUILD_LOG"] = "1"
     r = subprocess.run([sys.executable, "-c", CHILD, str(path), cache], env=env, capture_output=True, text=True)
+    if built is not None:
+        built.append(len(re.findall(r"tflite-gpu build vm_program\.cl ", r.stderr)))
     return json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None
 
 
+def sequence(names, libraries):
+    paths = models.fetch_models(names, progress=False)
+    caches = []
+    for _ in libraries:
+        caches.append(tempfile.mkdtemp(prefix="vm-cache-"))
+        os.chmod(caches[-1], 0o700)
+    heads = "".join(f" | {lib} (s) | VM built" for lib in libraries)
+    print(f"| start | model{heads} |")
+    print("|---|---" + "|---:|---:" * len(libraries) + "|")
+    totals = [[0.0, 0] for _ in libraries]
+    for rnd in (1, 2):
+        for name in names:
+            cells = []
+            for i, lib in enumerate(libraries):
+                built = []
+                t = first_result(paths[name], caches[i], lib if lib != "default" else None, built)
+                cells.append("failed | -" if t is None else f"{t:.2f} | {'yes' if built[0] else 'no'}")
+                if rnd == 1 and t is not None:
+                    totals[i][0] += t
+                    totals[i][1] += bool(built[0])
+            print(f"| {rnd} | {name} | " + " | ".join(cells) + " |", flush=True)
+    for lib, (t, n) in zip(libraries, totals):
+        print(f"\n{lib}: first starts {t:.1f} s in all, {n} of {len(names)} built the VM program")
+
+
 def main():
-    names = sys.argv[1:] or models.MODELS[:4]
+    args = sys.argv[1:]
+    if args[:1] == ["--sequence"]:
+        libraries, names = [], []
+        it = iter(args[1:])
+        for a in it:
+            if a == "--library":
+                libraries.append(next(it))
+            else:
+                names.append(a)
+        return sequence(names or list(models.MODELS), libraries or ["default"])
+    names = args or models.MODELS[:4]
     paths = models.fetch_models(names, progress=False)
     cache = tempfile.mkdtemp(prefix="vm-cache-")
     os.chmod(cache, 0o700)

@@ -126,7 +126,9 @@ def _child(args) -> dict:
                   "us_per_launch": gpu_ms * 1e3 / launches if launches else None,
                   "profiled_host_median_ms": float(np.median(times)) * 1e3 if times else None,
                   "invokes": len(times), "kernels": kernels,
-                  "launch_intervals": _interval_deltas(intervals_before, _capi.delegate_launch_intervals(ptr), n)}
+                  "launch_intervals": _interval_deltas(intervals_before, _capi.delegate_launch_intervals(ptr), n),
+                  # execution=stepped|persistent: each VM phase's kernel, work-items and grid (explain --phases)
+                  "phases": _capi.delegate_phases(ptr)}
     return out
 
 

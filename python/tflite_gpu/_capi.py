@@ -233,6 +233,20 @@ def delegate_runs(delegate_pointer: int) -> list[dict]:
     return rows
 
 
+def delegate_phases(delegate_pointer: int) -> list[dict]:
+    """The VM phases of every partition built with execution=stepped or
+    persistent, in dispatch order: {"partition", "segment" (the launch it is
+    part of), "level" (grid barriers separate levels in a persistent
+    launch), "kernel" (whose body it runs), "work_items", "groups",
+    "group_size" (the grid its launch spreads them over)}."""
+    rows = []
+    for line in _delegate_text(delegate_pointer, 5).splitlines():
+        part, seg, level, kernel, items, groups, size = line.split("\t")
+        rows.append({"partition": int(part), "segment": int(seg), "level": int(level), "kernel": kernel,
+                     "work_items": int(items), "groups": int(groups), "group_size": int(size)})
+    return rows
+
+
 def delegate_groups(delegate_pointer: int) -> list[dict]:
     """Every node of every partition's fused graph, in launch order: the
     TFLite nodes its launches compute ("members", its own first), the kernels

@@ -262,8 +262,10 @@ def cmd_explain(args, out):
     report = _run_isolated("explain", path, dict(path=str(path), options=opts))
     report["model"] = display(path)
     report["show_passes"] = bool(args.passes)
+    report["show_phases"] = bool(args.phases)
     out.text(format_explain(report))
     report.pop("show_passes")
+    report.pop("show_phases")
     return EXIT_OK, report
 
 
@@ -455,6 +457,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the nodes and partitions as JSON")
     p.add_argument("--passes", action="store_true",
                    help="also list the fusion passes in the order they run, with what each did on this model")
+    p.add_argument("--phases", action="store_true",
+                   help="also list the VM phases (execution=stepped|persistent): kernel, work-items, and the "
+                        "grid's groups each gives work to")
     p.set_defaults(fn=cmd_explain)
 
     p = sub.add_parser("devices", help="list OpenCL devices: platform, version, memory, fp16, extensions")

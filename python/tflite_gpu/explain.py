@@ -12,8 +12,10 @@ from .check import apply_delegate, as_cli_errors, load, model_source
 
 
 def explain(model, options: dict | None = None) -> dict:
-    """{"model", "device", "nodes", "partitions", "candidates", "passes_table"}
-    (candidates: partition_policy=measured's timed partitions, else [];
+    """{"model", "device", "nodes", "partitions", "candidates", "passes_table",
+    "phases"} (candidates: partition_policy=measured's timed partitions, else [];
+    phases: the VM phases of partitions built with execution=stepped or
+    persistent, _capi.delegate_phases, else [];
     passes_table: the library's fusion passes, _capi.fusion_passes; each
     partition's "passes" says what they did there); the same errors as
     check.check_model. "device" holds the precision and the kernel set the
@@ -36,9 +38,10 @@ def explain(model, options: dict | None = None) -> dict:
     nodes, parts = _capi.delegate_nodes(ptr), _capi.delegate_partitions(ptr)
     candidates = _capi.delegate_candidates(ptr)
     device = _capi.delegate_device(ptr)
+    phases = _capi.delegate_phases(ptr)
     del it
     return {"model": str(path), "device": device, "nodes": nodes, "partitions": parts, "candidates": candidates,
-            "passes_table": _capi.fusion_passes()}
+            "passes_table": _capi.fusion_passes(), "phases": phases}
 
 
 def isolated_explain(path, options):
@@ -60,6 +63,8 @@ def format_explain(report: dict) -> str:
         lines.append(f"  partition {i}: {len(p['nodes'])} nodes ({nodes_text}), {how}")
     if report.get("show_passes"):
         lines += ["", format_passes(report)]
+    if report.get("show_phases"):
+        lines += ["", format_phases(report)]
     if report.get("candidates"):
         lines.append("\npartition_policy=measured: device time measured (inputs in, kernels, outputs out), "
                      "CPU time estimated")
@@ -98,4 +103,41 @@ def format_passes(report: dict) -> str:
             did = " off (hook or device limit)"
         hook = f"  [{p['hook']}=0 switches it off]" if p["hook"] else ""
         lines.append(f"  {p['name']:<17}{did}  {p['matches']}{hook}")
+    return "\n".join(lines)
+
+
+def busy_groups(phase: dict) -> int:
+    """The groups of its launch's grid that get work-items of this phase
+    (vm_run spreads a phase's work-items over the grid's, a group's worth
+    per group)."""
+    size = max(phase["group_size"], 1)
+    return min(phase["groups"], -(-phase["work_items"] // size))
+
+
+def format_phases(report: dict) -> str:
+    """Per VM phase: its launch (segment), level, kernel body, work-items
+    and how many of the grid's groups it gives work to; then how many
+    phases leave most of the grid idle. In a persistent launch a level's
+    phases run side by side between two grid barriers."""
+    phases = report.get("phases") or []
+    if not phases:
+        return "VM phases: none (execution=kernels, or no kernel with a VM body)"
+    lines = []
+    for part in sorted({p["partition"] for p in phases}):
+        rows = [p for p in phases if p["partition"] == part]
+        grid, size = rows[0]["groups"], rows[0]["group_size"]
+        lines.append(f"VM phases of partition {part} (grid {grid} groups x {size} work-items):")
+        lines.append(f"  {'launch':>6} {'level':>5}  {'kernel':<36} {'work-items':>10}  groups with work")
+        for p in rows:
+            busy = busy_groups(p)
+            lines.append(f"  {p['segment']:>6} {p['level']:>5}  {p['kernel']:<36} {p['work_items']:>10}  "
+                         f"{busy:>4} of {grid} ({100 * busy / max(grid, 1):.0f}%)")
+        few = [p for p in rows if 4 * busy_groups(p) < grid]
+        kinds: dict = {}
+        for p in few:
+            kinds[p["kernel"]] = kinds.get(p["kernel"], 0) + 1
+        listing = ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+        levels = len({(p["segment"], p["level"]) for p in rows})
+        lines.append(f"  {len(rows)} phases in {levels} levels; {len(few)} give work to under a quarter of the "
+                     f"grid's groups" + (f": {listing}" if listing else ""))
     return "\n".join(lines)

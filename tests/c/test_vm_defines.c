@@ -1,0 +1,54 @@
+/* uses: vm_defines.c */
+/* The VM program's defines (vm_defines.c): format and parse round-trip,
+ * malformed strings refused, and merge: a cached program holding every
+ * opcode is taken as it is, one lacking some becomes the union, and one
+ * with other defines besides the opcodes is never merged. */
+#include <string.h>
+
+#include "check.h"
+#include "vm_defines.h"
+
+#define OK(cond) CHECK(cond, "%s", #cond)
+
+int main(void) {
+  char d[256], c[256];
+  unsigned ops[VM_OPS_WORDS] = {0x5, 0x80000000u, 0x0}, got[VM_OPS_WORDS];
+  const char* rest;
+  OK(vm_defines_format(d, sizeof(d), ops, " -DFP32_STORAGE=1") == 0);
+  OK(strcmp(d, "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x80000000 -DVM_OPS_2=0x0 -DFP32_STORAGE=1") == 0);
+  OK(vm_defines_parse(d, got, &rest) == 0);
+  OK(memcmp(got, ops, sizeof(ops)) == 0 && strcmp(rest, " -DFP32_STORAGE=1") == 0);
+  OK(vm_defines_count(ops) == 3);
+  OK(vm_defines_format(d, 20, ops, "") == -1); /* does not fit */
+
+  /* Malformed: each is refused. */
+  const char* bad[] = {"", "-DGD_VM_PROGRAM=1", "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1",
+                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x -DVM_OPS_1=0x1 -DVM_OPS_2=0x0",
+                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x123456789 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0",
+                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0x",
+                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0xA -DVM_OPS_1=0x1 -DVM_OPS_2=0x0", "-DFOO=1"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) OK(vm_defines_parse(bad[i], got, &rest) == -1);
+
+  /* The cached program holds all: defines become the cached ones. */
+  unsigned mine[VM_OPS_WORDS] = {0x4, 0x0, 0x1}, all[VM_OPS_WORDS] = {0x6, 0x10, 0x1};
+  vm_defines_format(d, sizeof(d), mine, "");
+  vm_defines_format(c, sizeof(c), all, "");
+  OK(vm_defines_merge(d, sizeof(d), c) == 1 && strcmp(d, c) == 0);
+  /* It lacks one: the union. */
+  unsigned more[VM_OPS_WORDS] = {0x9, 0x0, 0x0}, both[VM_OPS_WORDS] = {0xf, 0x10, 0x1};
+  vm_defines_format(d, sizeof(d), more, "");
+  OK(vm_defines_merge(d, sizeof(d), c) == 0);
+  OK(vm_defines_parse(d, got, &rest) == 0 && memcmp(got, both, sizeof(both)) == 0 && !strcmp(rest, ""));
+  /* Other storage or test hooks: unchanged. */
+  vm_defines_format(d, sizeof(d), mine, " -DFP32_STORAGE=1");
+  char before[256];
+  strcpy(before, d);
+  OK(vm_defines_merge(d, sizeof(d), c) == -1 && strcmp(d, before) == 0);
+  OK(vm_defines_merge(d, sizeof(d), "garbage") == -1 && strcmp(d, before) == 0);
+  /* A union that does not fit the caller's buffer: unchanged. */
+  vm_defines_format(d, sizeof(d), more, "");
+  strcpy(before, d);
+  OK(vm_defines_merge(d, strlen(d) + 1, c) == -1 && strcmp(d, before) == 0);
+  printf("%d checks, %d failures\n", g_checks, g_failures);
+  return g_failures ? 1 : 0;
+}
