@@ -2,7 +2,7 @@
  * connected) that feeds them, so conv -> PRELU -> ADD(residual) is one
  * kernel: each fused node saves a launch and a full write + read of the
  * activation; a RELU-family, TANH, LOGISTIC or HARD_SWISH node after them
- * becomes the last step's activation. With the GPU kernel set a residual
+ * becomes the last step's activation, any other float unary op a step. With the GPU kernel set a residual
  * that is a 2x2 max pool, a 2x bilinear upsampling or the first channels
  * of a tensor is read through it (max2_pool_of, up2_resize_of,
  * channel_prefix_of). */
@@ -164,6 +164,12 @@ int fuse_hoist_residuals(Graph* g, const int* outputs, int num_outputs, char* de
   return hoisted;
 }
 
+/* A step that takes the kernels' one alpha operand: PReLU's alphas, QDQ's
+ * grid, leaky relu's alpha. */
+static int uses_alpha(const Epilogue* e) {
+  return e->op == EPI_PRELU || e->op == EPI_QDQ || (e->op == EPI_UNARY && e->act == UN_LEAKY_RELU);
+}
+
 /* Can node c (reading t, the output of node p) become an epilogue of p? */
 static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* outputs, int num_outputs,
                     int pooled_residual, int* pooled) {
@@ -176,7 +182,7 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
     /* Its params take the alpha operand: not with a fused PReLU. */
     for (int k = 0; k < prod->num_epi; ++k)
-      if (prod->epi[k].op == EPI_PRELU || prod->epi[k].op == EPI_QDQ) return 0;
+      if (uses_alpha(&prod->epi[k])) return 0;
     prod->epi[prod->num_epi++] = (Epilogue){EPI_QDQ, -1, kTfLiteActNone, cons->p.quant.scale,
                                             cons->p.quant.zero_point, cons->p.quant.qmin, cons->p.quant.qmax, 0};
     prod->outputs[0] = cons->outputs[0];
@@ -192,8 +198,22 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
               : u == UN_TANH ? ACT_TANH : u == UN_LOGISTIC ? ACT_SIGMOID : u == UN_HARD_SWISH ? ACT_HARD_SWISH : -1;
     int* slot = prod->num_epi == 0 ? &prod->act
                 : prod->epi[prod->num_epi - 1].op == EPI_ADD ? &prod->epi[prod->num_epi - 1].act : NULL;
-    if (act < 0 || !slot || *slot != ACT_NONE) return 0;
-    *slot = act;
+    if (act >= 0 && slot && *slot == ACT_NONE) {
+      *slot = act;
+      prod->outputs[0] = cons->outputs[0];
+      return 1;
+    }
+    /* Any other float unary op (or one whose slot is taken) is a step of
+     * its own, the op unary_math computes (common.cl, the table unary_op
+     * runs): a LEAKY_RELU after a conv, a conv's SQRT of an ABS. The casts
+     * change the type; leaky relu's alpha takes the alpha operand, which
+     * PReLU and QDQ steps use. The FULLY_CONNECTED kernels take no steps. */
+    if (prod->op == &kGOpFullyConnected || prod->num_epi == GD_MAX_EPILOGUE || u == UN_TRUNC || u == UN_NOT_ZERO ||
+        u < 0 || u == UN_IDENTITY)
+      return 0;
+    for (int k = 0; u == UN_LEAKY_RELU && k < prod->num_epi; ++k)
+      if (uses_alpha(&prod->epi[k])) return 0;
+    prod->epi[prod->num_epi++] = (Epilogue){EPI_UNARY, -1, u, u == UN_LEAKY_RELU ? cons->p.unary.alpha : 0.0f, 0, 0, 0, 0};
     prod->outputs[0] = cons->outputs[0];
     return 1;
   }
@@ -205,7 +225,7 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
   Epilogue e = {EPI_NONE, other, kTfLiteActNone, 0.0f, 0, 0, 0, 0};
   /* The kernels take one alpha and one residual operand. */
   for (int k = 0; k < prod->num_epi; ++k)
-    if (((prod->epi[k].op == EPI_PRELU || prod->epi[k].op == EPI_QDQ) && cons->p.binary.op == BIN_PRELU) ||
+    if ((uses_alpha(&prod->epi[k]) && cons->p.binary.op == BIN_PRELU) ||
         (prod->epi[k].op == EPI_ADD && cons->p.binary.op == BIN_ADD))
       return 0;
   if (cons->p.binary.op == BIN_PRELU && cons->inputs[0] == t && cons->act == kTfLiteActNone &&

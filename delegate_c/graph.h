@@ -84,8 +84,8 @@ extern const GOpDesc kGOpResizeBilinear;                            /* ops_resiz
 typedef struct Epilogue {
   int op;
   int tensor; /* alpha (constant) or the residual (runtime) */
-  int act;    /* activation after an ADD */
-  float qscale; /* EPI_QDQ: the grid */
+  int act;    /* activation after an ADD; EPI_UNARY: the op (UN_*) */
+  float qscale; /* EPI_QDQ: the grid; EPI_UNARY: leaky relu's alpha */
   int qzero, qmin, qmax;
   /* EPI_ADD whose residual is read through a 2x2 stride-2 max pool or a
    * 2x bilinear upsampling of `tensor` (fuse_epilogue.c): the kernels' code,

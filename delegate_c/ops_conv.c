@@ -1,5 +1,6 @@
 /* CONV_2D and DEPTHWISE_CONV_2D: checks, lowering, weight repacking and
  * kernel dispatch (opencl_kernels/conv.cl). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,11 +208,27 @@ static int conv_epilogue(Encoder* ex, const GNode* n, const KernelVariant* v, cl
       float grid[4] = {q->qscale, (float)q->qzero, (float)q->qmin, (float)q->qmax};
       if (!(alpha = ex_upload(ex, grid, sizeof(grid)))) return -1;
     }
+    if (n->epi[e].op == EPI_UNARY && n->epi[e].act == UN_LEAKY_RELU) { /* its alpha in alpha[0].x */
+      float leak[4] = {n->epi[e].qscale, 0.0f, 0.0f, 0.0f};
+      if (!(alpha = ex_upload(ex, leak, sizeof(leak)))) return -1;
+    }
   }
   *alpha_out = alpha;
   *residual_out = residual;
   *res_slices_out = res_slices;
   return 0;
+}
+
+/* A kernel of a node with an EPI_UNARY step is built with -DEPI_UN=1
+ * (common.cl): its unary ops' code only in the programs that run one. */
+static int epilogue_defines(Encoder* ex, const GNode* n, KernelVariant* v) {
+  int unary = 0;
+  for (int e = 0; e < n->num_epi; ++e) unary |= n->epi[e].op == EPI_UNARY;
+  if (!unary) return 0;
+  size_t len = strlen(v->defines);
+  int w = snprintf(v->defines + len, sizeof(v->defines) - len, "%s" EPI_UN_DEFINE, len ? " " : "");
+  return w < 0 || (size_t)w >= sizeof(v->defines) - len ? ex_fail(ex, "%s: its build defines are too long", v->kernel)
+                                                        : 0;
 }
 
 /* Arguments shared by the conv kernels of every set; the variant's form
@@ -291,7 +308,7 @@ static int encode_conv_split(Encoder* ex, int node, const KernelVariant* x4, cl_
   karg_int(&a, (int)(tiles * (size_t)chunks));
   if (karg_done(ex, &a)) return -1;
   KernelVariant v = variant_1d("split_k.cl", "conv2d_x4_sum", phwc4_items(ds));
-  KernelRef k = ex_dispatch_variant(ex, &v, node);
+  KernelRef k = epilogue_defines(ex, n, &v) ? NULL : ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   a = (KArgs){k, 0, CL_SUCCESS, 0};
   karg_mem(&a, part);
@@ -326,7 +343,7 @@ static int encode_conv2d(Encoder* ex, int node) {
     return -1;
   int chunk = strcmp(v.kernel, "conv2d_x4") == 0 ? select_conv_split(ex->dev, &ex->g, n) : 0;
   if (chunk) return encode_conv_split(ex, node, &v, wm, bm, chunk);
-  KernelRef k = ex_dispatch_variant(ex, &v, node);
+  KernelRef k = epilogue_defines(ex, n, &v) ? NULL : ex_dispatch_variant(ex, &v, node);
   return k ? set_conv_args(ex, k, n, &v, wm, bm, NULL) : -1;
 }
 
@@ -362,7 +379,7 @@ static int encode_depthwise(Encoder* ex, int node) {
   if (upload_depthwise(ex, n, &wm, &bm)) return -1;
   KernelVariant v;
   select_depthwise(ex->dev, &ex->g, n, &v);
-  KernelRef k = ex_dispatch_variant(ex, &v, node);
+  KernelRef k = epilogue_defines(ex, n, &v) ? NULL : ex_dispatch_variant(ex, &v, node);
   return k ? set_conv_args(ex, k, n, &v, wm, bm, NULL) : -1;
 }
 
@@ -380,7 +397,7 @@ static int encode_dw_conv1x1(Encoder* ex, int node) {
   if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.pw_weights], src->shape[GD_C], bias,
                                    v.weight_block, &wm, &bm))
     return -1;
-  KernelRef k = ex_dispatch_variant(ex, &v, node);
+  KernelRef k = epilogue_defines(ex, n, &v) ? NULL : ex_dispatch_variant(ex, &v, node);
   return k ? set_conv_args(ex, k, n, &v, wm, bm, dw) : -1;
 }
 
@@ -397,7 +414,7 @@ static int encode_pw_depthwise(Encoder* ex, int node) {
     return -1;
   KernelVariant v;
   select_pw_depthwise(ex->dev, &ex->g, n, &v);
-  KernelRef k = ex_dispatch_variant(ex, &v, node);
+  KernelRef k = epilogue_defines(ex, n, &v) ? NULL : ex_dispatch_variant(ex, &v, node);
   return k ? set_conv_args(ex, k, n, &v, wm, bm, pw) : -1;
 }
 

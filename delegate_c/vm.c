@@ -40,6 +40,7 @@ typedef struct Plan {
   int num_staging;
   int* words; /* phase offsets, then the phases */
   int num_words, cap_words;
+  int epi_un; /* a phase's body needs the unary epilogue steps (EPI_UN_DEFINE) */
 } Plan;
 
 static int push(Plan* p, int w) {
@@ -123,10 +124,15 @@ static int encode_phase(const Executor* ex, Plan* p, int i, int on_float, int sh
   int n = 0;
   const KernelVariant* v = ex_recorded(&ex->enc, i, args, VM_ARGS, &n);
   const char* kinds = "";
-  int op = v && v->dims == 1 && !v->defines[0] && ex_recorded_storage(&ex->enc, i) == on_float && v->global[0] <= INT_MAX
+  /* A variant built with defines has no body, but for the unary epilogue
+   * steps': the VM program then holds them (Plan.epi_un). */
+  int epi_un = v && !strcmp(v->defines, EPI_UN_DEFINE);
+  int op = v && v->dims == 1 && (!v->defines[0] || epi_un) && ex_recorded_storage(&ex->enc, i) == on_float &&
+                   v->global[0] <= INT_MAX
                ? embedded_vm_opcode(v->file, v->kernel, &kinds)
                : -1;
   if (op < 0 || (int)strlen(kinds) != n || n > VM_ARGS) return 0;
+  p->epi_un |= epi_un;
   int start = p->num_words;
   Access acc[VM_ARGS];
   int num_acc = 0;
@@ -244,7 +250,8 @@ int vm_plan(Executor* ex, int mode) {
     }
     vm->timing = vm_profile_timing(e->dev, mode);
     char rest[64];
-    snprintf(rest, sizeof(rest), "%s%s", on_float ? " -DFP32_STORAGE=1" : "", vm->timing == 2 ? " -DVM_TCLK" : "");
+    snprintf(rest, sizeof(rest), "%s%s%s", on_float ? " -DFP32_STORAGE=1" : "", vm->timing == 2 ? " -DVM_TCLK" : "",
+             p.epi_un ? " " EPI_UN_DEFINE : "");
     if (rc == 0 && vm_defines_format(vm->defines, sizeof(vm->defines), ops_mask, rest))
       rc = ex_fail(e, "the VM program's defines are too long");
     vm->phase_of = phase_of;

@@ -187,18 +187,62 @@ DEFINE_ACTIVATE(activate16, float16)
 #endif
 #define GD_SELECTED(NAME, BIT) ((GD_KSEL >> (BIT)) & 1)
 
+/* The float unary ops (UN_* in kernel_abi.h), one table for elementwise.cl's
+ * unary_op and a fused EPI_UNARY epilogue step: leaky relu takes alpha,
+ * UN_GELU uses erf and UN_GELU_TANH the tanh approximation; the casts
+ * (UN_TRUNC, UN_NOT_ZERO) are unary_op's alone, anything else is the
+ * identity. Out of line on PoCL (GD_NOINLINE): compiled once per program,
+ * not at every epilogue. */
+GD_NOINLINE float4 unary_math(float4 v, int op, float alpha) {
+  switch (op) {
+    case UN_RELU: return fmax(v, 0.0f);
+    case UN_RELU6: return clamp(v, 0.0f, 6.0f);
+    case UN_RELU_N1_TO_1: return clamp(v, -1.0f, 1.0f);
+    case UN_TANH: return tanh(v);
+    case UN_LOGISTIC: return 1.0f / (1.0f + exp(-v));
+    case UN_HARD_SWISH: return v * clamp(v + 3.0f, 0.0f, 6.0f) * (1.0f / 6.0f);
+    case UN_LEAKY_RELU: return select(v * alpha, v, v >= 0.0f);
+    case UN_ABS: return fabs(v);
+    case UN_EXP: return exp(v);
+    case UN_NEG: return -v;
+    case UN_SQRT: return sqrt(v);
+    case UN_RSQRT: return rsqrt(v);
+    case UN_SQUARE: return v * v;
+    case UN_LOG: return log(v);
+    case UN_SIN: return sin(v);
+    case UN_COS: return cos(v);
+    case UN_FLOOR: return floor(v);
+    case UN_ELU: return select(expm1(v), v, v >= 0.0f);
+    case UN_SIGN: return sign(v);
+    case UN_GELU: return 0.5f * v * (1.0f + erf(v * 0.70710678118654752f));
+    case UN_GELU_TANH: return 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+    default: return v;
+  }
+}
+
+/* An epilogue code that adds the residual: EPI_ADD, or one read through a
+ * pool or an upsampling (EPI_ADD_MAX2 / _UP2 and their bits). */
+GD_INLINE int epi_adds(int op) { return op == EPI_ADD || (op >= EPI_ADD_MAX2 && op < EPI_UNARY); }
+
 /* Fused epilogue steps (delegate_c/fuse_epilogue.c): epi = (op0, act0, op1, act1),
  * op 1 = PReLU with a per-channel alpha (float4 per slice), op 2 = ADD of
  * the residual float4 r, then act (EPI_ADD_MAX2 / _UP2: r read through a
  * max pool / an upsampling), op 3 = a quantize-dequantize (quantize.cl) with alpha[0] =
- * (scale, zero point, qmin, qmax).
+ * (scale, zero point, qmin, qmax), op 16 = EPI_UNARY: the float unary op
+ * act (UN_*, unary_math), leaky relu's alpha in alpha[0].x; only in a
+ * program built with -DEPI_UN=1 (ops_conv.c asks for it where a node has
+ * such a step): the vector math of every unary op in each conv kernel made
+ * PoCL's cold start 1.6-2.4 s slower on models that have none.
  * epilogue_r takes the residual's value (convg_residual reads it through
  * a fused max pool); epilogue reads it at index gid (usually the output's
  * own index; a residual with fewer channels passes its own index, or -1
  * for a slice it lacks, which adds zero). */
 GD_INLINE float4 epilogue_step(float4 v, int op, int act, __global const float4* alpha, float4 r, int s) {
   if (op == EPI_PRELU) return select(v * alpha[s], v, isgreaterequal(v, (float4)(0.0f)));
-  if (op == EPI_ADD || op >= EPI_ADD_MAX2) return activate(v + r, act);
+#ifdef EPI_UN
+  if (op == EPI_UNARY) return unary_math(v, act, act == UN_LEAKY_RELU ? alpha[0].x : 0.0f);
+#endif
+  if (epi_adds(op)) return activate(v + r, act);
   if (op == EPI_QDQ) {
     float4 g = alpha[0];
     return (clamp(round(v / g.x) + g.y, g.z, g.w) - g.y) * g.x;
@@ -252,8 +296,8 @@ GD_INLINE float4 convg_up2(__global const storage_t* residual, int code, int4 ds
  * launched (fuse.c). */
 GD_INLINE float4 convg_residual(__global const storage_t* residual, int4 epi, int4 dst_shape, int b, int s, int p,
                                 int res_slices) {
-  int add = epi.x == EPI_ADD || epi.x >= EPI_ADD_MAX2 ? epi.x : epi.z;
-  if ((add != EPI_ADD && add < EPI_ADD_MAX2) || s >= res_slices) return (float4)(0.0f);
+  int add = epi_adds(epi.x) ? epi.x : epi.z;
+  if (!epi_adds(add) || s >= res_slices) return (float4)(0.0f);
   int w = dst_shape.x, plane = w * dst_shape.y;
   if (add == EPI_ADD) return LOAD4(residual, (b * res_slices + s) * plane + p);
   int y = p / w, x = p - y * w;

@@ -168,9 +168,9 @@ OUTLINED_KERNEL(select_op, SELECT_OP_PARAMS, SELECT_OP_ARGS) {
 }
 #endif
 
-/* op: UN_* (kernel_abi.h); leaky relu takes alpha, UN_GELU uses erf and
- * UN_GELU_TANH the tanh approximation, UN_TRUNC / UN_NOT_ZERO are CAST to
- * int32 / bool, anything else is the identity. */
+/* op: UN_* (kernel_abi.h), computed by common.cl's unary_math (the same
+ * function a fused unary epilogue step runs); UN_TRUNC / UN_NOT_ZERO are
+ * CAST to int32 / bool. */
 #define UNARY_OP_PARAMS \
   __global const storage_t* src, __global storage_t* dst, int4 shape, int op, float alpha, int total
 #define UNARY_OP_ARGS src, dst, shape, op, alpha, total
@@ -178,33 +178,7 @@ OUTLINED_KERNEL(select_op, SELECT_OP_PARAMS, SELECT_OP_ARGS) {
 OUTLINED_KERNEL(unary_op, UNARY_OP_PARAMS, UNARY_OP_ARGS) {
   if (gid >= total) return;
   float4 v = LOAD4(src, gid);
-  float4 r;
-  switch (op) {
-    case UN_RELU: r = fmax(v, 0.0f); break;
-    case UN_RELU6: r = clamp(v, 0.0f, 6.0f); break;
-    case UN_RELU_N1_TO_1: r = clamp(v, -1.0f, 1.0f); break;
-    case UN_TANH: r = tanh(v); break;
-    case UN_LOGISTIC: r = 1.0f / (1.0f + exp(-v)); break;
-    case UN_HARD_SWISH: r = v * clamp(v + 3.0f, 0.0f, 6.0f) * (1.0f / 6.0f); break;
-    case UN_LEAKY_RELU: r = select(v * alpha, v, v >= 0.0f); break;
-    case UN_ABS: r = fabs(v); break;
-    case UN_EXP: r = exp(v); break;
-    case UN_NEG: r = -v; break;
-    case UN_SQRT: r = sqrt(v); break;
-    case UN_RSQRT: r = rsqrt(v); break;
-    case UN_SQUARE: r = v * v; break;
-    case UN_LOG: r = log(v); break;
-    case UN_SIN: r = sin(v); break;
-    case UN_COS: r = cos(v); break;
-    case UN_FLOOR: r = floor(v); break;
-    case UN_ELU: r = select(expm1(v), v, v >= 0.0f); break;
-    case UN_SIGN: r = sign(v); break;
-    case UN_GELU: r = 0.5f * v * (1.0f + erf(v * 0.70710678118654752f)); break;
-    case UN_GELU_TANH: r = 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))); break;
-    case UN_TRUNC: r = trunc(v); break;
-    case UN_NOT_ZERO: r = as_bool4(isnotequal(v, ZERO4)); break;
-    default: r = v;
-  }
+  float4 r = op == UN_TRUNC ? trunc(v) : op == UN_NOT_ZERO ? as_bool4(isnotequal(v, ZERO4)) : unary_math(v, op, alpha);
   int s = (gid / (shape.x * shape.y)) % SLICES(shape);
   STORE4(mask_tail(r, s, shape.z), dst, gid);
 }

@@ -53,9 +53,13 @@ enum { REDUCE_MEAN = 0, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD };
  *     Codes 4-7.
  *   EPI_ADD_UP2: a RESIZE_BILINEAR (no align_corners) of a W/2 x H/2
  *     source, with half-pixel centers where EPI_UP2_HALF_PIXEL is set.
- *     Codes 8-9. */
-enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2, EPI_QDQ = 3, EPI_ADD_MAX2 = 4, EPI_ADD_UP2 = 8 };
+ *     Codes 8-9.
+ * EPI_UNARY: any float unary op (its UN_* code in the step's act; common.cl's
+ * unary_math), leaky relu's alpha in the alpha operand; in programs built
+ * with EPI_UN_DEFINE only. */
+enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2, EPI_QDQ = 3, EPI_ADD_MAX2 = 4, EPI_ADD_UP2 = 8, EPI_UNARY = 16 };
 enum { EPI_MAX2_ODD_W = 1, EPI_MAX2_ODD_H = 2, EPI_UP2_HALF_PIXEL = 1 };
+#define EPI_UN_DEFINE "-DEPI_UN=1"
 
 /* CPU kernel set tiles: output pixels per work-item of the register-tiled
  * convolutions (conv.cl), of the fixed-filter depthwise kernels, of the

@@ -187,20 +187,39 @@ def test_channel_pad_folded_into_residual_add(cin, cout, producer, extra_reader,
                      atol=1e-4 * max(1.0, float(np.abs(want).max())))
 
 
-@pytest.mark.parametrize("kernel_set", ["cpu", "gpu"])
+@pytest.mark.parametrize("kernel_set", ["cpu", "gpu", "persistent"])  # persistent: the VM's bodies
 @pytest.mark.parametrize("chain,act,dispatches", [
     (("relu",), "NONE", 3),             # conv -> RELU: the conv's activation
     (("add", "relu6"), "RELU", 3),      # conv(RELU) -> ADD -> RELU6: the ADD step's activation
-    (("prelu", "relu"), "NONE", 4),     # after a PReLU there is no activation slot: RELU stays
-    (("relu", "relu_n1_to_1"), "NONE", 4),  # the slot is taken by the first one
+    (("prelu", "relu"), "NONE", 3),     # after a PReLU there is no activation slot: RELU is a step
+    (("relu", "relu_n1_to_1"), "NONE", 3),  # the slot is taken by the first one: a step
     (("hard_swish",), "NONE", 3),       # MobileNetV3: conv -> HARD_SWISH
     (("logistic",), "NONE", 3),
     (("tanh",), "NONE", 3),
     (("add", "hard_swish"), "NONE", 3),
-    (("relu6", "logistic"), "NONE", 4),  # one slot: LOGISTIC stays
-    (("hard_swish",), "RELU", 4),        # the conv's own activation holds the slot
+    (("relu6", "logistic"), "NONE", 3),
+    (("hard_swish",), "RELU", 3),        # the conv's own activation holds the slot: a step
+    # Every other float unary op is a step (unary_math, the table unary_op runs).
+    (("leaky_relu",), "NONE", 3),       # its alpha in the alpha operand
+    (("abs", "sqrt"), "NONE", 3),
+    (("abs", "log"), "NONE", 3),
+    (("neg", "elu"), "NONE", 3),
+    (("sin", "cos"), "RELU6", 3),
+    (("square", "exp"), "RELU_N1_TO_1", 3),
+    (("abs", "rsqrt"), "NONE", 3),
+    (("gelu",), "RELU", 3),
+    (("gelu_tanh",), "NONE", 3),
+    (("neg", "sign"), "NONE", 3),
+    (("floor",), "NONE", 3),
+    (("prelu", "leaky_relu"), "NONE", 4),  # one alpha operand: LEAKY_RELU stays
+    (("add", "exp", "tanh"), "NONE", 4),   # two steps at most: TANH stays
 ])
-def test_unary_after_conv_becomes_its_activation(chain, act, dispatches, kernel_set, monkeypatch):
+def test_unary_after_conv_is_fused(chain, act, dispatches, kernel_set, monkeypatch):
+    """A unary op after a conv (or after its fused ADD) becomes that step's
+    activation when it is one of the RELU family, TANH, LOGISTIC or
+    HARD_SWISH and the slot is free; any other float unary op, or one whose
+    slot is taken, becomes an epilogue step of its own (two at most). One
+    launch fewer per fused op, the CPU interpreter's outputs."""
     # The counts include the output's conversion, which the GPU set skips
     # for an output a conv stores itself (tests/test_output_direct.py).
     monkeypatch.setenv("TFLITE_GPU_BHWC_OUTPUT", "0")
@@ -213,20 +232,31 @@ def test_unary_after_conv_becomes_its_activation(chain, act, dispatches, kernel_
            "logistic": "LOGISTIC", "tanh": "TANH"}
     for step in chain:
         out = mb.add_tensor([1, h, w, c])
-        if step == "add":
+        if step == "leaky_relu":
+            mb.add_op("LEAKY_RELU", [y], [out], dict(alpha=0.3))
+        elif step in ("gelu", "gelu_tanh"):
+            mb.add_op("GELU", [y], [out], dict(approximate=step == "gelu_tanh"), version=2)
+        elif step == "add":
             mb.add_op("ADD", [y, x], [out], dict(fused_activation="NONE"))
         elif step == "prelu":
             alpha = mb.add_tensor([c], data=rng.uniform(0.05, 0.5, [c]).astype(np.float32))
             mb.add_op("PRELU", [y, alpha], [out])
         else:
-            mb.add_op(ops[step], [y], [out])
+            mb.add_op(ops.get(step, step.upper()), [y], [out])
         y = out
     mb.mark_output(y)
     model = mb.build()
     inputs = [rng.standard_normal([1, h, w, c]).astype(np.float32) * 3]
     expected = run_cpu(model, inputs)
-    outputs, stats = _run_delegate(model, inputs, kernel_set=kernel_set)
+    options = dict(execution="persistent") if kernel_set == "persistent" else dict(kernel_set=kernel_set)
+    outputs, stats = _run_delegate(model, inputs, **options)
     assert stats["cpu_nodes"] == 0
+    if kernel_set == "persistent":  # the unary steps' bodies are in the VM program: one launch
+        d = tflite_gpu.load_delegate(log_level="silent", **options)
+        it = interpreters.make(model, delegate=d)
+        (part,) = _capi.delegate_partitions(d._get_native_delegate_pointer())
+        del it
+        assert (part["execution"], part["launches"]) == ("persistent", 1), part
     # The GPU set reads an input only the conv reads as it is (no
     # conversion: fuse.c keep_inputs_bhwc); the ADD reads it too.
     bhwc = kernel_set == "gpu" and "add" not in chain
