@@ -67,8 +67,8 @@ const FusePass kFusePasses[FUSE_NUM_PASSES] = {
                               "ahead of it (so the ADD can fuse)",
                               FUSE_KSETS_ALL, NULL, NULL, run_hoist},
     [PASS_EPILOGUES] = {"epilogues",
-                        "PRELU, LEAKY_RELU, residual ADD, any float unary op, QUANTIZE after a conv or depthwise "
-                        "(after a fully connected: an activation) -> its epilogue",
+                        "PRELU, LEAKY_RELU, residual ADD, MUL / ADD / SUB by a constant, any float unary op, "
+                        "QUANTIZE after a conv or depthwise (after a fully connected: an activation) -> its epilogue",
                         FUSE_KSETS_ALL, NULL, NULL, run_epilogues},
     [PASS_POOLED_RESIDUAL] = {"pooled_residual",
                               "a residual that is a 2x2 max pool, a 2x bilinear upsampling or a channel prefix -> "

@@ -167,7 +167,37 @@ int fuse_hoist_residuals(Graph* g, const int* outputs, int num_outputs, char* de
 /* A step that takes the kernels' one alpha operand: PReLU's alphas, QDQ's
  * grid, leaky relu's alpha. */
 static int uses_alpha(const Epilogue* e) {
-  return e->op == EPI_PRELU || e->op == EPI_QDQ || (e->op == EPI_UNARY && e->act == UN_LEAKY_RELU);
+  return e->op == EPI_PRELU || e->op == EPI_QDQ || e->op == EPI_AFFINE || (e->op == EPI_UNARY && e->act == UN_LEAKY_RELU);
+}
+
+/* A MUL, ADD or SUB (the producer's output first) of t by a constant per
+ * channel or scalar becomes an affine step v * a + b with the op's
+ * activation, or completes the last one (a MUL then an ADD: batch norm after
+ * an activation, which fold_affine cannot fold into the weights; or an ADD
+ * then a MUL). 1 when fused. */
+static int try_fuse_affine(Graph* g, GNode* prod, const GNode* cons, int t, int other) {
+  int op = cons->p.binary.op;
+  if (!(op == BIN_MUL || op == BIN_ADD || (op == BIN_SUB && cons->inputs[0] == t)) ||
+      !per_channel_const(g, other, g->tensors[t].shape[GD_C]))
+    return 0;
+  float sign = op == BIN_SUB ? -1.0f : 1.0f;
+  Epilogue* last = prod->num_epi ? &prod->epi[prod->num_epi - 1] : NULL;
+  if (last && last->op == EPI_AFFINE && last->act == kTfLiteActNone) {
+    if (op != BIN_MUL && last->shift < 0) { /* (v * a) + b */
+      last->shift = other, last->qscale = sign, last->act = cons->act;
+      return 1;
+    }
+    if (op == BIN_MUL && last->tensor < 0) { /* (v + b) * a = v * a + b * a */
+      last->tensor = other, last->qzero = 1, last->act = cons->act;
+      return 1;
+    }
+  }
+  if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
+  for (int k = 0; k < prod->num_epi; ++k)
+    if (uses_alpha(&prod->epi[k])) return 0;
+  prod->epi[prod->num_epi++] = (Epilogue){.op = EPI_AFFINE, .tensor = op == BIN_MUL ? other : -1, .act = cons->act,
+                                          .qscale = sign, .shift = op == BIN_MUL ? -1 : other};
+  return 1;
 }
 
 /* Can node c (reading t, the output of node p) become an epilogue of p? */
@@ -184,7 +214,7 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     for (int k = 0; k < prod->num_epi; ++k)
       if (uses_alpha(&prod->epi[k])) return 0;
     prod->epi[prod->num_epi++] = (Epilogue){EPI_QDQ, -1, kTfLiteActNone, cons->p.quant.scale,
-                                            cons->p.quant.zero_point, cons->p.quant.qmin, cons->p.quant.qmax, 0};
+                                            cons->p.quant.zero_point, cons->p.quant.qmin, cons->p.quant.qmax, 0, -1};
     prod->outputs[0] = cons->outputs[0];
     return 1;
   }
@@ -196,8 +226,10 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     int u = cons->p.unary.op;
     int act = u == UN_RELU ? ACT_RELU : u == UN_RELU6 ? ACT_RELU6 : u == UN_RELU_N1_TO_1 ? ACT_RELU_N1_TO_1
               : u == UN_TANH ? ACT_TANH : u == UN_LOGISTIC ? ACT_SIGMOID : u == UN_HARD_SWISH ? ACT_HARD_SWISH : -1;
-    int* slot = prod->num_epi == 0 ? &prod->act
-                : prod->epi[prod->num_epi - 1].op == EPI_ADD ? &prod->epi[prod->num_epi - 1].act : NULL;
+    int last = prod->num_epi ? prod->epi[prod->num_epi - 1].op : EPI_NONE;
+    int* slot = prod->num_epi == 0                         ? &prod->act
+                : last == EPI_ADD || last == EPI_AFFINE ? &prod->epi[prod->num_epi - 1].act
+                                                         : NULL;
     if (act >= 0 && slot && *slot == ACT_NONE) {
       *slot = act;
       prod->outputs[0] = cons->outputs[0];
@@ -213,16 +245,22 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
       return 0;
     for (int k = 0; u == UN_LEAKY_RELU && k < prod->num_epi; ++k)
       if (uses_alpha(&prod->epi[k])) return 0;
-    prod->epi[prod->num_epi++] = (Epilogue){EPI_UNARY, -1, u, u == UN_LEAKY_RELU ? cons->p.unary.alpha : 0.0f, 0, 0, 0, 0};
+    prod->epi[prod->num_epi++] =
+        (Epilogue){EPI_UNARY, -1, u, u == UN_LEAKY_RELU ? cons->p.unary.alpha : 0.0f, 0, 0, 0, 0, -1};
     prod->outputs[0] = cons->outputs[0];
     return 1;
   }
-  if (prod->num_epi == GD_MAX_EPILOGUE || cons->op != &kGOpBinary || cons->num_inputs != 2) return 0;
+  if (cons->op != &kGOpBinary || cons->num_inputs != 2) return 0;
   const int* out_shape = g->tensors[cons->outputs[0]].shape;
   if (memcmp(out_shape, g->tensors[t].shape, sizeof(int) * 4) != 0) return 0;
   int other = cons->inputs[0] == t ? cons->inputs[1] : cons->inputs[0];
   if (other == t) return 0;
-  Epilogue e = {EPI_NONE, other, kTfLiteActNone, 0.0f, 0, 0, 0, 0};
+  if (try_fuse_affine(g, prod, cons, t, other)) {
+    prod->outputs[0] = cons->outputs[0];
+    return 1;
+  }
+  if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
+  Epilogue e = {EPI_NONE, other, kTfLiteActNone, 0.0f, 0, 0, 0, 0, -1};
   /* The kernels take one alpha and one residual operand. */
   for (int k = 0; k < prod->num_epi; ++k)
     if ((uses_alpha(&prod->epi[k]) && cons->p.binary.op == BIN_PRELU) ||

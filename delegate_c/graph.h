@@ -79,7 +79,8 @@ extern const GOpDesc kGOpResizeBilinear;                            /* ops_resiz
 /* Binary, unary, remap, border, reduce and epilogue codes, shared with
  * the kernels: opencl_kernels/kernel_abi.h. Epilogue steps are fused into
  * a producer's output (fuse_epilogue.c) and applied in order after its activation;
- * EPI_QDQ's params travel in the alpha operand, so it excludes PReLU. */
+ * EPI_QDQ's params, leaky relu's alpha and EPI_AFFINE's constants travel in
+ * the alpha operand, so any two of them and PReLU exclude each other. */
 #define GD_MAX_EPILOGUE 2
 typedef struct Epilogue {
   int op;
@@ -92,6 +93,10 @@ typedef struct Epilogue {
    * EPI_ADD_MAX2 or EPI_ADD_UP2 with its bits; 0 otherwise. Only
    * conv_gpu.cl's kernels take it. */
   int via;
+  /* EPI_AFFINE: `tensor` the constant multiplied by (-1: none), `shift`
+   * the one added (-1: none), subtracted where qscale is -1; qzero 1 where
+   * the addition came first ((v + b) * a). */
+  int shift;
 } Epilogue;
 
 /* Landmarks2TransformMatrix. v2: f = (target_rotation, scale_x, scale_y),

@@ -38,12 +38,14 @@ const GOpDesc kGOpStorageCast = {"STORAGE_CAST", encode_storage_cast};
 static int node_refs(GNode* n, int** refs, int* is_out) {
   int m = 0;
   for (int j = 0; j < n->num_inputs; ++j) refs[m] = &n->inputs[j], is_out[m++] = 0;
-  for (int e = 0; e < n->num_epi; ++e)
+  for (int e = 0; e < n->num_epi; ++e) {
     if (n->epi[e].tensor >= 0) refs[m] = &n->epi[e].tensor, is_out[m++] = 0;
+    if (n->epi[e].op == EPI_AFFINE && n->epi[e].shift >= 0) refs[m] = &n->epi[e].shift, is_out[m++] = 0;
+  }
   for (int j = 0; j < n->num_outputs; ++j) refs[m] = &n->outputs[j], is_out[m++] = 1;
   return m;
 }
-#define GD_MAX_REFS (GD_MAX_NODE_INPUTS + GD_MAX_EPILOGUE + GD_MAX_NODE_OUTPUTS)
+#define GD_MAX_REFS (GD_MAX_NODE_INPUTS + 2 * GD_MAX_EPILOGUE + GD_MAX_NODE_OUTPUTS)
 
 /* A new tensor like t (shape, type), with the given storage. */
 static int twin(Graph* g, int t, int fp32) {
@@ -169,8 +171,10 @@ static int mark_cones(const Graph* g, const int* outputs, int num_outputs, const
     mark[k] = 1, ++n;
     for (int j = 0; j < nd->num_inputs; ++j)
       if (nd->inputs[j] >= 0) need[nd->inputs[j]] = 1;
-    for (int e = 0; e < nd->num_epi; ++e)
+    for (int e = 0; e < nd->num_epi; ++e) {
       if (nd->epi[e].tensor >= 0) need[nd->epi[e].tensor] = 1;
+      if (nd->epi[e].op == EPI_AFFINE && nd->epi[e].shift >= 0) need[nd->epi[e].shift] = 1;
+    }
   }
   free(need);
   return n;

@@ -176,8 +176,33 @@ static cl_mem epilogue_alpha(Encoder* ex, const GNode* n, int cout) {
   return NULL;
 }
 
+/* An affine step's constants as [S][2] float4, (a, b) per slice: a the
+ * multiplier (1 where none), b the addend (0 where none; negated for a
+ * SUB; times a where it came first); a constant per channel or a scalar
+ * (fuse_epilogue.c). */
+static cl_mem epilogue_affine(Encoder* ex, const Epilogue* e, int cout) {
+  int slices = (cout + 3) / 4;
+  float* v = calloc((size_t)slices * 8, sizeof(float));
+  if (!v) {
+    ex_fail(ex, "out of memory");
+    return NULL;
+  }
+  const GTensor* a = e->tensor >= 0 ? &ex->g.tensors[e->tensor] : NULL;
+  const GTensor* b = e->shift >= 0 ? &ex->g.tensors[e->shift] : NULL;
+  for (int c = 0; c < slices * 4; ++c) {
+    int k = c < cout ? c : 0;
+    float* slot = &v[(size_t)(c / 4) * 8 + c % 4];
+    slot[0] = a ? a->data[a->shape[GD_C] == 1 ? 0 : k] : 1.0f;
+    slot[4] = b ? e->qscale * b->data[b->shape[GD_C] == 1 ? 0 : k] : 0.0f;
+    if (e->qzero) slot[4] *= slot[0]; /* (v + b) * a */
+  }
+  cl_mem m = ex_upload(ex, v, (size_t)slices * 8 * sizeof(float));
+  free(v);
+  return m;
+}
+
 /* The fused epilogue of a conv node (fuse_epilogue.c) as its kernels take
- * it: alpha (PReLU alphas or a QDQ grid), the residual, epi = (op0, act0,
+ * it: alpha (PReLU alphas, a QDQ grid, an affine step's constants), the residual, epi = (op0, act0,
  * op1, act1) and the residual's slices; `bias` stands in for buffers not
  * fused. -1 on error. */
 static int conv_epilogue(Encoder* ex, const GNode* n, const KernelVariant* v, cl_mem bias, cl_mem* alpha_out,
@@ -208,6 +233,7 @@ static int conv_epilogue(Encoder* ex, const GNode* n, const KernelVariant* v, cl
       float grid[4] = {q->qscale, (float)q->qzero, (float)q->qmin, (float)q->qmax};
       if (!(alpha = ex_upload(ex, grid, sizeof(grid)))) return -1;
     }
+    if (n->epi[e].op == EPI_AFFINE && !(alpha = epilogue_affine(ex, &n->epi[e], dst->shape[GD_C]))) return -1;
     if (n->epi[e].op == EPI_UNARY && n->epi[e].act == UN_LEAKY_RELU) { /* its alpha in alpha[0].x */
       float leak[4] = {n->epi[e].qscale, 0.0f, 0.0f, 0.0f};
       if (!(alpha = ex_upload(ex, leak, sizeof(leak)))) return -1;

@@ -71,8 +71,10 @@ static int plan(Walk* w, Graph* g, const int* outputs, int num_outputs) {
     const GNode* n = &g->nodes[k];
     for (int j = 0; j < n->num_outputs; ++j) w->producer[n->outputs[j]] = k;
     for (int j = 0; j < n->num_inputs; ++j) w->reads[n->inputs[j]]++;
-    for (int e = 0; e < n->num_epi; ++e) /* a residual read counts even where it is not an input too */
+    for (int e = 0; e < n->num_epi; ++e) { /* a residual read counts even where it is not an input too */
       if (n->epi[e].tensor >= 0) w->reads[n->epi[e].tensor]++;
+      if (n->epi[e].op == EPI_AFFINE && n->epi[e].shift >= 0) w->reads[n->epi[e].shift]++;
+    }
   }
   int removed = 0;
   for (int k = 0; k < num_outputs; ++k) {

@@ -232,7 +232,9 @@ GD_INLINE int epi_adds(int op) { return op == EPI_ADD || (op >= EPI_ADD_MAX2 && 
  * act (UN_*, unary_math), leaky relu's alpha in alpha[0].x; only in a
  * program built with -DEPI_UN=1 (ops_conv.c asks for it where a node has
  * such a step): the vector math of every unary op in each conv kernel made
- * PoCL's cold start 1.6-2.4 s slower on models that have none.
+ * PoCL's cold start 1.6-2.4 s slower on models that have none; op 17 =
+ * EPI_AFFINE: v * alpha[2s] + alpha[2s + 1] (a constant's MUL / ADD / SUB),
+ * then act.
  * epilogue_r takes the residual's value (convg_residual reads it through
  * a fused max pool); epilogue reads it at index gid (usually the output's
  * own index; a residual with fewer channels passes its own index, or -1
@@ -242,6 +244,7 @@ GD_INLINE float4 epilogue_step(float4 v, int op, int act, __global const float4*
 #ifdef EPI_UN
   if (op == EPI_UNARY) return unary_math(v, act, act == UN_LEAKY_RELU ? alpha[0].x : 0.0f);
 #endif
+  if (op == EPI_AFFINE) return activate(v * alpha[2 * s] + alpha[2 * s + 1], act);
   if (epi_adds(op)) return activate(v + r, act);
   if (op == EPI_QDQ) {
     float4 g = alpha[0];

@@ -56,8 +56,14 @@ enum { REDUCE_MEAN = 0, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD };
  *     Codes 8-9.
  * EPI_UNARY: any float unary op (its UN_* code in the step's act; common.cl's
  * unary_math), leaky relu's alpha in the alpha operand; in programs built
- * with EPI_UN_DEFINE only. */
-enum { EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2, EPI_QDQ = 3, EPI_ADD_MAX2 = 4, EPI_ADD_UP2 = 8, EPI_UNARY = 16 };
+ * with EPI_UN_DEFINE only.
+ * EPI_AFFINE: v * a + b per channel, then the step's activation: a MUL, ADD
+ * or SUB by a constant (or a MUL then an ADD), (a, b) interleaved per slice
+ * in the alpha operand. */
+enum {
+  EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2, EPI_QDQ = 3, EPI_ADD_MAX2 = 4, EPI_ADD_UP2 = 8, EPI_UNARY = 16,
+  EPI_AFFINE = 17
+};
 enum { EPI_MAX2_ODD_W = 1, EPI_MAX2_ODD_H = 2, EPI_UP2_HALF_PIXEL = 1 };
 #define EPI_UN_DEFINE "-DEPI_UN=1"
 

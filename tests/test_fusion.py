@@ -266,6 +266,61 @@ def test_unary_after_conv_is_fused(chain, act, dispatches, kernel_set, monkeypat
                  atol=1e-4 * max(1.0, float(np.abs(want).max())))
 
 
+@pytest.mark.parametrize("kernel_set", ["cpu", "gpu", "persistent", "fp16"])
+@pytest.mark.parametrize("c", [5, 17])
+@pytest.mark.parametrize("chain,depthwise,dispatches", [
+    (("mul", "add"), False, 3),          # conv(RELU) -> MUL -> ADD (batch norm after the activation): one step
+    (("add1",), False, 3),               # ADD of a scalar
+    (("sub", "mul"), False, 3),          # (conv - c) * c: one step, conv * a + b with b = -c * a
+    (("mul", "add", "mul"), False, 4),   # a second multiplier: a second affine step needs a second alpha
+    (("rmul", "add", "abs"), False, 3),  # c * conv, + c, ABS: an affine step and a unary one
+    (("mul", "add"), True, 3),           # after a depthwise
+    (("rsub",), False, 4),               # c - conv: not an affine step of v
+    (("prelu", "mul"), False, 4),        # one alpha operand: the MUL stays
+])
+def test_constant_binary_after_conv_is_an_affine_step(chain, depthwise, dispatches, c, kernel_set, monkeypatch):
+    """A MUL, ADD or SUB (the conv's output first) by a constant per channel
+    or a scalar becomes an epilogue step v * a + b with the op's
+    activation, a MUL then an ADD one step; two steps at most, one alpha
+    operand. One launch fewer per fused op, the CPU interpreter's outputs."""
+    monkeypatch.setenv("TFLITE_GPU_BHWC_OUTPUT", "0")
+    rng = np.random.default_rng(c)
+    mb = ModelBuilder()
+    h, w = 7, 5
+    x = mb.add_input([1, h, w, c])
+    y = _conv(mb, rng, x, c, c, (h, w), depthwise=depthwise, act="RELU")
+    for step in chain:
+        out = mb.add_tensor([1, h, w, c])
+        const = mb.add_tensor([1] if step == "add1" else [c], data=rng.uniform(-2, 2, [1 if step == "add1" else c])
+                              .astype(np.float32))
+        if step in ("mul", "rmul"):
+            mb.add_op("MUL", [y, const] if step == "mul" else [const, y], [out], dict(fused_activation="NONE"))
+        elif step in ("add", "add1"):
+            mb.add_op("ADD", [y, const], [out], dict(fused_activation="RELU6" if step == "add1" else "NONE"))
+        elif step in ("sub", "rsub"):
+            mb.add_op("SUB", [y, const] if step == "sub" else [const, y], [out], dict(fused_activation="NONE"))
+        elif step == "prelu":
+            mb.add_op("PRELU", [y, const], [out])
+        else:
+            mb.add_op(step.upper(), [y], [out])
+        y = out
+    mb.mark_output(y)
+    model = mb.build()
+    inputs = [rng.standard_normal([1, h, w, c]).astype(np.float32) * 3]
+    expected = run_cpu(model, inputs)
+    options = {"persistent": dict(execution="persistent"),
+               "fp16": dict(is_precision_loss_allowed=1, kernel_set="cpu")}.get(kernel_set, dict(kernel_set=kernel_set))
+    outputs, stats = _run_delegate(model, inputs, **options)
+    assert stats["cpu_nodes"] == 0
+    # The GPU set reads x as it is where a conv (not a depthwise) reads it alone.
+    assert stats["dispatches"] == dispatches - (kernel_set == "gpu" and not depthwise), stats
+    want = expected[0]
+    # FP32: only the order of the arithmetic differs (1e-5). FP16: half storage of
+    # the input and the output, check's FP16 tolerance (1e-2).
+    tol = 1e-2 if kernel_set == "fp16" else 1e-5
+    assert_close(outputs[0], want, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(want).max())))
+
+
 @pytest.mark.parametrize("k", [1, 3])
 @pytest.mark.parametrize("c", [5, 8, 17, 20])
 @pytest.mark.parametrize("order", [("prelu", "add"), ("add", "prelu")])
