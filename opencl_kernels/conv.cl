@@ -30,9 +30,10 @@
  *
  * conv_storeW: activation, epilogue, tail mask and store of one pixel's
  * block. A block of full slices (with a residual that has them all, if one
- * is fused) runs the epilogue W lanes wide and stores plain float4s: per
- * float4, the epilogue cost as much as the multiply-adds of a 32-channel
- * 1x1 conv. */
+ * is fused) whose steps are PRELU, ADD or QDQ (codes up to EPI_QDQ; other
+ * steps go float4 by float4 through common.cl's epilogue) runs them W lanes
+ * wide and stores plain float4s: per float4, the epilogue cost as much as
+ * the multiply-adds of a 32-channel 1x1 conv. */
 #define DEFINE_CONV_STORE(W, BS)                                                                                  \
   ALWAYS_INLINE float##W epilogue_step##W(float##W v, int op, int act, float##W alpha_v, float##W r) {          \
     if (op == EPI_PRELU) return select(v * alpha_v, v, isgreaterequal(v, (float##W)(0.0f)));                  \
@@ -46,7 +47,7 @@
     int so = SLICES(dst_shape);                                                                                 \
     acc = activate##W(acc, act);                                                                                \
     int o = (b * so + g * BS) * plane + p;                                                                      \
-    if (g * BS + BS <= so && dst_shape.z >= so * 4 &&                                                           \
+    if (g * BS + BS <= so && dst_shape.z >= so * 4 && epi.x <= EPI_QDQ && epi.z <= EPI_QDQ &&                   \
         (epi.x != EPI_ADD && epi.z != EPI_ADD || g * BS + BS <= res_slices)) {                                  \
       if (epi.x != EPI_NONE) {                                                                                  \
         float##W alpha_v = (float##W)(0.0f), r = (float##W)(0.0f);                                              \
