@@ -80,7 +80,7 @@ const FusePass kFusePasses[FUSE_NUM_PASSES] = {
                     FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_PW_DW", select_pw_depthwise_fits, run_pw_dw},
     [PASS_CHANNEL_SCALE] = {"channel_scale",
                             "a MUL by a per-channel scale (maybe then an ADD) read only by a 1x1 -> its source",
-                            FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_CHANNEL_SCALE", NULL, run_channel_scale},
+                            FUSE_KSETS_ALL, "TFLITE_GPU_FUSE_CHANNEL_SCALE", NULL, run_channel_scale},
     [PASS_UPSAMPLED_SOURCE] = {"upsampled_source", "a 2x RESIZE_BILINEAR read only by a 1x1 -> its source",
                                FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", NULL, run_upsampled},
     [PASS_FC_PAIR] = {"fc_pair", "two 1x1s on one pixel, the first read only by the second -> one launch",

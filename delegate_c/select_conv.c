@@ -70,6 +70,21 @@ static void cpu_conv2d(const Graph* g, const GNode* n, KernelVariant* v, int fin
    * conv2d_x4 for the VM on a GPU (select_vm_fine). */
   int narrow = fine || ds[GD_C] <= 4;
   int block = narrow ? 1 : ds[GD_C] <= 8 ? 2 : 4;
+  /* A 1x1 that scales its source per channel (fuse_conv_source.c):
+   * conv2d_x4_scaled where conv2d_x4 would run, else 16-channel blocks. */
+  if (n->p.conv.scale_input) {
+    int add = n->p.conv.add_input != 0;
+    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
+    size_t gemm_items = div_up((size_t)ds[GD_H] * ds[GD_W], GEMM_TILE) * div_up((size_t)(ds[GD_C] + 3) / 4, 4) *
+                        (size_t)ds[GD_B];
+    static const char* names[2][2] = {{"conv2d_1x1_scaled", "conv2d_1x1_scaled_add"},
+                                      {"conv2d_x4_scaled", "conv2d_x4_scaled_add"}};
+    *v = variant_1d("conv.cl", names[narrow][add], narrow ? phwc4_items(tiled) : gemm_items);
+    v->heavy = 1;
+    v->weight_block = narrow ? 1 : 4;
+    v->form = add ? CONV_ARGS_SCALED_ADD : CONV_ARGS_SCALED;
+    return;
+  }
   if (narrow) {
     int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
     *v = variant_1d("conv.cl", "conv2d_x4", phwc4_items(tiled));

@@ -224,6 +224,27 @@ GD_NOINLINE float4 unary_math(float4 v, int op, float alpha) {
  * pool or an upsampling (EPI_ADD_MAX2 / _UP2 and their bits). */
 GD_INLINE int epi_adds(int op) { return op == EPI_ADD || (op >= EPI_ADD_MAX2 && op < EPI_UNARY); }
 
+/* The 4-pixel kernels' multiply-adds (conv.cl, split_k.cl): four pixels'
+ * input float4s i0..i3 times one slice's weights w[0..3] (a float4 of
+ * output channels per input lane), into acc0..acc3. */
+#define X4_MADS                                                                                               \
+  float4 w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];                                                          \
+  acc0 = fma((float4)(i0.x), w0, fma((float4)(i0.y), w1, fma((float4)(i0.z), w2, fma((float4)(i0.w), w3, acc0)))); \
+  acc1 = fma((float4)(i1.x), w0, fma((float4)(i1.y), w1, fma((float4)(i1.z), w2, fma((float4)(i1.w), w3, acc1)))); \
+  acc2 = fma((float4)(i2.x), w0, fma((float4)(i2.y), w1, fma((float4)(i2.z), w2, fma((float4)(i2.w), w3, acc2)))); \
+  acc3 = fma((float4)(i3.x), w0, fma((float4)(i3.y), w1, fma((float4)(i3.z), w2, fma((float4)(i3.w), w3, acc3))));
+
+/* The store of the 4-pixel kernels' (conv.cl) accumulators acc0..acc3 (pixels x..x+3
+ * of row p.y, slice p.z, batch p.w): activation, epilogue, tail mask. */
+#define X4_STORE                                                                                       \
+  float4 accs[4] = {acc0, acc1, acc2, acc3};                                                           \
+  for (int i = 0; i < 4 && x + i < dst_shape.x; ++i) {                                                 \
+    int o = idx4(dst_shape, p.w, p.z, p.y, x + i);                                                     \
+    int rid = residual_index(o, p.w, p.z, SLICES(dst_shape), res_slices, dst_shape.x * dst_shape.y);   \
+    float4 r = epilogue(activate(accs[i], act), epi, alpha, residual, p.z, rid);                       \
+    STORE4(mask_tail(r, p.z, dst_shape.z), dst, o);                                                    \
+  }
+
 /* Fused epilogue steps (delegate_c/fuse_epilogue.c): epi = (op0, act0, op1, act1),
  * op 1 = PReLU with a per-channel alpha (float4 per slice), op 2 = ADD of
  * the residual float4 r, then act (EPI_ADD_MAX2 / _UP2: r read through a

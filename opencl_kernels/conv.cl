@@ -129,9 +129,9 @@ DEFINE_CONV_STORE(8, 2)
 
 /* Input lane J of one source slice: a weight row and a multiply-add per
  * pixel. */
-#define GEMM_LANE(W, J, VALUE)                       \
+#define GEMM_LANE(W, J, VALUE, K)                    \
   {                                                  \
-    float##W wj = vload##W(J, w);                    \
+    float##W wj = vload##W(J, w) * (K);              \
     a0 = fma((float##W)(VALUE(0, J)), wj, a0);       \
     a1 = fma((float##W)(VALUE(1, J)), wj, a1);       \
     a2 = fma((float##W)(VALUE(2, J)), wj, a2);       \
@@ -140,15 +140,19 @@ DEFINE_CONV_STORE(8, 2)
     a5 = fma((float##W)(VALUE(5, J)), wj, a5);       \
   }
 
-/* One source slice: its LANES (4, or 3) channels. */
-#define GEMM_SLICE(W, LANES, PIXEL, VALUE) \
-  GEMM_SCRATCH                             \
-  GEMM_EACH(PIXEL)                         \
-  GEMM_LANE(W, 0, VALUE)                   \
-  GEMM_LANE(W, 1, VALUE)                   \
-  GEMM_LANE(W, 2, VALUE)                   \
-  if (LANES == 4) GEMM_LANE(W, 3, VALUE)   \
+/* One source slice: its LANES (4, or 3) channels, each lane's weight row
+ * times lane K of a float4 (ONE4 but in conv2d_1x1_scaled: the compiler
+ * folds the product by 1). */
+#define ONE4 ((float4)(1.0f))
+#define GEMM_SLICE_K(W, LANES, PIXEL, VALUE, K) \
+  GEMM_SCRATCH                                  \
+  GEMM_EACH(PIXEL)                              \
+  GEMM_LANE(W, 0, VALUE, (K).x)                 \
+  GEMM_LANE(W, 1, VALUE, (K).y)                 \
+  GEMM_LANE(W, 2, VALUE, (K).z)                 \
+  if (LANES == 4) GEMM_LANE(W, 3, VALUE, (K).w) \
   w += 4 * W;
+#define GEMM_SLICE(W, LANES, PIXEL, VALUE) GEMM_SLICE_K(W, LANES, PIXEL, VALUE, ONE4)
 
 /* 1x1, stride 1, no padding: a GEMM of the pixel plane (P x C_in) by the
  * weights (C_in x C_out); pixel p reads input pixel p. */
@@ -180,6 +184,57 @@ DEFINE_CONV_1X1(conv2d_1x1, 16, 4)
 #define STORE_FN conv_store8
 #if GD_SELECTED(conv2d_1x1_b8, 1)
 DEFINE_CONV_1X1(conv2d_1x1_b8, 8, 2)
+#endif
+#undef STORE_FN
+
+/* conv2d_1x1 whose source is multiplied by a per-channel scale of each
+ * batch (scale: [B, 1, 1, C_in] PHWC4, float4 b * S_in + si) and, in
+ * _add, has a same-shaped addend added after it (as src): the MUL (and
+ * ADD) before a squeeze-and-excitation block's projection, fused
+ * (fuse_conv_source.c; conv_gpu.cl's _scaled_gpu kernels are the GPU
+ * set's). The scale multiplies each slice's weight rows, not every pixel:
+ * sum_c (x_c s_c) w_c = sum_c x_c (s_c w_c); the addend is a second pass
+ * over the same rows, unscaled. 16-channel blocks only. */
+#define CONV_1X1_SCALED_PARAMS                                                                              \
+  __global const storage_t* src, __global storage_t* dst, __global const float* weights,                     \
+   __global const float* bias, int4 src_shape, int4 dst_shape, __global const storage_t* scale, int act,      \
+   __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total
+#define CONV_1X1_SCALED_ARGS \
+  src, dst, weights, bias, src_shape, dst_shape, scale, act, alpha, residual, epi, res_slices, total
+#define CONV_1X1_SCALED_ADD_PARAMS                                                                          \
+  __global const storage_t* src, __global storage_t* dst, __global const float* weights,                     \
+   __global const float* bias, int4 src_shape, int4 dst_shape, __global const storage_t* scale,               \
+   __global const storage_t* addend, int act, __global const float4* alpha, __global const storage_t* residual, \
+   int4 epi, int res_slices, int total
+#define CONV_1X1_SCALED_ADD_ARGS \
+  src, dst, weights, bias, src_shape, dst_shape, scale, addend, act, alpha, residual, epi, res_slices, total
+#define CONV_1X1_SCALED_BODY(ADDEND_PASS)                                                                     \
+  GEMM_PROLOGUE(16, 4)                                                                                        \
+  GEMM_EACH(GEMM_INIT_16)                                                                                     \
+  size_t at = (size_t)b * src_slices * plane * 4;                                                             \
+  __global const float* w = weights + (size_t)g * src_slices * 4 * 16;                                        \
+  for (int si = 0; si < src_slices; ++si, at += (size_t)plane * 4) {                                          \
+    __global const float* rows = w;                                                                           \
+    float4 k = LOAD4(scale, b * src_slices + si);                                                             \
+    {                                                                                                         \
+      __global const storage_t* s = src + at;                                                                 \
+      GEMM_SLICE_K(16, 4, GEMM_PIXEL, GEMM_VALUE, k)                                                          \
+    }                                                                                                         \
+    ADDEND_PASS                                                                                               \
+  }                                                                                                           \
+  GEMM_STORES(16)
+#define CONV_1X1_ADDEND_PASS \
+  { __global const storage_t* s = addend + at; w = rows; GEMM_SLICE(16, 4, GEMM_PIXEL, GEMM_VALUE) }
+#define STORE_FN conv_store16
+#if GD_SELECTED(conv2d_1x1_scaled, 14)
+OUTLINED_KERNEL(conv2d_1x1_scaled, CONV_1X1_SCALED_PARAMS, CONV_1X1_SCALED_ARGS) {
+  CONV_1X1_SCALED_BODY()
+}
+#endif
+#if GD_SELECTED(conv2d_1x1_scaled_add, 15)
+OUTLINED_KERNEL(conv2d_1x1_scaled_add, CONV_1X1_SCALED_ADD_PARAMS, CONV_1X1_SCALED_ADD_ARGS) {
+  CONV_1X1_SCALED_BODY(CONV_1X1_ADDEND_PASS)
+}
 #endif
 #undef STORE_FN
 
@@ -299,22 +354,46 @@ OUTLINED_KERNEL(conv2d_x4, X4_PARAMS, X4_ARGS) {
         float4 i1 = v1 ? LOAD4(src, base + sx1) : (float4)(0.0f);
         float4 i2 = v2 ? LOAD4(src, base + sx2) : (float4)(0.0f);
         float4 i3 = v3 ? LOAD4(src, base + sx3) : (float4)(0.0f);
-        float4 w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
-        acc0 = fma((float4)(i0.x), w0, fma((float4)(i0.y), w1, fma((float4)(i0.z), w2, fma((float4)(i0.w), w3, acc0))));
-        acc1 = fma((float4)(i1.x), w0, fma((float4)(i1.y), w1, fma((float4)(i1.z), w2, fma((float4)(i1.w), w3, acc1))));
-        acc2 = fma((float4)(i2.x), w0, fma((float4)(i2.y), w1, fma((float4)(i2.z), w2, fma((float4)(i2.w), w3, acc2))));
-        acc3 = fma((float4)(i3.x), w0, fma((float4)(i3.y), w1, fma((float4)(i3.z), w2, fma((float4)(i3.w), w3, acc3))));
+        X4_MADS
         w += 4;
       }
     }
   }
-  float4 accs[4] = {acc0, acc1, acc2, acc3};
-  for (int i = 0; i < 4 && x + i < dst_shape.x; ++i) {
-    int o = idx4(dst_shape, p.w, p.z, p.y, x + i);
-    int rid = residual_index(o, p.w, p.z, SLICES(dst_shape), res_slices, dst_shape.x * dst_shape.y);
-    float4 r = epilogue(activate(accs[i], act), epi, alpha, residual, p.z, rid);
-    STORE4(mask_tail(r, p.z, dst_shape.z), dst, o);
-  }
+  X4_STORE
+}
+#endif
+
+/* conv2d_x4 for a 1x1, stride 1, unpadded conv whose source is multiplied
+ * by a per-channel scale of each batch (and, in _add, has a same-shaped
+ * addend added after it) where it is loaded: conv2d_1x1_scaled's fusion
+ * for outputs of one slice and for the VM on a GPU (select_conv.c); its
+ * weights (float4s, as conv2d_x4's) and bias passed as floats. */
+/* Pixel J of the 4, scaled (and the addend added), where it lies in the row. */
+#define X4_SCALED_PIXEL(J, ADDEND) (x + (J) < src_shape.x ? LOAD4(src, base + (J)) * k ADDEND(J) : (float4)(0.0f))
+#define X4_NO_ADDEND(J)
+#define X4_ADDEND(J) +LOAD4(addend, base + (J))
+#define X4_SCALED_BODY(ADDEND)                                                                                  \
+  if (gid >= total) return;                                                                                   \
+  int4 p = split_gid(gid, (int4)((dst_shape.x + 3) >> 2, dst_shape.y, dst_shape.z, dst_shape.w));             \
+  int x = p.x * 4, src_slices = SLICES(src_shape), plane = src_shape.y * src_shape.x;                         \
+  float4 acc0 = vload4(p.z, bias), acc1 = acc0, acc2 = acc0, acc3 = acc0;                                     \
+  int base = idx4(src_shape, p.w, 0, p.y, x);                                                                 \
+  __global const float4* w = (__global const float4*)weights + p.z * src_slices * 4;                          \
+  for (int si = 0; si < src_slices; ++si, base += plane, w += 4) {                                            \
+    float4 k = LOAD4(scale, p.w * src_slices + si);                                                           \
+    float4 i0 = X4_SCALED_PIXEL(0, ADDEND), i1 = X4_SCALED_PIXEL(1, ADDEND);                                  \
+    float4 i2 = X4_SCALED_PIXEL(2, ADDEND), i3 = X4_SCALED_PIXEL(3, ADDEND);                                  \
+    X4_MADS                                                                                                   \
+  }                                                                                                           \
+  X4_STORE
+#if GD_SELECTED(conv2d_x4_scaled, 16)
+OUTLINED_KERNEL(conv2d_x4_scaled, CONV_1X1_SCALED_PARAMS, CONV_1X1_SCALED_ARGS) {
+  X4_SCALED_BODY(X4_NO_ADDEND)
+}
+#endif
+#if GD_SELECTED(conv2d_x4_scaled_add, 17)
+OUTLINED_KERNEL(conv2d_x4_scaled_add, CONV_1X1_SCALED_ADD_PARAMS, CONV_1X1_SCALED_ADD_ARGS) {
+  X4_SCALED_BODY(X4_ADDEND)
 }
 #endif
 
@@ -381,13 +460,7 @@ OUTLINED_KERNEL(depthwise_conv2d_x4, X4_PARAMS, X4_ARGS) {
       if (sx3 >= 0 && sx3 < src_shape.x) acc3 = fma(LOAD4(src, row + sx3), wk, acc3);
     }
   }
-  float4 accs[4] = {acc0, acc1, acc2, acc3};
-  for (int i = 0; i < 4 && x + i < dst_shape.x; ++i) {
-    int o = idx4(dst_shape, p.w, p.z, p.y, x + i);
-    int rid = residual_index(o, p.w, p.z, SLICES(dst_shape), res_slices, dst_shape.x * dst_shape.y);
-    float4 r = epilogue(activate(accs[i], act), epi, alpha, residual, p.z, rid);
-    STORE4(mask_tail(r, p.z, dst_shape.z), dst, o);
-  }
+  X4_STORE
 }
 #endif
 

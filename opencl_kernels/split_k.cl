@@ -90,11 +90,7 @@ OUTLINED_KERNEL(conv2d_x4_split, X4_SPLIT_PARAMS, X4_SPLIT_ARGS) {
     float4 i1 = sx1 >= 0 && sx1 < src_shape.x ? LOAD4(src, base + sx1) : (float4)(0.0f);
     float4 i2 = sx2 >= 0 && sx2 < src_shape.x ? LOAD4(src, base + sx2) : (float4)(0.0f);
     float4 i3 = sx3 >= 0 && sx3 < src_shape.x ? LOAD4(src, base + sx3) : (float4)(0.0f);
-    float4 w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
-    acc0 = fma((float4)(i0.x), w0, fma((float4)(i0.y), w1, fma((float4)(i0.z), w2, fma((float4)(i0.w), w3, acc0))));
-    acc1 = fma((float4)(i1.x), w0, fma((float4)(i1.y), w1, fma((float4)(i1.z), w2, fma((float4)(i1.w), w3, acc1))));
-    acc2 = fma((float4)(i2.x), w0, fma((float4)(i2.y), w1, fma((float4)(i2.z), w2, fma((float4)(i2.w), w3, acc2))));
-    acc3 = fma((float4)(i3.x), w0, fma((float4)(i3.y), w1, fma((float4)(i3.z), w2, fma((float4)(i3.w), w3, acc3))));
+    X4_MADS
   }
   __global float4* out = part + (size_t)gid * 4;
   out[0] = acc0;

@@ -1,12 +1,17 @@
 """1x1 CONV_2Ds that read their source through the op feeding it
-(fuse_conv_source.c, GPU kernel set):
+(fuse_conv_source.c):
 
 - a squeeze-and-excitation block's last MUL (x * a per-channel scale
   computed from x): the conv multiplies its source by the scale where it
-  loads it (conv_gpu.cl conv2d_1x1_scaled_gpu), and adds a same-shaped
-  tensor after it where an ADD follows the MUL (conv2d_1x1_scaled_add_gpu);
+  loads it, and adds a same-shaped tensor after it where an ADD follows the
+  MUL. Every kernel set and execution mode: conv_gpu.cl's
+  conv2d_1x1_scaled_gpu / _add_gpu in the GPU set; conv.cl's
+  conv2d_1x1_scaled / _add (16-channel blocks) in the CPU set, and
+  conv2d_x4_scaled / _add for the VM's fine bodies (persistent-fine:
+  TFLITE_GPU_VM_FINE=1, the bodies the VM runs on a GPU), where the fused
+  MUL and ADD are phases fewer;
 - a 2x RESIZE_BILINEAR (no align_corners): the conv interpolates the
-  resize's input (conv2d_1x1_up2_gpu).
+  resize's input (conv2d_1x1_up2_gpu, GPU set).
 
 Every case runs with the fusion on and off (TFLITE_GPU_FUSE_CHANNEL_SCALE=0,
 TFLITE_GPU_FUSE_UPSAMPLED_SOURCE=0) against the CPU interpreter on seeded
@@ -74,30 +79,40 @@ def _se_block(b, h, w, c, cout, seed=0, scale_first=False, mul_act="NONE", extra
     return mb.build(), inputs
 
 
-@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+# (mode, fp16): the GPU and CPU sets in both precisions; the VM's fine
+# bodies (a GPU's) in FP32, one launch in all, the fused ops phases fewer.
+SCALE_MODES = [("gpu", False), ("gpu", True), ("cpu", False), ("cpu", True), ("persistent-fine", False)]
+
+
+def _scale_saved(monkeypatch, model, inputs, mode, fp16):
+    options = {"kernel_set": mode} if mode in ("gpu", "cpu") else {"execution": "persistent"}
+    if mode == "persistent-fine":
+        monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    return launches_saved(monkeypatch, "TFLITE_GPU_FUSE_CHANNEL_SCALE", model, inputs, fp16=fp16, **options)
+
+
+@pytest.mark.parametrize("mode,fp16", SCALE_MODES, ids=[f"{m}-{'fp16' if h else 'fp32'}" for m, h in SCALE_MODES])
 @pytest.mark.parametrize("b,h,w,c,cout,scale_first", [
     (1, 9, 7, 3, 5, False),     # 3 channels: the scale's padded lane
     (1, 6, 10, 5, 17, True),    # MUL(scale, x): either operand order
     (2, 5, 7, 17, 8, False),    # a batch of 2: each batch its own scales
     (1, 11, 13, 40, 24, False),  # 10 input slices: several K steps
 ])
-def test_scale_is_fused_into_the_1x1(monkeypatch, b, h, w, c, cout, scale_first, fp16):
+def test_scale_is_fused_into_the_1x1(monkeypatch, b, h, w, c, cout, scale_first, mode, fp16):
     model, inputs = _se_block(b, h, w, c, cout, seed=h * w + c, scale_first=scale_first)
-    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_CHANNEL_SCALE", model, inputs, fp16=fp16, kernel_set="gpu")
-    assert saved == 1, saved
+    assert _scale_saved(monkeypatch, model, inputs, mode, fp16) == 1
 
 
-@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("mode,fp16", SCALE_MODES, ids=[f"{m}-{'fp16' if h else 'fp32'}" for m, h in SCALE_MODES])
 @pytest.mark.parametrize("b,h,w,c,cout,addend", [
     (1, 9, 7, 3, 5, "after"),
     (2, 6, 10, 17, 8, "before"),   # ADD(r, product), a batch of 2
     (1, 11, 13, 40, 24, "after"),  # several K steps
 ])
-def test_scale_then_add_is_fused_into_the_1x1(monkeypatch, b, h, w, c, cout, addend, fp16):
-    """MUL -> ADD -> 1x1 (conv2d_1x1_scaled_add_gpu): both go."""
+def test_scale_then_add_is_fused_into_the_1x1(monkeypatch, b, h, w, c, cout, addend, mode, fp16):
+    """MUL -> ADD -> 1x1 (the _scaled_add kernels): both go."""
     model, inputs = _se_block(b, h, w, c, cout, seed=h * w + c + 1, addend=addend)
-    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_CHANNEL_SCALE", model, inputs, fp16=fp16, kernel_set="gpu")
-    assert saved == 2, saved
+    assert _scale_saved(monkeypatch, model, inputs, mode, fp16) == 2
 
 
 @pytest.mark.parametrize("case,saved_want", [("add_relu", 0), ("sum_is_an_output", 0), ("3x3_projection", 0)])
@@ -110,14 +125,12 @@ def test_scale_then_adds_the_conv_cannot_take_stay_launches(monkeypatch, case, s
     assert saved == saved_want, saved
 
 
-@pytest.mark.parametrize("case", ["mul_relu", "product_is_an_output", "3x3_projection", "constant_scale",
-                                  "cpu_set"])
+@pytest.mark.parametrize("case", ["mul_relu", "product_is_an_output", "3x3_projection", "constant_scale"])
 def test_scales_the_conv_cannot_take_stay_launches(monkeypatch, case):
     model, inputs = _se_block(1, 7, 9, 5, 6, seed=9, mul_act="RELU" if case == "mul_relu" else "NONE",
                               extra_reader=case == "product_is_an_output",
                               proj_k=3 if case == "3x3_projection" else 1, const_scale=case == "constant_scale")
-    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_CHANNEL_SCALE", model, inputs,
-                           kernel_set="cpu" if case == "cpu_set" else "gpu")
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_CHANNEL_SCALE", model, inputs, kernel_set="gpu")
     assert saved == 0, saved
 
 
