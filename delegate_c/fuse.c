@@ -73,7 +73,7 @@ const FusePass kFusePasses[FUSE_NUM_PASSES] = {
     [PASS_POOLED_RESIDUAL] = {"pooled_residual",
                               "a residual that is a 2x2 max pool, a 2x bilinear upsampling or a channel prefix -> "
                               "read through it by the conv (epilogues)",
-                              FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", NULL, NULL},
+                              FUSE_KSETS_ALL, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", NULL, NULL},
     [PASS_DW_1X1] = {"dw_1x1", "a depthwise read only by a 1x1 CONV_2D -> one launch (dw_conv2d_1x1_gpu)",
                      FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_DW_1X1", NULL, run_dw_1x1},
     [PASS_PW_DW] = {"pw_dw", "a 1x1 CONV_2D read only by a depthwise -> one launch (pw_depthwise_gpu)",

@@ -1,16 +1,16 @@
 /* 1x1 CONV_2Ds that read their source through the op that feeds it, so
- * that op is never launched and its output never written (GPU kernel set
- * only, opencl_kernels/conv_gpu.cl):
+ * that op is never launched and its output never written:
  * - a MUL of an activation by a runtime per-channel scale: the conv
  *   multiplies each input float4 by the scale where it loads it
- *   (conv2d_1x1_scaled_gpu). Squeeze-and-excitation blocks (MobileNetV3,
+ *   (conv_gpu.cl conv2d_1x1_scaled_gpu; in the CPU set and the VM, conv.cl
+ *   conv2d_1x1_scaled and conv2d_x4_scaled). Squeeze-and-excitation blocks (MobileNetV3,
  *   selfie_segmentation) end so: x * sigmoid(fc(mean x)) -> the block's
  *   1x1 projection. A MUL then an ADD of a same-shaped runtime tensor
  *   (a decoder's attention gate: skip * scale + upsampled) is read so too,
- *   the addend added after the scale (conv2d_1x1_scaled_add_gpu).
- *   The channel_scale pass (fuse.c).
+ *   the addend added after the scale (the _scaled_add kernels).
+ *   The channel_scale pass (fuse.c), every kernel set.
  * - a RESIZE_BILINEAR to twice its input's size (no align_corners): the
- *   conv interpolates the input itself (conv2d_1x1_up2_gpu). Decoders and
+ *   conv interpolates the input itself (conv2d_1x1_up2_gpu; GPU set only). Decoders and
  *   feature pyramids upsample so before a 1x1 (selfie_segmentation,
  *   palm_detection). The upsampled_source pass (fuse.c). */
 #ifndef TFLITE_GPU_FUSE_CONV_SOURCE_H

@@ -2,7 +2,7 @@
  * connected) that feeds them, so conv -> PRELU -> ADD(residual) is one
  * kernel: each fused node saves a launch and a full write + read of the
  * activation; a RELU-family, TANH, LOGISTIC or HARD_SWISH node after them
- * becomes the last step's activation, any other float unary op a step. With the GPU kernel set a residual
+ * becomes the last step's activation, any other float unary op a step. A CONV_2D's residual
  * that is a 2x2 max pool, a 2x bilinear upsampling or the first channels
  * of a tensor is read through it (max2_pool_of, up2_resize_of,
  * channel_prefix_of). */
@@ -45,7 +45,7 @@ static int channel_pad_of(const Graph* g, int t, int c, const int* outputs, int 
  * read by node c alone, or -1. hand_recrop's last blocks narrow their
  * shortcut so (MAX_POOL_2D, then the first half of its channels); the
  * conv reads the slice's input as its residual, slice s of the output at
- * slice s of the input (convg_residual indexes it by the input's own
+ * slice s of the input (conv_residual indexes it by the input's own
  * slice count), and its store zeroes the lanes past C. */
 static int channel_prefix_of(const Graph* g, int t, int c, const int* outputs, int num_outputs) {
   int k = graph_writer(g, t), only = -1;
@@ -65,8 +65,8 @@ static int channel_prefix_of(const Graph* g, int t, int c, const int* outputs, i
 /* The node that computes t as a 2x2 stride-2 MAX_POOL_2D without padding
  * before its windows, read by node c alone, or -1; *code gets the kernels'
  * EPI_ADD_MAX2 code. BlazeBlock stride-2 blocks add such a pool of the
- * block's input (then maybe a channel PAD) to the conv path; conv_gpu.cl
- * reads the pool's input through the window instead (convg_residual). Its
+ * block's input (then maybe a channel PAD) to the conv path; the conv
+ * reads the pool's input through the window instead (conv_residual). Its
  * source must be 2W x 2H, or one short (SAME padding of an odd size, the
  * last window holds fewer taps); VALID of an odd size would skip a pixel
  * per row, which the kernel does not know. */
@@ -184,11 +184,11 @@ static int try_fuse_affine(Graph* g, GNode* prod, const GNode* cons, int t, int 
   Epilogue* last = prod->num_epi ? &prod->epi[prod->num_epi - 1] : NULL;
   if (last && last->op == EPI_AFFINE && last->act == kTfLiteActNone) {
     if (op != BIN_MUL && last->shift < 0) { /* (v * a) + b */
-      last->shift = other, last->qscale = sign, last->act = cons->act;
+      last->shift = other, last->shift_sign = sign, last->act = cons->act;
       return 1;
     }
     if (op == BIN_MUL && last->tensor < 0) { /* (v + b) * a = v * a + b * a */
-      last->tensor = other, last->qzero = 1, last->act = cons->act;
+      last->tensor = other, last->add_first = 1, last->act = cons->act;
       return 1;
     }
   }
@@ -196,7 +196,7 @@ static int try_fuse_affine(Graph* g, GNode* prod, const GNode* cons, int t, int 
   for (int k = 0; k < prod->num_epi; ++k)
     if (uses_alpha(&prod->epi[k])) return 0;
   prod->epi[prod->num_epi++] = (Epilogue){.op = EPI_AFFINE, .tensor = op == BIN_MUL ? other : -1, .act = cons->act,
-                                          .qscale = sign, .shift = op == BIN_MUL ? -1 : other};
+                                          .shift_sign = sign, .shift = op == BIN_MUL ? -1 : other};
   return 1;
 }
 
@@ -213,8 +213,9 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     /* Its params take the alpha operand: not with a fused PReLU. */
     for (int k = 0; k < prod->num_epi; ++k)
       if (uses_alpha(&prod->epi[k])) return 0;
-    prod->epi[prod->num_epi++] = (Epilogue){EPI_QDQ, -1, kTfLiteActNone, cons->p.quant.scale,
-                                            cons->p.quant.zero_point, cons->p.quant.qmin, cons->p.quant.qmax, 0, -1};
+    prod->epi[prod->num_epi++] = (Epilogue){.op = EPI_QDQ, .tensor = -1, .qscale = cons->p.quant.scale,
+                                            .qzero = cons->p.quant.zero_point, .qmin = cons->p.quant.qmin,
+                                            .qmax = cons->p.quant.qmax, .shift = -1};
     prod->outputs[0] = cons->outputs[0];
     return 1;
   }
@@ -246,7 +247,8 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     for (int k = 0; u == UN_LEAKY_RELU && k < prod->num_epi; ++k)
       if (uses_alpha(&prod->epi[k])) return 0;
     prod->epi[prod->num_epi++] =
-        (Epilogue){EPI_UNARY, -1, u, u == UN_LEAKY_RELU ? cons->p.unary.alpha : 0.0f, 0, 0, 0, 0, -1};
+        (Epilogue){.op = EPI_UNARY, .tensor = -1, .act = u,
+                   .qscale = u == UN_LEAKY_RELU ? cons->p.unary.alpha : 0.0f, .shift = -1};
     prod->outputs[0] = cons->outputs[0];
     return 1;
   }
@@ -260,7 +262,7 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     return 1;
   }
   if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
-  Epilogue e = {EPI_NONE, other, kTfLiteActNone, 0.0f, 0, 0, 0, 0, -1};
+  Epilogue e = {.op = EPI_NONE, .tensor = other, .act = kTfLiteActNone, .shift = -1};
   /* The kernels take one alpha and one residual operand. */
   for (int k = 0; k < prod->num_epi; ++k)
     if ((uses_alpha(&prod->epi[k]) && cons->p.binary.op == BIN_PRELU) ||
@@ -273,8 +275,8 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
              memcmp(g->tensors[other].shape, out_shape, sizeof(int) * 4) == 0) {
     int pad = channel_pad_of(g, other, c, outputs, num_outputs);
     if (pad >= 0) e.tensor = g->nodes[pad].inputs[0];
-    /* Only conv_gpu.cl's kernels read through a pool or a resize (the
-     * pooled_residual pass, fuse.c). */
+    /* A CONV_2D's kernels read through a pool or a resize (the
+     * pooled_residual pass, fuse.c; common.cl conv_residual). */
     int pool = -1, slice = -1;
     if (pooled_residual && prod->op == &kGOpConv2d) {
       if (pad < 0) slice = channel_prefix_of(g, e.tensor, c, outputs, num_outputs);

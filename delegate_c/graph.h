@@ -91,12 +91,14 @@ typedef struct Epilogue {
   /* EPI_ADD whose residual is read through a 2x2 stride-2 max pool or a
    * 2x bilinear upsampling of `tensor` (fuse_epilogue.c): the kernels' code,
    * EPI_ADD_MAX2 or EPI_ADD_UP2 with its bits; 0 otherwise. Only
-   * conv_gpu.cl's kernels take it. */
+   * CONV_2D nodes get it (common.cl conv_residual). */
   int via;
   /* EPI_AFFINE: `tensor` the constant multiplied by (-1: none), `shift`
-   * the one added (-1: none), subtracted where qscale is -1; qzero 1 where
-   * the addition came first ((v + b) * a). */
+   * the one added (-1: none) times shift_sign (-1: a SUB); add_first 1
+   * where the addition came first ((v + b) * a). */
   int shift;
+  float shift_sign;
+  int add_first;
 } Epilogue;
 
 /* Landmarks2TransformMatrix. v2: f = (target_rotation, scale_x, scale_y),

@@ -193,8 +193,8 @@ static cl_mem epilogue_affine(Encoder* ex, const Epilogue* e, int cout) {
     int k = c < cout ? c : 0;
     float* slot = &v[(size_t)(c / 4) * 8 + c % 4];
     slot[0] = a ? a->data[a->shape[GD_C] == 1 ? 0 : k] : 1.0f;
-    slot[4] = b ? e->qscale * b->data[b->shape[GD_C] == 1 ? 0 : k] : 0.0f;
-    if (e->qzero) slot[4] *= slot[0]; /* (v + b) * a */
+    slot[4] = b ? e->shift_sign * b->data[b->shape[GD_C] == 1 ? 0 : k] : 0.0f;
+    if (e->add_first) slot[4] *= slot[0]; /* (v + b) * a */
   }
   cl_mem m = ex_upload(ex, v, (size_t)slices * 8 * sizeof(float));
   free(v);
@@ -218,8 +218,8 @@ static int conv_epilogue(Encoder* ex, const GNode* n, const KernelVariant* v, cl
     epi[2 * e] = n->epi[e].op;
     epi[2 * e + 1] = n->epi[e].act;
     if (n->epi[e].op == EPI_ADD && n->epi[e].via) {
-      /* The fusion passes make these only where their table allows (fuse.c). */
-      if (strcmp(v->file, "conv_gpu.cl") != 0 && strcmp(v->file, "depthwise_gpu.cl") != 0)
+      /* The convolutions read it (common.cl conv_residual); conv.cl's depthwise kernels do not. */
+      if (strcmp(v->file, "conv.cl") == 0 && strncmp(v->kernel, "conv2d", 6) != 0)
         return ex_fail(ex, "%s cannot read a residual through a pool or a resize", v->kernel);
       epi[2 * e] = n->epi[e].via;
     }
@@ -245,16 +245,19 @@ static int conv_epilogue(Encoder* ex, const GNode* n, const KernelVariant* v, cl
   return 0;
 }
 
-/* A kernel of a node with an EPI_UNARY step is built with -DEPI_UN=1
- * (common.cl): its unary ops' code only in the programs that run one. */
-static int epilogue_defines(Encoder* ex, const GNode* n, KernelVariant* v) {
+/* Records node `node`'s launch of variant v, NULL on error. A node with an
+ * EPI_UNARY step is built with -DEPI_UN=1 (common.cl): its unary ops' code
+ * only in the programs that run one. */
+static KernelRef dispatch_conv(Encoder* ex, const GNode* n, KernelVariant* v, int node) {
   int unary = 0;
   for (int e = 0; e < n->num_epi; ++e) unary |= n->epi[e].op == EPI_UNARY;
-  if (!unary) return 0;
   size_t len = strlen(v->defines);
-  int w = snprintf(v->defines + len, sizeof(v->defines) - len, "%s" EPI_UN_DEFINE, len ? " " : "");
-  return w < 0 || (size_t)w >= sizeof(v->defines) - len ? ex_fail(ex, "%s: its build defines are too long", v->kernel)
-                                                        : 0;
+  if (unary) {
+    int w = snprintf(v->defines + len, sizeof(v->defines) - len, "%s" EPI_UN_DEFINE, len ? " " : "");
+    if (w < 0 || (size_t)w >= sizeof(v->defines) - len)
+      return ex_fail(ex, "%s: its build defines are too long", v->kernel), NULL;
+  }
+  return ex_dispatch_variant(ex, v, node);
 }
 
 /* Arguments shared by the conv kernels of every set; the variant's form
@@ -334,7 +337,7 @@ static int encode_conv_split(Encoder* ex, int node, const KernelVariant* x4, cl_
   karg_int(&a, (int)(tiles * (size_t)chunks));
   if (karg_done(ex, &a)) return -1;
   KernelVariant v = variant_1d("split_k.cl", "conv2d_x4_sum", phwc4_items(ds));
-  KernelRef k = epilogue_defines(ex, n, &v) ? NULL : ex_dispatch_variant(ex, &v, node);
+  KernelRef k = dispatch_conv(ex, n, &v, node);
   if (!k) return -1;
   a = (KArgs){k, 0, CL_SUCCESS, 0};
   karg_mem(&a, part);
@@ -369,7 +372,7 @@ static int encode_conv2d(Encoder* ex, int node) {
     return -1;
   int chunk = strcmp(v.kernel, "conv2d_x4") == 0 ? select_conv_split(ex->dev, &ex->g, n) : 0;
   if (chunk) return encode_conv_split(ex, node, &v, wm, bm, chunk);
-  KernelRef k = epilogue_defines(ex, n, &v) ? NULL : ex_dispatch_variant(ex, &v, node);
+  KernelRef k = dispatch_conv(ex, n, &v, node);
   return k ? set_conv_args(ex, k, n, &v, wm, bm, NULL) : -1;
 }
 
@@ -405,7 +408,7 @@ static int encode_depthwise(Encoder* ex, int node) {
   if (upload_depthwise(ex, n, &wm, &bm)) return -1;
   KernelVariant v;
   select_depthwise(ex->dev, &ex->g, n, &v);
-  KernelRef k = epilogue_defines(ex, n, &v) ? NULL : ex_dispatch_variant(ex, &v, node);
+  KernelRef k = dispatch_conv(ex, n, &v, node);
   return k ? set_conv_args(ex, k, n, &v, wm, bm, NULL) : -1;
 }
 
@@ -423,7 +426,7 @@ static int encode_dw_conv1x1(Encoder* ex, int node) {
   if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.pw_weights], src->shape[GD_C], bias,
                                    v.weight_block, &wm, &bm))
     return -1;
-  KernelRef k = epilogue_defines(ex, n, &v) ? NULL : ex_dispatch_variant(ex, &v, node);
+  KernelRef k = dispatch_conv(ex, n, &v, node);
   return k ? set_conv_args(ex, k, n, &v, wm, bm, dw) : -1;
 }
 
@@ -440,7 +443,7 @@ static int encode_pw_depthwise(Encoder* ex, int node) {
     return -1;
   KernelVariant v;
   select_pw_depthwise(ex->dev, &ex->g, n, &v);
-  KernelRef k = epilogue_defines(ex, n, &v) ? NULL : ex_dispatch_variant(ex, &v, node);
+  KernelRef k = dispatch_conv(ex, n, &v, node);
   return k ? set_conv_args(ex, k, n, &v, wm, bm, pw) : -1;
 }
 

@@ -235,13 +235,14 @@ GD_INLINE int epi_adds(int op) { return op == EPI_ADD || (op >= EPI_ADD_MAX2 && 
   acc3 = fma((float4)(i3.x), w0, fma((float4)(i3.y), w1, fma((float4)(i3.z), w2, fma((float4)(i3.w), w3, acc3))));
 
 /* The store of the 4-pixel kernels' (conv.cl) accumulators acc0..acc3 (pixels x..x+3
- * of row p.y, slice p.z, batch p.w): activation, epilogue, tail mask. */
+ * of row p.y, slice p.z, batch p.w): activation, epilogue (a residual read
+ * through a pool or a resize included: conv_residual), tail mask. */
 #define X4_STORE                                                                                       \
   float4 accs[4] = {acc0, acc1, acc2, acc3};                                                           \
   for (int i = 0; i < 4 && x + i < dst_shape.x; ++i) {                                                 \
     int o = idx4(dst_shape, p.w, p.z, p.y, x + i);                                                     \
-    int rid = residual_index(o, p.w, p.z, SLICES(dst_shape), res_slices, dst_shape.x * dst_shape.y);   \
-    float4 r = epilogue(activate(accs[i], act), epi, alpha, residual, p.z, rid);                       \
+    float4 res = conv_residual(residual, epi, dst_shape, p.w, p.z, p.y * dst_shape.x + x + i, res_slices); \
+    float4 r = epilogue_r(activate(accs[i], act), epi, alpha, res, p.z);                               \
     STORE4(mask_tail(r, p.z, dst_shape.z), dst, o);                                                    \
   }
 
@@ -256,7 +257,7 @@ GD_INLINE int epi_adds(int op) { return op == EPI_ADD || (op >= EPI_ADD_MAX2 && 
  * PoCL's cold start 1.6-2.4 s slower on models that have none; op 17 =
  * EPI_AFFINE: v * alpha[2s] + alpha[2s + 1] (a constant's MUL / ADD / SUB),
  * then act.
- * epilogue_r takes the residual's value (convg_residual reads it through
+ * epilogue_r takes the residual's value (conv_residual reads it through
  * a fused max pool); epilogue reads it at index gid (usually the output's
  * own index; a residual with fewer channels passes its own index, or -1
  * for a slice it lacks, which adds zero). */
@@ -318,7 +319,7 @@ GD_INLINE float4 convg_up2(__global const storage_t* residual, int code, int4 ds
  * (8-9) interpolates a W/2 x H/2 source (convg_up2). That source is the
  * pool's or the resize's input: the pool or resize itself is never
  * launched (fuse.c). */
-GD_INLINE float4 convg_residual(__global const storage_t* residual, int4 epi, int4 dst_shape, int b, int s, int p,
+GD_INLINE float4 conv_residual(__global const storage_t* residual, int4 epi, int4 dst_shape, int b, int s, int p,
                                 int res_slices) {
   int add = epi_adds(epi.x) ? epi.x : epi.z;
   if (!epi_adds(add) || s >= res_slices) return (float4)(0.0f);
@@ -345,7 +346,7 @@ GD_INLINE void convg_store(float4 v, __global storage_t* dst, int4 dst_shape, in
                         __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
                         int total) {
   v = activate(v, act);
-  v = epilogue_r(v, epi, alpha, convg_residual(residual, epi, dst_shape, b, s, p, res_slices), s);
+  v = epilogue_r(v, epi, alpha, conv_residual(residual, epi, dst_shape, b, s, p, res_slices), s);
 #if CONVG_DST_BHWC
   __global float* out = (__global float*)dst + total + ((size_t)b * dst_shape.x * dst_shape.y + p) * dst_shape.z;
   int c = 4 * s;

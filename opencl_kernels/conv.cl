@@ -68,8 +68,8 @@
     for (int j = 0; j < BS; ++j, o += plane) {                                                                  \
       int s = g * BS + j;                                                                                       \
       if (s >= so) return;                                                                                      \
-      int rid = residual_index(o, b, s, so, res_slices, plane);                                                 \
-      float4 v = epilogue(vload4(j, a), epi, alpha, residual, s, rid);                                          \
+      float4 r = conv_residual(residual, epi, dst_shape, b, s, p, res_slices);                                  \
+      float4 v = epilogue_r(vload4(j, a), epi, alpha, r, s);                                                    \
       STORE4(mask_tail(v, s, dst_shape.z), dst, o);                                                             \
     }                                                                                                           \
   }

@@ -46,7 +46,7 @@ enum { REDUCE_MEAN = 0, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD };
 /* Elementwise steps fused into a producer's output (fuse.c, common.cl's
  * epilogue): PReLU with a per-channel alpha, ADD of a residual then an
  * activation, or a quantize-dequantize onto an int8/uint8 grid.
- * GPU set only (common.cl's convg_residual), an ADD of a residual read through
+ * A convolution's (common.cl's conv_residual): an ADD of a residual read through
  *   EPI_ADD_MAX2: a 2x2 stride-2 MAX_POOL_2D of a source of 2W x 2H
  *     pixels; the _ODD bits say the source is one pixel short in W / H
  *     (SAME padding of an odd size), so its last window holds fewer taps.

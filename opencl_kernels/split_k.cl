@@ -114,8 +114,8 @@ OUTLINED_KERNEL(conv2d_x4_sum, X4_SUM_PARAMS, X4_SUM_ARGS) {
   __global const float4* in = part + (size_t)t * 4 + (p.x & 3);
   float4 acc = in[0];
   for (int c = 1; c < chunks; ++c) acc += in[(size_t)c * count * 4];
-  int rid = residual_index(gid, p.w, p.z, SLICES(dst_shape), res_slices, dst_shape.x * dst_shape.y);
-  float4 r = epilogue(activate(acc, act), epi, alpha, residual, p.z, rid);
+  float4 res = conv_residual(residual, epi, dst_shape, p.w, p.z, p.y * dst_shape.x + p.x, res_slices);
+  float4 r = epilogue_r(activate(acc, act), epi, alpha, res, p.z);
   STORE4(mask_tail(r, p.z, dst_shape.z), dst, gid);
 }
 #endif

@@ -31,3 +31,19 @@ def launches_saved(monkeypatch, hook, model, inputs, fp16=False, keep_off=(), **
             assert_close(g, w, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(w).max())))
         launches.append(stats["dispatches"])
     return launches[1] - launches[0]
+
+
+# (mode, fp16) pairs of the fusions every kernel set and VM mode takes: the
+# GPU set in both precisions, the CPU set, and the VM's fine bodies (the
+# ones it runs on a GPU) in FP32, where a fused op is a phase fewer.
+ALL_MODES = [("gpu", False), ("gpu", True), ("cpu", False), ("persistent-fine", False)]
+ALL_MODE_IDS = [f"{m}-{'fp16' if h else 'fp32'}" for m, h in ALL_MODES]
+
+
+def mode_options(monkeypatch, mode):
+    """Delegate options for a mode of ALL_MODES (persistent-fine sets
+    TFLITE_GPU_VM_FINE=1)."""
+    if mode == "persistent-fine":
+        monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+        return {"execution": "persistent"}
+    return {"kernel_set": mode}

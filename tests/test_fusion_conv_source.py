@@ -25,7 +25,7 @@ stored tensors)."""
 import numpy as np
 import pytest
 
-from fusion_hooks import launches_saved
+from fusion_hooks import ALL_MODE_IDS, ALL_MODES, launches_saved, mode_options
 from tflite_gpu.model_builder import ModelBuilder
 
 
@@ -79,19 +79,17 @@ def _se_block(b, h, w, c, cout, seed=0, scale_first=False, mul_act="NONE", extra
     return mb.build(), inputs
 
 
-# (mode, fp16): the GPU and CPU sets in both precisions; the VM's fine
-# bodies (a GPU's) in FP32, one launch in all, the fused ops phases fewer.
-SCALE_MODES = [("gpu", False), ("gpu", True), ("cpu", False), ("cpu", True), ("persistent-fine", False)]
+# The CPU set in FP16 too: its scaled kernels load half sources.
+SCALE_MODES = ALL_MODES + [("cpu", True)]
+SCALE_IDS = ALL_MODE_IDS + ["cpu-fp16"]
 
 
 def _scale_saved(monkeypatch, model, inputs, mode, fp16):
-    options = {"kernel_set": mode} if mode in ("gpu", "cpu") else {"execution": "persistent"}
-    if mode == "persistent-fine":
-        monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
-    return launches_saved(monkeypatch, "TFLITE_GPU_FUSE_CHANNEL_SCALE", model, inputs, fp16=fp16, **options)
+    return launches_saved(monkeypatch, "TFLITE_GPU_FUSE_CHANNEL_SCALE", model, inputs, fp16=fp16,
+                          **mode_options(monkeypatch, mode))
 
 
-@pytest.mark.parametrize("mode,fp16", SCALE_MODES, ids=[f"{m}-{'fp16' if h else 'fp32'}" for m, h in SCALE_MODES])
+@pytest.mark.parametrize("mode,fp16", SCALE_MODES, ids=SCALE_IDS)
 @pytest.mark.parametrize("b,h,w,c,cout,scale_first", [
     (1, 9, 7, 3, 5, False),     # 3 channels: the scale's padded lane
     (1, 6, 10, 5, 17, True),    # MUL(scale, x): either operand order
@@ -103,7 +101,7 @@ def test_scale_is_fused_into_the_1x1(monkeypatch, b, h, w, c, cout, scale_first,
     assert _scale_saved(monkeypatch, model, inputs, mode, fp16) == 1
 
 
-@pytest.mark.parametrize("mode,fp16", SCALE_MODES, ids=[f"{m}-{'fp16' if h else 'fp32'}" for m, h in SCALE_MODES])
+@pytest.mark.parametrize("mode,fp16", SCALE_MODES, ids=SCALE_IDS)
 @pytest.mark.parametrize("b,h,w,c,cout,addend", [
     (1, 9, 7, 3, 5, "after"),
     (2, 6, 10, 17, 8, "before"),   # ADD(r, product), a batch of 2

@@ -1,8 +1,10 @@
 """A residual ADD whose shortcut is a 2x2 stride-2 MAX_POOL_2D (BlazeBlock
 stride-2 blocks) or a 2x RESIZE_BILINEAR (feature pyramids' top-down
-path): with the GPU kernel set the convolution reads the pool's or the
-resize's input through it (common.cl convg_residual, fuse.c
-max2_pool_of, up2_resize_of) and the pool or resize is never launched.
+path): the convolution reads the pool's or the resize's input through it
+(common.cl conv_residual, fuse.c max2_pool_of, up2_resize_of) and the pool
+or resize is never launched: in the GPU set (convg_store), the CPU set
+(conv.cl's stores) and the VM's fine bodies (conv2d_x4), where it is a
+phase fewer.
 Every case runs with the fusion on and off
 (TFLITE_GPU_FUSE_POOLED_RESIDUAL=0), against the CPU interpreter, on seeded
 random data: the fused case must match and save exactly one launch; the
@@ -17,7 +19,7 @@ activation, about 5e-4 relative, through three stored tensors)."""
 import numpy as np
 import pytest
 
-from fusion_hooks import launches_saved
+from fusion_hooks import ALL_MODE_IDS, ALL_MODES, launches_saved, mode_options
 from tflite_gpu.model_builder import ModelBuilder
 
 
@@ -96,12 +98,16 @@ FUSED = [
 ]
 
 
-@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+def _saved(monkeypatch, model, inputs, mode="gpu", fp16=False):
+    return launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, fp16=fp16,
+                          **mode_options(monkeypatch, mode))
+
+
+@pytest.mark.parametrize("mode,fp16", ALL_MODES, ids=ALL_MODE_IDS)
 @pytest.mark.parametrize("b,h,w,cin,cout,conv,act,prelu", FUSED)
-def test_pooled_residual_is_fused(monkeypatch, b, h, w, cin, cout, conv, act, prelu, fp16):
+def test_pooled_residual_is_fused(monkeypatch, b, h, w, cin, cout, conv, act, prelu, mode, fp16):
     model, inputs = _block(b, h, w, cin, cout, conv, act=act, prelu=prelu, seed=h * 100 + w * 10 + cin)
-    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, fp16=fp16, kernel_set="gpu")
-    assert saved == 1, saved
+    assert _saved(monkeypatch, model, inputs, mode, fp16) == 1
 
 
 # (b, h, w, cin, cout, conv, fp16): the shortcut is the pool's first cout
@@ -114,20 +120,19 @@ SLICED = [
 ]
 
 
+@pytest.mark.parametrize("mode", ["gpu", "cpu", "persistent-fine"])
 @pytest.mark.parametrize("b,h,w,cin,cout,conv,fp16", SLICED)
-def test_sliced_pooled_residual_is_fused(monkeypatch, b, h, w, cin, cout, conv, fp16):
+def test_sliced_pooled_residual_is_fused(monkeypatch, b, h, w, cin, cout, conv, fp16, mode):
     """The slice and the pool are both read through: two launches saved."""
     model, inputs = _block(b, h, w, cin, cout, conv, act="RELU", seed=cin * 10 + cout)
-    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, fp16=fp16, kernel_set="gpu")
-    assert saved == 2, saved
+    assert _saved(monkeypatch, model, inputs, mode, fp16 and mode != "persistent-fine") == 2
 
 
 def test_slice_not_from_channel_0_stays_a_launch(monkeypatch):
     """Channels 4 .. 12 are not at the index the output's slices read: the
     slice, and so the pool it reads, stay launches."""
     model, inputs = _block(1, 8, 8, 16, 8, "dw+1x1", slice_begin=4, seed=3)
-    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, kernel_set="gpu")
-    assert saved == 0, saved
+    assert _saved(monkeypatch, model, inputs) == 0
 
 
 @pytest.mark.parametrize("h,w", [(8, 12), (9, 9)])
@@ -138,18 +143,15 @@ def test_valid_pool_of_even_size_is_fused(monkeypatch, h, w):
     # a VALID 3x3 stride-2 depthwise gives the odd size's pool shape
     model, inputs = _block(1, h, w, 5, 7, "dw+1x1", pool_padding="VALID",
                            conv_padding="SAME" if h % 2 == 0 else "VALID", seed=h + w)
-    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, kernel_set="gpu")
-    assert saved == (1 if h % 2 == 0 and w % 2 == 0 else 0), saved
+    assert _saved(monkeypatch, model, inputs) == (1 if h % 2 == 0 and w % 2 == 0 else 0)
 
 
-@pytest.mark.parametrize("case", ["pool_output", "pool_relu", "pool_3x3", "cpu_set"])
+@pytest.mark.parametrize("case", ["pool_output", "pool_relu", "pool_3x3"])
 def test_pools_the_kernel_cannot_read_stay_launches(monkeypatch, case):
     kw = dict(pool_output=case == "pool_output", pool_act="RELU" if case == "pool_relu" else "NONE",
               pool_filter=3 if case == "pool_3x3" else 2)
     model, inputs = _block(1, 10, 11, 3, 5, "dw+1x1", seed=7, **kw)
-    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs,
-                           kernel_set="cpu" if case == "cpu_set" else "gpu")
-    assert saved == 0, saved
+    assert _saved(monkeypatch, model, inputs) == 0
 
 
 def _upsample_block(b, h, w, cin, cout, conv, half_pixel=False, align_corners=False, factor=2, seed=0):
@@ -185,24 +187,40 @@ def _upsample_block(b, h, w, cin, cout, conv, half_pixel=False, align_corners=Fa
     return mb.build(), inputs
 
 
-@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("mode,fp16", ALL_MODES, ids=ALL_MODE_IDS)
 @pytest.mark.parametrize("b,h,w,cin,cout,conv,half_pixel", [
     (1, 6, 10, 3, 1, "1x1", False),
     (2, 8, 6, 5, 17, "3x3", True),
     (1, 12, 14, 17, 5, "dw+1x1", True),
     (1, 4, 4, 8, 3, "1x1", False),
 ])
-def test_upsampled_residual_is_fused(monkeypatch, b, h, w, cin, cout, conv, half_pixel, fp16):
+def test_upsampled_residual_is_fused(monkeypatch, b, h, w, cin, cout, conv, half_pixel, mode, fp16):
     """EPI_ADD_UP2: the conv reads the resize's W/2 x H/2 input and
     interpolates it itself; the resize is never launched."""
     model, inputs = _upsample_block(b, h, w, cin, cout, conv, half_pixel=half_pixel, seed=h * w + cin)
-    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, fp16=fp16, kernel_set="gpu")
-    assert saved == 1, saved
+    assert _saved(monkeypatch, model, inputs, mode, fp16) == 1
 
 
 @pytest.mark.parametrize("case", ["align_corners", "factor_3"])
 def test_resizes_the_kernel_cannot_read_stay_launches(monkeypatch, case):
     model, inputs = _upsample_block(1, 12, 6, 3, 5, "1x1", align_corners=case == "align_corners",
                                     factor=3 if case == "factor_3" else 2, seed=4)
-    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", model, inputs, kernel_set="gpu")
-    assert saved == 0, saved
+    assert _saved(monkeypatch, model, inputs) == 0
+
+
+def test_a_split_conv_reads_the_pooled_residual(monkeypatch):
+    """A conv the VM splits over its reduction on a GPU (select_conv_split:
+    few output tiles, 128 steps or more; TFLITE_GPU_COMPUTE_UNITS=132 sizes
+    the grid as an H200's) reads the pooled residual in its sum phase
+    (split_k.cl conv2d_x4_sum): the pool is a phase fewer there too."""
+    import tflite_gpu
+    from tflite_gpu import _capi, interpreters
+
+    monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", "132")
+    model, inputs = _block(1, 6, 6, 60, 60, "3x3", act="RELU", seed=5)  # 9 taps x 15 slices = 135 steps
+    assert _saved(monkeypatch, model, inputs, "persistent-fine") == 1
+    d = tflite_gpu.load_delegate(log_level="silent", execution="persistent")
+    it = interpreters.make(model, delegate=d)
+    kernels = [k for g in _capi.delegate_groups(d._get_native_delegate_pointer()) for k in g["kernels"]]
+    del it
+    assert "conv2d_x4_sum" in kernels and "max_pool" not in " ".join(kernels), kernels
