@@ -82,7 +82,7 @@ const FusePass kFusePasses[FUSE_NUM_PASSES] = {
                             "a MUL by a per-channel scale (maybe then an ADD) read only by a 1x1 -> its source",
                             FUSE_KSETS_ALL, "TFLITE_GPU_FUSE_CHANNEL_SCALE", NULL, run_channel_scale},
     [PASS_UPSAMPLED_SOURCE] = {"upsampled_source", "a 2x RESIZE_BILINEAR read only by a 1x1 -> its source",
-                               FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", NULL, run_upsampled},
+                               FUSE_KSETS_ALL, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", NULL, run_upsampled},
     [PASS_FC_PAIR] = {"fc_pair", "two 1x1s on one pixel, the first read only by the second -> one launch",
                       FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_FC_PAIR", NULL, run_fc_pair},
     [PASS_FC_HEADS] = {"fc_heads", "up to 4 FULLY_CONNECTED heads of one source row -> one launch",

@@ -10,7 +10,8 @@
  *   the addend added after the scale (the _scaled_add kernels).
  *   The channel_scale pass (fuse.c), every kernel set.
  * - a RESIZE_BILINEAR to twice its input's size (no align_corners): the
- *   conv interpolates the input itself (conv2d_1x1_up2_gpu; GPU set only). Decoders and
+ *   conv interpolates the input itself (conv2d_1x1_up2_gpu; conv.cl
+ *   conv2d_1x1_up2 and conv2d_x4_up2 in the CPU set and the VM). Decoders and
  *   feature pyramids upsample so before a 1x1 (selfie_segmentation,
  *   palm_detection). The upsampled_source pass (fuse.c). */
 #ifndef TFLITE_GPU_FUSE_CONV_SOURCE_H

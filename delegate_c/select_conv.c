@@ -1,4 +1,4 @@
-/* Kernel selection for CONV_2D and DEPTHWISE_CONV_2D (kernels: conv.cl for
+/* Kernel selection for CONV_2D and DEPTHWISE_CONV_2D (kernels: conv.cl and depthwise.cl for
  * the CPU set, conv_gpu.cl and depthwise_gpu.cl for the GPU set). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,19 +70,21 @@ static void cpu_conv2d(const Graph* g, const GNode* n, KernelVariant* v, int fin
    * conv2d_x4 for the VM on a GPU (select_vm_fine). */
   int narrow = fine || ds[GD_C] <= 4;
   int block = narrow ? 1 : ds[GD_C] <= 8 ? 2 : 4;
-  /* A 1x1 that scales its source per channel (fuse_conv_source.c):
-   * conv2d_x4_scaled where conv2d_x4 would run, else 16-channel blocks. */
-  if (n->p.conv.scale_input) {
-    int add = n->p.conv.add_input != 0;
+  /* A 1x1 that reads its source through a per-channel scale or a 2x
+   * upsampling (fuse_conv_source.c): the conv2d_x4 form where conv2d_x4
+   * would run, else 16-channel blocks. */
+  int source = n->p.conv.scale_input ? (n->p.conv.add_input ? 2 : 1) : n->p.conv.src_via ? 3 : 0;
+  if (source) {
     int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
     size_t gemm_items = div_up((size_t)ds[GD_H] * ds[GD_W], GEMM_TILE) * div_up((size_t)(ds[GD_C] + 3) / 4, 4) *
                         (size_t)ds[GD_B];
-    static const char* names[2][2] = {{"conv2d_1x1_scaled", "conv2d_1x1_scaled_add"},
-                                      {"conv2d_x4_scaled", "conv2d_x4_scaled_add"}};
-    *v = variant_1d("conv.cl", names[narrow][add], narrow ? phwc4_items(tiled) : gemm_items);
+    static const char* names[2][3] = {{"conv2d_1x1_scaled", "conv2d_1x1_scaled_add", "conv2d_1x1_up2"},
+                                      {"conv2d_x4_scaled", "conv2d_x4_scaled_add", "conv2d_x4_up2"}};
+    static const int forms[3] = {CONV_ARGS_SCALED, CONV_ARGS_SCALED_ADD, CONV_ARGS_UP2};
+    *v = variant_1d("conv.cl", names[narrow][source - 1], narrow ? phwc4_items(tiled) : gemm_items);
     v->heavy = 1;
     v->weight_block = narrow ? 1 : 4;
-    v->form = add ? CONV_ARGS_SCALED_ADD : CONV_ARGS_SCALED;
+    v->form = forms[source - 1];
     return;
   }
   if (narrow) {
@@ -112,7 +114,7 @@ static void cpu_depthwise(const Graph* g, const GNode* n, KernelVariant* v, int 
   int kh = wt->shape[1], kw = wt->shape[2];
   const int* ds = g->tensors[n->outputs[0]].shape;
   if (fine || n->p.conv.multiplier != 1) {
-    *v = variant_1d("conv.cl", "depthwise_conv2d_multiplier", phwc4_items(ds));
+    *v = variant_1d("depthwise.cl", "depthwise_conv2d_multiplier", phwc4_items(ds));
     v->heavy = 1;
     v->form = CONV_ARGS_GEOMETRY;
     return;
@@ -127,11 +129,11 @@ static void cpu_depthwise(const Graph* g, const GNode* n, KernelVariant* v, int 
   const char* name = square && stride && n->p.conv.dx == 1 && n->p.conv.dy == 1 ? names[kh / 2][stride - 1] : NULL;
   if (name) {
     int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + DW_TILE - 1) / DW_TILE, ds[GD_C]};
-    *v = variant_1d("conv.cl", name, phwc4_items(tiled));
+    *v = variant_1d("depthwise.cl", name, phwc4_items(tiled));
     v->form = CONV_ARGS_PAD_ONLY;
   } else {
     int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
-    *v = variant_1d("conv.cl", "depthwise_conv2d_x4", phwc4_items(tiled));
+    *v = variant_1d("depthwise.cl", "depthwise_conv2d_x4", phwc4_items(tiled));
     v->form = CONV_ARGS_GEOMETRY;
   }
   v->heavy = 1;

@@ -224,6 +224,12 @@ GD_NOINLINE float4 unary_math(float4 v, int op, float alpha) {
  * pool or an upsampling (EPI_ADD_MAX2 / _UP2 and their bits). */
 GD_INLINE int epi_adds(int op) { return op == EPI_ADD || (op >= EPI_ADD_MAX2 && op < EPI_UNARY); }
 
+/* The arguments of the two 4-pixel kernels (conv.cl conv2d_x4, depthwise.cl depthwise_conv2d_x4). */
+#define X4_PARAMS                                                                                           \
+  __global const storage_t* src, __global storage_t* dst, __global const float4* weights,                   \
+   __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,            \
+   __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total
+#define X4_ARGS src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices, total
 /* The 4-pixel kernels' multiply-adds (conv.cl, split_k.cl): four pixels'
  * input float4s i0..i3 times one slice's weights w[0..3] (a float4 of
  * output channels per input lane), into acc0..acc3. */
@@ -298,7 +304,7 @@ GD_INLINE float4 epilogue(float4 v, int4 epi, __global const float4* alpha, __gl
  * bilinear upsampling of a W/2 x H/2 source (EPI_ADD_UP2), as resize.cl
  * computes RESIZE_BILINEAR with scale 1/2: lower index max(floor(v), 0),
  * upper min(ceil(v), size - 1), weights from v minus the lower index. */
-GD_INLINE float4 convg_up2(__global const storage_t* residual, int code, int4 dst_shape, int c0, int x, int y) {
+GD_INLINE float4 conv_up2(__global const storage_t* residual, int code, int4 dst_shape, int c0, int x, int y) {
   int sw = dst_shape.x / 2, sh = dst_shape.y / 2;
   float off = (code & EPI_UP2_HALF_PIXEL) ? 0.25f : 0.0f; /* (o + 0.5) / 2 - 0.5 = o / 2 - 0.25 */
   float fy = (float)y * 0.5f - off, fx = (float)x * 0.5f - off;
@@ -316,7 +322,7 @@ GD_INLINE float4 convg_up2(__global const storage_t* residual, int code, int4 ds
  * takes the max of the 2x2 window at (2x, 2y) of a source of sw x sh
  * pixels, one short of 2W / 2H where the code says so, whose taps past
  * its edge are left out, as MAX_POOL_2D's SAME padding does; EPI_ADD_UP2
- * (8-9) interpolates a W/2 x H/2 source (convg_up2). That source is the
+ * (8-9) interpolates a W/2 x H/2 source (conv_up2). That source is the
  * pool's or the resize's input: the pool or resize itself is never
  * launched (fuse.c). */
 GD_INLINE float4 conv_residual(__global const storage_t* residual, int4 epi, int4 dst_shape, int b, int s, int p,
@@ -326,7 +332,7 @@ GD_INLINE float4 conv_residual(__global const storage_t* residual, int4 epi, int
   int w = dst_shape.x, plane = w * dst_shape.y;
   if (add == EPI_ADD) return LOAD4(residual, (b * res_slices + s) * plane + p);
   int y = p / w, x = p - y * w;
-  if (add >= EPI_ADD_UP2) return convg_up2(residual, add, dst_shape, b * res_slices + s, x, y);
+  if (add >= EPI_ADD_UP2) return conv_up2(residual, add, dst_shape, b * res_slices + s, x, y);
   int sw = 2 * w - (add & EPI_MAX2_ODD_W), sh = 2 * dst_shape.y - ((add & EPI_MAX2_ODD_H) >> 1);
   int sx = 2 * x, sy = 2 * y;
   int i = ((b * res_slices + s) * sh + sy) * sw + sx;

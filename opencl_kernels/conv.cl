@@ -1,4 +1,5 @@
-/* CONV_2D and DEPTHWISE_CONV_2D, FP32 accumulation in every precision.
+/* CONV_2D of the CPU kernel set (the GPU set's: conv_gpu.cl; DEPTHWISE_CONV_2D:
+ * depthwise.cl), FP32 accumulation in every precision.
  *
  * Convolution is register tiled: a work-item computes GEMM_TILE (6) output
  * pixels x 16 output channels (4 slices) in float16 accumulators, so each
@@ -226,14 +227,44 @@ DEFINE_CONV_1X1(conv2d_1x1_b8, 8, 2)
 #define CONV_1X1_ADDEND_PASS \
   { __global const storage_t* s = addend + at; w = rows; GEMM_SLICE(16, 4, GEMM_PIXEL, GEMM_VALUE) }
 #define STORE_FN conv_store16
-#if GD_SELECTED(conv2d_1x1_scaled, 14)
+#if GD_SELECTED(conv2d_1x1_scaled, 7)
 OUTLINED_KERNEL(conv2d_1x1_scaled, CONV_1X1_SCALED_PARAMS, CONV_1X1_SCALED_ARGS) {
   CONV_1X1_SCALED_BODY()
 }
 #endif
-#if GD_SELECTED(conv2d_1x1_scaled_add, 15)
+#if GD_SELECTED(conv2d_1x1_scaled_add, 8)
 OUTLINED_KERNEL(conv2d_1x1_scaled_add, CONV_1X1_SCALED_ADD_PARAMS, CONV_1X1_SCALED_ADD_ARGS) {
   CONV_1X1_SCALED_BODY(CONV_1X1_ADDEND_PASS)
+}
+#endif
+/* conv2d_1x1 whose source is a 2x bilinear upsampling of src (src_shape is
+ * the W/2 x H/2 source's), interpolated per pixel and slice into a private
+ * row (common.cl conv_up2): the RESIZE_BILINEAR before the 1x1, fused
+ * (fuse_conv_source.c; conv_gpu.cl's conv2d_1x1_up2_gpu in the GPU set). */
+#define CONV_1X1_UP2_PARAMS                                                                                 \
+  __global const storage_t* src, __global storage_t* dst, __global const float* weights,                     \
+   __global const float* bias, int4 src_shape, int4 dst_shape, int src_code, int act,                        \
+   __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total
+#define CONV_1X1_UP2_ARGS \
+  src, dst, weights, bias, src_shape, dst_shape, src_code, act, alpha, residual, epi, res_slices, total
+#define UP2_INIT(i) float16 a##i = bv; int u##i = min(p0 + (i), plane - 1);
+#define UP2_PIXEL(i) vstore4(conv_up2(src, src_code, dst_shape, c0, u##i % dst_shape.x, u##i / dst_shape.x), i, px);
+#define UP2_VALUE(i, J) px[4 * (i) + (J)]
+#if GD_SELECTED(conv2d_1x1_up2, 11)
+OUTLINED_KERNEL(conv2d_1x1_up2, CONV_1X1_UP2_PARAMS, CONV_1X1_UP2_ARGS) {
+  GEMM_PROLOGUE(16, 4)
+  GEMM_EACH(UP2_INIT)
+  __global const float* w = weights + (size_t)g * src_slices * 4 * 16;
+  for (int si = 0, c0 = b * src_slices; si < src_slices; ++si, ++c0) {
+    float px[4 * GEMM_TILE];
+    GEMM_EACH(UP2_PIXEL)
+    GEMM_LANE(16, 0, UP2_VALUE, 1.0f)
+    GEMM_LANE(16, 1, UP2_VALUE, 1.0f)
+    GEMM_LANE(16, 2, UP2_VALUE, 1.0f)
+    GEMM_LANE(16, 3, UP2_VALUE, 1.0f)
+    w += 4 * 16;
+  }
+  GEMM_STORES(16)
 }
 #endif
 #undef STORE_FN
@@ -314,12 +345,6 @@ DEFINE_CONV_TILED(conv2d_tiled_b8_c3, 8, 2, 3)
 #endif
 #undef STORE_FN
 
-/* The arguments of the two 4-pixel kernels (conv2d_x4, depthwise_conv2d_x4). */
-#define X4_PARAMS                                                                                           \
-  __global const storage_t* src, __global storage_t* dst, __global const float4* weights,                   \
-   __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,            \
-   __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total
-#define X4_ARGS src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices, total
 /* conv2d for outputs of one slice (MediaPipe's 1-channel masks), where a
  * 16-channel block would be mostly padding: 4 horizontally adjacent pixels
  * x 4 channels per work-item, each weight float4 loaded once serving four
@@ -363,238 +388,45 @@ OUTLINED_KERNEL(conv2d_x4, X4_PARAMS, X4_ARGS) {
 }
 #endif
 
-/* conv2d_x4 for a 1x1, stride 1, unpadded conv whose source is multiplied
- * by a per-channel scale of each batch (and, in _add, has a same-shaped
- * addend added after it) where it is loaded: conv2d_1x1_scaled's fusion
- * for outputs of one slice and for the VM on a GPU (select_conv.c); its
- * weights (float4s, as conv2d_x4's) and bias passed as floats. */
-/* Pixel J of the 4, scaled (and the addend added), where it lies in the row. */
-#define X4_SCALED_PIXEL(J, ADDEND) (x + (J) < src_shape.x ? LOAD4(src, base + (J)) * k ADDEND(J) : (float4)(0.0f))
-#define X4_NO_ADDEND(J)
-#define X4_ADDEND(J) +LOAD4(addend, base + (J))
-#define X4_SCALED_BODY(ADDEND)                                                                                  \
+/* conv2d_x4 for a 1x1, stride 1, unpadded conv that reads its source
+ * through the op before it (fuse_conv_source.c), for outputs of one slice
+ * and for the VM on a GPU (select_conv.c): _scaled multiplies it by a
+ * per-channel scale of each batch (and _scaled_add then adds a same-shaped
+ * addend), _up2 interpolates a 2x bilinear upsampling of it (src_shape is
+ * the W/2 x H/2 source's; common.cl conv_up2). Weights float4s as
+ * conv2d_x4's, weights and bias passed as floats. SETUP runs per input
+ * slice si; PIXEL(J) is pixel x + J's input float4. */
+#define X4_1X1_BODY(SETUP, PIXEL)                                                                            \
   if (gid >= total) return;                                                                                   \
   int4 p = split_gid(gid, (int4)((dst_shape.x + 3) >> 2, dst_shape.y, dst_shape.z, dst_shape.w));             \
   int x = p.x * 4, src_slices = SLICES(src_shape), plane = src_shape.y * src_shape.x;                         \
   float4 acc0 = vload4(p.z, bias), acc1 = acc0, acc2 = acc0, acc3 = acc0;                                     \
-  int base = idx4(src_shape, p.w, 0, p.y, x);                                                                 \
+  int base = idx4(src_shape, p.w, 0, min(p.y, src_shape.y - 1), x);                                           \
   __global const float4* w = (__global const float4*)weights + p.z * src_slices * 4;                          \
   for (int si = 0; si < src_slices; ++si, base += plane, w += 4) {                                            \
-    float4 k = LOAD4(scale, p.w * src_slices + si);                                                           \
-    float4 i0 = X4_SCALED_PIXEL(0, ADDEND), i1 = X4_SCALED_PIXEL(1, ADDEND);                                  \
-    float4 i2 = X4_SCALED_PIXEL(2, ADDEND), i3 = X4_SCALED_PIXEL(3, ADDEND);                                  \
+    SETUP                                                                                                     \
+    float4 i0 = PIXEL(0), i1 = PIXEL(1), i2 = PIXEL(2), i3 = PIXEL(3);                                        \
     X4_MADS                                                                                                   \
   }                                                                                                           \
   X4_STORE
-#if GD_SELECTED(conv2d_x4_scaled, 16)
+#define X4_SCALE_OF_SLICE float4 k = LOAD4(scale, p.w * src_slices + si);
+#define X4_IN_ROW(J) (x + (J) < dst_shape.x)
+#define X4_SCALED(J) (X4_IN_ROW(J) ? LOAD4(src, base + (J)) * k : (float4)(0.0f))
+#define X4_SCALED_ADD(J) (X4_IN_ROW(J) ? LOAD4(src, base + (J)) * k + LOAD4(addend, base + (J)) : (float4)(0.0f))
+#define X4_UP2(J) \
+  (X4_IN_ROW(J) ? conv_up2(src, src_code, dst_shape, p.w * src_slices + si, x + (J), p.y) : (float4)(0.0f))
+#if GD_SELECTED(conv2d_x4_scaled, 9)
 OUTLINED_KERNEL(conv2d_x4_scaled, CONV_1X1_SCALED_PARAMS, CONV_1X1_SCALED_ARGS) {
-  X4_SCALED_BODY(X4_NO_ADDEND)
+  X4_1X1_BODY(X4_SCALE_OF_SLICE, X4_SCALED)
 }
 #endif
-#if GD_SELECTED(conv2d_x4_scaled_add, 17)
+#if GD_SELECTED(conv2d_x4_scaled_add, 10)
 OUTLINED_KERNEL(conv2d_x4_scaled_add, CONV_1X1_SCALED_ADD_PARAMS, CONV_1X1_SCALED_ADD_ARGS) {
-  X4_SCALED_BODY(X4_ADDEND)
+  X4_1X1_BODY(X4_SCALE_OF_SLICE, X4_SCALED_ADD)
 }
 #endif
-
-/* Depthwise with any multiplier m: output channel c reads input channel
- * c / m. Weights [S][KH][KW] float4 over output channels, bias [S]. */
-#define DEPTHWISE_CONV2D_MULTIPLIER_PARAMS \
-  __global const storage_t* src, __global storage_t* dst, __global const float4* weights, __global const float4* bias, \
-  int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act, __global const float4* alpha, \
-  __global const storage_t* residual, int4 epi, int res_slices, int multiplier, int total
-#define DEPTHWISE_CONV2D_MULTIPLIER_ARGS \
-  src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices, multiplier, \
-  total
-#if GD_SELECTED(depthwise_conv2d_multiplier, 7)
-OUTLINED_KERNEL(depthwise_conv2d_multiplier, DEPTHWISE_CONV2D_MULTIPLIER_PARAMS, DEPTHWISE_CONV2D_MULTIPLIER_ARGS) {
-  if (gid >= total) return;
-  int4 p = split_gid(gid, dst_shape);
-  float4 acc = bias[p.z];
-  int x0 = p.x * geom.z - pad_dil.x;
-  int y0 = p.y * geom.w - pad_dil.y;
-  int c0 = p.z * 4;
-  int4 ic = min((int4)(c0, c0 + 1, c0 + 2, c0 + 3), (int4)(dst_shape.z - 1)) / multiplier;
-  __global const float4* w = weights + p.z * geom.y * geom.x;
-  for (int ky = 0; ky < geom.y; ++ky) {
-    int sy = y0 + ky * pad_dil.w;
-    if (sy < 0 || sy >= src_shape.y) continue;
-    for (int kx = 0; kx < geom.x; ++kx) {
-      int sx = x0 + kx * pad_dil.z;
-      if (sx < 0 || sx >= src_shape.x) continue;
-      float4 v = (float4)(LOAD1(src, idx1(src_shape, p.w, sy, sx, ic.x)), LOAD1(src, idx1(src_shape, p.w, sy, sx, ic.y)),
-                          LOAD1(src, idx1(src_shape, p.w, sy, sx, ic.z)), LOAD1(src, idx1(src_shape, p.w, sy, sx, ic.w)));
-      acc = fma(v, w[ky * geom.x + kx], acc);
-    }
-  }
-  int rid = residual_index(gid, p.w, p.z, SLICES(dst_shape), res_slices, dst_shape.x * dst_shape.y);
-  acc = epilogue(activate(acc, act), epi, alpha, residual, p.z, rid);
-  acc = mask_tail(acc, p.z, dst_shape.z);
-  STORE4(acc, dst, gid);
+#if GD_SELECTED(conv2d_x4_up2, 12)
+OUTLINED_KERNEL(conv2d_x4_up2, CONV_1X1_UP2_PARAMS, CONV_1X1_UP2_ARGS) {
+  X4_1X1_BODY(, X4_UP2)
 }
-#endif
-
-/* depthwise_conv2d (multiplier 1) over 4 horizontally adjacent pixels. */
-#if GD_SELECTED(depthwise_conv2d_x4, 8)
-OUTLINED_KERNEL(depthwise_conv2d_x4, X4_PARAMS, X4_ARGS) {
-  if (gid >= total) return;
-  int4 tiles = (int4)((dst_shape.x + 3) >> 2, dst_shape.y, dst_shape.z, dst_shape.w);
-  int4 p = split_gid(gid, tiles);
-  int x = p.x * 4;
-  float4 b = bias[p.z];
-  float4 acc0 = b, acc1 = b, acc2 = b, acc3 = b;
-  int x0 = x * geom.z - pad_dil.x;
-  int y0 = p.y * geom.w - pad_dil.y;
-  __global const float4* w = weights + p.z * geom.y * geom.x;
-  for (int ky = 0; ky < geom.y; ++ky) {
-    int sy = y0 + ky * pad_dil.w;
-    if (sy < 0 || sy >= src_shape.y) continue;
-    int row = idx4(src_shape, p.w, p.z, sy, 0);
-    for (int kx = 0; kx < geom.x; ++kx) {
-      int sx0 = x0 + kx * pad_dil.z;
-      int sx1 = sx0 + geom.z, sx2 = sx1 + geom.z, sx3 = sx2 + geom.z;
-      float4 wk = w[ky * geom.x + kx];
-      if (sx0 >= 0 && sx0 < src_shape.x) acc0 = fma(LOAD4(src, row + sx0), wk, acc0);
-      if (sx1 >= 0 && sx1 < src_shape.x) acc1 = fma(LOAD4(src, row + sx1), wk, acc1);
-      if (sx2 >= 0 && sx2 < src_shape.x) acc2 = fma(LOAD4(src, row + sx2), wk, acc2);
-      if (sx3 >= 0 && sx3 < src_shape.x) acc3 = fma(LOAD4(src, row + sx3), wk, acc3);
-    }
-  }
-  X4_STORE
-}
-#endif
-
-/* Depthwise, multiplier 1, no dilation, a K x K filter and stride S known
- * at compile time (the depthwise_KxK_sS kernels pass constants). A
- * work-item computes 2 * DW_PAIRS horizontally adjacent output pixels of one
- * slice as float8 pairs, so the multiply-adds run 8 lanes wide: at stride
- * 1, pixels x and x+1 read adjacent float4s and one vload8 feeds both.
- * The accumulators are named values (a0..a7), not an array: PoCL left an
- * array in memory, so every multiply-add also loaded and stored its
- * accumulator (2-4x slower, read from the generated assembly). Tiles whose
- * taps are all inside the input take unmasked loads; edge tiles check each
- * load. Work-items run over (ceil(W / T), H, S_slices * B), x-tiles fastest. */
-#define DW_PAIRS (DW_TILE / 2) /* 8 pairs: DW_TILE = 16 output pixels per work-item */
-/* The unroll pragma below is a hint that clang cannot honour in the 1x1
- * kernel's one-iteration loop; its note would reach every build log. */
-#ifdef GD_POCL
-#pragma clang diagnostic ignored "-Wpass-failed"
-#endif
-#ifdef FP16_STORAGE
-#define LOAD8(p, i) vload_half8((i), (p))
-#else
-#define LOAD8(p, i) vload8((i), (p))
-#endif
-#define DW_EACH_PAIR(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
-
-/* The float8 of output pair i at tap column kx: source columns lo and
- * lo + S, zero outside [0, width) when `check`. */
-GD_INLINE float8 dw_pair(__global const storage_t* row, int lo, const int S, int width, bool check) {
-  if (!check || (lo >= 0 && lo + S < width)) {
-    if (S == 1) return LOAD8(row + 4 * lo, 0);
-    return (float8)(LOAD4(row, lo), LOAD4(row, lo + S));
-  }
-  int hi = lo + S;
-  bool ok0 = lo >= 0 && lo < width, ok1 = hi >= 0 && hi < width;
-  return (float8)(ok0 ? LOAD4(row, ok0 ? lo : 0) : (float4)(0.0f), ok1 ? LOAD4(row, ok1 ? hi : 0) : (float4)(0.0f));
-}
-
-ALWAYS_INLINE void depthwise_tiled(const int K, const int S, int gid, __global const storage_t* src,
-                                   __global storage_t* dst, __global const float4* weights,
-                                   __global const float4* bias, int4 src_shape, int4 dst_shape, int2 pad, int act,
-                                   __global const float4* alpha, __global const storage_t* residual, int4 epi,
-                                   int res_slices, int total) {
-  const int T = DW_TILE;
-  if (gid >= total) return;
-  int tiles = (dst_shape.x + T - 1) / T;
-  int xt = gid % tiles, r = gid / tiles;
-  int y = r % dst_shape.y, sb = r / dst_shape.y; /* sb = b * S_slices + s */
-  int s = sb % SLICES(dst_shape);
-  int x = xt * T;
-  float4 b4 = bias[s];
-#define DW_INIT(i) float8 a##i = (float8)(b4, b4);
-  DW_EACH_PAIR(DW_INIT)
-  int x0 = x * S - pad.x, y0 = y * S - pad.y;
-  __global const float4* w = weights + s * K * K;
-  __global const storage_t* plane = src + (size_t)sb * src_shape.x * src_shape.y * 4;
-  bool edge = x0 < 0 || x0 + (T - 1) * S + K - 1 >= src_shape.x;
-  if (!edge) {
-    /* Loads at constant offsets from one pointer per row. */
-    __global const storage_t* base = plane + (size_t)x0 * 4;
-    for (int ky = 0; ky < K; ++ky) {
-      int sy = y0 + ky;
-      if (sy < 0 || sy >= src_shape.y) continue;
-      __global const storage_t* row = base + sy * src_shape.x * 4;
-#define DW_FMA_IN(i) a##i = fma(dw_pair(row, 2 * (i) * S + kx, S, 0, false), w8, a##i);
-#ifdef GD_POCL
-/* K is a constant once PoCL has forced this function inline; elsewhere the
- * compiler may keep it a call, where no unroll can be honoured (clang then
- * warns: Oclgrind's build log). */
-#pragma unroll
-#endif
-      for (int kx = 0; kx < K; ++kx) {
-        float4 wk = w[ky * K + kx];
-        float8 w8 = (float8)(wk, wk);
-        DW_EACH_PAIR(DW_FMA_IN)
-      }
-    }
-  } else {
-    for (int ky = 0; ky < K; ++ky) {
-      int sy = y0 + ky;
-      if (sy < 0 || sy >= src_shape.y) continue;
-      __global const storage_t* row = plane + sy * src_shape.x * 4;
-#define DW_FMA(i) a##i = fma(dw_pair(row, x0 + 2 * (i) * S + kx, S, src_shape.x, true), w8, a##i);
-      for (int kx = 0; kx < K; ++kx) {
-        float4 wk = w[ky * K + kx];
-        float8 w8 = (float8)(wk, wk);
-        DW_EACH_PAIR(DW_FMA)
-      }
-    }
-  }
-  int o = (sb * dst_shape.y + y) * dst_shape.x + x;
-  /* One rolled loop applies the activation: unrolled, its eight inlined
-   * copies doubled the kernel's compile time. */
-  float8 acc[DW_PAIRS] = {a0, a1, a2, a3, a4, a5, a6, a7};
-#pragma unroll 1
-  for (int i = 0; i < DW_PAIRS; ++i) acc[i] = activate8(acc[i], act);
-  if (epi.x == EPI_NONE && (s + 1) * 4 <= dst_shape.z && x + T <= dst_shape.x) {
-    /* Nothing fused, no channel tail, a whole tile: plain stores. */
-    for (int i = 0; i < DW_PAIRS; ++i) {
-      STORE4(acc[i].lo, dst, o + 2 * i);
-      STORE4(acc[i].hi, dst, o + 2 * i + 1);
-    }
-    return;
-  }
-  for (int i = 0; i < T && x + i < dst_shape.x; ++i) {
-    float4 v = (i & 1) ? acc[i / 2].hi : acc[i / 2].lo;
-    int rid = residual_index(o + i, sb / SLICES(dst_shape), s, SLICES(dst_shape), res_slices,
-                             dst_shape.x * dst_shape.y);
-    STORE4(mask_tail(epilogue(v, epi, alpha, residual, s, rid), s, dst_shape.z), dst, o + i);
-  }
-}
-
-#define DEPTHWISE_PARAMS                                                                                   \
-  __global const storage_t* src, __global storage_t* dst, __global const float4* weights,                    \
-   __global const float4* bias, int4 src_shape, int4 dst_shape, int2 pad, int act, __global const float4* alpha, \
-   __global const storage_t* residual, int4 epi, int res_slices, int total
-#define DEPTHWISE_ARGS src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi, res_slices, total
-#define DEPTHWISE_KERNEL(name, K, S)                                                                               \
-  OUTLINED_KERNEL(name, DEPTHWISE_PARAMS, DEPTHWISE_ARGS) {                                                     \
-    depthwise_tiled(K, S, gid, src, dst, weights, bias, src_shape, dst_shape, pad, act, alpha, residual, epi,     \
-                    res_slices, total);                                                                          \
-  }
-#if GD_SELECTED(depthwise_1x1_s1, 9)
-DEPTHWISE_KERNEL(depthwise_1x1_s1, 1, 1)
-#endif
-#if GD_SELECTED(depthwise_3x3_s1, 10)
-DEPTHWISE_KERNEL(depthwise_3x3_s1, 3, 1)
-#endif
-#if GD_SELECTED(depthwise_5x5_s1, 11)
-DEPTHWISE_KERNEL(depthwise_5x5_s1, 5, 1)
-#endif
-#if GD_SELECTED(depthwise_3x3_s2, 12)
-DEPTHWISE_KERNEL(depthwise_3x3_s2, 3, 2)
-#endif
-#if GD_SELECTED(depthwise_5x5_s2, 13)
-DEPTHWISE_KERNEL(depthwise_5x5_s2, 5, 2)
 #endif

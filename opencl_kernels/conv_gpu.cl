@@ -226,10 +226,10 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
 
 /* conv2d_1x1_gpu whose source is the W/2 x H/2 input of a 2x bilinear
  * upsampling (src_shape is that input's), interpolated where the tile is
- * loaded (convg_up2; src_code: EPI_ADD_UP2 | EPI_UP2_HALF_PIXEL): the
+ * loaded (conv_up2; src_code: EPI_ADD_UP2 | EPI_UP2_HALF_PIXEL): the
  * RESIZE_BILINEAR before the 1x1, fused (fuse_conv_source.c). */
 #define CONVG_UPSAMPLED(SI, P) \
-  convg_up2(src, src_code, dst_shape, b * src_slices + (SI), (P) % dst_shape.x, (P) / dst_shape.x)
+  conv_up2(src, src_code, dst_shape, b * src_slices + (SI), (P) % dst_shape.x, (P) / dst_shape.x)
 #if GD_SELECTED(conv2d_1x1_up2_gpu, 6)
 __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_up2_gpu(
     __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,

@@ -146,7 +146,7 @@ def test_depthwise_tiled_matches_numpy(ctx, k, s, h, w, c, pad, fp16):
     out = np.zeros((2, sl, oh, ow, 4), st)
     bout = _buf(ctx_, out)
     total = (ow + 15) // 16 * oh * sl * 2
-    kern = cl.Kernel(_build(ctx_, "conv.cl", fp16), f"depthwise_{k}x{k}_s{s}")
+    kern = cl.Kernel(_build(ctx_, "depthwise.cl", fp16), f"depthwise_{k}x{k}_s{s}")
     dummy = _buf(ctx_, np.zeros(4, np.float32))
     _run(ctx_, q, kern, total, 16, _buf(ctx_, _phwc4(x)), bout, _buf(ctx_, wp), _buf(ctx_, bp),
          _shape(2, h, w, c), _shape(2, oh, ow, c), np.array([pad, pad], np.int32), np.int32(0), dummy, dummy,

@@ -11,7 +11,8 @@
   TFLITE_GPU_VM_FINE=1, the bodies the VM runs on a GPU), where the fused
   MUL and ADD are phases fewer;
 - a 2x RESIZE_BILINEAR (no align_corners): the conv interpolates the
-  resize's input (conv2d_1x1_up2_gpu, GPU set).
+  resize's input (conv2d_1x1_up2_gpu in the GPU set; conv.cl's
+  conv2d_1x1_up2 and conv2d_x4_up2).
 
 Every case runs with the fusion on and off (TFLITE_GPU_FUSE_CHANNEL_SCALE=0,
 TFLITE_GPU_FUSE_UPSAMPLED_SOURCE=0) against the CPU interpreter on seeded
@@ -152,24 +153,24 @@ def _up_block(b, h, w, c, cout, half_pixel=False, align_corners=False, factor=2,
     return mb.build(), inputs
 
 
-@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("mode,fp16", ALL_MODES, ids=ALL_MODE_IDS)
 @pytest.mark.parametrize("b,h,w,c,cout,half_pixel", [
     (1, 6, 10, 3, 5, False),
     (2, 8, 4, 5, 17, True),      # a batch of 2
     (1, 2, 2, 17, 3, True),      # a 1 x 1 source
     (1, 12, 14, 40, 24, False),  # several K steps
 ])
-def test_upsampling_is_fused_into_the_1x1(monkeypatch, b, h, w, c, cout, half_pixel, fp16):
+def test_upsampling_is_fused_into_the_1x1(monkeypatch, b, h, w, c, cout, half_pixel, mode, fp16):
     model, inputs = _up_block(b, h, w, c, cout, half_pixel=half_pixel, seed=h * w + c)
-    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", model, inputs, fp16=fp16, kernel_set="gpu")
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", model, inputs, fp16=fp16,
+                           **mode_options(monkeypatch, mode))
     assert saved == 1, saved
 
 
-@pytest.mark.parametrize("case", ["align_corners", "factor_3", "3x3_conv", "resize_is_an_output", "cpu_set"])
+@pytest.mark.parametrize("case", ["align_corners", "factor_3", "3x3_conv", "resize_is_an_output"])
 def test_upsamplings_the_conv_cannot_take_stay_launches(monkeypatch, case):
     model, inputs = _up_block(1, 6, 12, 5, 3, align_corners=case == "align_corners",
                               factor=3 if case == "factor_3" else 2, k=3 if case == "3x3_conv" else 1,
                               extra_reader=case == "resize_is_an_output", seed=2)
-    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", model, inputs,
-                           kernel_set="cpu" if case == "cpu_set" else "gpu")
+    saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", model, inputs, kernel_set="gpu")
     assert saved == 0, saved

@@ -72,8 +72,8 @@ print("partitions", _capi.delegate_stats(d._get_native_delegate_pointer())["part
 def _two_partitions(second):
     """1x1 conv (5 -> 17) and a 3x3 depthwise, ROUND (never delegated),
     then `second`: a 3x3 stride-2 conv (17 -> 3), whose partition launches
-    other conv.cl kernels, or the same depthwise again, whose kernel the
-    first partition's program holds."""
+    other conv.cl kernels than the 1x1's, or the same depthwise again, whose
+    kernel the first partition's program holds."""
     from tflite_gpu.model_builder import ModelBuilder
     rng = np.random.default_rng(5)
     mb = ModelBuilder()
@@ -105,8 +105,8 @@ def _two_partitions(second):
 def _conv_masks(second, kernel_set, tmp_path):
     """The GD_KSEL masks of the programs of `second`'s kernel file that the
     two-partition model builds (its outputs checked against the CPU in the
-    child): conv.cl in the CPU set; conv_gpu.cl or depthwise_gpu.cl in the
-    GPU set."""
+    child): conv.cl or depthwise.cl in the CPU set; conv_gpu.cl or
+    depthwise_gpu.cl in the GPU set."""
     path = tmp_path / "two.tflite"
     path.write_bytes(_two_partitions(second))
     # The 1x1 + depthwise pair stays two nodes (fuse_pw_dw.c would make
@@ -119,7 +119,7 @@ def _conv_masks(second, kernel_set, tmp_path):
                        timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.split() == ["partitions", "2"], p.stdout
-    conv_file = "conv.cl" if kernel_set == "cpu" else "conv_gpu.cl" if second == "conv" else "depthwise_gpu.cl"
+    conv_file = ("conv" if second == "conv" else "depthwise") + ("_gpu.cl" if kernel_set == "gpu" else ".cl")
     builds = re.findall(rf"build {re.escape(conv_file)} \[(.*)\]", p.stderr)
     masks = [re.search(r"-DGD_KSEL=0x([0-9a-f]+)$", b) for b in builds]
     assert all(masks), p.stderr
