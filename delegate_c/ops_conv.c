@@ -218,8 +218,9 @@ static int conv_epilogue(Encoder* ex, const GNode* n, const KernelVariant* v, cl
     epi[2 * e] = n->epi[e].op;
     epi[2 * e + 1] = n->epi[e].act;
     if (n->epi[e].op == EPI_ADD && n->epi[e].via) {
-      /* The convolutions read it (common.cl conv_residual); conv.cl's depthwise kernels do not. */
-      if (strcmp(v->file, "conv.cl") == 0 && strncmp(v->kernel, "conv2d", 6) != 0)
+      /* The convolutions read it (common.cl conv_residual); depthwise.cl's kernels do not (the
+       * pooled_residual pass gives it to CONV_2D nodes only). */
+      if (strcmp(v->file, "depthwise.cl") == 0)
         return ex_fail(ex, "%s cannot read a residual through a pool or a resize", v->kernel);
       epi[2 * e] = n->epi[e].via;
     }
