@@ -1,5 +1,5 @@
 /* CONV_2D and DEPTHWISE_CONV_2D: checks, lowering, weight repacking and
- * kernel dispatch (opencl_kernels/conv.cl). */
+ * kernel dispatch (opencl_kernels/conv.cl, depthwise.cl and their _gpu forms). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -68,7 +68,7 @@ enum { EPI_MAX2_ODD_W = 1, EPI_MAX2_ODD_H = 2, EPI_UP2_HALF_PIXEL = 1 };
 #define EPI_UN_DEFINE "-DEPI_UN=1"
 
 /* CPU kernel set tiles: output pixels per work-item of the register-tiled
- * convolutions (conv.cl), of the fixed-filter depthwise kernels, of the
+ * convolutions (conv.cl), of the fixed-filter depthwise kernels (depthwise.cl), of the
  * float boundary conversions (layout.cl), of the row-wise binary ops
  * (elementwise.cl) and of bilinear resize (resize.cl). The GPU set builds
  * the last three with 1 pixel per work-item (-DLAYOUT_PIXELS=1,
