@@ -63,12 +63,14 @@ const FusePass kFusePasses[FUSE_NUM_PASSES] = {
                              "a 1x1 depthwise (x * s + t) read only by a CONV_2D with no padding taps -> its constants",
                              FUSE_KSETS_ALL, "TFLITE_GPU_FOLD_AFFINE", NULL, run_channel_affine},
     [PASS_HOIST_RESIDUALS] = {"hoist_residuals",
-                              "a residual ADD's shortcut computed after the conv of the other operand -> moved "
-                              "ahead of it (so the ADD can fuse)",
+                              "a residual ADD's shortcut, or another binary op's runtime operand (a gate), computed "
+                              "after the conv of the other operand -> moved ahead of it (so the op can fuse)",
                               FUSE_KSETS_ALL, NULL, NULL, run_hoist},
     [PASS_EPILOGUES] = {"epilogues",
-                        "PRELU, LEAKY_RELU, residual ADD, MUL / ADD / SUB by a constant, any float unary op, "
-                        "QUANTIZE after a conv or depthwise (after a fully connected: an activation) -> its epilogue",
+                        "a chain of up to " GD_STRINGIFY(GD_MAX_EPILOGUE) " of: PRELU, any float unary op, any arithmetic binary op with a "
+                        "constant per channel or scalar, QUANTIZE, and one runtime operand (residual ADD, or "
+                        "another op with a tensor of the output's shape or one value per channel) after a conv "
+                        "or depthwise (after a fully connected: an activation) -> its epilogue",
                         FUSE_KSETS_ALL, NULL, NULL, run_epilogues},
     [PASS_POOLED_RESIDUAL] = {"pooled_residual",
                               "a residual that is a 2x2 max pool, a 2x bilinear upsampling or a channel prefix -> "

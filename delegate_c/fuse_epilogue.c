@@ -2,7 +2,9 @@
  * connected) that feeds them, so conv -> PRELU -> ADD(residual) is one
  * kernel: each fused node saves a launch and a full write + read of the
  * activation; a RELU-family, TANH, LOGISTIC or HARD_SWISH node after them
- * becomes the last step's activation, any other float unary op a step. A CONV_2D's residual
+ * becomes the last step's activation, any other float unary op a step, any
+ * other arithmetic binary op with a constant or a runtime operand an
+ * EPI_BINARY step (GD_MAX_EPILOGUE steps, graph.h). A CONV_2D's residual
  * that is a 2x2 max pool, a 2x bilinear upsampling or the first channels
  * of a tensor is read through it (max2_pool_of, up2_resize_of,
  * channel_prefix_of). */
@@ -105,6 +107,38 @@ static int up2_resize_of(const Graph* g, int t, int c, const int* outputs, int n
   return k;
 }
 
+/* A binary node whose runtime operand an epilogue could take (try_fuse):
+ * an ADD (its shortcut may be read through a pad or a pool), or another
+ * arithmetic op whose operands are of one shape, or one of them of one
+ * value per channel at batch 1 (an excitation gate). */
+static int hoistable(const Graph* g, const GNode* n) {
+  if (n->p.binary.op == BIN_ADD) return 1;
+  if (n->p.binary.op < 0 || n->p.binary.op > BIN_FLOOR_MOD) return 0;
+  const int* out = g->tensors[n->outputs[0]].shape;
+  for (int j = 0; j < 2; ++j) {
+    const int* s = g->tensors[n->inputs[j]].shape;
+    if (memcmp(s, out, sizeof(int) * 4) != 0 &&
+        !(out[GD_B] == 1 && s[GD_B] == 1 && s[GD_H] == 1 && s[GD_W] == 1 && s[GD_C] == out[GD_C]))
+      return 0;
+  }
+  return 1;
+}
+
+/* The node that computes t, or the conv or depthwise under the unary nodes
+ * that compute t from it, each the only reader of its input (they will be
+ * its epilogue: selfie_segmentation's gate multiplies a RELU of a conv);
+ * -1 if t is an output or read twice. */
+static int chain_head(const Graph* g, int t, const int* outputs, int num_outputs) {
+  int k = graph_writer(g, t), only = -1;
+  if (k < 0 || graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &only) != 1) return -1;
+  while (g->nodes[k].op == &kGOpUnary && g->nodes[k].num_inputs == 1) {
+    int in = g->nodes[k].inputs[0], w = graph_writer(g, in);
+    if (w < 0 || graph_is_output(in, outputs, num_outputs) || graph_readers(g, in, &only) != 1) return k;
+    k = w;
+  }
+  return k;
+}
+
 /* Residual ADDs whose shortcut is computed after the convolution that
  * feeds the other operand (BlazeFace / BlazeBlock stride-2 blocks: the
  * conv path, then MAX_POOL and a channel PAD of the block's input, then
@@ -125,11 +159,10 @@ int fuse_hoist_residuals(Graph* g, const int* outputs, int num_outputs, char* de
   }
   for (int a = 0; a < g->num_nodes; ++a) {
     const GNode* add = &g->nodes[a];
-    if (dead[a] || add->op != &kGOpBinary || add->p.binary.op != BIN_ADD || add->num_inputs != 2) continue;
+    if (dead[a] || add->op != &kGOpBinary || add->num_inputs != 2 || !hoistable(g, add)) continue;
     for (int j = 0; j < 2; ++j) {
-      int t = add->inputs[j], p = graph_writer(g, t), w = graph_writer(g, add->inputs[1 - j]), only = -1;
-      if (p < 0 || w <= p || dead[p] || (g->nodes[p].op != &kGOpConv2d && g->nodes[p].op != &kGOpDepthwise) ||
-          graph_is_output(t, outputs, num_outputs) || graph_readers(g, t, &only) != 1)
+      int t = add->inputs[j], p = chain_head(g, t, outputs, num_outputs), w = graph_writer(g, add->inputs[1 - j]);
+      if (p < 0 || w <= p || dead[p] || (g->nodes[p].op != &kGOpConv2d && g->nodes[p].op != &kGOpDepthwise))
         continue;
       /* The shortcut's writers after p: w and, walking back, whatever of
        * theirs is written after p; none may be p itself. */
@@ -164,12 +197,6 @@ int fuse_hoist_residuals(Graph* g, const int* outputs, int num_outputs, char* de
   return hoisted;
 }
 
-/* A step that takes the kernels' one alpha operand: PReLU's alphas, QDQ's
- * grid, leaky relu's alpha. */
-static int uses_alpha(const Epilogue* e) {
-  return e->op == EPI_PRELU || e->op == EPI_QDQ || e->op == EPI_AFFINE || (e->op == EPI_UNARY && e->act == UN_LEAKY_RELU);
-}
-
 /* A MUL, ADD or SUB (the producer's output first) of t by a constant per
  * channel or scalar becomes an affine step v * a + b with the op's
  * activation, or completes the last one (a MUL then an ADD: batch norm after
@@ -193,10 +220,30 @@ static int try_fuse_affine(Graph* g, GNode* prod, const GNode* cons, int t, int 
     }
   }
   if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
-  for (int k = 0; k < prod->num_epi; ++k)
-    if (uses_alpha(&prod->epi[k])) return 0;
   prod->epi[prod->num_epi++] = (Epilogue){.op = EPI_AFFINE, .tensor = op == BIN_MUL ? other : -1, .act = cons->act,
                                           .shift_sign = sign, .shift = op == BIN_MUL ? -1 : other};
+  return 1;
+}
+
+/* Any other binary op of t (either operand) and a constant per channel or
+ * scalar, or a runtime tensor of t's shape or (batch 1) of one value per
+ * channel that exists before p runs and is p's only runtime operand
+ * (`runtime`: p has one already): an EPI_BINARY step of e. 1 when it is
+ * one; a runtime operand is then an input of p. */
+static int binary_step(Graph* g, int p, const GNode* cons, int t, int other, int runtime, Epilogue* e) {
+  GNode* prod = &g->nodes[p];
+  const GTensor* o = &g->tensors[other];
+  const int* out = g->tensors[t].shape;
+  int per_channel = o->shape[GD_B] == 1 && o->shape[GD_H] == 1 && o->shape[GD_W] == 1 && o->shape[GD_C] == out[GD_C];
+  /* The arithmetic ops; comparisons make bools, left to binary_op. */
+  if (cons->p.binary.op < 0 || cons->p.binary.op > BIN_FLOOR_MOD) return 0;
+  *e = (Epilogue){.op = EPI_BINARY, .tensor = other, .act = cons->act, .shift = -1, .bin = cons->p.binary.op,
+                  .swap = cons->inputs[1] == t};
+  if (o->data) return per_channel_const(g, other, out[GD_C]);
+  if (runtime || o->is_int32 || o->bhwc || graph_writer(g, other) >= p || prod->num_inputs >= GD_MAX_NODE_INPUTS) return 0;
+  if (per_channel && out[GD_B] == 1 && memcmp(o->shape, out, sizeof(int) * 4) != 0) e->via = EPI_RES_CHANNEL;
+  else if (memcmp(o->shape, out, sizeof(int) * 4) != 0) return 0;
+  prod->inputs[prod->num_inputs++] = other; /* keeps it alive in the memory plan */
   return 1;
 }
 
@@ -210,9 +257,6 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
   if (prod->op == &kGOpFullyConnected && cons->op != &kGOpUnary) return 0;
   if (cons->op == &kGOpQuantize) {
     if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
-    /* Its params take the alpha operand: not with a fused PReLU. */
-    for (int k = 0; k < prod->num_epi; ++k)
-      if (uses_alpha(&prod->epi[k])) return 0;
     prod->epi[prod->num_epi++] = (Epilogue){.op = EPI_QDQ, .tensor = -1, .qscale = cons->p.quant.scale,
                                             .qzero = cons->p.quant.zero_point, .qmin = cons->p.quant.qmin,
                                             .qmax = cons->p.quant.qmax, .shift = -1};
@@ -228,9 +272,9 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     int act = u == UN_RELU ? ACT_RELU : u == UN_RELU6 ? ACT_RELU6 : u == UN_RELU_N1_TO_1 ? ACT_RELU_N1_TO_1
               : u == UN_TANH ? ACT_TANH : u == UN_LOGISTIC ? ACT_SIGMOID : u == UN_HARD_SWISH ? ACT_HARD_SWISH : -1;
     int last = prod->num_epi ? prod->epi[prod->num_epi - 1].op : EPI_NONE;
-    int* slot = prod->num_epi == 0                         ? &prod->act
-                : last == EPI_ADD || last == EPI_AFFINE ? &prod->epi[prod->num_epi - 1].act
-                                                         : NULL;
+    int* slot = prod->num_epi == 0 ? &prod->act
+                : last == EPI_ADD || last == EPI_AFFINE || last == EPI_BINARY ? &prod->epi[prod->num_epi - 1].act
+                                                                               : NULL;
     if (act >= 0 && slot && *slot == ACT_NONE) {
       *slot = act;
       prod->outputs[0] = cons->outputs[0];
@@ -239,13 +283,10 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     /* Any other float unary op (or one whose slot is taken) is a step of
      * its own, the op unary_math computes (common.cl, the table unary_op
      * runs): a LEAKY_RELU after a conv, a conv's SQRT of an ABS. The casts
-     * change the type; leaky relu's alpha takes the alpha operand, which
-     * PReLU and QDQ steps use. The FULLY_CONNECTED kernels take no steps. */
+     * change the type. The FULLY_CONNECTED kernels take no steps. */
     if (prod->op == &kGOpFullyConnected || prod->num_epi == GD_MAX_EPILOGUE || u == UN_TRUNC || u == UN_NOT_ZERO ||
         u < 0 || u == UN_IDENTITY)
       return 0;
-    for (int k = 0; u == UN_LEAKY_RELU && k < prod->num_epi; ++k)
-      if (uses_alpha(&prod->epi[k])) return 0;
     prod->epi[prod->num_epi++] =
         (Epilogue){.op = EPI_UNARY, .tensor = -1, .act = u,
                    .qscale = u == UN_LEAKY_RELU ? cons->p.unary.alpha : 0.0f, .shift = -1};
@@ -263,15 +304,14 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
   }
   if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
   Epilogue e = {.op = EPI_NONE, .tensor = other, .act = kTfLiteActNone, .shift = -1};
-  /* The kernels take one alpha and one residual operand. */
+  /* The kernels take one runtime operand (the residual). */
+  int runtime = 0;
   for (int k = 0; k < prod->num_epi; ++k)
-    if ((uses_alpha(&prod->epi[k]) && cons->p.binary.op == BIN_PRELU) ||
-        (prod->epi[k].op == EPI_ADD && cons->p.binary.op == BIN_ADD))
-      return 0;
+    runtime |= prod->epi[k].op == EPI_ADD || (prod->epi[k].op == EPI_BINARY && !g->tensors[prod->epi[k].tensor].data);
   if (cons->p.binary.op == BIN_PRELU && cons->inputs[0] == t && cons->act == kTfLiteActNone &&
       per_channel_const(g, other, out_shape[GD_C])) {
     e.op = EPI_PRELU;
-  } else if (cons->p.binary.op == BIN_ADD && !g->tensors[other].data &&
+  } else if (cons->p.binary.op == BIN_ADD && !g->tensors[other].data && !runtime &&
              memcmp(g->tensors[other].shape, out_shape, sizeof(int) * 4) == 0) {
     int pad = channel_pad_of(g, other, c, outputs, num_outputs);
     if (pad >= 0) e.tensor = g->nodes[pad].inputs[0];
@@ -299,7 +339,7 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
       if (x < 0) continue;
       graph_merge(g, p, x, dead);
     }
-  } else {
+  } else if (!binary_step(g, p, cons, t, other, runtime, &e)) {
     return 0;
   }
   prod->epi[prod->num_epi++] = e;

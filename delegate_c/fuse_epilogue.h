@@ -5,9 +5,10 @@
 
 #include "graph.h"
 
-/* Residual ADDs whose shortcut is computed after the convolution feeding
- * the other operand: the shortcut's nodes move ahead of it (in place, dead
- * moving with its nodes). Returns the ADDs made fusable, -1 on OOM. */
+/* Residual ADDs whose shortcut (or binary ops whose runtime operand) is
+ * computed after the convolution feeding the other operand: the shortcut's
+ * nodes move ahead of it (in place, dead moving with its nodes). Returns
+ * the ops made fusable, -1 on OOM. */
 int fuse_hoist_residuals(Graph* g, const int* outputs, int num_outputs, char* dead);
 /* Fuses each chain of consumers into its conv, depthwise or fully
  * connected node (dead marks the consumers). pooled_residual: residuals

@@ -78,10 +78,14 @@ extern const GOpDesc kGOpResizeBilinear;                            /* ops_resiz
 
 /* Binary, unary, remap, border, reduce and epilogue codes, shared with
  * the kernels: opencl_kernels/kernel_abi.h. Epilogue steps are fused into
- * a producer's output (fuse_epilogue.c) and applied in order after its activation;
- * EPI_QDQ's params, leaky relu's alpha and EPI_AFFINE's constants travel in
- * the alpha operand, so any two of them and PReLU exclude each other. */
-#define GD_MAX_EPILOGUE 2
+ * a producer's output (fuse_epilogue.c) and applied in order after its
+ * activation, GD_MAX_EPILOGUE at most; one runtime operand (a residual or
+ * an EPI_BINARY step's) per node. The kernels take two steps with at most
+ * one of them using the alpha operand as they are, any other chain as an
+ * EPI_CHAIN (ops_conv.c). */
+#define GD_MAX_EPILOGUE 8
+#define GD_STRINGIFY_(x) #x
+#define GD_STRINGIFY(x) GD_STRINGIFY_(x) /* a number's digits, for messages */
 typedef struct Epilogue {
   int op;
   int tensor; /* alpha (constant) or the residual (runtime) */
@@ -99,6 +103,11 @@ typedef struct Epilogue {
   int shift;
   float shift_sign;
   int add_first;
+  /* EPI_BINARY: the BIN_* op of v and `tensor` (a constant per channel or
+   * a scalar, or a runtime tensor of the output's shape or, with via
+   * EPI_RES_CHANNEL, of one value per channel), then act; swap 1 where v is
+   * the op's second operand. */
+  int bin, swap;
 } Epilogue;
 
 /* Landmarks2TransformMatrix. v2: f = (target_rotation, scale_x, scale_y),

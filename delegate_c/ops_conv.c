@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "encode.h"
+#include "epilogue_args.h"
 #include "op_table.h"
 #include "selectors.h"
 #include "tflite_builtins.h"
@@ -157,103 +158,12 @@ static float* pack_bias(const GTensor* bias, int cout) {
   return b;
 }
 
-/* The per-channel alpha of a fused PReLU as [S] float4 (NULL if none). */
-static cl_mem epilogue_alpha(Encoder* ex, const GNode* n, int cout) {
-  for (int k = 0; k < n->num_epi; ++k) {
-    if (n->epi[k].op != EPI_PRELU) continue;
-    const GTensor* a = &ex->g.tensors[n->epi[k].tensor];
-    int slices = (cout + 3) / 4;
-    float* v = calloc((size_t)slices * 4, sizeof(float));
-    if (!v) {
-      ex_fail(ex, "out of memory");
-      return NULL;
-    }
-    for (int c = 0; c < cout; ++c) v[c] = a->shape[GD_C] == 1 ? a->data[0] : a->data[c];
-    cl_mem m = ex_upload(ex, v, (size_t)slices * 4 * sizeof(float));
-    free(v);
-    return m;
-  }
-  return NULL;
-}
-
-/* An affine step's constants as [S][2] float4, (a, b) per slice: a the
- * multiplier (1 where none), b the addend (0 where none; negated for a
- * SUB; times a where it came first); a constant per channel or a scalar
- * (fuse_epilogue.c). */
-static cl_mem epilogue_affine(Encoder* ex, const Epilogue* e, int cout) {
-  int slices = (cout + 3) / 4;
-  float* v = calloc((size_t)slices * 8, sizeof(float));
-  if (!v) {
-    ex_fail(ex, "out of memory");
-    return NULL;
-  }
-  const GTensor* a = e->tensor >= 0 ? &ex->g.tensors[e->tensor] : NULL;
-  const GTensor* b = e->shift >= 0 ? &ex->g.tensors[e->shift] : NULL;
-  for (int c = 0; c < slices * 4; ++c) {
-    int k = c < cout ? c : 0;
-    float* slot = &v[(size_t)(c / 4) * 8 + c % 4];
-    slot[0] = a ? a->data[a->shape[GD_C] == 1 ? 0 : k] : 1.0f;
-    slot[4] = b ? e->shift_sign * b->data[b->shape[GD_C] == 1 ? 0 : k] : 0.0f;
-    if (e->add_first) slot[4] *= slot[0]; /* (v + b) * a */
-  }
-  cl_mem m = ex_upload(ex, v, (size_t)slices * 8 * sizeof(float));
-  free(v);
-  return m;
-}
-
-/* The fused epilogue of a conv node (fuse_epilogue.c) as its kernels take
- * it: alpha (PReLU alphas, a QDQ grid, an affine step's constants), the residual, epi = (op0, act0,
- * op1, act1) and the residual's slices; `bias` stands in for buffers not
- * fused. -1 on error. */
-static int conv_epilogue(Encoder* ex, const GNode* n, const KernelVariant* v, cl_mem bias, cl_mem* alpha_out,
-                         cl_mem* residual_out, int epi[4], int* res_slices_out) {
-  const GTensor* dst = &ex->g.tensors[n->outputs[0]];
-  cl_mem alpha = bias, residual = bias; /* placeholders when not fused */
-  epi[0] = epi[2] = EPI_NONE;
-  epi[1] = epi[3] = 0;
-  /* A residual may have fewer channels than the output (fuse_epilogue.c folds a
-   * channel PAD into the ADD); its missing slices add zero. */
-  int res_slices = (dst->shape[GD_C] + 3) / 4;
-  for (int e = 0; e < n->num_epi; ++e) {
-    epi[2 * e] = n->epi[e].op;
-    epi[2 * e + 1] = n->epi[e].act;
-    if (n->epi[e].op == EPI_ADD && n->epi[e].via) {
-      /* The convolutions read it (common.cl conv_residual); depthwise.cl's kernels do not (the
-       * pooled_residual pass gives it to CONV_2D nodes only). */
-      if (strcmp(v->file, "depthwise.cl") == 0)
-        return ex_fail(ex, "%s cannot read a residual through a pool or a resize", v->kernel);
-      epi[2 * e] = n->epi[e].via;
-    }
-    if (n->epi[e].op == EPI_ADD) {
-      residual = ex_tensor_mem(ex, n->epi[e].tensor);
-      res_slices = (ex->g.tensors[n->epi[e].tensor].shape[GD_C] + 3) / 4;
-    }
-    if (n->epi[e].op == EPI_PRELU && !(alpha = epilogue_alpha(ex, n, dst->shape[GD_C]))) return -1;
-    if (n->epi[e].op == EPI_QDQ) {
-      const Epilogue* q = &n->epi[e];
-      float grid[4] = {q->qscale, (float)q->qzero, (float)q->qmin, (float)q->qmax};
-      if (!(alpha = ex_upload(ex, grid, sizeof(grid)))) return -1;
-    }
-    if (n->epi[e].op == EPI_AFFINE && !(alpha = epilogue_affine(ex, &n->epi[e], dst->shape[GD_C]))) return -1;
-    if (n->epi[e].op == EPI_UNARY && n->epi[e].act == UN_LEAKY_RELU) { /* its alpha in alpha[0].x */
-      float leak[4] = {n->epi[e].qscale, 0.0f, 0.0f, 0.0f};
-      if (!(alpha = ex_upload(ex, leak, sizeof(leak)))) return -1;
-    }
-  }
-  *alpha_out = alpha;
-  *residual_out = residual;
-  *res_slices_out = res_slices;
-  return 0;
-}
-
 /* Records node `node`'s launch of variant v, NULL on error. A node with an
- * EPI_UNARY step is built with -DEPI_UN=1 (common.cl): its unary ops' code
- * only in the programs that run one. */
+ * EPI_UNARY step or an EPI_CHAIN is built with -DEPI_UN=1 (common.cl): that
+ * code only in the programs that run one. */
 static KernelRef dispatch_conv(Encoder* ex, const GNode* n, KernelVariant* v, int node) {
-  int unary = 0;
-  for (int e = 0; e < n->num_epi; ++e) unary |= n->epi[e].op == EPI_UNARY;
   size_t len = strlen(v->defines);
-  if (unary) {
+  if (epilogue_needs_un(n)) {
     int w = snprintf(v->defines + len, sizeof(v->defines) - len, "%s" EPI_UN_DEFINE, len ? " " : "");
     if (w < 0 || (size_t)w >= sizeof(v->defines) - len)
       return ex_fail(ex, "%s: its build defines are too long", v->kernel), NULL;
@@ -277,7 +187,7 @@ static int set_conv_args(Encoder* ex, KernelRef k, const GNode* n, const KernelV
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   cl_mem alpha, residual;
   int epi[4], res_slices;
-  if (conv_epilogue(ex, n, v, bias, &alpha, &residual, epi, &res_slices)) return -1;
+  if (epilogue_args(ex, n, v, bias, &alpha, &residual, epi, &res_slices)) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
   karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));
@@ -329,7 +239,7 @@ static int encode_conv_split(Encoder* ex, int node, const KernelVariant* x4, cl_
   size_t tiles = x4->total;
   cl_mem alpha, residual, part = ex_buffer(ex, CL_MEM_READ_WRITE, tiles * (size_t)chunks * 16 * sizeof(float), NULL);
   int epi[4], res_slices;
-  if (!part || conv_epilogue(ex, n, x4, bm, &alpha, &residual, epi, &res_slices)) return -1;
+  if (!part || epilogue_args(ex, n, x4, bm, &alpha, &residual, epi, &res_slices)) return -1;
   KArgs a;
   if (split_first_pass(ex, node, "conv2d_x4_split", tiles * (size_t)chunks, part, wm, bm, &a)) return -1;
   karg_int4(&a, n->p.conv.kw, n->p.conv.kh, n->p.conv.sx, n->p.conv.sy);

@@ -220,6 +220,56 @@ GD_NOINLINE float4 unary_math(float4 v, int op, float alpha) {
   }
 }
 
+#define ZERO4 ((float4)(0.0f))
+
+/* 1.0 where the lane mask is set, else 0.0: comparisons keep bools as floats. */
+GD_INLINE float4 as_bool4(int4 mask) { return select(ZERO4, (float4)(1.0f), mask); }
+
+/* FLOOR_DIV: floor of the exact quotient (the CPU divides in double). The
+ * float quotient can round across an integer; the remainder a - q * b
+ * (one fma, so its sign is exact) says which way to correct. */
+GD_INLINE float4 floor_div(float4 a, float4 b) {
+  float4 q = floor(a / b);
+  float4 r = fma(-q, b, a);
+  int4 too_big = (isless(r, ZERO4) & isgreater(b, ZERO4)) |
+                 (isgreater(r, ZERO4) & isless(b, ZERO4));
+  int4 too_small = isgreaterequal(fabs(r), fabs(b)) & ~too_big;
+  return q - as_bool4(too_big) + as_bool4(too_small);
+}
+
+/* FLOOR_MOD as TFLite computes it: fmod, moved into the divisor's sign. */
+GD_INLINE float4 floor_mod(float4 a, float4 b) {
+  float4 m = fmod(a, b);
+  return select(m, m + b, isnotequal(m, ZERO4) & (isless(b, ZERO4) ^ isless(m, ZERO4)));
+}
+
+/* The binary ops, one table for elementwise.cl's kernels and a fused
+ * EPI_BINARY epilogue step. op: BIN_* (kernel_abi.h); PReLU is a >= 0 ? a :
+ * a * b, comparisons and logical_and give 1.0 / 0.0. */
+GD_INLINE float4 binary(float4 a, float4 b, int op) {
+  switch (op) {
+    case BIN_ADD: return a + b;
+    case BIN_MUL: return a * b;
+    case BIN_SUB: return a - b;
+    case BIN_DIV: return a / b;
+    case BIN_MAX: return fmax(a, b);
+    case BIN_MIN: return fmin(a, b);
+    case BIN_PRELU: return select(a * b, a, a >= 0.0f);
+    case BIN_SQDIFF: return (a - b) * (a - b);
+    case BIN_POW: return pow(a, b);
+    case BIN_FLOOR_DIV: return floor_div(a, b);
+    case BIN_FLOOR_MOD: return floor_mod(a, b);
+    case BIN_EQUAL: return as_bool4(isequal(a, b));
+    case BIN_NOT_EQUAL: return as_bool4(isnotequal(a, b));
+    case BIN_LESS: return as_bool4(isless(a, b));
+    case BIN_LESS_EQUAL: return as_bool4(islessequal(a, b));
+    case BIN_GREATER: return as_bool4(isgreater(a, b));
+    case BIN_GREATER_EQUAL: return as_bool4(isgreaterequal(a, b));
+    case BIN_LOGICAL_AND: return as_bool4(isnotequal(a, ZERO4) & isnotequal(b, ZERO4));
+    default: return a;
+  }
+}
+
 /* An epilogue code that adds the residual: EPI_ADD, or one read through a
  * pool or an upsampling (EPI_ADD_MAX2 / _UP2 and their bits). */
 GD_INLINE int epi_adds(int op) { return op == EPI_ADD || (op >= EPI_ADD_MAX2 && op < EPI_UNARY); }
@@ -262,7 +312,9 @@ GD_INLINE int epi_adds(int op) { return op == EPI_ADD || (op >= EPI_ADD_MAX2 && 
  * such a step): the vector math of every unary op in each conv kernel made
  * PoCL's cold start 1.6-2.4 s slower on models that have none; op 17 =
  * EPI_AFFINE: v * alpha[2s] + alpha[2s + 1] (a constant's MUL / ADD / SUB),
- * then act.
+ * then act; op 18 = EPI_CHAIN: epi = (EPI_CHAIN, steps, read code, 0),
+ * any steps, EPI_BINARY ones too, from the alpha operand (epilogue_chain;
+ * -DEPI_UN=1 only).
  * epilogue_r takes the residual's value (conv_residual reads it through
  * a fused max pool); epilogue reads it at index gid (usually the output's
  * own index; a residual with fewer channels passes its own index, or -1
@@ -281,14 +333,38 @@ GD_INLINE float4 epilogue_step(float4 v, int op, int act, __global const float4*
   return v;
 }
 
+#ifdef EPI_UN
+/* EPI_CHAIN (kernel_abi.h): n steps, step k's (code, act, offset, aux) in
+ * alpha[k], its constants from alpha[offset]; r the runtime operand.
+ * Out of line on PoCL, as unary_math. */
+GD_NOINLINE float4 epilogue_chain(float4 v, int n, __global const float4* alpha, float4 r, int s) {
+  for (int k = 0; k < n; ++k) {
+    int4 d = as_int4(alpha[k]);
+    __global const float4* a = alpha + d.z;
+    if (d.x == EPI_BINARY) {
+      float4 o = (d.w & EPI_BIN_RUNTIME) ? r : a[s];
+      int op = d.w & EPI_BIN_OP;
+      v = activate((d.w & EPI_BIN_SWAP) ? binary(o, v, op) : binary(v, o, op), d.y);
+    } else {
+      v = epilogue_step(v, d.x, d.y, a, r, s);
+    }
+  }
+  return v;
+}
+#endif
+
 GD_INLINE float4 epilogue_r(float4 v, int4 epi, __global const float4* alpha, float4 r, int s) {
+#ifdef EPI_UN
+  if (epi.x == EPI_CHAIN) return epilogue_chain(v, epi.y, alpha, r, s);
+#endif
   v = epilogue_step(v, epi.x, epi.y, alpha, r, s);
   return epilogue_step(v, epi.z, epi.w, alpha, r, s);
 }
 
 GD_INLINE float4 epilogue(float4 v, int4 epi, __global const float4* alpha, __global const storage_t* residual, int s,
                        int gid) {
-  float4 r = (epi.x == EPI_ADD || epi.z == EPI_ADD) && gid >= 0 ? LOAD4(residual, gid) : (float4)(0.0f);
+  float4 r = (epi.x == EPI_ADD || epi.z == EPI_ADD) && gid >= 0 ? LOAD4(residual, gid)
+             : epi.z == EPI_RES_CHANNEL ? LOAD4(residual, s) : (float4)(0.0f);
   return epilogue_r(v, epi, alpha, r, s);
 }
 
@@ -328,6 +404,7 @@ GD_INLINE float4 conv_up2(__global const storage_t* residual, int code, int4 dst
 GD_INLINE float4 conv_residual(__global const storage_t* residual, int4 epi, int4 dst_shape, int b, int s, int p,
                                 int res_slices) {
   int add = epi_adds(epi.x) ? epi.x : epi.z;
+  if (add == EPI_RES_CHANNEL) return LOAD4(residual, b * res_slices + s);
   if (!epi_adds(add) || s >= res_slices) return (float4)(0.0f);
   int w = dst_shape.x, plane = w * dst_shape.y;
   if (add == EPI_ADD) return LOAD4(residual, (b * res_slices + s) * plane + p);

@@ -2,55 +2,6 @@
  * BHWC; an operand dimension of 1 broadcasts. A one-channel operand
  * against a wider output is splatted across the four lanes. */
 
-#define ZERO4 ((float4)(0.0f))
-
-/* 1.0 where the lane mask is set, else 0.0: comparisons keep bools as floats. */
-GD_INLINE float4 as_bool4(int4 mask) { return select(ZERO4, (float4)(1.0f), mask); }
-
-/* FLOOR_DIV: floor of the exact quotient (the CPU divides in double). The
- * float quotient can round across an integer; the remainder a - q * b
- * (one fma, so its sign is exact) says which way to correct. */
-GD_INLINE float4 floor_div(float4 a, float4 b) {
-  float4 q = floor(a / b);
-  float4 r = fma(-q, b, a);
-  int4 too_big = (isless(r, ZERO4) & isgreater(b, ZERO4)) |
-                 (isgreater(r, ZERO4) & isless(b, ZERO4));
-  int4 too_small = isgreaterequal(fabs(r), fabs(b)) & ~too_big;
-  return q - as_bool4(too_big) + as_bool4(too_small);
-}
-
-/* FLOOR_MOD as TFLite computes it: fmod, moved into the divisor's sign. */
-GD_INLINE float4 floor_mod(float4 a, float4 b) {
-  float4 m = fmod(a, b);
-  return select(m, m + b, isnotequal(m, ZERO4) & (isless(b, ZERO4) ^ isless(m, ZERO4)));
-}
-
-/* op: BIN_* (kernel_abi.h); PReLU is a >= 0 ? a : a * b, comparisons
- * and logical_and give 1.0 / 0.0. */
-GD_INLINE float4 binary(float4 a, float4 b, int op) {
-  switch (op) {
-    case BIN_ADD: return a + b;
-    case BIN_MUL: return a * b;
-    case BIN_SUB: return a - b;
-    case BIN_DIV: return a / b;
-    case BIN_MAX: return fmax(a, b);
-    case BIN_MIN: return fmin(a, b);
-    case BIN_PRELU: return select(a * b, a, a >= 0.0f);
-    case BIN_SQDIFF: return (a - b) * (a - b);
-    case BIN_POW: return pow(a, b);
-    case BIN_FLOOR_DIV: return floor_div(a, b);
-    case BIN_FLOOR_MOD: return floor_mod(a, b);
-    case BIN_EQUAL: return as_bool4(isequal(a, b));
-    case BIN_NOT_EQUAL: return as_bool4(isnotequal(a, b));
-    case BIN_LESS: return as_bool4(isless(a, b));
-    case BIN_LESS_EQUAL: return as_bool4(islessequal(a, b));
-    case BIN_GREATER: return as_bool4(isgreater(a, b));
-    case BIN_GREATER_EQUAL: return as_bool4(isgreaterequal(a, b));
-    case BIN_LOGICAL_AND: return as_bool4(isnotequal(a, ZERO4) & isnotequal(b, ZERO4));
-    default: return a;
-  }
-}
-
 GD_INLINE float4 load_broadcast(__global const storage_t* t, int4 shape, int4 out_shape, int4 p) {
   int x = shape.x == 1 ? 0 : p.x;
   int y = shape.y == 1 ? 0 : p.y;

@@ -59,12 +59,23 @@ enum { REDUCE_MEAN = 0, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD };
  * with EPI_UN_DEFINE only.
  * EPI_AFFINE: v * a + b per channel, then the step's activation: a MUL, ADD
  * or SUB by a constant (or a MUL then an ADD), (a, b) interleaved per slice
- * in the alpha operand. */
+ * in the alpha operand.
+ * EPI_CHAIN: a chain of any of these steps and EPI_BINARY ones, any
+ * length, for an epilogue the two-step form above cannot hold (common.cl's
+ * epilogue_chain; with EPI_UN_DEFINE only): epi = (EPI_CHAIN, steps, the
+ * runtime operand's read code, 0), step k's (code, act, offset, aux) in
+ * the alpha operand's float4 k (as ints), its constants at float4 offset.
+ * EPI_BINARY: a BIN_* op (aux & EPI_BIN_OP) of v and a constant per channel
+ * (a float4 per slice) or, with EPI_BIN_RUNTIME, the runtime operand r;
+ * EPI_BIN_SWAP: v is the op's second operand; then act.
+ * EPI_RES_CHANNEL: a read code: the runtime operand holds one value per
+ * channel (batch 1), read at the slice. */
 enum {
   EPI_NONE = 0, EPI_PRELU = 1, EPI_ADD = 2, EPI_QDQ = 3, EPI_ADD_MAX2 = 4, EPI_ADD_UP2 = 8, EPI_UNARY = 16,
-  EPI_AFFINE = 17
+  EPI_AFFINE = 17, EPI_CHAIN = 18, EPI_BINARY = 19, EPI_RES_CHANNEL = 20
 };
 enum { EPI_MAX2_ODD_W = 1, EPI_MAX2_ODD_H = 2, EPI_UP2_HALF_PIXEL = 1 };
+enum { EPI_BIN_OP = 0xff, EPI_BIN_SWAP = 0x100, EPI_BIN_RUNTIME = 0x200 };
 #define EPI_UN_DEFINE "-DEPI_UN=1"
 
 /* CPU kernel set tiles: output pixels per work-item of the register-tiled

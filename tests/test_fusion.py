@@ -213,15 +213,16 @@ def test_channel_pad_folded_into_residual_add(cin, cout, producer, extra_reader,
     (("gelu_tanh",), "NONE", 3),
     (("neg", "sign"), "NONE", 3),
     (("floor",), "NONE", 3),
-    (("prelu", "leaky_relu"), "NONE", 4),  # one alpha operand: LEAKY_RELU stays
-    (("add", "exp", "tanh"), "NONE", 4),   # two steps at most: TANH stays
+    (("prelu", "leaky_relu"), "NONE", 3),  # two steps with constants: a chain (EPI_CHAIN)
+    (("add", "exp", "tanh"), "NONE", 3),   # three steps: a chain
 ])
 def test_unary_after_conv_is_fused(chain, act, dispatches, c, kernel_set, monkeypatch):
     """A unary op after a conv (or after its fused ADD) becomes that step's
     activation when it is one of the RELU family, TANH, LOGISTIC or
     HARD_SWISH and the slot is free; any other float unary op, or one whose
-    slot is taken, becomes an epilogue step of its own (two at most). One
-    launch fewer per fused op, the CPU interpreter's outputs."""
+    slot is taken, becomes an epilogue step of its own (longer chains:
+    test_fusion_chain.py). One launch fewer per fused op, the CPU
+    interpreter's outputs."""
     # The counts include the output's conversion, which the GPU set skips
     # for an output a conv stores itself (tests/test_output_direct.py).
     monkeypatch.setenv("TFLITE_GPU_BHWC_OUTPUT", "0")
@@ -279,17 +280,18 @@ def test_unary_after_conv_is_fused(chain, act, dispatches, c, kernel_set, monkey
     (("mul", "add"), False, 3),          # conv(RELU) -> MUL -> ADD (batch norm after the activation): one step
     (("add1",), False, 3),               # ADD of a scalar
     (("sub", "mul"), False, 3),          # (conv - c) * c: one step, conv * a + b with b = -c * a
-    (("mul", "add", "mul"), False, 4),   # a second multiplier: a second affine step needs a second alpha
+    (("mul", "add", "mul"), False, 3),   # a second multiplier: a second affine step, a chain
     (("rmul", "add", "abs"), False, 3),  # c * conv, + c, ABS: an affine step and a unary one
     (("mul", "add"), True, 3),           # after a depthwise
-    (("rsub",), False, 4),               # c - conv: not an affine step of v
-    (("prelu", "mul"), False, 4),        # one alpha operand: the MUL stays
+    (("rsub",), False, 3),               # c - conv: an EPI_BINARY step, v second
+    (("prelu", "mul"), False, 3),        # two steps with constants: a chain
 ])
 def test_constant_binary_after_conv_is_an_affine_step(chain, depthwise, dispatches, c, kernel_set, monkeypatch):
     """A MUL, ADD or SUB (the conv's output first) by a constant per channel
     or a scalar becomes an epilogue step v * a + b with the op's
-    activation, a MUL then an ADD one step; two steps at most, one alpha
-    operand. One launch fewer per fused op, the CPU interpreter's outputs."""
+    activation, a MUL then an ADD one step; more steps, or more than one
+    with constants, run as a chain (EPI_CHAIN). One launch fewer per fused
+    op, the CPU interpreter's outputs."""
     monkeypatch.setenv("TFLITE_GPU_BHWC_OUTPUT", "0")
     rng = np.random.default_rng(c)
     mb = ModelBuilder()
