@@ -2,7 +2,7 @@
 """Time to first result of execution=persistent with the kernel cache's
 shared VM program (issue 36 item 7), against the CPU interpreter's.
 
-    python tools/bench_vm_cache.py [MODEL ...]   (default: the first 4 MediaPipe models)
+    python tools/bench_vm_cache.py [--repeat N] [MODEL ...]   (default: the first 4 MediaPipe models)
     python tools/bench_vm_cache.py --sequence [--library PATH ...] [MODEL ...]   (default: all 14)
 
 Every run is a fresh process with POCL_KERNEL_CACHE=0 and
@@ -10,8 +10,12 @@ CUDA_CACHE_DISABLE=1 (no driver cache) timing load_delegate
 (or none) + Interpreter + allocate_tensors + set inputs + first invoke. One
 cache directory for the whole run: its first model writes the device's VM
 file, every later model loads it ("cached VM"). Per model, interleaved: the
-CPU interpreter (XNNPACK), the delegate with no cache, the delegate with the
-shared directory. Prints a Markdown table with the ratios to the CPU's time.
+CPU interpreter (XNNPACK), the device's kernel set (execution=kernels, no
+cache; the CPU set on PoCL: the yardstick for the VM's cold start),
+execution=persistent with no cache and with the shared directory. Prints a
+Markdown table with the ratios to the CPU's time. --repeat N: N rounds of
+those cells per model, the median of each (the shared directory's file then
+exists after the first round).
 
 --sequence: the models one after another, twice, each a fresh process
 starting on one shared directory (per library: an A/B of two builds, the
@@ -24,6 +28,7 @@ import json
 import os
 import pathlib
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,6 +47,9 @@ path, cache = sys.argv[1], sys.argv[2]
 t0 = time.perf_counter()
 if cache == "cpu":
     it = mod.Interpreter(model_path=path)
+elif cache == "kernels":
+    opts = dict(execution="kernels", log_level="silent")
+    it = mod.Interpreter(model_path=path, experimental_delegates=[tflite_gpu.load_delegate(**opts)])
 else:
     opts = dict(execution="persistent", log_level="silent")
     if cache != "-":
@@ -103,18 +111,24 @@ def main():
             else:
                 names.append(a)
         return sequence(names or list(models.MODELS), libraries or ["default"])
+    repeat = 1
+    if args[:1] == ["--repeat"]:
+        repeat, args = int(args[1]), args[2:]
     names = args or models.MODELS[:4]
     paths = models.fetch_models(names, progress=False)
     cache = tempfile.mkdtemp(prefix="vm-cache-")
     os.chmod(cache, 0o700)
-    print("| model | CPU (s) | no cache (s) | x CPU | shared VM cache (s) | x CPU |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| model | CPU (s) | kernels (s) | x CPU | persistent, no cache (s) | x CPU "
+          "| persistent, shared VM cache (s) | x CPU |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for i, name in enumerate(names):
-        cpu, cold, cached = (first_result(paths[name], c) for c in ("cpu", "-", cache))
+        runs = [[first_result(paths[name], c) for c in ("cpu", "kernels", "-", cache)] for _ in range(repeat)]
+        cpu, kern, cold, cached = (None if None in col else statistics.median(col) for col in zip(*runs))
         note = " (writes the VM file)" if i == 0 else ""
         f = lambda v: "failed" if v is None else f"{v:.2f}"  # noqa: E731
         r = lambda v: "–" if v is None or not cpu else f"{v / cpu:.0f}"  # noqa: E731
-        print(f"| {name}{note} | {f(cpu)} | {f(cold)} | {r(cold)} | {f(cached)} | {r(cached)} |", flush=True)
+        print(f"| {name}{note} | {f(cpu)} | {f(kern)} | {r(kern)} | {f(cold)} | {r(cold)} | {f(cached)} | {r(cached)} |",
+              flush=True)
 
 
 if __name__ == "__main__":
