@@ -70,7 +70,7 @@ const FusePass kFusePasses[FUSE_NUM_PASSES] = {
                         "a chain of up to " GD_STRINGIFY(GD_MAX_EPILOGUE) " of: PRELU, any float unary op, any arithmetic binary op with a "
                         "constant per channel or scalar, QUANTIZE, and one runtime operand (residual ADD, or "
                         "another op with a tensor of the output's shape or one value per channel) after a conv "
-                        "or depthwise (after a fully connected: an activation) -> its epilogue",
+                        "or depthwise (after a fully connected or a transpose conv: an activation) -> its epilogue",
                         FUSE_KSETS_ALL, NULL, NULL, run_epilogues},
     [PASS_POOLED_RESIDUAL] = {"pooled_residual",
                               "a residual that is a 2x2 max pool, a 2x bilinear upsampling or a channel prefix -> "

@@ -1,5 +1,5 @@
 /* Epilogues: elementwise consumers fused into the convolution (or fully
- * connected) that feeds them, so conv -> PRELU -> ADD(residual) is one
+ * connected or transpose conv: an activation only) that feeds them, so conv -> PRELU -> ADD(residual) is one
  * kernel: each fused node saves a launch and a full write + read of the
  * activation; a RELU-family, TANH, LOGISTIC or HARD_SWISH node after them
  * becomes the last step's activation, any other float unary op a step, any
@@ -252,9 +252,11 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
                     int pooled_residual, int* pooled) {
   GNode* prod = &g->nodes[p];
   GNode* cons = &g->nodes[c];
-  /* A FULLY_CONNECTED takes an activation, no epilogue: the hand models'
-   * presence and handedness heads (FC then LOGISTIC). */
-  if (prod->op == &kGOpFullyConnected && cons->op != &kGOpUnary) return 0;
+  /* A FULLY_CONNECTED or TRANSPOSE_CONV takes an activation, no epilogue:
+   * the hand models' presence and handedness heads (FC then LOGISTIC),
+   * selfie_segmentation's mask (TRANSPOSE_CONV then LOGISTIC). */
+  int act_only = prod->op == &kGOpFullyConnected || prod->op == &kGOpTransposeConv;
+  if (act_only && cons->op != &kGOpUnary) return 0;
   if (cons->op == &kGOpQuantize) {
     if (prod->num_epi == GD_MAX_EPILOGUE) return 0;
     prod->epi[prod->num_epi++] = (Epilogue){.op = EPI_QDQ, .tensor = -1, .qscale = cons->p.quant.scale,
@@ -283,8 +285,8 @@ static int try_fuse(Graph* g, int p, int c, int t, char* dead, const int* output
     /* Any other float unary op (or one whose slot is taken) is a step of
      * its own, the op unary_math computes (common.cl, the table unary_op
      * runs): a LEAKY_RELU after a conv, a conv's SQRT of an ABS. The casts
-     * change the type. The FULLY_CONNECTED kernels take no steps. */
-    if (prod->op == &kGOpFullyConnected || prod->num_epi == GD_MAX_EPILOGUE || u == UN_TRUNC || u == UN_NOT_ZERO ||
+     * change the type. The FULLY_CONNECTED and TRANSPOSE_CONV kernels take no steps. */
+    if (act_only || prod->num_epi == GD_MAX_EPILOGUE || u == UN_TRUNC || u == UN_NOT_ZERO ||
         u < 0 || u == UN_IDENTITY)
       return 0;
     prod->epi[prod->num_epi++] =
@@ -351,7 +353,8 @@ int fuse_epilogues(Graph* g, const int* outputs, int num_outputs, char* dead, in
   int fused = 0;
   for (int p = 0; p < g->num_nodes; ++p) {
     GNode* prod = &g->nodes[p];
-    if (dead[p] || (prod->op != &kGOpConv2d && prod->op != &kGOpDepthwise && prod->op != &kGOpFullyConnected))
+    if (dead[p] || (prod->op != &kGOpConv2d && prod->op != &kGOpDepthwise && prod->op != &kGOpFullyConnected &&
+                    prod->op != &kGOpTransposeConv))
       continue;
     for (;;) {
       int t = prod->outputs[0], c = -1;

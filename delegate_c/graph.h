@@ -75,6 +75,7 @@ extern const GOpDesc kGOpQuantize, kGOpInt8Exact;                   /* ops_quant
 extern const GOpDesc kGOpReduce;                                    /* ops_reduce.c */
 extern const GOpDesc kGOpPool;                                      /* ops_pool.c */
 extern const GOpDesc kGOpResizeBilinear;                            /* ops_resize.c */
+extern const GOpDesc kGOpTransposeConv;                             /* ops_transpose_conv.c */
 
 /* Binary, unary, remap, border, reduce and epilogue codes, shared with
  * the kernels: opencl_kernels/kernel_abi.h. Epilogue steps are fused into

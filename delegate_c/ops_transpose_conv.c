@@ -19,8 +19,8 @@
 
 /* The graph ops this file encodes (graph.h: a node points at its op). */
 static int encode_transpose_conv(Encoder* ex, int node);
-/* p.conv: kw, kh, sx, sy, pad_x, pad_y, weights, bias */
-static const GOpDesc kGOpTransposeConv = {"TRANSPOSE_CONV", encode_transpose_conv};
+/* p.conv: kw, kh, sx, sy, pad_x, pad_y, weights, bias; act (fuse_epilogue.c) */
+const GOpDesc kGOpTransposeConv = {"TRANSPOSE_CONV", encode_transpose_conv};
 
 /* Where one variant keeps its pieces. */
 typedef struct TransposeConvArgs {
@@ -179,6 +179,7 @@ static int encode_transpose_conv(Encoder* ex, int node) {
   karg_mem(&a, bm);
   karg_int4(&a, n->p.conv.kw, n->p.conv.kh, n->p.conv.sx, n->p.conv.sy);
   karg_int2(&a, n->p.conv.pad_x, n->p.conv.pad_y);
+  karg_int(&a, n->act); /* an activation node after it (fuse_epilogue.c) */
   karg_int(&a, a.total);
   return karg_done(ex, &a);
 }

@@ -4,11 +4,12 @@
  * receives input (iy, ix) through tap (ky, kx) when
  * oy + pad_y - ky == iy * stride_y (and likewise for x).
  * Weights and bias use conv2d's packing ([S_out][KH][KW][S_in][4 in][4 out]
- * float4 blocks; bias [S_out] float4). geom: (kw, kh, stride_x, stride_y). */
+ * float4 blocks; bias [S_out] float4). geom: (kw, kh, stride_x, stride_y);
+ * act: a fused activation (an activation node after it, fuse_epilogue.c). */
 #define TRANSPOSE_CONV2D_PARAMS \
   __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, \
-  __global const float4* weights, __global const float4* bias, int4 geom, int2 pad, int total
-#define TRANSPOSE_CONV2D_ARGS src, dst, src_shape, dst_shape, weights, bias, geom, pad, total
+  __global const float4* weights, __global const float4* bias, int4 geom, int2 pad, int act, int total
+#define TRANSPOSE_CONV2D_ARGS src, dst, src_shape, dst_shape, weights, bias, geom, pad, act, total
 OUTLINED_KERNEL(transpose_conv2d, TRANSPOSE_CONV2D_PARAMS, TRANSPOSE_CONV2D_ARGS) {
   if (gid >= total) return;
   int4 p = split_gid(gid, dst_shape);
@@ -37,5 +38,5 @@ OUTLINED_KERNEL(transpose_conv2d, TRANSPOSE_CONV2D_PARAMS, TRANSPOSE_CONV2D_ARGS
       }
     }
   }
-  STORE4(mask_tail(acc, p.z, dst_shape.z), dst, gid);
+  STORE4(mask_tail(activate(acc, act), p.z, dst_shape.z), dst, gid);
 }

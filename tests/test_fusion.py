@@ -481,3 +481,34 @@ def test_logistic_after_fully_connected_is_its_activation(kernel_set):
         assert stats["dispatches"] == alone["dispatches"] + more, (stats, alone)
         for g, w in zip(got, run_cpu(model, inputs)):
             assert_close(g, w, rtol_l2=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kernel_set", ["cpu", "gpu", "persistent"])
+@pytest.mark.parametrize("after,fused", [("LOGISTIC", True), ("RELU6", True), ("HARD_SWISH", True), ("ABS", False)])
+def test_activation_after_transpose_conv_is_its_activation(after, fused, kernel_set, monkeypatch):
+    """An activation after a TRANSPOSE_CONV (selfie_segmentation's mask:
+    then LOGISTIC) becomes its activation, a launch fewer; any other unary
+    op stays a node (the kernel takes no epilogue steps). The CPU
+    interpreter's values: 1e-5 (the same sums in another order, then the
+    same activation)."""
+    monkeypatch.setenv("TFLITE_GPU_BHWC_OUTPUT", "0")
+    rng = np.random.default_rng(4)
+    mb = ModelBuilder()
+    c, cin, h, w = 5, 3, 5, 7
+    x = mb.add_input([1, h, w, cin])
+    shape = mb.add_tensor([4], np.int32, data=np.array([1, 2 * h, 2 * w, c], np.int32))
+    wt = mb.add_tensor([c, 3, 3, cin], data=rng.standard_normal((c, 3, 3, cin)).astype(np.float32))
+    b = mb.add_tensor([c], data=rng.standard_normal(c).astype(np.float32))
+    y = mb.add_tensor([1, 2 * h, 2 * w, c])
+    mb.add_op("TRANSPOSE_CONV", [shape, wt, x, b], [y], dict(padding="SAME", stride_w=2, stride_h=2), version=3)
+    z = mb.add_tensor([1, 2 * h, 2 * w, c])
+    mb.add_op(after, [y], [z])
+    mb.mark_output(z)
+    model = mb.build()
+    inputs = [rng.standard_normal((1, h, w, cin)).astype(np.float32)]
+    options = {"execution": "persistent"} if kernel_set == "persistent" else {"kernel_set": kernel_set}
+    got, stats = _run_delegate(model, inputs, **options)
+    # The transpose conv, the input's and the output's conversions, and the unfused op.
+    assert (stats["cpu_nodes"], stats["dispatches"]) == (0, 3 + (not fused)), stats
+    want = run_cpu(model, inputs)[0]
+    assert_close(got[0], want, rtol_l2=1e-5, atol=1e-5 * max(1.0, float(np.abs(want).max())))
