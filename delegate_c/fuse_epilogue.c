@@ -1,13 +1,13 @@
-/* Epilogues: elementwise consumers fused into the convolution (or fully
- * connected or transpose conv: an activation only) that feeds them, so conv -> PRELU -> ADD(residual) is one
- * kernel: each fused node saves a launch and a full write + read of the
- * activation; a RELU-family, TANH, LOGISTIC or HARD_SWISH node after them
- * becomes the last step's activation, any other float unary op a step, any
- * other arithmetic binary op with a constant or a runtime operand an
- * EPI_BINARY step (GD_MAX_EPILOGUE steps, graph.h). A CONV_2D's residual
- * that is a 2x2 max pool, a 2x bilinear upsampling or the first channels
- * of a tensor is read through it (max2_pool_of, up2_resize_of,
- * channel_prefix_of). */
+/* Epilogues: elementwise consumers fused into the convolution (a fully
+ * connected or transpose conv: an activation only) that feeds them, so
+ * conv -> PRELU -> ADD(residual) is one kernel: each fused node saves a
+ * launch and a full write + read of the activation; a RELU-family, TANH,
+ * LOGISTIC or HARD_SWISH node after them becomes the last step's
+ * activation, any other float unary op a step, any other arithmetic binary
+ * op with a constant or a runtime operand an EPI_BINARY step
+ * (GD_MAX_EPILOGUE steps, graph.h). A CONV_2D's residual that is a 2x2 max
+ * pool, a 2x bilinear upsampling or the first channels of a tensor is read
+ * through it (max2_pool_of, up2_resize_of, channel_prefix_of). */
 #include "fuse_epilogue.h"
 
 #include <stdlib.h>
