@@ -98,18 +98,22 @@ VARIANTS = {
     # conv: 16 x 4 or 64 x 1, and a fused depthwise + 1x1 up to 16 x 16
     # (fuse_dw_conv.h DW_1X1_MAX_ROWS).
     # each conv group also storing its output as BHWC float32 (output_direct.c)
-    "conv_gpu.cl": _groups("CONVG_LX", 64, "CONVG_LY", 16)
+    "conv_gpu.cl": _groups("CONVG_LX", 64, "CONVG_LY", 16) + ["-DEPI_UN=1"]
     + ["-DCONVG_DST_BHWC=1"] + [g + " -DCONVG_DST_BHWC=1" for g in _groups("CONVG_LX", 64, "CONVG_LY", 16)],
     # depthwise 8 x 8, and pw_depthwise_gpu's group, shrunk from 64
     "depthwise_gpu.cl": _groups("DWG_LX", 8, "DWG_LY", 8) + [f"-DPWDW_WG={w}" for w in _pow2_upto(32)],
-    # the unary epilogue steps: common.cl's epilogue_step, the same code in
-    # every conv file and the VM program (ops_conv.c epilogue_defines)
+    # the unary epilogue steps and chains (common.cl's epilogue_step and
+    # epilogue_chain, ops_conv.c dispatch_conv): the same code in every conv
+    # file and the VM program; conv.cl's and the GPU set's conv programs,
+    # and the VM program, are built so for the MediaPipe models
+    # (selfie_segmentation's gate is an EPI_BINARY step)
     "conv.cl": ["-DEPI_UN=1"],
     "fc_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "reduce_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "grid_sync.cl": ["-DGS_LITMUS_READ_EARLY=1"],  # tools/cl_grid_barrier.py's test hook
-    # besides every opcode (VM_BASE), one: the library's opcode masks only drop cases
-    "vm_program.cl": ["-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0"],
+    # besides every opcode (VM_BASE), one: the library's opcode masks only
+    # drop cases; and every opcode with the epilogue steps (-DEPI_UN=1, above)
+    "vm_program.cl": ["-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0", "-DGD_VM_PROGRAM=1 -DEPI_UN=1"],
 }
 # Defines the kernel files test that are not variant knobs: set by the
 # device (GD_POCL, FP16_STORAGE), per node (FP32_STORAGE), by the kernel
