@@ -124,7 +124,7 @@ def main():
     for i, name in enumerate(names):
         runs = [[first_result(paths[name], c) for c in ("cpu", "kernels", "-", cache)] for _ in range(repeat)]
         cpu, kern, cold, cached = (None if None in col else statistics.median(col) for col in zip(*runs))
-        note = " (writes the VM file)" if i == 0 else ""
+        note = (" (writes the VM file)" if repeat == 1 else " (writes the VM file in round 1)") if i == 0 else ""
         f = lambda v: "failed" if v is None else f"{v:.2f}"  # noqa: E731
         r = lambda v: "–" if v is None or not cpu else f"{v / cpu:.0f}"  # noqa: E731
         print(f"| {name}{note} | {f(cpu)} | {f(kern)} | {r(kern)} | {f(cold)} | {r(cold)} | {f(cached)} | {r(cached)} |",
