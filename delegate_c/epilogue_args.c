@@ -25,7 +25,8 @@ static float channel_value(const GTensor* t, int c, int cout) {
   return t->data[t->shape[GD_C] == 1 ? 0 : c < cout ? c : 0];
 }
 
-/* Writes step e's constants (alpha_float4s of them) at v. */
+/* Writes step e's constants (alpha_float4s of them, none for a step that
+ * takes none) at v. */
 static void fill_alpha(const Graph* g, const Epilogue* e, int cout, float* v) {
   int slices = (cout + 3) / 4;
   const GTensor* a = e->tensor >= 0 ? &g->tensors[e->tensor] : NULL;
@@ -45,8 +46,8 @@ static void fill_alpha(const Graph* g, const Epilogue* e, int cout, float* v) {
     }
   } else if (e->op == EPI_QDQ) {
     v[0] = e->qscale, v[1] = (float)e->qzero, v[2] = (float)e->qmin, v[3] = (float)e->qmax;
-  } else if (e->op == EPI_UNARY) {
-    v[0] = e->qscale; /* leaky relu's alpha */
+  } else if (e->op == EPI_UNARY && e->act == UN_LEAKY_RELU) {
+    v[0] = e->qscale;
   }
 }
 
@@ -60,14 +61,10 @@ static int two_step(const Graph* g, const GNode* n) {
   return n->num_epi <= 2 && alpha <= 1;
 }
 
-int epilogue_needs_un(const GNode* n) {
-  int alpha = 0;
-  for (int e = 0; e < n->num_epi; ++e) {
-    const Epilogue* x = &n->epi[e];
-    if (x->op == EPI_UNARY || x->op == EPI_BINARY) return 1;
-    alpha += x->op == EPI_PRELU || x->op == EPI_AFFINE || x->op == EPI_QDQ;
-  }
-  return n->num_epi > 2 || alpha > 1;
+int epilogue_needs_un(const Graph* g, const GNode* n) {
+  for (int e = 0; e < n->num_epi; ++e)
+    if (n->epi[e].op == EPI_UNARY) return 1;
+  return !two_step(g, n);
 }
 
 int epilogue_args(Encoder* ex, const GNode* n, const KernelVariant* v, cl_mem placeholder, cl_mem* alpha_out,
@@ -95,12 +92,8 @@ int epilogue_args(Encoder* ex, const GNode* n, const KernelVariant* v, cl_mem pl
   int floats = 0, two = two_step(g, n);
   for (int e = 0; e < n->num_epi; ++e) floats += 4 * alpha_float4s(g, &n->epi[e], slices);
   if (!two) floats += 4 * n->num_epi; /* the chain's step words */
-  if (!floats) {
-    for (int e = 0; e < n->num_epi; ++e) epi[2 * e] = n->epi[e].op == EPI_ADD ? read : n->epi[e].op, epi[2 * e + 1] = n->epi[e].act;
-    return 0;
-  }
-  float* buf = calloc((size_t)floats, sizeof(float));
-  if (!buf) return ex_fail(ex, "out of memory");
+  float* buf = floats ? calloc((size_t)floats, sizeof(float)) : NULL;
+  if (floats && !buf) return ex_fail(ex, "out of memory");
   int at = two ? 0 : n->num_epi; /* float4 where the next step's constants go */
   for (int e = 0; e < n->num_epi; ++e) {
     const Epilogue* x = &n->epi[e];
@@ -113,10 +106,11 @@ int epilogue_args(Encoder* ex, const GNode* n, const KernelVariant* v, cl_mem pl
       int words[4] = {code, x->act, at, aux};
       memcpy(&buf[4 * e], words, sizeof(words));
     }
-    fill_alpha(g, x, cout, &buf[4 * at]);
+    if (alpha_float4s(g, x, slices)) fill_alpha(g, x, cout, &buf[4 * at]);
     at += alpha_float4s(g, x, slices);
   }
   if (!two) epi[0] = EPI_CHAIN, epi[1] = n->num_epi, epi[2] = read;
+  if (!buf) return 0; /* no step takes constants: the placeholder stands in */
   *alpha_out = ex_upload(ex, buf, (size_t)floats * sizeof(float));
   free(buf);
   return *alpha_out ? 0 : -1;

@@ -16,6 +16,6 @@ int epilogue_args(Encoder* ex, const GNode* n, const KernelVariant* v, cl_mem pl
                   cl_mem* residual, int epi[4], int* res_slices);
 
 /* 1 when n's kernels need EPI_UN_DEFINE: a unary step or a chain. */
-int epilogue_needs_un(const GNode* n);
+int epilogue_needs_un(const Graph* g, const GNode* n);
 
 #endif

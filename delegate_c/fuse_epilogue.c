@@ -16,11 +16,15 @@
 #include "tflite_abi.h"
 #include "tflite_builtins.h"
 
-/* A constant that varies along channels only (B=H=W=1) and matches C. */
+/* A shape of one value per channel (B=H=W=1) of `channels` channels. */
+static int per_channel_shape(const int* s, int channels) {
+  return s[GD_B] == 1 && s[GD_H] == 1 && s[GD_W] == 1 && s[GD_C] == channels;
+}
+
+/* A constant that varies along channels only and matches C, or a scalar. */
 static int per_channel_const(const Graph* g, int t, int channels) {
   const GTensor* x = &g->tensors[t];
-  if (!x->data || x->shape[GD_B] != 1 || x->shape[GD_H] != 1 || x->shape[GD_W] != 1) return 0;
-  return x->shape[GD_C] == channels || x->shape[GD_C] == 1;
+  return x->data && (per_channel_shape(x->shape, channels) || per_channel_shape(x->shape, 1));
 }
 
 /* The node that computes t as a zero PAD of trailing channels only, read by
@@ -117,9 +121,7 @@ static int hoistable(const Graph* g, const GNode* n) {
   const int* out = g->tensors[n->outputs[0]].shape;
   for (int j = 0; j < 2; ++j) {
     const int* s = g->tensors[n->inputs[j]].shape;
-    if (memcmp(s, out, sizeof(int) * 4) != 0 &&
-        !(out[GD_B] == 1 && s[GD_B] == 1 && s[GD_H] == 1 && s[GD_W] == 1 && s[GD_C] == out[GD_C]))
-      return 0;
+    if (memcmp(s, out, sizeof(int) * 4) != 0 && !(out[GD_B] == 1 && per_channel_shape(s, out[GD_C]))) return 0;
   }
   return 1;
 }
@@ -234,14 +236,14 @@ static int binary_step(Graph* g, int p, const GNode* cons, int t, int other, int
   GNode* prod = &g->nodes[p];
   const GTensor* o = &g->tensors[other];
   const int* out = g->tensors[t].shape;
-  int per_channel = o->shape[GD_B] == 1 && o->shape[GD_H] == 1 && o->shape[GD_W] == 1 && o->shape[GD_C] == out[GD_C];
   /* The arithmetic ops; comparisons make bools, left to binary_op. */
   if (cons->p.binary.op < 0 || cons->p.binary.op > BIN_FLOOR_MOD) return 0;
   *e = (Epilogue){.op = EPI_BINARY, .tensor = other, .act = cons->act, .shift = -1, .bin = cons->p.binary.op,
                   .swap = cons->inputs[1] == t};
   if (o->data) return per_channel_const(g, other, out[GD_C]);
   if (runtime || o->is_int32 || o->bhwc || graph_writer(g, other) >= p || prod->num_inputs >= GD_MAX_NODE_INPUTS) return 0;
-  if (per_channel && out[GD_B] == 1 && memcmp(o->shape, out, sizeof(int) * 4) != 0) e->via = EPI_RES_CHANNEL;
+  if (out[GD_B] == 1 && per_channel_shape(o->shape, out[GD_C]) && memcmp(o->shape, out, sizeof(int) * 4) != 0)
+    e->via = EPI_RES_CHANNEL;
   else if (memcmp(o->shape, out, sizeof(int) * 4) != 0) return 0;
   prod->inputs[prod->num_inputs++] = other; /* keeps it alive in the memory plan */
   return 1;

@@ -163,7 +163,7 @@ static float* pack_bias(const GTensor* bias, int cout) {
  * code only in the programs that run one. */
 static KernelRef dispatch_conv(Encoder* ex, const GNode* n, KernelVariant* v, int node) {
   size_t len = strlen(v->defines);
-  if (epilogue_needs_un(n)) {
+  if (epilogue_needs_un(&ex->g, n)) {
     int w = snprintf(v->defines + len, sizeof(v->defines) - len, "%s" EPI_UN_DEFINE, len ? " " : "");
     if (w < 0 || (size_t)w >= sizeof(v->defines) - len)
       return ex_fail(ex, "%s: its build defines are too long", v->kernel), NULL;
