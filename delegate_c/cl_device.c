@@ -251,7 +251,7 @@ static cl_program build_program(GpuDevice* dev, const char* file, const char* de
     snprintf(err, errlen, "clCreateProgramWithSource(%s): %s", file, cl_error_name(rc));
     return NULL;
   }
-  char opts[256];
+  char opts[320];
   program_options(dev, defines, opts, sizeof(opts));
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -298,7 +298,7 @@ unsigned long long gpu_device_source_hash(const GpuDevice* dev, const char* file
   const char* common = embedded_kernel_source("common.cl");
   const char* body = embedded_kernel_source(file);
   if (!abi || !common || !body) return 0;
-  char opts[256];
+  char opts[320];
   program_options(dev, defines, opts, sizeof(opts));
   uint64_t h = kc_hash(abi, strlen(abi), 1);
   h = kc_hash(common, strlen(common), h);
@@ -318,7 +318,7 @@ int gpu_device_add_binary(GpuDevice* dev, const char* file, const char* defines,
   }
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  char opts[256];
+  char opts[320];
   program_options(dev, defines, opts, sizeof(opts));
   rc = cl.clBuildProgram(prog, 1, &dev->device, opts, NULL, NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -19,9 +19,9 @@
 /* A built program is keyed by (file, defines) on its device: one file
  * specialised by -D defines gives several programs. Its defines are the
  * variant's (GD_MAX_DEFINES), the storage one and the kernel selection
- * (executor.c). */
+ * (executor.c); the VM program's, its opcode masks (vm_defines.h). */
 #define GD_MAX_PROGRAM_FILE 64
-#define GD_MAX_PROGRAM_DEFINES 112
+#define GD_MAX_PROGRAM_DEFINES 184
 typedef struct GpuProgram {
   char file[GD_MAX_PROGRAM_FILE]; /* embedded kernel file name, e.g. "conv.cl" */
   char defines[GD_MAX_PROGRAM_DEFINES];

@@ -44,7 +44,7 @@ typedef struct FuseStage {
   int num_outputs;
   unsigned passes;     /* FUSE_PASS_BIT of each pass to run (fuse_passes_for) */
   int fp16;            /* FP16 storage: mixed_storage runs */
-  int vm;              /* execution=stepped or persistent: a float island makes the whole partition float */
+  int vm;              /* execution=stepped or persistent (mixed_storage_apply) */
   const char* float_outputs; /* per output, kept on float storage (mixed_storage.h); NULL: none */
   char* dead;          /* per node, while the node passes run: removed */
   int counts[FUSE_NUM_PASSES]; /* out: what each pass did (nodes fused, folded, marked) */

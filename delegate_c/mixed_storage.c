@@ -180,14 +180,14 @@ static int mark_cones(const Graph* g, const int* outputs, int num_outputs, const
   return n;
 }
 
-int mixed_storage_apply(Graph* g, const int* outputs, int num_outputs, const char* float_outputs, int whole,
+int mixed_storage_apply(Graph* g, const int* outputs, int num_outputs, const char* float_outputs, int vm,
                         MixedStorageStats* stats) {
   memset(stats, 0, sizeof(*stats));
   if (g->num_nodes == 0 || !float_outputs) return 0;
   char* mark = calloc((size_t)g->num_nodes, 1);
   if (!mark) return -1;
   int marked = mark_cones(g, outputs, num_outputs, float_outputs, mark);
-  if (marked > 0 && whole) memset(mark, 1, (size_t)(marked = g->num_nodes));
+  if (marked > 0 && vm && 2 * marked >= g->num_nodes) memset(mark, 1, (size_t)(marked = g->num_nodes));
   int rc = marked < 0 ? -1 : 0;
   if (marked > 0) {
     stats->float_nodes = marked;

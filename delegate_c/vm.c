@@ -115,11 +115,12 @@ static int add_accesses(Plan* p, const Access* acc, int n) {
 }
 
 /* Dispatch i as a phase's words and its accesses (1), or 0 when the VM
- * has no body for it.
- * on_float: the program's storage (ex_recorded_storage), which the
- * dispatch's must be. shift: bytes added to every activation offset (a
- * test hook's fault). */
-static int encode_phase(const Executor* ex, Plan* p, int i, int on_float, int shift) {
+ * has no body for it. A dispatch that an FP16 partition keeps on float
+ * storage (ex_recorded_storage 1: fp16_guard's islands, their conversions'
+ * float side) runs its body's float copy (opcode + VM_FLOAT_COPY,
+ * tools/gen_vm.py). shift: bytes added to every activation offset (a test
+ * hook's fault). */
+static int encode_phase(const Executor* ex, Plan* p, int i, int shift) {
   RecordedArg args[VM_ARGS];
   int n = 0;
   const KernelVariant* v = ex_recorded(&ex->enc, i, args, VM_ARGS, &n);
@@ -127,11 +128,12 @@ static int encode_phase(const Executor* ex, Plan* p, int i, int on_float, int sh
   /* A variant built with defines has no body, but for the unary epilogue
    * steps': the VM program then holds them (Plan.epi_un). */
   int epi_un = v && !strcmp(v->defines, EPI_UN_DEFINE);
-  int op = v && v->dims == 1 && (!v->defines[0] || epi_un) && ex_recorded_storage(&ex->enc, i) == on_float &&
-                   v->global[0] <= INT_MAX
+  int storage = ex_recorded_storage(&ex->enc, i);
+  int op = v && v->dims == 1 && (!v->defines[0] || epi_un) && storage >= 0 && v->global[0] <= INT_MAX
                ? embedded_vm_opcode(v->file, v->kernel, &kinds)
                : -1;
   if (op < 0 || (int)strlen(kinds) != n || n > VM_ARGS) return 0;
+  op += storage ? VM_FLOAT_COPY : 0;
   p->epi_un |= epi_un;
   int start = p->num_words;
   Access acc[VM_ARGS];
@@ -190,17 +192,11 @@ int vm_plan(Executor* ex, int mode) {
    * activations 128 bytes further on, so that it writes past its output's
    * end (the checked mode must name it). */
   long shift_phase = vm_guard_bytes(1) ? env_long("TFLITE_GPU_TEST_VM_SHIFT_PHASE", -1) : -1;
-  /* The program's storage: float when most dispatches are kept on float in
-   * an FP16 partition (a float island makes the whole partition float in
-   * the VM modes, mixed_storage.c), else the device's. */
-  int on_float = 0;
-  for (int i = 0; i < e->num_dispatches; ++i) on_float += ex_recorded_storage(e, i) == 1;
-  on_float = 2 * on_float > e->num_dispatches;
   if (ok < 0 || (ok > 0 && !p.acc_at)) rc = ex_fail(e, "out of memory");
   for (int i = 0, kernel_before = 1; rc == 0 && p.acc_at && i < e->num_dispatches; ++i) {
     offsets[phases] = p.num_words;
     p.acc_at[phases] = p.num_acc;
-    int r = encode_phase(ex, &p, i, on_float, phases == shift_phase ? 128 : 0);
+    int r = encode_phase(ex, &p, i, phases == shift_phase ? 128 : 0);
     if (r < 0) rc = ex_fail(e, "out of memory");
     if (r > 0) seg_start[phases] = (unsigned char)kernel_before;
     kernel_before = r == 0; /* a kernel between two segments: the next phase starts a launch */
@@ -250,8 +246,7 @@ int vm_plan(Executor* ex, int mode) {
     }
     vm->timing = vm_profile_timing(e->dev, mode);
     char rest[64];
-    snprintf(rest, sizeof(rest), "%s%s%s", on_float ? " -DFP32_STORAGE=1" : "", vm->timing == 2 ? " -DVM_TCLK" : "",
-             p.epi_un ? " " EPI_UN_DEFINE : "");
+    snprintf(rest, sizeof(rest), "%s%s", vm->timing == 2 ? " -DVM_TCLK" : "", p.epi_un ? " " EPI_UN_DEFINE : "");
     if (rc == 0 && vm_defines_format(vm->defines, sizeof(vm->defines), ops_mask, rest))
       rc = ex_fail(e, "the VM program's defines are too long");
     vm->phase_of = phase_of;

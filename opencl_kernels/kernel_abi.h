@@ -31,9 +31,12 @@ enum {
 enum { GS_COUNT = 0, GS_ABORT = 1, GS_WORDS = 2 };
 
 /* The VM program's opcode masks (tools/gen_vm.py, vm.c): VM_OPS_0.. words of
- * 32 opcodes each, the program's build defines. VM_NO_BARRIER: the bit of
- * an op list's phase offset that says no grid barrier comes before it. */
-enum { VM_OPS_WORDS = 3, VM_OPS_BITS = 32, VM_NO_BARRIER = 1 << 30 };
+ * 32 opcodes each, the program's build defines. Opcodes from VM_FLOAT_COPY
+ * on (words 3..5) are the bodies' copies on float storage, which an FP16
+ * program runs for the nodes mixed_storage.c keeps on float. VM_NO_BARRIER:
+ * the bit of an op list's phase offset that says no grid barrier comes
+ * before it. */
+enum { VM_OPS_WORDS = 6, VM_OPS_BITS = 32, VM_FLOAT_COPY = 96, VM_NO_BARRIER = 1 << 30 };
 
 /* Remaps (layout.cl) and what they read outside [0, size). */
 enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };

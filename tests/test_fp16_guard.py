@@ -20,7 +20,8 @@ from tflite_gpu.model_builder import ModelBuilder
 SHAPE = [1, 5, 7, 3]
 
 
-def guard_model(with_double=True, shape=SHAPE):
+def guard_model(with_double=True, shape=SHAPE, tail=()):
+    """tail: unary ops after the double (more half nodes)."""
     mb = ModelBuilder()
     x = mb.add_input(shape)
     c = shape[-1]
@@ -33,8 +34,14 @@ def guard_model(with_double=True, shape=SHAPE):
     if with_double:
         dbl = mb.add_tensor(shape)
         mb.add_op("MUL", [x, mb.add_tensor([c], data=np.full(c, 2, np.float32))], [dbl], dict(fused_activation="NONE"))
+        for op in tail:
+            dbl, src = mb.add_tensor(shape), dbl
+            mb.add_op(op, [src], [dbl])
         mb.mark_output(dbl)
     return mb.build()
+
+
+TAIL = ("TANH", "ABS", "NEG")
 
 
 def inputs(seed=0, shape=SHAPE):
@@ -72,11 +79,40 @@ def test_guard_keeps_only_the_drifting_output_on_float(seed, capfd):
 
 
 @pytest.mark.parametrize("execution", ["stepped", "persistent"])
-def test_in_the_vm_modes_a_float_island_makes_the_partition_float(execution, capfd):
-    """The VM program holds one storage: where the guard keeps a node on
-    float, every node goes float (no half node, no conversion), so the
-    partition stays whole: one launch persistent. Both outputs are then
-    float: x itself no longer rounds to half (2^-20 relative)."""
+def test_in_the_vm_modes_a_float_island_runs_the_float_copies(execution, capfd):
+    """The FP16 VM program holds a float copy of each body (tools/gen_vm.py,
+    VM_FLOAT_COPY): the guard's float nodes (2 of 5, less than half) and
+    their conversion are phases of the same program, so the partition stays
+    whole (one launch persistent, no dispatch left as a kernel) and its
+    outputs are bit for bit the kernels mode's, where the island is built
+    with -DFP32_STORAGE=1. The cancelling output is then as right as there
+    (2^-11 at most, where half storage alone is 10% off)."""
+    from tflite_gpu import _capi, interpreters
+    model, x = guard_model(tail=TAIL), inputs(2)
+    expected = run_cpu(model, x)
+    kernels = _delegated(model, x, is_precision_loss_allowed=1, fp16_guard="on")
+    capfd.readouterr()
+    d = tflite_gpu.load_delegate(**test_options(is_precision_loss_allowed=1, fp16_guard="on", log_level="info",
+                                                execution=execution))
+    it = interpreters.make(model, delegate=d)
+    got = interpreters.run(it, x)
+    (run,) = _capi.delegate_runs(d._get_native_delegate_pointer())
+    (part,) = _capi.delegate_partitions(d._get_native_delegate_pointer())
+    del it
+    log = capfd.readouterr().err
+    assert "FP16 partition: 2 nodes kept on float storage, 1 conversions" in log, log
+    assert f"execution={execution}: {part['dispatches']} of {part['dispatches']} dispatches as VM phases" in log, log
+    assert run["execution"] == execution and run["launches"] == (1 if execution == "persistent" else part["dispatches"])
+    for a, k in zip(got, kernels):
+        np.testing.assert_array_equal(a, k)
+    assert np.abs(got[0] - expected[0]).max() <= 2.0 ** -11
+    assert rel_l2(got[1], expected[1]) < 1e-3
+
+
+@pytest.mark.parametrize("execution", ["stepped", "persistent"])
+def test_in_the_vm_modes_an_island_of_half_the_nodes_makes_the_partition_float(execution, capfd):
+    """2 of 3 nodes: every node goes float (mixed_storage.h says why), no
+    conversion, still one launch persistent; x no longer rounds to half."""
     from tflite_gpu import _capi, interpreters
     model, x = guard_model(), inputs(2)
     expected = run_cpu(model, x)
@@ -88,8 +124,8 @@ def test_in_the_vm_modes_a_float_island_makes_the_partition_float(execution, cap
     (part,) = _capi.delegate_partitions(d._get_native_delegate_pointer())
     del it
     log = capfd.readouterr().err
-    # All three nodes (kernels mode keeps 2: test_guard_keeps_only_the_drifting_output_on_float).
-    assert "FP16 partition: 3 nodes kept on float storage, 0 conversions" in log, log
+    # The guard's float build, then the partition's own.
+    assert log.count("FP16 partition: 3 nodes kept on float storage, 0 conversions") == 2, log
     assert run["execution"] == execution and run["launches"] == (1 if execution == "persistent" else part["dispatches"])
     for a, b in zip(got, expected):
         assert rel_l2(a, b) < 1e-5

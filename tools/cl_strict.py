@@ -111,9 +111,13 @@ VARIANTS = {
     "fc_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "reduce_gpu.cl": [f"-DWG={w}" for w in _pow2_upto(256)],
     "grid_sync.cl": ["-DGS_LITMUS_READ_EARLY=1"],  # tools/cl_grid_barrier.py's test hook
-    # besides every opcode (VM_BASE), one: the library's opcode masks only
-    # drop cases; and every opcode with the epilogue steps (-DEPI_UN=1, above)
-    "vm_program.cl": ["-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0", "-DGD_VM_PROGRAM=1 -DEPI_UN=1"],
+    # besides every opcode and float copy (VM_BASE), one opcode: the
+    # library's opcode masks only drop cases; one opcode and its float copy
+    # (an FP16 program running fp16_guard's float nodes); and every opcode
+    # with the epilogue steps (-DEPI_UN=1, above)
+    "vm_program.cl": ["-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0",
+                      "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0 -DVM_OPS_3=0x1 -DVM_OPS_4=0x0 "
+                      "-DVM_OPS_5=0x0", "-DGD_VM_PROGRAM=1 -DEPI_UN=1"],
 }
 # Defines the kernel files test that are not variant knobs: set by the
 # device (GD_POCL, FP16_STORAGE), per node (FP32_STORAGE), by the kernel

@@ -15,7 +15,12 @@ and writes:
   built with -DGD_VM_PROGRAM=1 (the bodies without their kernels,
   common.cl) and -DVM_OPS_<w>=<mask> per word of VM_OPS_BITS opcodes (kernel_abi.h): the
   opcodes a partition runs, so that only their bodies are compiled (the
-  library, vm.c; no mask: every opcode);
+  library, vm.c; no VM_OPS_0: every opcode; a word left out: none of its);
+- in the same program, the bodies' float copies (opcode + VM_FLOAT_COPY):
+  common.cl and the kernel files once more, with -DFP32_STORAGE=1 and every
+  name they define at file scope renamed NAME__f, so that an FP16 program
+  runs the nodes mixed_storage.c keeps on float (fp16_guard) in the same
+  launch. Compiled only when a word of them is set (words 3..);
 - vm_table(): per opcode, the kernel's file, name and argument kinds, for
   the library (kernels_embedded.c: embedded_vm_opcode) to encode a
   dispatch as an op.
@@ -48,6 +53,65 @@ _OUTLINED = re.compile(r"__kernel\s+void\s+(\w+)\s*\(([^)]*)\)\s*\{\s*(\w+)_body
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
 
 
+_TOKEN = re.compile(r"\w+|\S")
+_NAME = re.compile(r"[A-Za-z_]\w*$")
+FLOAT_SUFFIX = "__f"
+
+
+def _declared(stmt: list):
+    """The name a file-scope declaration's tokens declare (a function, a
+    typedef, a program-scope variable), or None."""
+    toks, i = [], 0
+    while i < len(stmt):  # drop __attribute__((...))
+        if stmt[i] == "__attribute__":
+            depth, i = 0, i + 1
+            while i < len(stmt):
+                depth += (stmt[i] == "(") - (stmt[i] == ")")
+                i += 1
+                if depth == 0:
+                    break
+            continue
+        toks.append(stmt[i])
+        i += 1
+    if "(" in toks:
+        k = toks.index("(")
+        return toks[k - 1] if k and _NAME.match(toks[k - 1]) else None
+    cut = next((k for k, t in enumerate(toks) if t in ("=", "[")), len(toks))
+    names = [t for t in toks[:cut] if _NAME.match(t) and t not in ("struct", "union", "enum")]
+    return names[-1] if names else None
+
+
+def top_level_names(text: str) -> set:
+    """Every name preprocessed OpenCL C `text` defines at file scope:
+    functions, typedefs, program-scope variables and enum constants."""
+    toks = _TOKEN.findall(text)
+    names, depth, stmt = set(), 0, []
+    for i, t in enumerate(toks):
+        if t == "{":
+            if depth == 0:
+                if "enum" in stmt:
+                    j, inner = i + 1, 0
+                    while toks[j] != "}" or inner:
+                        inner += (toks[j] in "({") - (toks[j] in ")}")
+                        if inner == 0 and _NAME.match(toks[j]) and toks[j + 1] in ("=", ",", "}"):
+                            names.add(toks[j])
+                        j += 1
+                if "(" in stmt:  # a function's body: its declaration ends here
+                    names.add(_declared(stmt))
+                    stmt = []
+                else:
+                    stmt.append("{}")
+            depth += 1
+        elif t == "}":
+            depth -= 1
+        elif depth == 0 and t == ";":
+            names.add(_declared(stmt))
+            stmt = []
+        elif depth == 0:
+            stmt.append(t)
+    return names - {None}
+
+
 def body_files(kernels: pathlib.Path) -> list:
     return sorted(p for p in kernels.glob("*.cl") if not NOT_BODIES.search(p.name))
 
@@ -64,11 +128,12 @@ def _preprocessor() -> list:
     raise SystemExit("gen_vm.py: no C preprocessor (cpp, cc -E) to read the kernels' signatures")
 
 
-def _expanded(kernels: pathlib.Path, f: pathlib.Path) -> str:
+def _expanded(kernels: pathlib.Path, text: str, head=("kernel_abi.h", "common.cl"), defines=()) -> str:
+    """`text` preprocessed after the files of `head` (what comes out of them left out)."""
     marker = "int gd_vm_marker_line;"
-    text = "".join((kernels / n).read_text() for n in ("kernel_abi.h", "common.cl")) + marker + "\n" + f.read_text()
+    text = "".join((kernels / n).read_text() for n in head) + marker + "\n" + text
     out = subprocess.run([*_preprocessor(), "-P", "-undef", "-nostdinc", "-x", "c", "-D__OPENCL_C_VERSION__=120",
-                          "-"], input=text, capture_output=True, text=True, check=True).stdout
+                          *defines, "-"], input=text, capture_output=True, text=True, check=True).stdout
     return out.split(marker, 1)[1]
 
 
@@ -88,18 +153,22 @@ def bodies(kernels: pathlib.Path) -> list:
     """[(file, kernel, body function, [(kind, cast)])], in a fixed order."""
     out = []
     for f in body_files(kernels):
-        for name, params, body in _OUTLINED.findall(_expanded(kernels, f)):
+        for name, params, body in _OUTLINED.findall(_expanded(kernels, f.read_text())):
             parsed = [_param(p) for p in params.split(",")]
             if all(parsed):
                 out.append((f.name, name, body + "_body", parsed))
     return out
 
 
-def _call(body: str, params: list) -> str:
+def _call(body: str, params: list, renamed=frozenset()) -> str:
+    """The call of a body from vm_call; renamed: the names of the float copy
+    (body and casts get FLOAT_SUFFIX)."""
+    def name(text):
+        return re.sub(r"\w+", lambda m: m.group(0) + FLOAT_SUFFIX if m.group(0) in renamed else m.group(0), text)
     args, w = ["v"], 0
     for kind, cast in params:
         if kind in "pc":
-            args.append(f"({cast})(vm_space(a[{w}], VM_SPACES) + a[{w + 1}])")
+            args.append(f"({name(cast)})(vm_space(a[{w}], VM_SPACES) + a[{w + 1}])")
         elif kind == "i":
             args.append(f"a[{w}]")
         elif kind == "f":
@@ -113,12 +182,41 @@ def _call(body: str, params: list) -> str:
         else:
             args.append(f"as_float4((int4)(a[{w}], a[{w + 1}], a[{w + 2}], a[{w + 3}]))")
         w += WORDS[kind]
-    return f"{body}({', '.join(args)})"
+    return f"{name(body)}({', '.join(args)})"
+
+
+def _abi_value(kernels: pathlib.Path, name: str) -> int:
+    return int(re.search(rf"{name} = (\d+)", (kernels / "kernel_abi.h").read_text()).group(1))
+
+
+def _files_once_more(kernels: pathlib.Path) -> tuple:
+    """The float copies' source and the names it renames: common.cl and every
+    kernel file again, on float storage, each file-scope name NAME__f."""
+    files = [kernels / "common.cl", *body_files(kernels)]
+    text = "".join(f.read_text() for f in files)
+    renamed = set()
+    # Bodies alone (GD_VM_PROGRAM, set below: no kernel is renamed, so a
+    # kernel's name passed through a macro still pastes NAME_body), with the
+    # epilogue steps, on either compiler path.
+    for device in ("-DGD_POCL=1", "-DGD_NVIDIA=1"):
+        renamed |= top_level_names(_expanded(kernels, text, ("kernel_abi.h",),
+                                             ("-DGD_VM_PROGRAM=1", "-DFP32_STORAGE=1", "-DEPI_UN=1", device)))
+    common = files[0].read_text()
+    parts = ["#ifndef FP32_STORAGE\n#define FP32_STORAGE 1\n#endif\n#ifndef GD_VM_PROGRAM\n#define GD_VM_PROGRAM 1\n#endif\n"]
+    parts += [f"#undef {m}\n" for m in sorted(set(_DEFINE.findall(common)))]
+    parts += [f"#define {n} {n}{FLOAT_SUFFIX}\n" for n in sorted(renamed)]
+    parts.append(f"/* ---- common.cl, float copy ---- */\n{common}\n")
+    for f in files[1:]:
+        text = f.read_text()
+        parts.append(f"/* ---- {f.name}, float copy ---- */\n{text}\n")
+        parts += [f"#undef {m}\n" for m in sorted(set(_DEFINE.findall(text)))]
+    parts += [f"#undef {n}\n" for n in sorted(renamed)]
+    return "".join(parts), frozenset(renamed)
 
 
 def vm_program_source(kernels: pathlib.Path) -> str:
-    parts = ["/* Generated by tools/gen_vm.py: the VM program (every CPU-set kernel file, vm_call, grid_sync.cl,\n"
-             " * vm/vm_run.cl). Do not edit. */\n"]
+    parts = ["/* Generated by tools/gen_vm.py: the VM program (every CPU-set kernel file, their float copies,\n"
+             " * vm_call, grid_sync.cl, vm/vm_run.cl). Do not edit. */\n"]
     for f in body_files(kernels):
         text = f.read_text()
         parts.append(f"/* ---- {f.name} ---- */\n{text}\n")
@@ -129,12 +227,17 @@ def vm_program_source(kernels: pathlib.Path) -> str:
     chain = " : ".join(f"s == {i} ? {n}" for i, n in enumerate(names.split(", ")[:-1])) + f" : {names.split(', ')[-1]}"
     parts.append(f"GD_INLINE __global uchar* vm_space(int s, VM_SPACES_PARAMS) {{ return {chain}; }}\n")
     table = bodies(kernels)
-    abi = (kernels / "kernel_abi.h").read_text()
-    words, bits = (int(re.search(rf"{n} = (\d+)", abi).group(1)) for n in ("VM_OPS_WORDS", "VM_OPS_BITS"))
-    if len(table) > bits * words:
-        raise SystemExit(f"gen_vm.py: {len(table)} opcodes need more than {words} VM_OPS words (kernel_abi.h)")
+    words, bits, copy = (_abi_value(kernels, n) for n in ("VM_OPS_WORDS", "VM_OPS_BITS", "VM_FLOAT_COPY"))
+    if len(table) > copy or copy % bits or copy + len(table) > bits * words:
+        raise SystemExit(f"gen_vm.py: {len(table)} opcodes and their float copies from VM_FLOAT_COPY = {copy} need "
+                         f"more than {words} VM_OPS words (kernel_abi.h)")
+    # No VM_OPS_0 (the strict gate): every opcode; else a word left out has none.
+    parts.append("#ifndef VM_OPS_0\n#define VM_OPS_ALL 0xffffffff\n#else\n#define VM_OPS_ALL 0\n#endif\n")
     for w in range(words):
-        parts.append(f"#ifndef VM_OPS_{w}\n#define VM_OPS_{w} 0xffffffff\n#endif\n")
+        parts.append(f"#ifndef VM_OPS_{w}\n#define VM_OPS_{w} VM_OPS_ALL\n#endif\n")
+    copies, renamed = _files_once_more(kernels)
+    any_copy = " | ".join(f"VM_OPS_{w}" for w in range(copy // bits, words))
+    parts.append(f"#if {any_copy}\n{copies}#endif\n")
     # GD_NOINLINE: inline on GPUs; on PoCL one out-of-line copy. Inlined into
     # vm_run, whose loop holds the grid barrier, the switch made PoCL's
     # work-group function 2.8x slower to compile at the first launch
@@ -143,9 +246,11 @@ def vm_program_source(kernels: pathlib.Path) -> str:
                  " * (an opcode outside the program's VM_OPS masks does nothing: the library never encodes one). */\n"
                  "GD_NOINLINE void vm_call(int opcode, int v, __global const int* a, VM_SPACES_PARAMS) {\n"
                  "  switch (opcode) {\n")
-    for i, (_, _, body, params) in enumerate(table):
-        w, b = divmod(i, bits)
-        parts.append(f"#if (VM_OPS_{w} >> {b}) & 1\n    case {i}: {_call(body, params)}; return;\n#endif\n")
+    for base, names_of in ((0, frozenset()), (copy, renamed)):
+        for i, (_, _, body, params) in enumerate(table):
+            w, b = divmod(base + i, bits)
+            parts.append(f"#if (VM_OPS_{w} >> {b}) & 1\n    case {base + i}: {_call(body, params, names_of)}; return;\n"
+                         "#endif\n")
     parts.append("    default: return;\n  }\n}\n")
     for extra in ("grid_sync.cl", "vm/vm_run.cl"):
         parts.append(f"/* ---- {extra} ---- */\n{(kernels / extra).read_text()}\n")

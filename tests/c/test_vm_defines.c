@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cl_device.h"
 #include "vm_defines.h"
 
 #define OK(cond) CHECK(cond, "%s", #cond)
@@ -14,19 +15,34 @@ int main(void) {
   char d[256], c[256];
   unsigned ops[VM_OPS_WORDS] = {0x5, 0x80000000u, 0x0}, got[VM_OPS_WORDS];
   const char* rest;
-  OK(vm_defines_format(d, sizeof(d), ops, " -DFP32_STORAGE=1") == 0);
-  OK(strcmp(d, "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x80000000 -DVM_OPS_2=0x0 -DFP32_STORAGE=1") == 0);
+  OK(vm_defines_format(d, sizeof(d), ops, " -DVM_TCLK") == 0);
+  /* No float copy: the three words the defines always had. */
+  OK(strcmp(d, "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x80000000 -DVM_OPS_2=0x0 -DVM_TCLK") == 0);
   OK(vm_defines_parse(d, got, &rest) == 0);
-  OK(memcmp(got, ops, sizeof(ops)) == 0 && strcmp(rest, " -DFP32_STORAGE=1") == 0);
+  OK(memcmp(got, ops, sizeof(ops)) == 0 && strcmp(rest, " -DVM_TCLK") == 0);
   OK(vm_defines_count(ops) == 3);
   OK(vm_defines_format(d, 20, ops, "") == -1); /* does not fit */
+  /* A float copy (opcode VM_FLOAT_COPY + 1): every word. */
+  unsigned copies[VM_OPS_WORDS] = {0x5, 0x0, 0x0, 0x2, 0x0, 0x0};
+  OK(vm_defines_format(d, sizeof(d), copies, "") == 0);
+  OK(strcmp(d, "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0 -DVM_OPS_3=0x2 -DVM_OPS_4=0x0 "
+               "-DVM_OPS_5=0x0") == 0);
+  OK(vm_defines_parse(d, got, &rest) == 0 && memcmp(got, copies, sizeof(copies)) == 0 && !strcmp(rest, ""));
+  OK(vm_defines_count(copies) == 3);
+  /* The longest defines the library writes fit its program records. */
+  unsigned full[VM_OPS_WORDS];
+  memset(full, 0xff, sizeof(full));
+  OK(vm_defines_format(d, GD_MAX_PROGRAM_DEFINES, full, " -DVM_TCLK -DEPI_UN=1") == 0);
 
   /* Malformed: each is refused. */
   const char* bad[] = {"", "-DGD_VM_PROGRAM=1", "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1",
                        "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x -DVM_OPS_1=0x1 -DVM_OPS_2=0x0",
                        "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x123456789 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0",
                        "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0x",
-                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0xA -DVM_OPS_1=0x1 -DVM_OPS_2=0x0", "-DFOO=1"};
+                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0xA -DVM_OPS_1=0x1 -DVM_OPS_2=0x0", "-DFOO=1",
+                       /* some of the float copies' words, not all */
+                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DVM_OPS_3=0x1",
+                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DVM_OPS_4=0x1"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) OK(vm_defines_parse(bad[i], got, &rest) == -1);
 
   /* The cached program holds all: defines become the cached ones. */
@@ -39,8 +55,14 @@ int main(void) {
   vm_defines_format(d, sizeof(d), more, "");
   OK(vm_defines_merge(d, sizeof(d), c) == 0);
   OK(vm_defines_parse(d, got, &rest) == 0 && memcmp(got, both, sizeof(both)) == 0 && !strcmp(rest, ""));
-  /* Other storage or test hooks: unchanged. */
-  vm_defines_format(d, sizeof(d), mine, " -DFP32_STORAGE=1");
+  /* A float copy more: the union holds it. */
+  unsigned copy[VM_OPS_WORDS] = {0x4, 0x0, 0x0, 0x0, 0x0, 0x80000000u};
+  unsigned with_copy[VM_OPS_WORDS] = {0x6, 0x10, 0x1, 0x0, 0x0, 0x80000000u};
+  vm_defines_format(d, sizeof(d), copy, "");
+  OK(vm_defines_merge(d, sizeof(d), c) == 0);
+  OK(vm_defines_parse(d, got, &rest) == 0 && memcmp(got, with_copy, sizeof(with_copy)) == 0);
+  /* Other test hooks: unchanged. */
+  vm_defines_format(d, sizeof(d), mine, " -DVM_TCLK");
   char before[256];
   strcpy(before, d);
   OK(vm_defines_merge(d, sizeof(d), c) == -1 && strcmp(d, before) == 0);
