@@ -43,8 +43,10 @@ typedef float storage_t;
  * cannot link the kernel). OpenCL C 1.1 has no `static`: plain
  * definitions there (one translation unit per program). */
 #if defined(__OPENCL_C_VERSION__) && __OPENCL_C_VERSION__ >= 120
+#define GD_STATIC static
 #define GD_INLINE static inline
 #else
+#define GD_STATIC
 #define GD_INLINE
 #endif
 
@@ -106,12 +108,16 @@ GD_INLINE float4 mask_tail(float4 v, int s, int C) {
  *   the conv stores 1.3-1.5x faster);
  * - GD_NOINLINE: tanh and sigmoid stay in one out-of-line copy (inlined
  *   into every store they made LLVM's compile of a conv kernel 2-4x
- *   slower), and kernel bodies are outlined (OUTLINED_KERNEL below);
+ *   slower), and kernel bodies are outlined (OUTLINED_KERNEL below). Static,
+ *   so that one nothing calls is never compiled: the VM program holds every
+ *   body and its opcode masks only drop vm_call's cases (building
+ *   face_detection_short_range's VM program took 2.5-3.0 s with every body
+ *   compiled, 1.2 s with its own);
  * - the -Wpsabi note clang prints for float16 arguments on AVX2 targets is
  *   irrelevant to code that is all inlined. */
 #ifdef GD_POCL
 #define ALWAYS_INLINE __attribute__((always_inline)) GD_INLINE
-#define GD_NOINLINE __attribute__((noinline))
+#define GD_NOINLINE __attribute__((noinline)) GD_STATIC
 #pragma clang diagnostic ignored "-Wpsabi"
 #else
 #define ALWAYS_INLINE GD_INLINE
