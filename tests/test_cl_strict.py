@@ -160,3 +160,24 @@ def test_the_program_list_covers_what_the_library_builds():
         if (file, base) not in listed or any(b not in bits[file] for b in kernel_bits):
             uncovered.append(f"{file} [{options}]")
     assert not uncovered, f"built but not in the gate's list: {uncovered}"
+
+
+@needs_clang
+def test_a_vm_program_compiles_only_the_bodies_its_masks_call():
+    """On PoCL the bodies are static (common.cl GD_NOINLINE), so a body no
+    vm_call case calls is not even emitted: the VM program holds every
+    kernel file, and its masks only drop cases. Opcode 0 and the float copy
+    of opcode 1 (VM_FLOAT_COPY, tools/gen_vm.py), in an FP16 program: those
+    two bodies, and no other."""
+    table = cl_strict.gen_vm.vm_table(cl_strict.KERNELS)
+    copy = int(re.search(r"VM_FLOAT_COPY = (\d+)", (cl_strict.KERNELS / "kernel_abi.h").read_text()).group(1))
+    defines = (f"-DGD_POCL=1 -DFP16_STORAGE=1 {cl_strict.VM_BASE} -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0 "
+               f"-DVM_OPS_{copy // 32}=0x2 -DVM_OPS_{copy // 32 + 1}=0x0 -DVM_OPS_{copy // 32 + 2}=0x0")
+    source = "".join(cl_strict.source_of(cl_strict.KERNELS, f)
+                     for f in ("kernel_abi.h", "common.cl", cl_strict.VM_PROGRAM))
+    p = subprocess.run([cl_strict.find_clang(), *cl_strict._flags(cl_strict.NVIDIA_EXTENSIONS), "-O0", "-emit-llvm",
+                        "-S", "-o", "-", *defines.split(), "-"], input=source, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    defined = set(re.findall(r"^define\b.*?@([\w.$]+)\(", p.stdout, re.M))
+    bodies = {f"{kernel}_body" for _, _, kernel, _ in table} | {f"{kernel}_body__f" for _, _, kernel, _ in table}
+    assert defined & bodies == {f"{table[0][2]}_body", f"{table[1][2]}_body__f"}, sorted(defined & bodies)
