@@ -84,7 +84,8 @@ def _declared(stmt: list):
 def top_level_names(text: str) -> set:
     """Every name preprocessed OpenCL C `text` defines at file scope:
     functions, typedefs, program-scope variables and enum constants."""
-    toks = _TOKEN.findall(text)
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))  # pragmas
+    toks = _TOKEN.findall(code)
     names, depth, stmt = set(), 0, []
     for i, t in enumerate(toks):
         if t == "{":
