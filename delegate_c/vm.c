@@ -342,12 +342,29 @@ static int set_args(Executor* ex, cl_kernel k, int first, int last, int persiste
   return rc == CL_SUCCESS ? 0 : ex_fail(&ex->enc, "setting the VM's arguments: %s", cl_error_name(rc));
 }
 
+/* A VM program this device already holds (another partition of the
+ * delegate built or loaded it) that has every opcode of vm's, with the same
+ * defines besides them: vm's defines become its, so that this partition
+ * builds nothing. */
+static void reuse_program(const GpuDevice* dev, VmState* vm) {
+  for (int i = 0; i < dev->num_programs; ++i) {
+    char merged[sizeof(vm->defines)];
+    memcpy(merged, vm->defines, sizeof(merged));
+    if (!strcmp(dev->programs[i].file, "vm_program.cl") &&
+        vm_defines_merge(merged, sizeof(merged), dev->programs[i].defines) == 1) {
+      memcpy(vm->defines, merged, sizeof(merged));
+      return;
+    }
+  }
+}
+
 int vm_finish(Executor* ex) {
   VmState* vm = ex->vm;
   Encoder* e = &ex->enc;
   /* A wait's bound: NVIDIA's timer in ns (one phase of these models takes
    * microseconds; a second is a hang), else spin iterations. */
   cl_ulong limit = e->dev->caps.vendor_id == GD_VENDOR_NVIDIA ? 1000000000ull : 400000000ull;
+  reuse_program(e->dev, vm);
   if (ex->vm_cache.load) ex->vm_cache.load(ex->vm_cache.ctx, vm->defines, sizeof(vm->defines));
   if (vm_profile_init(ex)) return -1;
   for (int p = 0; p < vm->num_phases; ++p) {

@@ -9,7 +9,8 @@ compiler skips the file's other kernels.
   two programs of conv.cl with their own masks, and both agree with the
   CPU (seeded random inputs, the FP32 tolerance of tests/test_ops.py).
 - A partition whose kernels an earlier partition's program already holds
-  reuses that program (one build)."""
+  reuses that program (one build); so does a VM partition whose bodies an
+  earlier one's VM program holds (execution=stepped|persistent, vm.c)."""
 from __future__ import annotations
 
 import importlib.util
@@ -61,7 +62,8 @@ import sys, numpy as np, tflite_gpu
 from tflite_gpu import _capi, interpreters
 model = open(sys.argv[1], "rb").read()
 x = [np.random.default_rng(3).uniform(-1, 1, [1, 9, 7, 5]).astype(np.float32)]
-d = tflite_gpu.load_delegate(log_level="silent", max_delegated_partitions=2, kernel_set=sys.argv[2])
+options = dict(a.split("=", 1) for a in sys.argv[3:])
+d = tflite_gpu.load_delegate(log_level="silent", max_delegated_partitions=2, kernel_set=sys.argv[2], **options)
 got = interpreters.run(interpreters.make(model, delegate=d), x)
 want = interpreters.run(interpreters.make(model, cpu="builtin"), x)
 np.testing.assert_allclose(got[0], want[0], rtol=1e-4, atol=1e-4)
@@ -139,3 +141,18 @@ def test_two_partitions_build_their_own_selections(kernel_set, tmp_path):
     every = sum(1 << b for _, b in embed_kernels.selectable_kernels(KERNELS / conv_file))
     for m in masks:
         assert int(m, 16) & ~every == 0 and int(m, 16) != every, (m, err)
+
+
+@pytest.mark.parametrize("second, builds", [("depthwise", 1), ("conv", 2)])
+def test_a_vm_partition_whose_bodies_the_first_holds_builds_no_program(second, builds, tmp_path):
+    """The second partition's depthwise (and its boundary conversions) are
+    bodies the first partition's VM program holds: one vm_program.cl build.
+    A stride-2 3x3 conv is a body it lacks: a second build."""
+    path = tmp_path / "two.tflite"
+    path.write_bytes(_two_partitions(second))
+    env = dict(os.environ, TFLITE_GPU_BUILD_LOG="1", TFLITE_GPU_FUSE_PW_DW="0", TFLITE_GPU_BHWC_INPUT="0")
+    p = subprocess.run([sys.executable, "-c", _CHILD, str(path), "cpu", "execution=persistent"], capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.split() == ["partitions", "2"], p.stdout
+    assert len(re.findall(r"build vm_program\.cl \[", p.stderr)) == builds, p.stderr
