@@ -36,7 +36,11 @@ ASAN_SUITES = ["tests/test_ops.py", "tests/test_models.py", "tests/test_resize.p
                "tests/test_check_bisect.py",
                # epilogue_args.c's chain buffer: constants, none (it once wrote one float past it), a runtime gate
                *(f"tests/test_fusion_chain.py::test_epilogue_chain_matches_cpu[{c}-False-cpu-5]"
-                 for c in ("alphas", "nine", "gate"))]
+                 for c in ("alphas", "nine", "gate")),
+               # vm.c's float copies (an FP16 program with fp16_guard's island) and a second partition on the
+               # first one's VM program
+               "tests/test_fp16_guard.py::test_in_the_vm_modes_a_float_island_runs_the_float_copies",
+               "tests/test_kernel_select.py::test_a_vm_partition_whose_bodies_the_first_holds_builds_no_program"]
 
 
 def _child_env(**extra):
