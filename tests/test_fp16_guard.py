@@ -78,6 +78,22 @@ def test_guard_keeps_only_the_drifting_output_on_float(seed, capfd):
     assert "FP16 partition: 2 nodes kept on float storage" in log, log
 
 
+def _vm_run(model, x, execution, capfd):
+    """The guarded FP16 partition in a VM mode: its outputs, the last
+    invoke's run, the partition's row and the log; the launches asserted
+    (one persistent, one per dispatch stepped)."""
+    from tflite_gpu import _capi, interpreters
+    d = tflite_gpu.load_delegate(**test_options(is_precision_loss_allowed=1, fp16_guard="on", log_level="info",
+                                                execution=execution))
+    it = interpreters.make(model, delegate=d)
+    got = interpreters.run(it, x)
+    (run,) = _capi.delegate_runs(d._get_native_delegate_pointer())
+    (part,) = _capi.delegate_partitions(d._get_native_delegate_pointer())
+    del it
+    assert run["execution"] == execution and run["launches"] == (1 if execution == "persistent" else part["dispatches"])
+    return got, part, capfd.readouterr().err
+
+
 @pytest.mark.parametrize("execution", ["stepped", "persistent"])
 def test_in_the_vm_modes_a_float_island_runs_the_float_copies(execution, capfd):
     """The FP16 VM program holds a float copy of each body (tools/gen_vm.py,
@@ -87,22 +103,13 @@ def test_in_the_vm_modes_a_float_island_runs_the_float_copies(execution, capfd):
     outputs are bit for bit the kernels mode's, where the island is built
     with -DFP32_STORAGE=1. The cancelling output is then as right as there
     (2^-11 at most, where half storage alone is 10% off)."""
-    from tflite_gpu import _capi, interpreters
     model, x = guard_model(tail=TAIL), inputs(2)
     expected = run_cpu(model, x)
     kernels = _delegated(model, x, is_precision_loss_allowed=1, fp16_guard="on")
     capfd.readouterr()
-    d = tflite_gpu.load_delegate(**test_options(is_precision_loss_allowed=1, fp16_guard="on", log_level="info",
-                                                execution=execution))
-    it = interpreters.make(model, delegate=d)
-    got = interpreters.run(it, x)
-    (run,) = _capi.delegate_runs(d._get_native_delegate_pointer())
-    (part,) = _capi.delegate_partitions(d._get_native_delegate_pointer())
-    del it
-    log = capfd.readouterr().err
+    got, part, log = _vm_run(model, x, execution, capfd)
     assert "FP16 partition: 2 nodes kept on float storage, 1 conversions" in log, log
     assert f"execution={execution}: {part['dispatches']} of {part['dispatches']} dispatches as VM phases" in log, log
-    assert run["execution"] == execution and run["launches"] == (1 if execution == "persistent" else part["dispatches"])
     for a, k in zip(got, kernels):
         np.testing.assert_array_equal(a, k)
     assert np.abs(got[0] - expected[0]).max() <= 2.0 ** -11
@@ -113,20 +120,11 @@ def test_in_the_vm_modes_a_float_island_runs_the_float_copies(execution, capfd):
 def test_in_the_vm_modes_an_island_of_half_the_nodes_makes_the_partition_float(execution, capfd):
     """2 of 3 nodes: every node goes float (mixed_storage.h says why), no
     conversion, still one launch persistent; x no longer rounds to half."""
-    from tflite_gpu import _capi, interpreters
     model, x = guard_model(), inputs(2)
     expected = run_cpu(model, x)
-    d = tflite_gpu.load_delegate(**test_options(is_precision_loss_allowed=1, fp16_guard="on", log_level="info",
-                                                execution=execution))
-    it = interpreters.make(model, delegate=d)
-    got = interpreters.run(it, x)
-    (run,) = _capi.delegate_runs(d._get_native_delegate_pointer())
-    (part,) = _capi.delegate_partitions(d._get_native_delegate_pointer())
-    del it
-    log = capfd.readouterr().err
+    got, _, log = _vm_run(model, x, execution, capfd)
     # The guard's float build, then the partition's own.
     assert log.count("FP16 partition: 3 nodes kept on float storage, 0 conversions") == 2, log
-    assert run["execution"] == execution and run["launches"] == (1 if execution == "persistent" else part["dispatches"])
     for a, b in zip(got, expected):
         assert rel_l2(a, b) < 1e-5
 
