@@ -30,7 +30,7 @@ static int run_epilogues(FuseStage* s) {
   return fuse_epilogues(s->g, s->outputs, s->num_outputs, s->dead,
                         (s->passes & FUSE_PASS_BIT(PASS_POOLED_RESIDUAL)) != 0, &s->counts[PASS_POOLED_RESIDUAL]);
 }
-static int run_dw_1x1(FuseStage* s) { return fuse_dw_conv(s->g, s->outputs, s->num_outputs, s->dead); }
+static int run_dw_1x1(FuseStage* s) { return fuse_dw_conv(s->g, s->outputs, s->num_outputs, s->dead, s->vm_fine); }
 static int run_pw_dw(FuseStage* s) { return fuse_pw_dw(s->g, s->outputs, s->num_outputs, s->dead); }
 static int run_channel_scale(FuseStage* s) { return fuse_channel_scale(s->g, s->outputs, s->num_outputs, s->dead); }
 static int run_upsampled(FuseStage* s) { return fuse_upsampled_source(s->g, s->outputs, s->num_outputs, s->dead); }
@@ -76,8 +76,10 @@ const FusePass kFusePasses[FUSE_NUM_PASSES] = {
                               "a residual that is a 2x2 max pool, a 2x bilinear upsampling or a channel prefix -> "
                               "read through it by the conv (epilogues)",
                               FUSE_KSETS_ALL, "TFLITE_GPU_FUSE_POOLED_RESIDUAL", NULL, NULL},
-    [PASS_DW_1X1] = {"dw_1x1", "a depthwise read only by a 1x1 CONV_2D -> one launch (dw_conv2d_1x1_gpu)",
-                     FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_DW_1X1", NULL, run_dw_1x1},
+    [PASS_DW_1X1] = {"dw_1x1",
+                     "a depthwise read only by a 1x1 CONV_2D -> one launch (dw_conv2d_1x1_gpu; the VM's fine "
+                     "bodies on a GPU: conv2d_x4_dw)",
+                     FUSE_KSETS_GPU_VM, "TFLITE_GPU_FUSE_DW_1X1", NULL, run_dw_1x1},
     [PASS_PW_DW] = {"pw_dw", "a 1x1 CONV_2D read only by a depthwise -> one launch (pw_depthwise_gpu)",
                     FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_PW_DW", select_pw_depthwise_fits, run_pw_dw},
     [PASS_CHANNEL_SCALE] = {"channel_scale",
@@ -105,13 +107,12 @@ const FusePass kFusePasses[FUSE_NUM_PASSES] = {
 };
 
 unsigned fuse_passes_for(const GpuDevice* dev) {
-  int gpu = select_gpu_convs_always(dev);
+  int gpu = select_gpu_convs_always(dev), fine = select_vm_fine(dev);
   unsigned on = 0;
   for (int i = 0; i < FUSE_NUM_PASSES; ++i) {
     const FusePass* p = &kFusePasses[i];
-    if ((p->kernel_sets == FUSE_KSETS_GPU && !gpu) || (p->device_allows && !p->device_allows(dev)) ||
-        (p->hook && !env_flag(p->hook, 1)))
-      continue;
+    int set = (p->kernel_sets & 1) || ((p->kernel_sets & 2) && gpu) || ((p->kernel_sets & 4) && fine);
+    if (!set || (p->device_allows && !p->device_allows(dev)) || (p->hook && !env_flag(p->hook, 1))) continue;
     on |= FUSE_PASS_BIT(i);
   }
   return on;
@@ -166,7 +167,10 @@ size_t fuse_passes_text(char* buf, size_t size) {
   for (int i = 0; i < FUSE_NUM_PASSES; ++i) {
     const FusePass* p = &kFusePasses[i];
     int n = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "%s\t%s\t%s\t%s\n", p->name,
-                     p->kernel_sets == FUSE_KSETS_GPU ? "gpu" : "cpu,gpu", p->hook ? p->hook : "", p->matches);
+                     p->kernel_sets == FUSE_KSETS_GPU      ? "gpu"
+                     : p->kernel_sets == FUSE_KSETS_GPU_VM ? "gpu,vm"
+                                                           : "cpu,gpu",
+                     p->hook ? p->hook : "", p->matches);
     if (n > 0) used += (size_t)n;
   }
   return used;

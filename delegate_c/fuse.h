@@ -32,10 +32,12 @@ typedef enum FusePassId {
 } FusePassId;
 #define FUSE_PASS_BIT(id) (1u << (id))
 
-/* Kernel sets a pass runs with. The GPU set's passes make nodes that only
- * conv_gpu.cl / fc_gpu.cl kernels implement, so they also need every
- * CONV_2D to run one (select_gpu_convs_always). */
-enum { FUSE_KSETS_ALL = 3, FUSE_KSETS_GPU = 2 };
+/* Kernel sets a pass runs with, bits: cpu 1, gpu 2, and 4 the VM's fine
+ * bodies on a GPU (select_vm_fine; the VM runs the CPU set's bodies). The
+ * GPU set's passes make nodes that only conv_gpu.cl / fc_gpu.cl kernels
+ * implement, so they also need every CONV_2D to run one
+ * (select_gpu_convs_always); a pass with bit 4 also has a fine body. */
+enum { FUSE_KSETS_ALL = 3, FUSE_KSETS_GPU = 2, FUSE_KSETS_GPU_VM = 6 };
 
 /* One run of the fuse stage over a lowered partition. */
 typedef struct FuseStage {
@@ -45,6 +47,7 @@ typedef struct FuseStage {
   unsigned passes;     /* FUSE_PASS_BIT of each pass to run (fuse_passes_for) */
   int fp16;            /* FP16 storage: mixed_storage runs */
   int vm;              /* execution=stepped or persistent (mixed_storage_apply) */
+  int vm_fine;         /* the VM's fine bodies (select_vm_fine): dw_1x1 makes conv2d_x4_dw */
   const char* float_outputs; /* per output, kept on float storage (mixed_storage.h); NULL: none */
   char* dead;          /* per node, while the node passes run: removed */
   int counts[FUSE_NUM_PASSES]; /* out: what each pass did (nodes fused, folded, marked) */

@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead) {
+int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead, int x4) {
   long bound = env_long("TFLITE_GPU_DW_1X1_MAX_TAPS", GD_DW_1X1_MAX_ITEM_TAPS);
   int fused = 0;
   for (int k = 0; k < g->num_nodes; ++k) {
@@ -19,7 +19,9 @@ int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead) {
     if (c < 0 || !graph_plain_1x1(&g->nodes[c])) continue;
     GNode* pw = &g->nodes[c];
     int src_c = g->tensors[dw->inputs[0]].shape[GD_C], dst_c = g->tensors[pw->outputs[0]].shape[GD_C];
-    if (dw_1x1_item_taps(dw->p.conv.kh, dw->p.conv.kw, src_c, dst_c) > bound) continue;
+    long taps = x4 ? dw_x4_item_taps(dw->p.conv.kh, dw->p.conv.kw, src_c)
+                   : dw_1x1_item_taps(dw->p.conv.kh, dw->p.conv.kw, src_c, dst_c);
+    if (taps > bound) continue;
     /* Read as the source only, not as a residual too; same storage. */
     int other_use = 0;
     for (int j = 1; j < pw->num_inputs; ++j) other_use |= pw->inputs[j] == t;

@@ -1,6 +1,7 @@
 /* A DEPTHWISE_CONV_2D whose output only a 1x1 CONV_2D reads becomes part
  * of that convolution (kGOpDwConv1x1, opencl_kernels/conv_gpu.cl's
- * dw_conv2d_1x1_gpu): one launch instead of two, and the intermediate
+ * dw_conv2d_1x1_gpu, or conv.cl's conv2d_x4_dw for the VM on a GPU): one
+ * launch (or phase) instead of two, and the intermediate
  * tensor is never written. MobileNet, BlazeFace and BlazePose blocks are
  * depthwise -> 1x1 pairs, a third of the MediaPipe models' launches. */
 #ifndef TFLITE_GPU_FUSE_DW_CONV_H
@@ -49,11 +50,21 @@ static inline long dw_1x1_item_taps(int kh, int kw, int src_channels, int dst_ch
   return loads * kh * kw * steps;
 }
 
+/* The VM's form on a GPU (conv.cl conv2d_x4_dw, no __local memory): a
+ * work-item computes the depthwise values of its 4 pixels, every input
+ * slice, for its one output slice: 4 * KH * KW * S_in loads in series,
+ * held to the same bound (not yet timed on a GPU). */
+static inline long dw_x4_item_taps(int kh, int kw, int src_channels) {
+  return 4L * kh * kw * ((src_channels + 3) / 4);
+}
+
 /* Rewrites each pair within the bound in place: the 1x1 node takes the
  * depthwise's input and parameters (graph.h, conv.pw_*), the depthwise is
  * marked in dead[] and reads nothing. outputs: graph tensors read back by
- * the runtime, never fused away. Test hook: TFLITE_GPU_DW_1X1_MAX_TAPS=N
- * stands for the bound. Returns the number of nodes removed. */
-int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead);
+ * the runtime, never fused away. x4: the pair runs as conv2d_x4_dw (the
+ * VM's fine bodies), whose taps the bound holds. Test hook:
+ * TFLITE_GPU_DW_1X1_MAX_TAPS=N stands for the bound. Returns the number of
+ * nodes removed. */
+int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead, int x4);
 
 #endif

@@ -212,7 +212,7 @@ static double device_us(const ModelView* mv, GpuDevice* dev, const TfLiteDelegat
   Graph g = {0};
   if (lower_partition(&view, nodes, p->output_tensors, &g, outputs, err, errlen)) goto done;
   FuseStage fs = {.g = &g, .outputs = outputs, .num_outputs = p->output_tensors->size, .passes = fuse_passes_for(dev),
-                  .fp16 = dev->fp16};
+                  .fp16 = dev->fp16, .vm_fine = select_vm_fine(dev)};
   if (fuse_graph(&fs) < 0) {
     graph_free(&g);
     snprintf(err, errlen, "out of memory");

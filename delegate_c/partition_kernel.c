@@ -130,7 +130,8 @@ static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t er
   int rc = lower_partition(&k->mv, k->nodes, k->output_tensors, &g, outputs, err, errlen);
   FuseStage fs = {.g = &g, .outputs = outputs, .num_outputs = k->output_tensors->size,
                   .passes = fuse_passes_for(k->dev), .fp16 = k->dev->fp16, .float_outputs = k->float_outputs,
-                  .vm = k->dev->execution == GD_EXEC_STEPPED || k->dev->execution == GD_EXEC_PERSISTENT};
+                  .vm = k->dev->execution == GD_EXEC_STEPPED || k->dev->execution == GD_EXEC_PERSISTENT,
+                  .vm_fine = select_vm_fine(k->dev)};
   if (rc == 0 && fuse_graph(&fs) < 0) {
     rc = -1;
     snprintf(err, errlen, "out of memory");

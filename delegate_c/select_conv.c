@@ -314,8 +314,16 @@ int select_gpu_convs_always(const GpuDevice* dev) {
 /* pw_depthwise_gpu's __local band (its group shrinks where it must). */
 int select_pw_depthwise_fits(const GpuDevice* dev) { return fits(dev, 16, 1, 16 * (PWDW_LOCAL + PWDW_WG)); }
 
+/* The GPU set: dw_conv2d_1x1_gpu; the VM on a GPU (the dw_1x1 pass runs
+ * there too, fuse.c): conv.cl's conv2d_x4_dw, over conv2d_x4's work-items. */
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
-  gpu_conv2d(dev, g, n, v);
+  if (dev->kernel_set == GD_KSET_GPU && !select_vm_fine(dev) && gpu_conv2d(dev, g, n, v)) return;
+  const int* ds = g->tensors[n->outputs[0]].shape;
+  int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
+  *v = variant_1d("conv.cl", "conv2d_x4_dw", phwc4_items(tiled));
+  v->heavy = 1;
+  v->weight_block = 1;
+  v->form = CONV_ARGS_DW_1X1;
 }
 
 /* pw_depthwise_gpu (depthwise_gpu.cl has the launch contract): a group of

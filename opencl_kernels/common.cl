@@ -280,6 +280,28 @@ GD_INLINE float4 binary(float4 a, float4 b, int op) {
  * pool or an upsampling (EPI_ADD_MAX2 / _UP2 and their bits). */
 GD_INLINE int epi_adds(int op) { return op == EPI_ADD || (op >= EPI_ADD_MAX2 && op < EPI_UNARY); }
 
+/* One depthwise output float4 (conv_gpu.cl dw_conv2d_1x1_gpu's input tile,
+ * conv.cl conv2d_x4_dw's source): slice si of batch b at the output pixel
+ * whose first tap is (sx0, sy0), with the depthwise's bias and activation.
+ * Weights [S][KH][KW] float4s. Taps outside the input read zero. */
+GD_INLINE float4 dw_value(__global const storage_t* src, int4 src_shape, __global const float4* dw_weights,
+                          __global const float4* dw_bias, int4 geom, int4 pad_dil, int dw_act, int b, int si, int sx0,
+                          int sy0) {
+  float4 acc = dw_bias[si];
+  __global const float4* w = dw_weights + si * geom.y * geom.x;
+  int chan = (b * SLICES(src_shape) + si) * src_shape.y;
+  for (int ky = 0; ky < geom.y; ++ky) {
+    int sy = sy0 + ky * pad_dil.w;
+    if (sy < 0 || sy >= src_shape.y) continue;
+    int row = (chan + sy) * src_shape.x;
+    for (int kx = 0; kx < geom.x; ++kx) {
+      int sx = sx0 + kx * pad_dil.z;
+      if (sx >= 0 && sx < src_shape.x) acc = fma(LOAD4(src, row + sx), w[ky * geom.x + kx], acc);
+    }
+  }
+  return activate(acc, dw_act);
+}
+
 /* The arguments of the two 4-pixel kernels (conv.cl conv2d_x4, depthwise.cl depthwise_conv2d_x4). */
 #define X4_PARAMS                                                                                           \
   __global const storage_t* src, __global storage_t* dst, __global const float4* weights,                   \

@@ -430,3 +430,30 @@ OUTLINED_KERNEL(conv2d_x4_up2, CONV_1X1_UP2_PARAMS, CONV_1X1_UP2_ARGS) {
   X4_1X1_BODY(, X4_UP2)
 }
 #endif
+
+/* A depthwise (multiplier 1) fused into the 1x1 that alone reads it
+ * (fuse_dw_conv.c), for the VM on a GPU: conv2d_x4 whose source float4s
+ * are the depthwise's outputs, computed where it would load them
+ * (common.cl dw_value), so the pair is one phase with no grid barrier and
+ * no tensor between. Each depthwise value is computed once per output
+ * slice: K * K multiply-adds per input float4 against the 1x1's 16.
+ * Arguments as conv_gpu.cl's dw_conv2d_1x1_gpu: src and src_shape are the
+ * depthwise's input, dw_weights [S][KH][KW] and dw_bias [S] float4s, geom
+ * and pad_dil its geometry, dw_act its activation. */
+#define CONV_1X1_DW_PARAMS                                                                                         \
+  __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias, \
+   int4 src_shape, int4 dst_shape, __global const float4* dw_weights, __global const float4* dw_bias, int4 geom,    \
+   int4 pad_dil, int dw_act, int act, __global const float4* alpha, __global const storage_t* residual, int4 epi,    \
+   int res_slices, int total
+#define CONV_1X1_DW_ARGS                                                                                              \
+  src, dst, weights, bias, src_shape, dst_shape, dw_weights, dw_bias, geom, pad_dil, dw_act, act, alpha, residual, epi, \
+      res_slices, total
+#define X4_DW(J)                                                                                                  \
+  (X4_IN_ROW(J) ? dw_value(src, src_shape, dw_weights, dw_bias, geom, pad_dil, dw_act, p.w, si,                 \
+                           (x + (J)) * geom.z - pad_dil.x, p.y * geom.w - pad_dil.y)                            \
+                : (float4)(0.0f))
+#if GD_SELECTED(conv2d_x4_dw, 13)
+OUTLINED_KERNEL(conv2d_x4_dw, CONV_1X1_DW_PARAMS, CONV_1X1_DW_ARGS) {
+  X4_1X1_BODY(, X4_DW)
+}
+#endif

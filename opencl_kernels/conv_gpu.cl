@@ -321,27 +321,6 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
 }
 #endif
 
-/* One depthwise output float4 (dw_conv2d_1x1_gpu's input tile): slice si
- * of batch b at the output pixel whose first tap is (sx0, sy0), with the
- * depthwise's bias and activation. Taps outside the input read zero. */
-GD_INLINE float4 convg_dw_value(__global const storage_t* src, int4 src_shape, __global const float4* dw_weights,
-                                __global const float4* dw_bias, int4 geom, int4 pad_dil, int dw_act, int b, int si,
-                                int sx0, int sy0) {
-  float4 acc = dw_bias[si];
-  __global const float4* w = dw_weights + si * geom.y * geom.x;
-  int chan = (b * SLICES(src_shape) + si) * src_shape.y;
-  for (int ky = 0; ky < geom.y; ++ky) {
-    int sy = sy0 + ky * pad_dil.w;
-    if (sy < 0 || sy >= src_shape.y) continue;
-    int row = (chan + sy) * src_shape.x;
-    for (int kx = 0; kx < geom.x; ++kx) {
-      int sx = sx0 + kx * pad_dil.z;
-      if (sx >= 0 && sx < src_shape.x) acc = fma(LOAD4(src, row + sx), w[ky * geom.x + kx], acc);
-    }
-  }
-  return activate(acc, dw_act);
-}
-
 /* Depthwise then 1x1 in one launch: conv2d_1x1_gpu whose input tile holds
  * the depthwise's outputs, computed where the 1x1 would load them. The
  * intermediate tensor is never written; each work-group recomputes the
@@ -375,7 +354,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void dw_co
       int e = lid + r * CONVG_WG;
       if (CONVG_IN_N % CONVG_WG == 0 || e < CONVG_IN_N) {
         int si = k0 + kk[r];
-        in_l[e] = live[r] && si < src_slices ? convg_dw_value(src, src_shape, dw_weights, dw_bias, geom, pad_dil,
+        in_l[e] = live[r] && si < src_slices ? dw_value(src, src_shape, dw_weights, dw_bias, geom, pad_dil,
                                                               dw_act, b, si, sx0[r], sy0[r])
                                              : (float4)(0.0f);
       }

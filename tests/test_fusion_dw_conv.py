@@ -233,3 +233,52 @@ def test_fused_groups_on_a_large_gpu(monkeypatch, units):
     monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", units)
     model, inputs = _block(h=13, w=11, cin=36, cout=24, k=5, seed=11)
     _check(model, inputs, monkeypatch)
+
+# The VM on a GPU (execution=stepped|persistent with the fine bodies,
+# select_vm_fine; TFLITE_GPU_VM_FINE=1 stands for a GPU on PoCL): the pair
+# is conv.cl's conv2d_x4_dw, one phase, no grid barrier between the two.
+VM_PAIRS = {
+    "3x3-relu6": dict(cin=5, cout=17, k=3, dw_act="RELU6"),
+    "5x5-s2-valid": dict(cin=17, cout=3, k=5, stride=2, padding="VALID"),
+    "1ch-dil2": dict(cin=1, cout=1, k=3, dil=2),
+    "batch2-epilogue": dict(b=2, h=7, w=13, cin=17, cout=21, k=5, tail=("prelu", "add"), pw_act="NONE"),
+}
+
+
+def _vm_run(model, inputs, monkeypatch, execution, fuse=True, **options):
+    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    monkeypatch.setenv("TFLITE_GPU_FUSE_DW_1X1", "1" if fuse else "0")
+    d = tflite_gpu.load_delegate(**test_options(execution=execution, **options))
+    it = interpreters.make(model, delegate=d)
+    out = interpreters.run(it, inputs)
+    (part,) = _capi.delegate_partitions(d._get_native_delegate_pointer())
+    (run,) = _capi.delegate_runs(d._get_native_delegate_pointer())
+    del it
+    assert run["execution"] == execution and run["launches"] == (1 if execution == "persistent" else part["dispatches"])
+    return out, part
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("execution", ["stepped", "persistent"])
+@pytest.mark.parametrize("case", list(VM_PAIRS), ids=list(VM_PAIRS))
+def test_the_vm_runs_the_pair_as_one_fine_phase(case, execution, fp16, monkeypatch):
+    model, inputs = _block(**VM_PAIRS[case], seed=len(case))
+    options = {"is_precision_loss_allowed": 1} if fp16 else {}
+    expected = run_cpu(model, inputs)
+    got, fused = _vm_run(model, inputs, monkeypatch, execution, **options)
+    _, plain = _vm_run(model, inputs, monkeypatch, execution, fuse=False, **options)
+    assert fused["passes"]["dw_1x1"] == 1 and fused["dispatches"] == plain["dispatches"] - 1, (fused, plain)
+    tol = 4e-3 if fp16 else 1e-4  # as _check says
+    for g, w in zip(got, expected):
+        assert_close(g, w, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(w).max())))
+
+
+# conv2d_x4_dw's work-item makes 4 * K * K * ceil(S_in / 4) depthwise loads
+# (fuse_dw_conv.h dw_x4_item_taps), under the same bound (576), whatever the
+# output's width: 5x5 with 20 inputs is 500, with 24 is 600.
+@pytest.mark.parametrize("cin,cout,fused", [(20, 3, True), (24, 3, False), (24, 40, False)])
+def test_the_vm_pair_is_bounded_by_its_taps_per_work_item(cin, cout, fused, monkeypatch):
+    model, inputs = _block(h=6, w=7, cin=cin, cout=cout, k=5, seed=cin * cout)
+    got, part = _vm_run(model, inputs, monkeypatch, "stepped")
+    assert part["passes"]["dw_1x1"] == int(fused), part
+    assert_close(got[0], run_cpu(model, inputs)[0], rtol_l2=1e-4, atol=1e-4)

@@ -28,9 +28,10 @@ def test_the_table_lists_every_pass_in_order():
     hooks = [p["hook"] for p in table if p["hook"]]
     assert len(hooks) == len(set(hooks)) and all(h.startswith("TFLITE_GPU_") for h in hooks)
     for p in table:
-        assert p["matches"] and set(p["kernel_sets"]) <= {"cpu", "gpu"} and "gpu" in p["kernel_sets"]
-        # A pass that makes GPU-set-only nodes can be switched off: that is how a wrong one is found.
-        if p["kernel_sets"] == ["gpu"]:
+        assert p["matches"] and set(p["kernel_sets"]) <= {"cpu", "gpu", "vm"} and "gpu" in p["kernel_sets"]
+        # A pass that makes GPU-set-only nodes (and their VM forms) can be
+        # switched off: that is how a wrong one is found.
+        if "cpu" not in p["kernel_sets"]:
             assert p["hook"], p
 
 
