@@ -81,16 +81,16 @@ const FusePass kFusePasses[FUSE_NUM_PASSES] = {
                      "bodies on a GPU: conv2d_x4_dw)",
                      FUSE_KSETS_GPU_VM, "TFLITE_GPU_FUSE_DW_1X1", NULL, run_dw_1x1},
     [PASS_PW_DW] = {"pw_dw", "a 1x1 CONV_2D read only by a depthwise -> one launch (pw_depthwise_gpu)",
-                    FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_PW_DW", select_pw_depthwise_fits, run_pw_dw},
+                    FUSE_KSETS_GPU_VM_GROUP, "TFLITE_GPU_FUSE_PW_DW", select_pw_depthwise_fits, run_pw_dw},
     [PASS_CHANNEL_SCALE] = {"channel_scale",
                             "a MUL by a per-channel scale (maybe then an ADD) read only by a 1x1 -> its source",
                             FUSE_KSETS_ALL, "TFLITE_GPU_FUSE_CHANNEL_SCALE", NULL, run_channel_scale},
     [PASS_UPSAMPLED_SOURCE] = {"upsampled_source", "a 2x RESIZE_BILINEAR read only by a 1x1 -> its source",
                                FUSE_KSETS_ALL, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", NULL, run_upsampled},
     [PASS_FC_PAIR] = {"fc_pair", "two 1x1s on one pixel, the first read only by the second -> one launch",
-                      FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_FC_PAIR", NULL, run_fc_pair},
+                      FUSE_KSETS_GPU_VM_GROUP, "TFLITE_GPU_FUSE_FC_PAIR", NULL, run_fc_pair},
     [PASS_FC_HEADS] = {"fc_heads", "up to 4 FULLY_CONNECTED heads of one source row -> one launch",
-                       FUSE_KSETS_GPU, "TFLITE_GPU_FUSE_FC_HEADS", NULL, run_fc_heads},
+                       FUSE_KSETS_GPU_VM_GROUP, "TFLITE_GPU_FUSE_FC_HEADS", NULL, run_fc_heads},
     [PASS_INPUT_DIRECT] = {"input_direct",
                            "a float input only convolutions read -> read as BHWC (no conversion launch)",
                            FUSE_KSETS_GPU, "TFLITE_GPU_BHWC_INPUT", NULL, run_input_direct},
@@ -107,11 +107,12 @@ const FusePass kFusePasses[FUSE_NUM_PASSES] = {
 };
 
 unsigned fuse_passes_for(const GpuDevice* dev) {
-  int gpu = select_gpu_convs_always(dev), fine = select_vm_fine(dev);
+  int gpu = select_gpu_convs_always(dev), fine = select_vm_fine(dev), group = select_vm_group_bodies(dev);
   unsigned on = 0;
   for (int i = 0; i < FUSE_NUM_PASSES; ++i) {
     const FusePass* p = &kFusePasses[i];
-    int set = (p->kernel_sets & 1) || ((p->kernel_sets & 2) && gpu) || ((p->kernel_sets & 4) && fine);
+    int set = (p->kernel_sets & 1) || ((p->kernel_sets & 2) && gpu) || ((p->kernel_sets & 4) && fine) ||
+              ((p->kernel_sets & 8) && group);
     if (!set || (p->device_allows && !p->device_allows(dev)) || (p->hook && !env_flag(p->hook, 1))) continue;
     on |= FUSE_PASS_BIT(i);
   }
@@ -167,9 +168,9 @@ size_t fuse_passes_text(char* buf, size_t size) {
   for (int i = 0; i < FUSE_NUM_PASSES; ++i) {
     const FusePass* p = &kFusePasses[i];
     int n = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "%s\t%s\t%s\t%s\n", p->name,
-                     p->kernel_sets == FUSE_KSETS_GPU      ? "gpu"
-                     : p->kernel_sets == FUSE_KSETS_GPU_VM ? "gpu,vm"
-                                                           : "cpu,gpu",
+                     p->kernel_sets == FUSE_KSETS_GPU ? "gpu"
+                     : p->kernel_sets & 1             ? "cpu,gpu"
+                                                      : "gpu,vm",
                      p->hook ? p->hook : "", p->matches);
     if (n > 0) used += (size_t)n;
   }

@@ -32,12 +32,14 @@ typedef enum FusePassId {
 } FusePassId;
 #define FUSE_PASS_BIT(id) (1u << (id))
 
-/* Kernel sets a pass runs with, bits: cpu 1, gpu 2, and 4 the VM's fine
- * bodies on a GPU (select_vm_fine; the VM runs the CPU set's bodies). The
+/* Kernel sets a pass runs with, bits: cpu 1, gpu 2, 4 the VM's fine
+ * bodies on a GPU (select_vm_fine; the VM runs the CPU set's bodies) and 8
+ * the VM's group bodies there (select_vm_group_bodies: fc_gpu.cl's). The
  * GPU set's passes make nodes that only conv_gpu.cl / fc_gpu.cl kernels
  * implement, so they also need every CONV_2D to run one
- * (select_gpu_convs_always); a pass with bit 4 also has a fine body. */
-enum { FUSE_KSETS_ALL = 3, FUSE_KSETS_GPU = 2, FUSE_KSETS_GPU_VM = 6 };
+ * (select_gpu_convs_always); a pass with bit 4 also has a fine body, one
+ * with bit 8 a group body. Listed as "vm" with either. */
+enum { FUSE_KSETS_ALL = 3, FUSE_KSETS_GPU = 2, FUSE_KSETS_GPU_VM = 6, FUSE_KSETS_GPU_VM_GROUP = 10 };
 
 /* One run of the fuse stage over a lowered partition. */
 typedef struct FuseStage {

@@ -26,13 +26,26 @@ int select_vm_fine(const GpuDevice* dev) {
   return env_flag("TFLITE_GPU_VM_FINE", dev->caps.is_gpu);
 }
 
+/* A long reduction (FULLY_CONNECTED, BATCH_MATMUL, the reductions,
+ * SOFTMAX; fc_pair and fc_heads, fuse.c) on a GPU in the VM: the GPU set's
+ * work-group bodies, whose groups split the reduction and combine their
+ * partials in a __local tree (one phase, the order fixed), where the
+ * fine bodies give a work-item the whole reduction or split it in two
+ * phases with a grid barrier between (select_fc_split,
+ * select_reduce_split). They are compiled for groups of VM_GROUP_SIZE.
+ * A/B switch: TFLITE_GPU_VM_GROUP_BODIES=0. */
+int select_vm_group_bodies(const GpuDevice* dev) {
+  return select_vm_fine(dev) && env_long("TFLITE_GPU_VM_GROUP", VM_GROUP_SIZE) == VM_GROUP_SIZE &&
+         env_flag("TFLITE_GPU_VM_GROUP_BODIES", 1);
+}
+
 /* Work-items of one VM grid on this device: a group of 64 per compute
  * unit (vm.c), TFLITE_GPU_COMPUTE_UNITS standing for the units as in
  * select_occupancy_target. */
 size_t select_vm_lanes(const GpuDevice* dev) {
   long n = env_long("TFLITE_GPU_COMPUTE_UNITS", 0);
   size_t units = n > 0 ? (size_t)n : dev->caps.compute_units ? dev->caps.compute_units : 1;
-  return units * 64;
+  return units * VM_GROUP_SIZE;
 }
 
 /* The chunk of a reduction of `steps` split in two phases: about

@@ -23,6 +23,7 @@
 /* The work-group size for a reduction of n float4s: 64, or 256 for long
  * ones (two programs at most per file); 0 when the device cannot. */
 static size_t group_for(const GpuDevice* dev, size_t n) {
+  if (select_vm_group_bodies(dev)) return n >= WG_MIN_REDUCTION ? VM_GROUP_SIZE : 0;
   if (dev->kernel_set != GD_KSET_GPU || n < WG_MIN_REDUCTION) return 0;
   size_t wg = n >= 1024 ? 256 : 64;
   while (wg > dev->caps.max_work_group) wg /= 2;
@@ -48,11 +49,11 @@ void select_fully_connected(const GpuDevice* dev, const Graph* g, const GNode* n
     *v = variant_1d("fully_connected.cl", "fully_connected", items);
 }
 
-/* fc_gpu.cl's fc_pair_gpu: one work-group of 64 per batch item (the rows
- * it makes are a few hundred channels at most; fuse_fc_pair.c). */
+/* fc_gpu.cl's fc_pair_gpu: one work-group of 64 (VM_GROUP_SIZE) per batch
+ * item (the rows it makes are a few hundred channels at most; fuse_fc_pair.c). */
 void select_fc_pair(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
   (void)dev;
-  group_variant("fc_gpu.cl", "fc_pair_gpu", 64, (size_t)g->tensors[n->outputs[0]].shape[GD_B], v);
+  group_variant("fc_gpu.cl", "fc_pair_gpu", VM_GROUP_SIZE, (size_t)g->tensors[n->outputs[0]].shape[GD_B], v);
 }
 
 /* fc_gpu.cl's fc_heads_gpu: as fully_connected_gpu, one work-group per
@@ -62,7 +63,7 @@ void select_fc_heads(const GpuDevice* dev, const Graph* g, const GNode* n, Kerne
   size_t slices = 0;
   for (int h = 0; h < n->num_outputs; ++h) slices += (size_t)(g->tensors[n->outputs[h]].shape[GD_C] + 3) / 4;
   size_t wg = group_for(dev, (size_t)(g->tensors[n->inputs[0]].shape[GD_C] + 3) / 4);
-  group_variant("fc_gpu.cl", "fc_heads_gpu", wg ? wg : 16, slices, v);
+  group_variant("fc_gpu.cl", "fc_heads_gpu", wg ? wg : select_vm_group_bodies(dev) ? VM_GROUP_SIZE : 16, slices, v);
 }
 
 void select_batch_matmul(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
@@ -107,7 +108,7 @@ void select_reduce(const GpuDevice* dev, const Graph* g, const GNode* n, KernelV
 int select_reduce_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
   const int* r = n->p.reduce.axes;
   const int* s = g->tensors[n->inputs[0]].shape;
-  return select_vm_fine(dev) && !r[GD_B] && r[GD_H] && r[GD_W] && !r[GD_C] && s[GD_H] > 1 &&
+  return select_vm_fine(dev) && !select_vm_group_bodies(dev) && !r[GD_B] && r[GD_H] && r[GD_W] && !r[GD_C] && s[GD_H] > 1 &&
          s[GD_H] * s[GD_W] >= 64 && env_flag("TFLITE_GPU_VM_SPLIT_REDUCE", 1);
 }
 
@@ -121,7 +122,7 @@ int select_reduce_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
 int select_fc_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
   int slices = (g->tensors[n->inputs[0]].shape[GD_C] + 3) / 4;
   size_t outs = phwc4_items(g->tensors[n->outputs[0]].shape);
-  if (!select_vm_fine(dev) || slices < VM_SPLIT_MIN_STEPS || outs * 8 > select_vm_lanes(dev) || !env_flag("TFLITE_GPU_VM_SPLIT_FC", 1))
+  if (!select_vm_fine(dev) || select_vm_group_bodies(dev) || slices < VM_SPLIT_MIN_STEPS || outs * 8 > select_vm_lanes(dev) || !env_flag("TFLITE_GPU_VM_SPLIT_FC", 1))
     return 0;
   return select_split_chunk(slices);
 }

@@ -50,6 +50,13 @@ void select_reduce(const GpuDevice* dev, const Graph* g, const GNode* n, KernelV
  * (select_conv.c: execution=stepped|persistent on a device that reports
  * itself a GPU, Oclgrind's CPU-and-GPU included, or TFLITE_GPU_VM_FINE). */
 int select_vm_fine(const GpuDevice* dev);
+/* The VM's work-items per group (vm.c; TFLITE_GPU_VM_GROUP changes it). */
+enum { VM_GROUP_SIZE = 64 };
+/* Whether the VM on this device takes the GPU set's work-group bodies
+ * (fc_gpu.cl, reduce_gpu.cl: GROUP_KERNEL) for long reductions, at its
+ * group size: with the fine bodies, groups of VM_GROUP_SIZE, and
+ * TFLITE_GPU_VM_GROUP_BODIES (default 1). */
+int select_vm_group_bodies(const GpuDevice* dev);
 /* Whether a reduction runs as two (W, then H: ops_reduce.c): with the VM's
  * fine bodies, over H and W alone, a window of at least 64 in more than
  * one row. */

@@ -41,6 +41,8 @@ typedef struct Plan {
   int* words; /* phase offsets, then the phases */
   int num_words, cap_words;
   int epi_un; /* a phase's body needs the unary epilogue steps (EPI_UN_DEFINE) */
+  size_t group; /* work-items per group of every launch: a group body's own size */
+  int lmem;     /* the most __local float4s a phase's group body takes */
 } Plan;
 
 static int push(Plan* p, int w) {
@@ -114,12 +116,30 @@ static int add_accesses(Plan* p, const Access* acc, int n) {
   return 0;
 }
 
+/* Whether a dispatch of a group body of lx x ly work-items (GROUP_KERNEL,
+ * common.cl) runs as built in the VM program: groups of that size, which
+ * are the VM's, and no defines but the size the program compiles it for. */
+static int group_fits(const KernelVariant* v, int lx, int ly, size_t group) {
+  char wg[32];
+  snprintf(wg, sizeof(wg), "-DWG=%d", lx * ly);
+  if ((size_t)lx * (size_t)ly != group || v->dims < 1 || v->dims > 3 || (v->defines[0] && (ly != 1 || strcmp(v->defines, wg))))
+    return 0;
+  size_t groups = 1;
+  for (int d = 0; d < v->dims; ++d) {
+    size_t l = d == 0 ? (size_t)lx : d == 1 ? (size_t)ly : 1;
+    if (v->local[d] != l || v->global[d] % l) return 0;
+    groups *= v->global[d] / l;
+  }
+  return (v->dims > 1 || ly == 1) && groups <= (size_t)INT_MAX / group;
+}
+
 /* Dispatch i as a phase's words and its accesses (1), or 0 when the VM
  * has no body for it. A dispatch that an FP16 partition keeps on float
  * storage (ex_recorded_storage 1: fp16_guard's islands, their conversions'
  * float side) runs its body's float copy (opcode + VM_FLOAT_COPY,
- * tools/gen_vm.py). shift: bytes added to every activation offset (a test
- * hook's fault). */
+ * tools/gen_vm.py). A group body's phase counts its work-items in groups
+ * and has the groups along x and y as its first two words (vm_gcall).
+ * shift: bytes added to every activation offset (a test hook's fault). */
 static int encode_phase(const Executor* ex, Plan* p, int i, int shift) {
   RecordedArg args[VM_ARGS];
   int n = 0;
@@ -129,17 +149,24 @@ static int encode_phase(const Executor* ex, Plan* p, int i, int shift) {
    * steps': the VM program then holds them (Plan.epi_un). */
   int epi_un = v && !strcmp(v->defines, EPI_UN_DEFINE);
   int storage = ex_recorded_storage(&ex->enc, i);
-  int op = v && v->dims == 1 && (!v->defines[0] || epi_un) && storage >= 0 && v->global[0] <= INT_MAX
-               ? embedded_vm_opcode(v->file, v->kernel, &kinds)
-               : -1;
-  if (op < 0 || (int)strlen(kinds) != n || n > VM_ARGS) return 0;
+  int op = v && storage >= 0 ? embedded_vm_opcode(v->file, v->kernel, &kinds) : -1;
+  int lx = 0, ly = 0, lmem = 0, grouped = op >= 0 && embedded_vm_group(op, &lx, &ly, &lmem);
+  if (grouped ? !group_fits(v, lx, ly, p->group)
+              : op < 0 || v->dims != 1 || (v->defines[0] && !epi_un) || v->global[0] > INT_MAX)
+    return 0;
+  if ((int)strlen(kinds) != n || n > VM_ARGS) return 0;
   op += storage ? VM_FLOAT_COPY : 0;
+  if (lmem > p->lmem) p->lmem = lmem;
   p->epi_un |= epi_un;
   int start = p->num_words;
   Access acc[VM_ARGS];
   int num_acc = 0;
-  /* {opcode, work-items, first lane (set after vm_schedule), arguments} */
-  if (push(p, op) || push(p, (int)v->global[0]) || push(p, 0)) return -1;
+  /* {opcode, work-items, first lane (set after vm_schedule), [groups
+   * along x and y,] arguments} */
+  size_t gx = grouped ? v->global[0] / (size_t)lx : 0, gy = grouped && v->dims > 1 ? v->global[1] / (size_t)ly : 1;
+  size_t items = grouped ? gx * gy * (v->dims > 2 ? v->global[2] : 1) * p->group : v->global[0];
+  if (push(p, grouped ? op | VM_GROUPED : op) || push(p, (int)items) || push(p, 0)) return -1;
+  if (grouped && (push(p, (int)gx) || push(p, (int)gy))) return -1;
   for (int a = 0; a < n; ++a) {
     const RecordedArg* r = &args[a];
     if (!r->has_value) return p->num_words = start, 0;
@@ -193,6 +220,9 @@ int vm_plan(Executor* ex, int mode) {
    * end (the checked mode must name it). */
   long shift_phase = vm_guard_bytes(1) ? env_long("TFLITE_GPU_TEST_VM_SHIFT_PHASE", -1) : -1;
   if (ok < 0 || (ok > 0 && !p.acc_at)) rc = ex_fail(e, "out of memory");
+  /* Test hook and A/B switch: TFLITE_GPU_VM_GROUP=N work-items per group. */
+  long group = env_long("TFLITE_GPU_VM_GROUP", VM_GROUP);
+  p.group = group > 0 ? (size_t)group : VM_GROUP;
   for (int i = 0, kernel_before = 1; rc == 0 && p.acc_at && i < e->num_dispatches; ++i) {
     offsets[phases] = p.num_words;
     p.acc_at[phases] = p.num_acc;
@@ -241,7 +271,8 @@ int vm_plan(Executor* ex, int mode) {
     vm->num_phases = phases;
     unsigned ops_mask[VM_OPS_WORDS] = {0};
     for (int k = 0; rc == 0 && k < phases; ++k) {
-      int op = p.words[offsets[k]];
+      int op = p.words[offsets[k]] & ~VM_GROUPED;
+      vm->group_phases += op != p.words[offsets[k]];
       if (op / VM_OPS_BITS < VM_OPS_WORDS) ops_mask[op / VM_OPS_BITS] |= 1u << (op % VM_OPS_BITS);
     }
     vm->timing = vm_profile_timing(e->dev, mode);
@@ -251,9 +282,8 @@ int vm_plan(Executor* ex, int mode) {
       rc = ex_fail(e, "the VM program's defines are too long");
     vm->phase_of = phase_of;
     phase_of = NULL;
-    /* Test hook and A/B switch: TFLITE_GPU_VM_GROUP=N work-items per group. */
-    long group = env_long("TFLITE_GPU_VM_GROUP", VM_GROUP);
-    vm->group = group > 0 ? (size_t)group : VM_GROUP;
+    vm->group = p.group;
+    vm->lmem_bytes = (size_t)(p.lmem ? p.lmem : 1) * 4 * sizeof(float);
     long groups = env_long("TFLITE_GPU_VM_GROUPS", 0); /* a test hook: a smaller grid */
     /* An A/B switch: N groups per compute unit (1-4). More than one is not
      * known to stay resident: a grid that is not makes the self-test or a
@@ -339,6 +369,7 @@ static int set_args(Executor* ex, cl_kernel k, int first, int last, int persiste
   int timing = persistent && vm->stamps;
   if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(cl_mem), &stamps);
   if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(int), &timing);
+  if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, vm->lmem_bytes, NULL); /* vm_lmem */
   return rc == CL_SUCCESS ? 0 : ex_fail(&ex->enc, "setting the VM's arguments: %s", cl_error_name(rc));
 }
 
@@ -374,7 +405,11 @@ int vm_finish(Executor* ex) {
       size_t most = 0;
       cl.clGetKernelWorkGroupInfo(vm->steps[0], e->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(most), &most, NULL);
       if (e->dev->caps.max_work_group && e->dev->caps.max_work_group < most) most = e->dev->caps.max_work_group;
+      size_t planned = vm->group;
       while (most && vm->group > most && vm->group > 1) vm->group /= 2;
+      if (vm->group != planned && vm->group_phases)
+        return ex_fail(e, "the VM's kernel takes at most %zu work-items per group here; its group bodies need %zu",
+                       most, planned);
     }
     if (set_args(ex, vm->steps[p], p, p + 1, 0, limit)) return -1;
   }

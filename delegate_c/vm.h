@@ -1,6 +1,6 @@
 /* A partition as data for one program (issue 36): the dispatch list the
- * encoders recorded becomes an op list of phases, each a CPU-set kernel's
- * body (opcode, work-items, its arguments as words: buffers as offsets in
+ * encoders recorded becomes an op list of phases, each a kernel's body
+ * (opcode, work-items, its arguments as words: buffers as offsets in
  * the activation arena, one arena of the other buffers, or a staging
  * buffer), run by the VM program (tools/gen_vm.py, vm/vm_run.cl):
  * - stepped: one launch per phase;
@@ -11,8 +11,11 @@
  *   makes the host run the invoke again stepped, warn once and stay
  *   stepped. A self-test (the litmus test of grid_sync.cl) runs once per
  *   device in the process before the first persistent launch.
- * Dispatches without a body (the GPU set's kernels, kernels not written as
- * OUTLINED_KERNEL) run as kernels between segments. */
+ * A body is an OUTLINED_KERNEL's (per work-item) or a GROUP_KERNEL's (per
+ * work-group, common.cl): a group body's phase runs virtual work-groups of
+ * its size, which must be the VM's group. Dispatches without a body
+ * (kernels written as neither, other group sizes) run as kernels between
+ * segments. */
 #ifndef TFLITE_GPU_VM_H
 #define TFLITE_GPU_VM_H
 
@@ -56,6 +59,8 @@ typedef struct VmState {
   VmSegment* segs;
   int num_segs;
   size_t group, grid;  /* work-items per group; groups of a persistent launch */
+  int group_phases;    /* phases of group bodies (their group size is vm->group) */
+  size_t lmem_bytes;   /* vm_run's __local memory: the most a phase's group body takes */
   int sync_result[2];  /* read back after a persistent invoke */
   int last_persistent; /* what the last invoke ran: 1 persistent, 0 stepped */
   int last_launches;

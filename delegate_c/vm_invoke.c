@@ -148,7 +148,7 @@ cl_int vm_enqueue(Executor* ex) {
       continue;
     }
     for (int i = seg->first; i < seg->last && rc == CL_SUCCESS && !vm->overrun[0]; ++i) {
-      rc = launch(q, vm->steps[vm->phase_of[i]], e->dispatches[i].global[0], vm->group,
+      rc = launch(q, vm->steps[vm->phase_of[i]], (size_t)vm->phase[vm->phase_of[i]].items, vm->group,
                   vm_profile_event(vm, e->dispatches[i].name));
       launches++;
       if (rc == CL_SUCCESS && ex->capture) rc = capture_after_dispatch(ex, ex->capture, ex->capture_partition, i);

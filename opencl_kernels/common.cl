@@ -180,6 +180,31 @@ DEFINE_ACTIVATE(activate16, float16)
   GD_BODY_ATTR void NAME##_body(int gid, PARAMS)
 #endif
 
+/* GROUP_KERNEL(name, LX, LY, LMEM, PARAMS, ARGS) { body }: a kernel of
+ * LX x LY work-groups (reqd_work_group_size) that share LMEM float4s of
+ * __local memory, its body a function of (grp: the group's id, ngrp: the
+ * groups along each dimension, loc: the work-item's local id, lmem), which
+ * must not ask for ids or sizes itself. The VM (tools/gen_vm.py,
+ * vm/vm_run.cl) calls it for virtual groups, each physical group of LX *
+ * LY work-items running them one after another, with __local memory that
+ * vm_run takes as an argument: OpenCL C declares __local variables in
+ * kernels only. Every work-item of a group calls the body (it may hold
+ * barriers). Inline everywhere: PoCL inlines what holds a barrier anyway. */
+#ifdef GD_VM_PROGRAM
+#define GROUP_KERNEL(NAME, LX, LY, LMEM, PARAMS, ARGS) \
+  GD_INLINE void NAME##_gbody(int3 grp, int3 ngrp, int2 loc, __local float4* lmem, PARAMS)
+#else
+#define GROUP_KERNEL(NAME, LX, LY, LMEM, PARAMS, ARGS)                                                  \
+  GD_INLINE void NAME##_gbody(int3 grp, int3 ngrp, int2 loc, __local float4* lmem, PARAMS);         \
+  __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void NAME(PARAMS) {                       \
+    __local float4 lmem[LMEM];                                                                        \
+    NAME##_gbody((int3)((int)get_group_id(0), (int)get_group_id(1), (int)get_group_id(2)),            \
+                 (int3)((int)get_num_groups(0), (int)get_num_groups(1), (int)get_num_groups(2)),      \
+                 (int2)((int)get_local_id(0), (int)get_local_id(1)), lmem, ARGS);                     \
+  }                                                                                                   \
+  GD_INLINE void NAME##_gbody(int3 grp, int3 ngrp, int2 loc, __local float4* lmem, PARAMS)
+#endif
+
 /* Kernel selection: a file's kernels stand in `#if GD_SELECTED(name, bit)`
  * blocks, and the executor builds each program with -DGD_KSEL=<mask> of
  * the kernels its partition launches (dispatch.c), so the compiler skips

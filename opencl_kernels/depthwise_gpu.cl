@@ -69,15 +69,18 @@
  * float4 is reused across taps from the cache, not from local memory: a
  * KxK depthwise has too little arithmetic per value for a staged tile to
  * pay for its barrier. No barriers, so out-of-range work-items return. */
+#define DEPTHWISE_GPU_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, __global const float4* weights, __global const float4* bias, \
+  int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act, __global const float4* alpha, \
+  __global const storage_t* residual, int4 epi, int res_slices, int total
+#define DEPTHWISE_GPU_ARGS \
+  src, dst, weights, bias, src_shape, dst_shape, geom, pad_dil, act, alpha, residual, epi, res_slices, total
 #if GD_SELECTED(depthwise_gpu, 0)
-__kernel __attribute__((reqd_work_group_size(DWG_LX, DWG_LY, 1))) void depthwise_gpu(
-    __global const storage_t* src, __global storage_t* dst, __global const float4* weights,
-    __global const float4* bias, int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act,
-    __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total) {
+GROUP_KERNEL(depthwise_gpu, DWG_LX, DWG_LY, 1, DEPTHWISE_GPU_PARAMS, DEPTHWISE_GPU_ARGS) {
   int so = SLICES(dst_shape);
-  int y = get_global_id(1), z = get_global_id(2);
+  int y = grp.y * DWG_LY + loc.y, z = grp.z;
   int b = z / so, s = z - b * so;
-  int x0 = get_group_id(0) * (DWG_LX * DWG_TX) + get_local_id(0);
+  int x0 = grp.x * (DWG_LX * DWG_TX) + loc.x;
   if (y >= dst_shape.y || x0 >= dst_shape.x) return;
   float4 acc[DWG_TX];
   float4 bv = bias[s];
@@ -119,19 +122,23 @@ __kernel __attribute__((reqd_work_group_size(DWG_LX, DWG_LY, 1))) void depthwise
  * work-item reads at once), then the depthwise of slice s over the band
  * from there. Only rows shared by neighbouring bands are computed twice;
  * the expanded tensor is never written. */
+#define PW_DEPTHWISE_GPU_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, __global const float4* weights, __global const float4* bias, \
+  int4 src_shape, int4 dst_shape, __global const float4* pw_weights, __global const float4* pw_bias, int4 geom, \
+  int4 pad_dil, int pw_act, int act, __global const float4* alpha, __global const storage_t* residual, int4 epi, \
+  int res_slices, int4 dw_out, int total
+#define PW_DEPTHWISE_GPU_ARGS \
+  src, dst, weights, bias, src_shape, dst_shape, pw_weights, pw_bias, geom, pad_dil, pw_act, act, alpha, residual, \
+  epi, res_slices, dw_out, total
 #if GD_SELECTED(pw_depthwise_gpu, 1)
-__kernel __attribute__((reqd_work_group_size(PWDW_WG, 1, 1))) void pw_depthwise_gpu(
-    __global const storage_t* src, __global storage_t* dst, __global const float4* weights,
-    __global const float4* bias, int4 src_shape, int4 dst_shape, __global const float4* pw_weights,
-    __global const float4* pw_bias, int4 geom, int4 pad_dil, int pw_act, int act, __global const float4* alpha,
-    __global const storage_t* residual, int4 epi, int res_slices, int4 dw_out, int total) {
-  __local float4 mid[PWDW_LOCAL];
-  __local float4 part[PWDW_WG];
-  int lid = get_local_id(0), bands = get_num_groups(0);
+GROUP_KERNEL(pw_depthwise_gpu, PWDW_WG, 1, PWDW_LOCAL + PWDW_WG, PW_DEPTHWISE_GPU_PARAMS, PW_DEPTHWISE_GPU_ARGS) {
+  __local float4* mid = lmem;                /* PWDW_LOCAL */
+  __local float4* part = lmem + PWDW_LOCAL;  /* PWDW_WG */
+  int lid = loc.x, bands = ngrp.x;
   int so = SLICES(dst_shape), si = SLICES(src_shape);
-  int z = get_group_id(1), b = z / so, s = z - b * so;
+  int z = grp.y, b = z / so, s = z - b * so;
   int rows = (dw_out.y + bands - 1) / bands;
-  int oy0 = get_group_id(0) * rows, oy1 = min(oy0 + rows, dw_out.y);
+  int oy0 = grp.x * rows, oy1 = min(oy0 + rows, dw_out.y);
   /* Source rows [lo, hi) that the band's taps reach inside the tensor. */
   int lo = max(oy0 * geom.w - pad_dil.y, 0);
   int hi = min((oy1 - 1) * geom.w - pad_dil.y + (geom.y - 1) * pad_dil.w + 1, src_shape.y);

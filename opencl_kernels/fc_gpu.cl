@@ -68,12 +68,14 @@ GD_INLINE float4 fc_part(__global const storage_t* src, int first, int stride, _
  * lid takes input slices lid, lid + WG, ...: neighbours read neighbouring
  * 64-byte weight blocks, and neighbouring source float4s when the rows are
  * one pixel apart in a 1x1 plane. */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void fully_connected_gpu(
-    __global const storage_t* src, __global storage_t* dst, __global const float4* weights,
-    __global const float4* bias, int4 src_shape, int4 dst_shape, int act, int total) {
-  __local float4 part[WG];
-  int lid = get_local_id(0);
-  int gid = get_group_id(0);
+#define FC_GPU_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, __global const float4* weights, __global const float4* bias, \
+  int4 src_shape, int4 dst_shape, int act, int total
+#define FC_GPU_ARGS src, dst, weights, bias, src_shape, dst_shape, act, total
+GROUP_KERNEL(fully_connected_gpu, WG, 1, WG, FC_GPU_PARAMS, FC_GPU_ARGS) {
+  __local float4* part = lmem; /* WG */
+  int lid = loc.x;
+  int gid = grp.x;
   /* A surplus group still runs the barriers, with an empty loop. */
   int valid = gid < ITEMS4(dst_shape);
   int4 p = split_gid(valid ? gid : 0, dst_shape);
@@ -98,12 +100,14 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void fully_connected_gp
  * pixel each) with head h's activation and channel count. Weights and bias
  * as fully_connected_gpu's over the heads' rows together. Launch: as
  * fully_connected_gpu, over ends.w output float4s. */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void fc_heads_gpu(
-    __global const storage_t* src, __global storage_t* dst0, __global storage_t* dst1, __global storage_t* dst2,
-    __global storage_t* dst3, __global const float4* weights, __global const float4* bias, int4 src_shape, int4 ends,
-    int4 channels, int4 acts, int total) {
-  __local float4 part[WG];
-  int lid = get_local_id(0), gid = get_group_id(0);
+#define FC_HEADS_GPU_PARAMS \
+  __global const storage_t* src, __global storage_t* dst0, __global storage_t* dst1, __global storage_t* dst2, \
+  __global storage_t* dst3, __global const float4* weights, __global const float4* bias, int4 src_shape, int4 ends, \
+  int4 channels, int4 acts, int total
+#define FC_HEADS_GPU_ARGS src, dst0, dst1, dst2, dst3, weights, bias, src_shape, ends, channels, acts, total
+GROUP_KERNEL(fc_heads_gpu, WG, 1, WG, FC_HEADS_GPU_PARAMS, FC_HEADS_GPU_ARGS) {
+  __local float4* part = lmem; /* WG */
+  int lid = loc.x, gid = grp.x;
   int valid = gid < ends.w;
   int si = SLICES(src_shape), src_slices = valid ? si : 0;
   __global const float4* w = weights + (valid ? gid : 0) * si * 4;
@@ -126,12 +130,14 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void fc_heads_gpu(
  * runs along channels (no adj_x), and of B's rows n0..n0+3 where k does
  * (adj_y); the padded lanes there are zero, and the other loads are
  * guarded by k < depth or n < N. */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void batch_matmul_gpu(
-    __global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 a_shape, int4 b_shape,
-    int4 dst_shape, int2 adj, int total) {
-  __local float4 part[WG];
-  int lid = get_local_id(0);
-  int gid = get_group_id(0);
+#define MATMUL_GPU_PARAMS \
+  __global const storage_t* a, __global const storage_t* b, __global storage_t* dst, int4 a_shape, int4 b_shape, \
+  int4 dst_shape, int2 adj, int total
+#define MATMUL_GPU_ARGS a, b, dst, a_shape, b_shape, dst_shape, adj, total
+GROUP_KERNEL(batch_matmul_gpu, WG, 1, WG, MATMUL_GPU_PARAMS, MATMUL_GPU_ARGS) {
+  __local float4* part = lmem; /* WG */
+  int lid = loc.x;
+  int gid = grp.x;
   int valid = gid < ITEMS4(dst_shape);
   int4 p = split_gid(valid ? gid : 0, dst_shape);
   int m = p.x, n0 = p.z * 4, N = dst_shape.z;
@@ -194,13 +200,15 @@ GD_INLINE float4 fcp_dot(__local const float4* x, __global const float4* w, int 
   return acc;
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void fc_pair_gpu(
-    __global const storage_t* src, __global storage_t* dst, __global const float4* w1, __global const float4* b1,
-    __global const float4* w2, __global const float4* b2, int4 src_shape, int4 mid_shape, int4 dst_shape, int act1,
-    int act2, int total) {
-  __local float4 x[FCP_MAX_SLICES];
-  __local float4 h[FCP_MAX_SLICES];
-  int lid = get_local_id(0), b = get_group_id(0);
+#define FC_PAIR_GPU_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, __global const float4* w1, __global const float4* b1, \
+  __global const float4* w2, __global const float4* b2, int4 src_shape, int4 mid_shape, int4 dst_shape, int act1, \
+  int act2, int total
+#define FC_PAIR_GPU_ARGS src, dst, w1, b1, w2, b2, src_shape, mid_shape, dst_shape, act1, act2, total
+GROUP_KERNEL(fc_pair_gpu, WG, 1, 2 * FCP_MAX_SLICES, FC_PAIR_GPU_PARAMS, FC_PAIR_GPU_ARGS) {
+  __local float4* x = lmem;                  /* FCP_MAX_SLICES */
+  __local float4* h = lmem + FCP_MAX_SLICES; /* FCP_MAX_SLICES */
+  int lid = loc.x, b = grp.x;
   int si = SLICES(src_shape), sm = SLICES(mid_shape), so = SLICES(dst_shape);
   for (int i = lid; i < si; i += WG) x[i] = LOAD4(src, b * si + i);
   barrier(CLK_LOCAL_MEM_FENCE);

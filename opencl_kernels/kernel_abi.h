@@ -35,8 +35,9 @@ enum { GS_COUNT = 0, GS_ABORT = 1, GS_WORDS = 2 };
  * on (words 3..5) are the bodies' copies on float storage, which an FP16
  * program runs for the nodes mixed_storage.c keeps on float. VM_NO_BARRIER:
  * the bit of an op list's phase offset that says no grid barrier comes
- * before it. */
-enum { VM_OPS_WORDS = 6, VM_OPS_BITS = 32, VM_FLOAT_COPY = 96, VM_NO_BARRIER = 1 << 30 };
+ * before it. VM_GROUPED: the bit of a phase's opcode word that says its
+ * body is a group's (GROUP_KERNEL, common.cl; vm/vm_run.cl). */
+enum { VM_OPS_WORDS = 6, VM_OPS_BITS = 32, VM_FLOAT_COPY = 96, VM_NO_BARRIER = 1 << 30, VM_GROUPED = 1 << 16 };
 
 /* Remaps (layout.cl) and what they read outside [0, size). */
 enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };

@@ -62,13 +62,14 @@ GD_INLINE float wg_all1(__local float* buf, float v, int op, int lid) {
  * lid + WG, ...: neighbours read neighbouring float4s along W. Over
  * channels the padded lanes of the last slice are the op's identity and
  * the four lanes fold into lane 0 of the single output slice at the end. */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void reduce_gpu(__global const storage_t* src,
-                                                                         __global storage_t* dst, int4 src_shape,
-                                                                         int4 dst_shape, int4 axes, int op,
-                                                                         int act, int total) {
-  __local float4 part[WG];
-  int lid = get_local_id(0);
-  int gid = get_group_id(0);
+#define REDUCE_GPU_PARAMS \
+  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 axes, int op, int act, \
+  int total
+#define REDUCE_GPU_ARGS src, dst, src_shape, dst_shape, axes, op, act, total
+GROUP_KERNEL(reduce_gpu, WG, 1, WG, REDUCE_GPU_PARAMS, REDUCE_GPU_ARGS) {
+  __local float4* part = lmem; /* WG */
+  int lid = loc.x;
+  int gid = grp.x;
   int valid = gid < dst_shape.w * SLICES(dst_shape) * dst_shape.y * dst_shape.x;
   int4 p = split_gid(valid ? gid : 0, dst_shape);
   int b0 = axes.w ? 0 : p.w, nb = axes.w ? src_shape.w : 1;
@@ -111,12 +112,12 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void reduce_gpu(__globa
  * (padded lanes 0; no exp overflows, whatever the magnitudes or beta's
  * sign), each combined in the group, then for the outputs (padded lanes
  * written as 0). */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void softmax_gpu(__global const storage_t* src,
-                                                                          __global storage_t* dst, int4 shape,
-                                                                          float beta, int log_mode, int total) {
-  __local float part[WG];
-  int lid = get_local_id(0);
-  int gid = get_group_id(0);
+#define SOFTMAX_GPU_PARAMS __global const storage_t* src, __global storage_t* dst, int4 shape, float beta, int log_mode, int total
+#define SOFTMAX_GPU_ARGS src, dst, shape, beta, log_mode, total
+GROUP_KERNEL(softmax_gpu, WG, 1, (WG + 3) / 4, SOFTMAX_GPU_PARAMS, SOFTMAX_GPU_ARGS) {
+  __local float* part = (__local float*)lmem; /* WG floats */
+  int lid = loc.x;
+  int gid = grp.x;
   int valid = gid < shape.w * shape.y * shape.x;
   int pix = valid ? gid : 0;
   int x = pix % shape.x;

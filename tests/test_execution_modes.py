@@ -133,10 +133,12 @@ def test_a_long_reduction_runs_in_two_phases_on_a_gpu(monkeypatch, fine, split):
     one serial window per work-item kept 4 work-items busy for
     selfie_segmentation's 128x128 pools); otherwise one. Against the CPU
     interpreter within FP32's 1e-5 (the sums are reordered), both modes.
-    TFLITE_GPU_VM_SPLIT_REDUCE=0 keeps one phase."""
+    TFLITE_GPU_VM_SPLIT_REDUCE=0 keeps one phase. The group bodies, which
+    take such reductions first, held off (test_vm_group_bodies.py)."""
     from conftest import assert_close, run_cpu
 
     monkeypatch.setenv("TFLITE_GPU_VM_FINE", fine)
+    monkeypatch.setenv("TFLITE_GPU_VM_GROUP_BODIES", "0")
     monkeypatch.setenv("TFLITE_GPU_VM_SPLIT_REDUCE", split)
     model, inputs = _global_pools()
     want = run_cpu(model, inputs)
@@ -194,11 +196,14 @@ def test_a_fully_connected_with_few_outputs_splits_over_k_on_a_gpu(monkeypatch, 
     partial dot products per chunk of input slices, then their sum in chunk
     order. Against the CPU interpreter within FP32's 1e-5, relative (the sums
     are reordered); every invoke, stepped and persistent, gives the same bits
-    (a fixed order, no atomics). TFLITE_GPU_VM_SPLIT_FC=0 keeps one pass."""
+    (a fixed order, no atomics). TFLITE_GPU_VM_SPLIT_FC=0 keeps one pass.
+    The group bodies, which take such FCs first, held off
+    (test_vm_group_bodies.py)."""
     from conftest import run_cpu
     from op_cases.conv import _fc_case
 
     monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    monkeypatch.setenv("TFLITE_GPU_VM_GROUP_BODIES", "0")
     monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", "132")
     monkeypatch.setenv("TFLITE_GPU_VM_SPLIT_FC", split)
     model, reference, inputs = _fc_case(in_shape, units, act=act).make()

@@ -139,3 +139,20 @@ def test_small_groups_device(monkeypatch):
     keeps its group; the rest shrink theirs around it."""
     model, inputs = _block(h=14, w=14, cin=24, cmid=144, k=5, seed=13)
     assert _saved(monkeypatch, model, inputs, TFLITE_GPU_COMPUTE_UNITS="132") == 1
+
+
+@pytest.mark.parametrize("case", ["k3s2-3x5", "k5-residual-b2-fp16", "bands-40x37", "mean"])
+def test_pair_is_one_phase_in_the_vm_on_a_gpu(monkeypatch, case):
+    """The VM on a GPU (TFLITE_GPU_VM_FINE=1) runs pw_depthwise_gpu as a
+    group body (test_vm_group_bodies.py, groups of 64 sharing the band in
+    __local memory): the pair one phase (and the MEAN after it, a second)."""
+    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    kw, fp16, saved = {
+        "k3s2-3x5": (dict(cin=3, cmid=5, k=3, stride=2, seed=21), False, 1),
+        "k5-residual-b2-fp16": (dict(b=2, h=7, w=13, cin=6, cmid=21, k=5, residual=True, seed=22), True, 1),
+        "bands-40x37": (dict(h=40, w=37, cin=3, cmid=6, k=3, seed=23), False, 1),
+        "mean": (dict(h=7, w=7, cin=24, cmid=37, k=3, mean=False, seed=24), False, 2),
+    }[case]
+    model, inputs = _block(**kw)
+    assert launches_saved(monkeypatch, HOOK, model, inputs, fp16=fp16, keep_off=KEEP_OFF,
+                          execution="persistent") == saved

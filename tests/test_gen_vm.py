@@ -1,9 +1,11 @@
 """tools/gen_vm.py's parts that the OpenCL compilers only check as a whole:
-the file-scope names the float copies rename (top_level_names), and the
-program's float-copy section (every file once more, renamed NAME__f)."""
+the file-scope names the float copies rename (top_level_names), the
+program's float-copy section (every file once more, renamed NAME__f), and
+the group bodies' shapes (GROUP_KERNEL, common.cl)."""
 from __future__ import annotations
 
 import pathlib
+import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -32,9 +34,37 @@ def test_every_body_has_a_float_copy_in_the_program():
     kernels = ROOT / "opencl_kernels"
     source = gen_vm.vm_program_source(kernels)
     table = gen_vm.vm_table(kernels)
+    groups = gen_vm.vm_groups(kernels)
     copy = gen_vm._abi_value(kernels, "VM_FLOAT_COPY")
-    for opcode, _, kernel, _ in table:
-        assert f"case {opcode}: {kernel}_body(" in source
-        assert f"case {copy + opcode}: {kernel}_body{gen_vm.FLOAT_SUFFIX}(" in source
+    for (opcode, _, kernel, _), (lx, _, _) in zip(table, groups):
+        body = f"{kernel}_gbody" if lx else f"{kernel}_body"  # GROUP_KERNEL or OUTLINED_KERNEL
+        assert f"case {opcode}: {body}(" in source
+        assert f"case {copy + opcode}: {body}{gen_vm.FLOAT_SUFFIX}(" in source
     # The copies are on float storage, their casts the renamed storage type.
     assert f"storage_t{gen_vm.FLOAT_SUFFIX}*" in source
+
+
+def test_every_group_kernel_is_a_group_body_of_its_shape():
+    """Each GROUP_KERNEL (common.cl) of the body files has an opcode whose
+    group shape and __local float4s are the kernel's (the library checks a
+    dispatch's local size against them, vm.c group_fits; vm_run's __local
+    argument is the most its phases take)."""
+    kernels = ROOT / "opencl_kernels"
+    declared = {m for f in gen_vm.body_files(kernels) for m in re.findall(r"^GROUP_KERNEL\((\w+),", f.read_text(), re.M)}
+    found = {k: g for (_, _, k, _), g in zip(gen_vm.vm_table(kernels), gen_vm.vm_groups(kernels)) if g[0]}
+    assert set(found) == declared and len(declared) >= 8, (found, declared)
+    assert found["fully_connected_gpu"] == (64, 1, 64)
+    assert found["softmax_gpu"] == (64, 1, 16)         # WG floats
+    assert found["fc_pair_gpu"] == (64, 1, 512)        # two rows of FCP_MAX_SLICES
+    assert found["depthwise_gpu"] == (8, 8, 1)         # DWG_LX x DWG_LY, no __local memory
+    assert found["pw_depthwise_gpu"] == (64, 1, 1088)  # PWDW_LOCAL + PWDW_WG
+
+
+def test_a_group_kernel_size_must_be_a_constant():
+    assert gen_vm._constant("(64 + 3) / 4") == 16
+    try:
+        gen_vm._constant("WG")
+    except SystemExit as e:
+        assert "not a constant" in str(e)
+    else:
+        raise AssertionError("a name passed as a size")

@@ -40,7 +40,9 @@ ASAN_SUITES = ["tests/test_ops.py", "tests/test_models.py", "tests/test_resize.p
                # vm.c's float copies (an FP16 program with fp16_guard's island) and a second partition on the
                # first one's VM program
                "tests/test_fp16_guard.py::test_in_the_vm_modes_a_float_island_runs_the_float_copies",
-               "tests/test_kernel_select.py::test_a_vm_partition_whose_bodies_the_first_holds_builds_no_program"]
+               "tests/test_kernel_select.py::test_a_vm_partition_whose_bodies_the_first_holds_builds_no_program",
+               # vm.c's group phases (their geometry words, vm_run's __local argument), side by side
+               "tests/test_vm_group_bodies.py::test_group_phases_side_by_side"]
 
 
 def _child_env(**extra):

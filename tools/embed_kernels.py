@@ -78,8 +78,11 @@ def main() -> None:
     parts.append("  return -1;")
     parts.append("}\n")
     ops = gen_vm.vm_table(kernels) if kernels else []
-    parts.append("static const struct {\n  const char* file;\n  const char* kernel;\n  const char* kinds;\n} kVmOps[] = {")
-    parts += [f'    {{"{f}", "{k}", "{kinds}"}},' for _, f, k, kinds in ops] or ['    {"", "", ""},']
+    groups = gen_vm.vm_groups(kernels) if kernels else []
+    parts.append("static const struct {\n  const char* file;\n  const char* kernel;\n  const char* kinds;\n"
+                 "  int lx, ly, lmem;\n} kVmOps[] = {")
+    parts += [f'    {{"{f}", "{k}", "{kinds}", {lx}, {ly}, {lmem}}},' for (_, f, k, kinds), (lx, ly, lmem) in zip(ops, groups)] or \
+        ['    {"", "", "", 0, 0, 0},']
     parts.append("};\n")
     parts.append("int embedded_vm_opcode(const char* file, const char* kernel, const char** kinds) {")
     parts.append("  for (size_t i = 0; i < sizeof(kVmOps) / sizeof(kVmOps[0]); ++i)")
@@ -88,6 +91,13 @@ def main() -> None:
     parts.append("      return (int)i;")
     parts.append("    }")
     parts.append("  return -1;")
+    parts.append("}\n")
+    parts.append("int embedded_vm_group(int opcode, int* lx, int* ly, int* lmem) {")
+    parts.append("  if (opcode < 0 || (size_t)opcode >= sizeof(kVmOps) / sizeof(kVmOps[0]) || !kVmOps[opcode].lx) return 0;")
+    parts.append("  *lx = kVmOps[opcode].lx;")
+    parts.append("  *ly = kVmOps[opcode].ly;")
+    parts.append("  *lmem = kVmOps[opcode].lmem;")
+    parts.append("  return 1;")
     parts.append("}\n")
     text = "\n".join(parts)
     # Rewrite only on change so make does not rebuild needlessly.

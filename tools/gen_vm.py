@@ -1,16 +1,19 @@
 """The VM program (issue 36): one OpenCL program that runs a partition's
-dispatch list as data, from the CPU kernel set's own kernel bodies.
+dispatch list as data, from the kernels' own bodies.
 
-Every CPU-set kernel written as an OUTLINED_KERNEL (common.cl) has a body
-function taking its work-item's id; the VM calls those bodies for virtual
-work-items, so a kernel and its VM opcode run the same code. This module
-finds them (the C preprocessor expands the kernel files, whose kernels are
-often defined by macros, and the signatures are read from the expansion)
-and writes:
+Every kernel written as an OUTLINED_KERNEL (common.cl; the CPU set's) has a
+body function taking its work-item's id; the VM calls those bodies for
+virtual work-items. Every GROUP_KERNEL (common.cl; the GPU set's fc_gpu.cl
+and reduce_gpu.cl) has a body taking its work-group's id, its work-item's
+local id and its __local memory; the VM calls those for virtual
+work-groups, a physical group of the same size running them in turn. So a
+kernel and its VM opcode run the same code. This module finds them (the C
+preprocessor expands the kernel files, whose kernels are often defined by
+macros, and the signatures are read from the expansion) and writes:
 
-- vm_program_source(): the program's file, "vm_program.cl": every CPU-set
-  kernel file (each file's own macros undefined after it, so that they
-  cannot clash), vm_call (a switch from opcode to body, each argument
+- vm_program_source(): the program's file, "vm_program.cl": every body
+  file (each file's own macros undefined after it, so that they cannot
+  clash), vm_call and vm_gcall (switches from opcode to body, each argument
   unpacked from the op list's words), grid_sync.cl and vm/vm_run.cl;
   built with -DGD_VM_PROGRAM=1 (the bodies without their kernels,
   common.cl) and -DVM_OPS_<w>=<mask> per word of VM_OPS_BITS opcodes (kernel_abi.h): the
@@ -21,9 +24,10 @@ and writes:
   name they define at file scope renamed NAME__f, so that an FP16 program
   runs the nodes mixed_storage.c keeps on float (fp16_guard) in the same
   launch. Compiled only when a word of them is set (words 3..);
-- vm_table(): per opcode, the kernel's file, name and argument kinds, for
-  the library (kernels_embedded.c: embedded_vm_opcode) to encode a
-  dispatch as an op.
+- vm_table() and vm_groups(): per opcode, the kernel's file, name and
+  argument kinds, and a group body's shape and __local memory, for the
+  library (kernels_embedded.c: embedded_vm_opcode, embedded_vm_group) to
+  encode a dispatch as an op.
 
 Argument kinds, one letter each, and the words an op stores for them:
 p a buffer the body may write and c one it only reads (`const`; the library
@@ -42,14 +46,20 @@ import shlex
 import shutil
 import subprocess
 
-# Files whose kernels are not bodies the VM can call: the GPU set's (work-
-# group tiles in __local memory), the barrier probe, the VM itself.
-NOT_BODIES = re.compile(r"(_gpu|^grid_sync|^common|^vm_program)\.cl$")
+# Files whose kernels are not bodies the VM can call: the GPU set's convs
+# (not yet written as GROUP_KERNEL, common.cl), the barrier probe, the VM
+# itself.
+NOT_BODIES = re.compile(r"(^conv_gpu|^grid_sync|^common|^vm_program)\.cl$")
 SPACES = 10  # m0 (activations), m1 (constants), s0-s7 (staging buffers)
 KINDS = {"int": "i", "uint": "i", "float": "f", "int2": "2", "int4": "4", "float2": "d", "float4": "q"}
 WORDS = {"p": 2, "c": 2, "i": 1, "f": 1, "2": 2, "4": 4, "d": 2, "q": 4}
 
 _OUTLINED = re.compile(r"__kernel\s+void\s+(\w+)\s*\(([^)]*)\)\s*\{\s*(\w+)_body\s*\(\s*get_global_id\s*\(\s*0\s*\)")
+# A GROUP_KERNEL (common.cl) as the preprocessor writes it: group shape,
+# kernel, parameters, __local float4s (an arithmetic expression), body.
+_GROUP = re.compile(r"__kernel\s+__attribute__\s*\(\(\s*reqd_work_group_size\s*\(([^,]+),([^,]+),[^)]+\)\s*\)\)\s*"
+                    r"void\s+(\w+)\s*\(([^)]*)\)\s*\{\s*__local\s+float4\s+lmem\s*\[([^\]]+)\]\s*;\s*(\w+)_gbody\s*\(")
+_ARITH = re.compile(r"[\d\s()+*/-]+$")
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
 
 
@@ -150,23 +160,37 @@ def _param(text: str):
     return (kind, None) if kind else None
 
 
+def _constant(text: str) -> int:
+    """A preprocessed integer constant expression of a GROUP_KERNEL (C's / on ints)."""
+    if not _ARITH.match(text):
+        raise SystemExit(f"gen_vm.py: a GROUP_KERNEL's size is not a constant: {text!r}")
+    return int(eval(text.replace("/", "//"), {"__builtins__": {}}))  # digits and + - * / ( ) only
+
+
 def bodies(kernels: pathlib.Path) -> list:
-    """[(file, kernel, body function, [(kind, cast)])], in a fixed order."""
+    """[(file, kernel, body function, [(kind, cast)], group)], in a fixed
+    order; group: None for a body per work-item (OUTLINED_KERNEL), else
+    (LX, LY, __local float4s) of a GROUP_KERNEL's body."""
     out = []
     for f in body_files(kernels):
-        for name, params, body in _OUTLINED.findall(_expanded(kernels, f.read_text())):
+        text = _expanded(kernels, f.read_text())
+        found = [(m.start(), m.group(1), m.group(2), m.group(3) + "_body", None) for m in _OUTLINED.finditer(text)]
+        found += [(m.start(), m.group(3), m.group(4), m.group(6) + "_gbody",
+                   (_constant(m.group(1)), _constant(m.group(2)), _constant(m.group(5)))) for m in _GROUP.finditer(text)]
+        for _, name, params, body, group in sorted(found):
             parsed = [_param(p) for p in params.split(",")]
             if all(parsed):
-                out.append((f.name, name, body + "_body", parsed))
+                out.append((f.name, name, body, parsed, group))
     return out
 
 
-def _call(body: str, params: list, renamed=frozenset()) -> str:
-    """The call of a body from vm_call; renamed: the names of the float copy
-    (body and casts get FLOAT_SUFFIX)."""
+def _call(body: str, params: list, renamed=frozenset(), first=("v",)) -> str:
+    """The call of a body from vm_call (first: the arguments before the
+    kernel's); renamed: the names of the float copy (body and casts get
+    FLOAT_SUFFIX)."""
     def name(text):
         return re.sub(r"\w+", lambda m: m.group(0) + FLOAT_SUFFIX if m.group(0) in renamed else m.group(0), text)
-    args, w = ["v"], 0
+    args, w = list(first), 0
     for kind, cast in params:
         if kind in "pc":
             args.append(f"({name(cast)})(vm_space(a[{w}], VM_SPACES) + a[{w + 1}])")
@@ -247,11 +271,32 @@ def vm_program_source(kernels: pathlib.Path) -> str:
                  " * (an opcode outside the program's VM_OPS masks does nothing: the library never encodes one). */\n"
                  "GD_NOINLINE void vm_call(int opcode, int v, __global const int* a, VM_SPACES_PARAMS) {\n"
                  "  switch (opcode) {\n")
-    for base, names_of in ((0, frozenset()), (copy, renamed)):
-        for i, (_, _, body, params) in enumerate(table):
-            w, b = divmod(base + i, bits)
-            parts.append(f"#if (VM_OPS_{w} >> {b}) & 1\n    case {base + i}: {_call(body, params, names_of)}; return;\n"
-                         "#endif\n")
+    cases = [(base + i, body, params, group, names_of) for base, names_of in ((0, frozenset()), (copy, renamed))
+             for i, (_, _, body, params, group) in enumerate(table)]
+
+    def enabled(op):
+        w, b = divmod(op, bits)
+        return f"((VM_OPS_{w} >> {b}) & 1)"
+
+    for op, body, params, group, names_of in cases:
+        if not group:
+            parts.append(f"#if {enabled(op)}\n    case {op}: {_call(body, params, names_of)}; return;\n#endif\n")
+    parts.append("    default: return;\n  }\n}\n")
+    # Group bodies: the op's first two words are the dispatch's groups
+    # along x and y (vm.c), virtual group g of n is (x, y, z) of them, and
+    # the physical group's work-item l is local id (l % LX, l / LX).
+    # Inline: PoCL needs what holds a barrier inlined into the kernel.
+    parts.append("/* Runs group op `opcode` for virtual group g of n (vm/vm_run.cl): work-item l of the group,\n"
+                 " * lmem its __local memory, the op's words a (two of geometry, then the arguments). */\n"
+                 "GD_INLINE void vm_gcall(int opcode, int g, int n, int l, __local float4* lmem, __global const int* a,\n"
+                 "                        VM_SPACES_PARAMS) {\n"
+                 "  const int3 grp = (int3)(g % a[0], g / a[0] % a[1], g / (a[0] * a[1]));\n"
+                 "  const int3 ngrp = (int3)(a[0], a[1], n / (a[0] * a[1]));\n"
+                 "  a += 2;\n  switch (opcode) {\n")
+    for op, body, params, group, names_of in cases:
+        if group:
+            first = ("grp", "ngrp", f"(int2)(l % {group[0]}, l / {group[0]})", "lmem")
+            parts.append(f"#if {enabled(op)}\n    case {op}: {_call(body, params, names_of, first)}; return;\n#endif\n")
     parts.append("    default: return;\n  }\n}\n")
     for extra in ("grid_sync.cl", "vm/vm_run.cl"):
         parts.append(f"/* ---- {extra} ---- */\n{(kernels / extra).read_text()}\n")
@@ -260,4 +305,10 @@ def vm_program_source(kernels: pathlib.Path) -> str:
 
 def vm_table(kernels: pathlib.Path) -> list:
     """[(opcode, file, kernel, kinds)] for the C table."""
-    return [(i, f, k, "".join(kind for kind, _ in params)) for i, (f, k, _, params) in enumerate(bodies(kernels))]
+    return [(i, f, k, "".join(kind for kind, _ in params)) for i, (f, k, _, params, _) in enumerate(bodies(kernels))]
+
+
+def vm_groups(kernels: pathlib.Path) -> list:
+    """Per opcode, (LX, LY, __local float4s) of a group body, (0, 0, 0) for
+    a body per work-item."""
+    return [group if group else (0, 0, 0) for *_, group in bodies(kernels)]

@@ -12,6 +12,13 @@
  * phases of one barrier interval start where the one before ended, so
  * short ones run side by side.
  *
+ * A group op (its opcode has VM_GROUPED set: a GROUP_KERNEL's body,
+ * common.cl) counts its work-items in groups of the body's size, which is
+ * the launch's (vm.c): physical group k runs virtual groups k, k +
+ * groups, ... of it (from the group of its first lane on), every
+ * work-item of the group together, with vm_lmem as their __local memory
+ * (an argument: the host sizes it for the program's group bodies).
+ *
  * stepped (persistent 0): the host launches one phase at a time, so the
  * launches order the phases, as separate kernels would be ordered.
  * persistent: one launch runs every phase; a grid barrier (grid_sync.cl)
@@ -37,7 +44,8 @@
 #endif
 
 __kernel void vm_run(VM_SPACES_PARAMS, __global const int* ops, int first, int last, int persistent,
-                     volatile __global int* sync, ulong limit, __global ulong* stamps, int timing) {
+                     volatile __global int* sync, ulong limit, __global ulong* stamps, int timing,
+                     __local float4* vm_lmem) {
   __local volatile int ok;
   const int groups = (int)get_num_groups(0);
   const int stride = (int)get_global_size(0);
@@ -54,8 +62,21 @@ __kernel void vm_run(VM_SPACES_PARAMS, __global const int* ops, int first, int l
     }
     __global const int* op = ops + (at & (VM_NO_BARRIER - 1));
     const int opcode = op[0], items = op[1];
-    int v = (int)get_global_id(0) - (persistent ? op[2] % stride : 0);
-    for (v += v < 0 ? stride : 0; v < items; v += stride) vm_call(opcode, v, op + 3, VM_SPACES);
+    if (opcode & VM_GROUPED) {
+      const int size = (int)get_local_size(0), l = (int)get_local_id(0);
+      int g = (int)get_group_id(0) - (persistent ? op[2] / size % groups : 0);
+      /* The barrier after each virtual group: its __local memory becomes
+       * the next one's only once every work-item is done with it. (PoCL 3.1
+       * also miscompiled the loop without it: a body reading global memory
+       * after its own barriers wrote outside its stack.) */
+      for (g += g < 0 ? groups : 0; g < items / size; g += groups) {
+        vm_gcall(opcode ^ VM_GROUPED, g, items / size, l, vm_lmem, op + 3, VM_SPACES);
+        barrier(CLK_LOCAL_MEM_FENCE);
+      }
+    } else {
+      int v = (int)get_global_id(0) - (persistent ? op[2] % stride : 0);
+      for (v += v < 0 ? stride : 0; v < items; v += stride) vm_call(opcode, v, op + 3, VM_SPACES);
+    }
   }
   if (timing && persistent && gs_grid_sync(sync, passed + 1, groups, limit, &ok) && stamper)
     stamps[2 * last - 1] = VM_STAMP(last);

@@ -578,9 +578,11 @@ static void test_vm_splits(void) {
     CHECK(got == convs[i].chunk, "conv %zu: chunk %d, want %d", i, got, convs[i].chunk);
     CHECK(select_conv_split(cpu, &o.g, &o.n) == 0, "conv %zu split on a CPU", i);
   }
-  /* hand_landmark_full's heads: 288 slices, 16 and 1 output float4s. */
+  /* hand_landmark_full's heads: 288 slices, 16 and 1 output float4s;
+   * with the group bodies off (on, fully_connected_gpu takes them whole). */
   static const int fcs[][3] = {{1152, 63, 17}, {1152, 1, 17}, {600, 63, 13}, {400, 8, 0}, {1152, 8448, 0}};
   for (size_t i = 0; i < sizeof(fcs) / sizeof(fcs[0]); ++i) {
+    setenv("TFLITE_GPU_VM_GROUP_BODIES", "0", 1);
     GTensor t[2] = {{.rank = 4, .shape = {1, 1, 1, fcs[i][0]}}, {.rank = 4, .shape = {1, 1, 1, fcs[i][1]}}};
     GNode n = {.inputs = {0}, .num_inputs = 1, .outputs = {1}, .num_outputs = 1};
     Graph g = {.tensors = t, .num_tensors = 2, .cap_tensors = 2, .nodes = &n, .num_nodes = 1, .cap_nodes = 1};
@@ -590,6 +592,8 @@ static void test_vm_splits(void) {
     h200->execution = GD_EXEC_KERNELS;
     CHECK(select_fc_split(h200, &g, &n) == 0, "fc %zu split in kernels mode", i);
     h200->execution = GD_EXEC_PERSISTENT;
+    unsetenv("TFLITE_GPU_VM_GROUP_BODIES");
+    CHECK(select_fc_split(h200, &g, &n) == 0, "fc %zu split beside the group bodies", i);
   }
   free(h200);
   free(cpu);

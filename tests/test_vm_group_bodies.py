@@ -1,0 +1,133 @@
+"""The VM's group bodies (issue 36 item 5): on a GPU (TFLITE_GPU_VM_FINE=1
+here, PoCL standing in for one), a long reduction runs the GPU set's
+work-group kernel (fc_gpu.cl, reduce_gpu.cl: GROUP_KERNEL in common.cl) as
+one phase: each physical group of the VM runs virtual groups of 64 one
+after another, its work-items splitting the reduction and adding their
+partials in __local memory (vm/vm_run.cl). Where the fine bodies give a
+work-item the whole reduction, or split it in two phases with a grid
+barrier between (TFLITE_GPU_VM_GROUP_BODIES=0 keeps them).
+
+Tolerances: against the CPU interpreter, FP32 1e-5 of the output's scale
+(the same products summed in another order: a tree of 64 partials); FP16
+storage 1e-2, check's. Stepped against persistent, none: the same program,
+op list and bodies, the tree's order fixed, so the same bits."""
+import numpy as np
+import pytest
+
+import tflite_gpu
+from conftest import assert_close, run_cpu
+from op_cases.conv import _fc_case
+from op_cases.math_ops import _bmm_case, _reduce_case, _softmax_case
+from tflite_gpu import _capi, interpreters
+
+# (case, the group kernel it must run)
+CASES = [
+    (_fc_case([1, 1152], 63), "fully_connected_gpu"),        # hand_landmark's heads: 288 slices
+    (_fc_case([3, 517], 17, act="RELU"), "fully_connected_gpu"),  # 3 rows, a partial last slice
+    (_fc_case([1, 601], 1, act="RELU6"), "fully_connected_gpu"),  # one output float4: one group
+    (_reduce_case([2, 13, 11, 5], [1, 2], True), "reduce_gpu"),   # a global pool's 143 taps, batch 2
+    (_reduce_case([1, 3, 4, 300], [3], False, "REDUCE_MAX"), "reduce_gpu"),  # over 75 channel slices
+    (_softmax_case([2, 3, 150], beta=0.7), "softmax_gpu"),       # rows of 38 slices
+    (_bmm_case([2, 5, 133], [2, 133, 7]), "batch_matmul_gpu"),   # depth 133
+    (_bmm_case([2, 133, 5], [2, 7, 133], adj_x=True, adj_y=True), "batch_matmul_gpu"),
+]
+
+
+def _run(model, inputs, execution, invokes=2, **options):
+    """(outputs of each invoke, kernels, run record, stats) through a fresh delegate."""
+    d = tflite_gpu.load_delegate(log_level="silent", execution=execution, **options)
+    it = interpreters.make(model, delegate=d)
+    outs = [interpreters.run(it, inputs) for _ in range(invokes)]
+    ptr = d._get_native_delegate_pointer()
+    kernels = [k for g in _capi.delegate_groups(ptr) for k in g["kernels"]]
+    runs, stats = _capi.delegate_runs(ptr), _capi.delegate_stats(ptr)
+    del it
+    return outs, kernels, runs[0], stats
+
+
+@pytest.fixture
+def gpu_bodies(monkeypatch):
+    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    return monkeypatch
+
+
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("case,kernel", CASES, ids=[c.id for c, _ in CASES])
+def test_a_long_reduction_is_one_group_phase(gpu_bodies, case, kernel, fp16):
+    model, reference, inputs = case.make()
+    want = run_cpu(reference, inputs)
+    tol = 1e-2 if fp16 else 1e-5
+    first = None
+    for execution in ("stepped", "persistent"):
+        outs, kernels, run, stats = _run(model, inputs, execution, is_precision_loss_allowed=int(fp16))
+        assert run["execution"] == execution and run["fallback"] == "", run
+        assert stats["cpu_nodes"] == 0 and kernel in kernels, (kernels, stats)
+        # Every dispatch a phase: a persistent invoke is one launch.
+        assert run["launches"] == (1 if execution == "persistent" else stats["dispatches"]), (run, stats)
+        first = first if first is not None else outs[0]
+        for got in outs:
+            for a, b in zip(got, first):
+                np.testing.assert_array_equal(a, b)
+        for a, b in zip(outs[0], want):
+            assert_close(a, b, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(b).max())))
+
+
+@pytest.mark.parametrize("setting", [("TFLITE_GPU_VM_GROUP_BODIES", "0"), ("TFLITE_GPU_VM_GROUP", "128")],
+                         ids=["switched-off", "groups-of-128"])
+def test_without_group_bodies_the_fine_ones_run(gpu_bodies, setting):
+    """The switch, and a VM group the bodies are not compiled for (64):
+    the fine bodies (here the FC split over K in two phases), one launch."""
+    gpu_bodies.setenv(*setting)
+    model, reference, inputs = CASES[0][0].make()
+    want = run_cpu(reference, inputs)
+    outs, kernels, run, _ = _run(model, inputs, "persistent")
+    assert run["launches"] == 1 and run["fallback"] == "", run
+    assert kernels == ["fully_connected_split", "fully_connected_sum"], kernels
+    for a, b in zip(outs[0], want):
+        assert_close(a, b, rtol_l2=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
+
+
+def _side_by_side():
+    """x [1, 300] -> three FULLY_CONNECTED of 1, 9 and 5 units (1, 3 and 2
+    groups) and a MEAN over its channels (1 group), every one an output:
+    one level of a persistent launch, each phase starting on the group
+    where the one before it ended."""
+    from tflite_gpu.model_builder import ModelBuilder
+
+    rng = np.random.default_rng(11)
+    mb = ModelBuilder()
+    x = mb.add_input([1, 300])
+    for n in (1, 9, 5):
+        w = mb.add_tensor([n, 300], data=(rng.standard_normal([n, 300]) / 17).astype(np.float32))
+        b = mb.add_tensor([n], data=rng.standard_normal([n]).astype(np.float32))
+        y = mb.add_tensor([1, n])
+        mb.add_op("FULLY_CONNECTED", [x, w, b], [y], dict(fused_activation="NONE"))
+        mb.mark_output(y)
+    axes = mb.add_tensor([1], np.int32, data=np.array([1], np.int32))
+    m = mb.add_tensor([1, 1])
+    mb.add_op("MEAN", [x, axes], [m], dict(keep_dims=True))
+    mb.mark_output(m)
+    return mb.build(), [rng.standard_normal([1, 300]).astype(np.float32)]
+
+
+@pytest.mark.parametrize("groups", [None, "1"], ids=["grid", "one-group"])
+def test_group_phases_side_by_side(gpu_bodies, groups):
+    """Group phases of one level start where the one before ended (vm.c's
+    first lane, in groups), wrapping round the grid; with a grid of one
+    group (TFLITE_GPU_VM_GROUPS=1) it runs every virtual group of every
+    phase in turn. The heads pass held off: four phases, not one."""
+    gpu_bodies.setenv("TFLITE_GPU_FUSE_FC_HEADS", "0")
+    if groups:
+        gpu_bodies.setenv("TFLITE_GPU_VM_GROUPS", groups)
+    model, inputs = _side_by_side()
+    want = run_cpu(model, inputs)
+    got = {}
+    for execution in ("stepped", "persistent"):
+        outs, kernels, run, _ = _run(model, inputs, execution)
+        assert run["execution"] == execution and run["fallback"] == "", run
+        assert sorted(kernels) == ["fully_connected_gpu"] * 3 + ["reduce_gpu"], kernels
+        got[execution] = outs[-1]
+    for a, b in zip(got["persistent"], got["stepped"]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(got["persistent"], want):
+        assert_close(a, b, rtol_l2=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
