@@ -118,17 +118,19 @@ static int add_accesses(Plan* p, const Access* acc, int n) {
 
 /* Whether a dispatch of a group body of lx x ly work-items (GROUP_KERNEL,
  * common.cl) runs as built in the VM program: groups of that size, which
- * are the VM's, and no defines but the size the program compiles it for. */
-static int group_fits(const KernelVariant* v, int lx, int ly, size_t group) {
+ * are the VM's, and no defines but the size the program compiles it for
+ * or the unary epilogue steps' (epi_un, which the program then holds). */
+static int group_fits(const KernelVariant* v, int lx, int ly, size_t group, int epi_un) {
   char wg[32];
   snprintf(wg, sizeof(wg), "-DWG=%d", lx * ly);
-  if ((size_t)lx * (size_t)ly != group || v->dims < 1 || v->dims > 3 || (v->defines[0] && (ly != 1 || strcmp(v->defines, wg))))
+  if ((size_t)lx * (size_t)ly != group || v->dims < 1 || v->dims > 3 ||
+      (v->defines[0] && !epi_un && (ly != 1 || strcmp(v->defines, wg))))
     return 0;
   size_t groups = 1;
   for (int d = 0; d < v->dims; ++d) {
     size_t l = d == 0 ? (size_t)lx : d == 1 ? (size_t)ly : 1;
-    if (v->local[d] != l || v->global[d] % l) return 0;
-    groups *= v->global[d] / l;
+    if (v->local[d] != l) return 0;
+    groups *= div_up(v->global[d], l); /* global: work-items before rounding up to the group */
   }
   return (v->dims > 1 || ly == 1) && groups <= (size_t)INT_MAX / group;
 }
@@ -151,7 +153,7 @@ static int encode_phase(const Executor* ex, Plan* p, int i, int shift) {
   int storage = ex_recorded_storage(&ex->enc, i);
   int op = v && storage >= 0 ? embedded_vm_opcode(v->file, v->kernel, &kinds) : -1;
   int lx = 0, ly = 0, lmem = 0, grouped = op >= 0 && embedded_vm_group(op, &lx, &ly, &lmem);
-  if (grouped ? !group_fits(v, lx, ly, p->group)
+  if (grouped ? !group_fits(v, lx, ly, p->group, epi_un)
               : op < 0 || v->dims != 1 || (v->defines[0] && !epi_un) || v->global[0] > INT_MAX)
     return 0;
   if ((int)strlen(kinds) != n || n > VM_ARGS) return 0;
@@ -163,7 +165,8 @@ static int encode_phase(const Executor* ex, Plan* p, int i, int shift) {
   int num_acc = 0;
   /* {opcode, work-items, first lane (set after vm_schedule), [groups
    * along x and y,] arguments} */
-  size_t gx = grouped ? v->global[0] / (size_t)lx : 0, gy = grouped && v->dims > 1 ? v->global[1] / (size_t)ly : 1;
+  size_t gx = grouped ? div_up(v->global[0], (size_t)lx) : 0;
+  size_t gy = grouped && v->dims > 1 ? div_up(v->global[1], (size_t)ly) : 1;
   size_t items = grouped ? gx * gy * (v->dims > 2 ? v->global[2] : 1) * p->group : v->global[0];
   if (push(p, grouped ? op | VM_GROUPED : op) || push(p, (int)items) || push(p, 0)) return -1;
   if (grouped && (push(p, (int)gx) || push(p, (int)gy))) return -1;

@@ -3,13 +3,14 @@ dispatch list as data, from the kernels' own bodies.
 
 Every kernel written as an OUTLINED_KERNEL (common.cl; the CPU set's) has a
 body function taking its work-item's id; the VM calls those bodies for
-virtual work-items. Every GROUP_KERNEL (common.cl; the GPU set's fc_gpu.cl
-and reduce_gpu.cl) has a body taking its work-group's id, its work-item's
-local id and its __local memory; the VM calls those for virtual
-work-groups, a physical group of the same size running them in turn. So a
-kernel and its VM opcode run the same code. This module finds them (the C
-preprocessor expands the kernel files, whose kernels are often defined by
-macros, and the signatures are read from the expansion) and writes:
+virtual work-items. Every GROUP_KERNEL (common.cl; the GPU set's fc_gpu.cl,
+reduce_gpu.cl and depthwise_gpu.cl) has a body taking its work-group's id,
+its work-item's local id and its __local memory; the VM calls those for
+virtual work-groups, a physical group of the same size running them in
+turn. So a kernel and its VM opcode run the same code. This module finds
+them (the C preprocessor expands the kernel files, whose kernels are often
+defined by macros, and the signatures are read from the expansion) and
+writes:
 
 - vm_program_source(): the program's file, "vm_program.cl": every body
   file (each file's own macros undefined after it, so that they cannot
@@ -47,8 +48,8 @@ import shutil
 import subprocess
 
 # Files whose kernels are not bodies the VM can call: the GPU set's convs
-# (not yet written as GROUP_KERNEL, common.cl), the barrier probe, the VM
-# itself.
+# (not written as GROUP_KERNEL: in that form PoCL 3.1's LLVM crashed
+# compiling them as kernels), the barrier probe, the VM itself.
 NOT_BODIES = re.compile(r"(^conv_gpu|^grid_sync|^common|^vm_program)\.cl$")
 SPACES = 10  # m0 (activations), m1 (constants), s0-s7 (staging buffers)
 KINDS = {"int": "i", "uint": "i", "float": "f", "int2": "2", "int4": "4", "float2": "d", "float4": "q"}
