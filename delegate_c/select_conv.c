@@ -35,8 +35,12 @@ int select_vm_fine(const GpuDevice* dev) {
  * select_reduce_split). They are compiled for groups of VM_GROUP_SIZE.
  * A/B switch: TFLITE_GPU_VM_GROUP_BODIES=0. */
 int select_vm_group_bodies(const GpuDevice* dev) {
-  return select_vm_fine(dev) && env_long("TFLITE_GPU_VM_GROUP", VM_GROUP_SIZE) == VM_GROUP_SIZE &&
-         env_flag("TFLITE_GPU_VM_GROUP_BODIES", 1);
+  return select_vm_fine(dev) && select_vm_group() == VM_GROUP_SIZE && env_flag("TFLITE_GPU_VM_GROUP_BODIES", 1);
+}
+
+size_t select_vm_group(void) {
+  long group = env_long("TFLITE_GPU_VM_GROUP", VM_GROUP_SIZE);
+  return group > 0 ? (size_t)group : VM_GROUP_SIZE;
 }
 
 /* Work-items of one VM grid on this device: a group of 64 per compute

@@ -50,8 +50,12 @@ void select_reduce(const GpuDevice* dev, const Graph* g, const GNode* n, KernelV
  * (select_conv.c: execution=stepped|persistent on a device that reports
  * itself a GPU, Oclgrind's CPU-and-GPU included, or TFLITE_GPU_VM_FINE). */
 int select_vm_fine(const GpuDevice* dev);
-/* The VM's work-items per group (vm.c; TFLITE_GPU_VM_GROUP changes it). */
+/* The VM's work-items per group (vm.c): VM_GROUP_SIZE, or the test hook
+ * and A/B switch TFLITE_GPU_VM_GROUP=N (select_conv.c). On an H200 groups
+ * of 256 made every model slower than 64 did, with either kind of body
+ * (docs/benchmarks/gpu-h200-2026-11-27.md, "Bodies and groups"). */
 enum { VM_GROUP_SIZE = 64 };
+size_t select_vm_group(void);
 /* Whether the VM on this device takes the GPU set's work-group bodies
  * (fc_gpu.cl, reduce_gpu.cl: GROUP_KERNEL) for long reductions, at its
  * group size: with the fine bodies, groups of VM_GROUP_SIZE, and

@@ -10,14 +10,13 @@
 #include "kernels_embedded.h"
 #include "log.h"
 #include "options.h"
+#include "selectors.h"
 #include "vm_defines.h"
 #include "vm_schedule.h"
 
-/* Work-items per group (at most what the VM kernel's registers allow,
- * vm_finish): 64. On an H200 groups of 256 made every model slower than
- * 64 did, with either kind of body (docs/benchmarks/gpu-h200-2026-11-27.md,
- * "Bodies and groups"). */
-enum { VM_SPACES = 10, VM_STAGING = 8, VM_ARGS = 32, VM_GROUP = 64, VM_OTHER_ALIGN = 64 };
+/* Work-items per group: select_vm_group (selectors.h), at most what the
+ * VM kernel's registers allow (vm_finish). */
+enum { VM_SPACES = 10, VM_STAGING = 8, VM_ARGS = 32, VM_OTHER_ALIGN = 64 };
 _Static_assert(VM_NO_BARRIER > 0 && (VM_NO_BARRIER & (VM_NO_BARRIER - 1)) == 0, "VM_NO_BARRIER is one bit of an offset");
 
 typedef struct Place {
@@ -223,9 +222,7 @@ int vm_plan(Executor* ex, int mode) {
    * end (the checked mode must name it). */
   long shift_phase = vm_guard_bytes(1) ? env_long("TFLITE_GPU_TEST_VM_SHIFT_PHASE", -1) : -1;
   if (ok < 0 || (ok > 0 && !p.acc_at)) rc = ex_fail(e, "out of memory");
-  /* Test hook and A/B switch: TFLITE_GPU_VM_GROUP=N work-items per group. */
-  long group = env_long("TFLITE_GPU_VM_GROUP", VM_GROUP);
-  p.group = group > 0 ? (size_t)group : VM_GROUP;
+  p.group = select_vm_group();
   for (int i = 0, kernel_before = 1; rc == 0 && p.acc_at && i < e->num_dispatches; ++i) {
     offsets[phases] = p.num_words;
     p.acc_at[phases] = p.num_acc;
