@@ -1,5 +1,8 @@
 """The library's test builds (ASan, fault injection, allocation counting)
-in their own directories beside the checkout. tools/run_tests.sh runs the
+in their own directories beside the checkout: two of them, each with every
+test hook, so that CI compiles the library twice for the tests and not
+once per hook (an ASan build is 90 CPU-seconds). The hooks do nothing
+until a test turns them on. tools/run_tests.sh runs the
 two runtimes' passes side by side, and both build the same directories: a
 lock per directory makes the second `make` wait for the first (and then
 find nothing to do) instead of linking into a half-written one."""
@@ -23,3 +26,19 @@ def build_library(build_dir, *variables, capture=False):
         subprocess.run(["make", "-s", "-C", str(ROOT / "delegate_c"), *variables, f"BUILD={build_dir}",
                         f"PYTHON={sys.executable}", "-j2"], check=True, capture_output=capture, text=True)
     return build_dir / "libgpu_delegate.so"
+
+
+# ASan + UBSan (tests/test_sanitizers.py, tests/test_faults.py).
+ASAN_BUILD = ROOT / "build-asan"
+ASAN_VARIABLES = ("SANITIZE=1", "ALLOC_COUNT=1", "FAULT_INJECTION=1")
+# No sanitizer (tests/test_alloc_count.py, tests/test_cli_rows.py).
+HOOKS_BUILD = ROOT / "build-hooks"
+HOOKS_VARIABLES = ("ALLOC_COUNT=1", "FAULT_INJECTION=1")
+
+
+def asan_library(capture=False):
+    return build_library(ASAN_BUILD, *ASAN_VARIABLES, capture=capture)
+
+
+def hooks_library(capture=False):
+    return build_library(HOOKS_BUILD, *HOOKS_VARIABLES, capture=capture)

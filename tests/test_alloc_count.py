@@ -3,7 +3,7 @@
 Release builds (the Makefile's and CMake's defaults, so `pip install .`)
 leave malloc alone and report the count as absent (None), never as a
 silent zero. `make ALLOC_COUNT=1` links alloc_count.c, which wraps
-malloc/calloc/realloc; this builds such a library into build-alloc/ and
+malloc/calloc/realloc; this builds such a library (tests/library_builds.py) and
 runs the counter's assertions (tests/test_lifetime.py: no host allocation
 per invoke after warm-up) against it in a child pytest, where they must
 not skip."""
@@ -16,10 +16,9 @@ import subprocess
 import sys
 
 from tflite_gpu import _capi
-from library_builds import build_library
+from library_builds import hooks_library
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-ALLOC_LIB = ROOT / "build-alloc" / "libgpu_delegate.so"
 COUNTED_TESTS = ["tests/test_lifetime.py::test_no_host_allocation_per_invoke"]
 
 
@@ -29,7 +28,7 @@ def _defined_symbols(lib):
 
 
 def _build_counting_library():
-    return build_library(ALLOC_LIB.parent, "ALLOC_COUNT=1", capture=True)
+    return hooks_library(capture=True)
 
 
 def test_counting_build_passes_the_allocation_tests():

@@ -10,13 +10,9 @@ import pathlib
 import pytest
 
 from cli_run import run_cli as _cli, strict_json as _strict, tiny_conv_model
-from library_builds import build_library
+from library_builds import hooks_library
 from tflite_gpu import check, cli, errors, isolate, models
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-# make FAULT_INJECTION=1: TFLITE_GPU_FAULT_INJECT=build=1 fails the first program build of a process
-# with a real compiler error (an unknown type, "injected_fault_unknown_type").
-FAULT_LIB = ROOT / "build-fault" / "libgpu_delegate.so"
 FAST_BENCH = ["--iterations", "2", "--warmup", "1", "--no-first-result", "--no-progress"]
 
 
@@ -151,8 +147,9 @@ def test_bench_exit_code_is_the_worst(tmp_path, capsys, monkeypatch):
 
 @pytest.fixture(scope="module")
 def fault_env():
-    build_library(FAULT_LIB.parent, "FAULT_INJECTION=1")
-    return {"TFLITE_GPU_LIBRARY": str(FAULT_LIB), "TFLITE_GPU_FAULT_INJECT": "build=1"}
+    # make FAULT_INJECTION=1: TFLITE_GPU_FAULT_INJECT=build=1 fails the first program build of a process
+    # with a real compiler error (an unknown type, "injected_fault_unknown_type").
+    return {"TFLITE_GPU_LIBRARY": str(hooks_library()), "TFLITE_GPU_FAULT_INJECT": "build=1"}
 
 
 def _kernel_build(msg):

@@ -18,18 +18,16 @@ import sys
 
 import pytest
 
-from library_builds import build_library
+from library_builds import asan_library
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-# Also built with ASan/UBSan, so every error path is checked for memory errors.
-FAULT_LIB = ROOT / "build-asan-fault" / "libgpu_delegate.so"
 
 
 @pytest.fixture(scope="module")
 def fault_run():
     from test_sanitizers import _sanitizer_runtime
-    build_library(FAULT_LIB.parent, "FAULT_INJECTION=1", "SANITIZE=1")
-    env = dict(os.environ, TFLITE_GPU_LIBRARY=str(FAULT_LIB),
+    # The ASan/UBSan build: every error path is checked for memory errors too.
+    env = dict(os.environ, TFLITE_GPU_LIBRARY=str(asan_library()),
                LD_PRELOAD=" ".join(_sanitizer_runtime(n) for n in ("libasan.so", "libubsan.so")),
                ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1",
                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")

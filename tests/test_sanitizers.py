@@ -1,7 +1,7 @@
 """Sanitizers and PoCL's other work-group method, on every test run.
 
-* ASan + UBSan: the library built with `make SANITIZE=1 ALLOC_COUNT=1`
-  (build-asan/) runs the op (every third, spread over every op family: the
+* ASan + UBSan: the library built with `make SANITIZE=1` and the test hooks
+  (tests/library_builds.py) runs the op (every third, spread over every op family: the
   host code they reach is the same per family; TFLITE_GPU_ASAN_OP_TEST_EVERY
   sets the step, 1 runs them all), model, resize, lifetime, fuzz-regression and
   bad-model (size overflow, malformed sparse weights) and check --bisect
@@ -27,10 +27,9 @@ import sys
 
 import pytest
 
-from library_builds import build_library
+from library_builds import asan_library
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-ASAN_LIB = ROOT / "build-asan" / "libgpu_delegate.so"
 ASAN_SUITES = ["tests/test_ops.py", "tests/test_models.py", "tests/test_resize.py", "tests/test_lifetime.py",
                "tests/test_fuzz_regressions.py", "tests/test_bad_models.py", "tests/test_sparse_mutations.py",
                "tests/test_check_bisect.py",
@@ -69,9 +68,9 @@ def _sanitizer_runtime(name):
 
 def test_op_and_model_tests_under_asan_and_ubsan():
     # ALLOC_COUNT=1: the lifetime tests' host-allocation check runs under ASan too.
-    build_library(ASAN_LIB.parent, "SANITIZE=1", "ALLOC_COUNT=1")
+    lib = asan_library()
     preload = " ".join(_sanitizer_runtime(n) for n in ("libasan.so", "libubsan.so"))
-    env = _child_env(TFLITE_GPU_LIBRARY=str(ASAN_LIB), LD_PRELOAD=preload,
+    env = _child_env(TFLITE_GPU_LIBRARY=str(lib), LD_PRELOAD=preload,
                      ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=0",
                      UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
                      TFLITE_GPU_LIFETIME_CYCLES="20", TFLITE_GPU_SPARSE_SEEDS="4",
