@@ -1,7 +1,7 @@
 """Sanitizers and PoCL's other work-group method, on every test run.
 
 * ASan + UBSan: the library built with `make SANITIZE=1` and the test hooks
-  (tests/library_builds.py) runs the op (every third, spread over every op family: the
+  (tests/library_builds.py) runs the op (every fifth, spread over every op family: the
   host code they reach is the same per family; TFLITE_GPU_ASAN_OP_TEST_EVERY
   sets the step, 1 runs them all), model, resize, lifetime, fuzz-regression and
   bad-model (size overflow, malformed sparse weights) and check --bisect
@@ -74,7 +74,7 @@ def test_op_and_model_tests_under_asan_and_ubsan():
                      ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=0",
                      UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
                      TFLITE_GPU_LIFETIME_CYCLES="20", TFLITE_GPU_SPARSE_SEEDS="4",
-                     TFLITE_GPU_OP_TEST_EVERY=os.environ.get("TFLITE_GPU_ASAN_OP_TEST_EVERY", "3"))
+                     TFLITE_GPU_OP_TEST_EVERY=os.environ.get("TFLITE_GPU_ASAN_OP_TEST_EVERY", "5"))
     rc, out = _pytest(ASAN_SUITES, env, timeout=1800)
     assert rc == 0, out[-6000:]
     assert "AddressSanitizer" not in out and "runtime error:" not in out, out[-6000:]

@@ -16,7 +16,7 @@
 #      differ from run 1's only in LiteRT's CPU reference kernels, and
 #      running all of them costs minutes of CI (TFLITE_GPU_OP_TEST_EVERY=1
 #      runs them all); of every other parametrized test, the first case and
-#      every third after it (TFLITE_GPU_CASE_EVERY, 1 for all: tests/
+#      every fifth after it (TFLITE_GPU_CASE_EVERY, 1 for all: tests/
 #      conftest.py); the lifetime test's create/destroy cycles are 100, not
 #      1,000 (TFLITE_GPU_LIFETIME_CYCLES), and ASan's child runs every 30th
 #      op test beside its model, lifetime and bad-model suites
@@ -94,7 +94,7 @@ elif [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
   litert() {
     local rc=0
     TFLITE_GPU_OP_TEST_EVERY="${TFLITE_GPU_OP_TEST_EVERY:-6:1}" \
-    TFLITE_GPU_CASE_EVERY="${TFLITE_GPU_CASE_EVERY:-3}" \
+    TFLITE_GPU_CASE_EVERY="${TFLITE_GPU_CASE_EVERY:-5}" \
     TFLITE_GPU_LIFETIME_CYCLES="${TFLITE_GPU_LIFETIME_CYCLES:-100}" \
     TFLITE_GPU_ASAN_OP_TEST_EVERY="${TFLITE_GPU_ASAN_OP_TEST_EVERY:-30}" \
     TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python "${pytest_q[@]}" \
