@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -23,6 +24,16 @@ def build_library(build_dir, *variables, capture=False):
     build_dir.mkdir(parents=True, exist_ok=True)
     with open(build_dir / ".make.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        # make does not see its variables change: a directory built with
+        # other ones (an older checkout's) starts again from nothing.
+        stamp, wanted = build_dir / ".make.vars", " ".join(variables)
+        if (stamp.read_text() if stamp.exists() else None) != wanted:
+            for p in build_dir.iterdir():
+                if p.is_dir():
+                    shutil.rmtree(p)
+                elif p.name != ".make.lock":
+                    p.unlink()
+            stamp.write_text(wanted)
         subprocess.run(["make", "-s", "-C", str(ROOT / "delegate_c"), *variables, f"BUILD={build_dir}",
                         f"PYTHON={sys.executable}", "-j2"], check=True, capture_output=capture, text=True)
     return build_dir / "libgpu_delegate.so"
