@@ -47,8 +47,8 @@ HOOKS_BUILD = ROOT / "build-hooks"
 HOOKS_VARIABLES = ("ALLOC_COUNT=1", "FAULT_INJECTION=1")
 
 
-def asan_library(capture=False):
-    return build_library(ASAN_BUILD, *ASAN_VARIABLES, capture=capture)
+def asan_library():
+    return build_library(ASAN_BUILD, *ASAN_VARIABLES)
 
 
 def hooks_library(capture=False):

@@ -165,9 +165,8 @@ def programs(kernels: pathlib.Path = KERNELS, files: list[str] | None = None) ->
     (VARIANTS) once, the (device, storage) pairs in turn. A kernel's
     selection and a variant's group sizes do not interact with the device's
     defines (a variant's not with the storage's either): the whole cross
-    product was 2-9 times the compiles, the gate's half of CI's slowest step,
-    for nothing the turns miss. covered() below is the rule the coverage
-    test applies."""
+    product is 2-9 times the compiles for nothing the turns miss. covered()
+    below is the rule the coverage test applies."""
     names = files or sorted(p.name for p in kernels.glob("*.cl") if p.name != "common.cl") + [VM_PROGRAM]
     out = []
     for name in names:
@@ -201,13 +200,13 @@ def programs(kernels: pathlib.Path = KERNELS, files: list[str] | None = None) ->
     return out
 
 
-# The device and storage defines of a program's options; the rest are its
-# selection and variant.
-_PAIR_DEFINES = ("-DGD_POCL=", "-DGD_NVIDIA=", "-DFP16_STORAGE=", "-DFP32_STORAGE=")
+# The device and storage defines of a program's options (DEVICES,
+# NVIDIA_DEVICE, STORAGES); the rest are its selection and variant.
+_PAIR_WORDS = {w for v in (*DEVICES.values(), NVIDIA_DEVICE, *STORAGES.values()) for w in v.split()}
 
 
 def _split(words) -> tuple[frozenset, frozenset]:
-    pair = frozenset(w for w in words if w.startswith(_PAIR_DEFINES))
+    pair = frozenset(w for w in words if w in _PAIR_WORDS)
     return pair, frozenset(words) - pair
 
 
