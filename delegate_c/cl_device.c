@@ -147,10 +147,16 @@ void gpu_device_wait_cache_writes(GpuDevice* dev) {
   while (dev->cache.pending) pthread_cond_wait(&dev->cache.done, &dev->mutex);
 }
 
+void gpu_device_runs_reset(GpuDevice* dev) {
+  for (int i = 0; i < GD_MAX_RUNS; ++i) free(dev->runs[i].phase_ns);
+  memset(dev->runs, 0, sizeof(dev->runs));
+}
+
 void gpu_device_release(GpuDevice* dev) {
   if (!dev || __atomic_sub_fetch(&dev->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
   for (int i = 0; i < dev->num_programs; ++i) cl.clReleaseProgram(dev->programs[i].program);
   if (dev->capture) capture_drop(dev, dev->capture->owner);
+  gpu_device_runs_reset(dev);
   if (dev->queue) cl.clReleaseCommandQueue(dev->queue);
   if (dev->context) cl.clReleaseContext(dev->context);
   pthread_cond_destroy(&dev->cache.done);

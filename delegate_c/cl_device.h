@@ -33,6 +33,11 @@ enum { GD_MAX_RUNS = 64 };
 typedef struct GpuRun {
   int ran, mode, launches;
   char fallback[200];
+  /* Per VM phase, profiled persistent invokes with a timer: nanoseconds
+   * summed over `timed` invokes (VmPhase.ns; owned, freed with the device). */
+  double* phase_ns;
+  int num_phase_ns;
+  long timed;
 } GpuRun;
 
 typedef struct GpuDevice {
@@ -119,6 +124,8 @@ unsigned char* gpu_device_program_binary(GpuDevice* dev, cl_program program, siz
 /* The program a kernel belongs to, or NULL. */
 const GpuProgram* gpu_device_kernel_program(GpuDevice* dev, cl_kernel kernel);
 
+/* Forgets every partition's last run (a new Prepare), phase times included. */
+void gpu_device_runs_reset(GpuDevice* dev);
 /* Adds one measured launch of `kernel` (a string literal) to the profile. */
 void gpu_device_profile_add(GpuDevice* dev, const char* kernel, double ns);
 /* Adds one launch's QUEUED->SUBMIT and SUBMIT->START, and (gap_ns >= 0) its

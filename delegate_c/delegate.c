@@ -52,7 +52,7 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
     d->groups_report = NULL;
     free(d->phases_report);
     d->phases_report = NULL;
-    memset(d->dev->runs, 0, sizeof(d->dev->runs));
+    gpu_device_runs_reset(d->dev);
     TfLiteRegistration reg = partition_kernel_registration();
     d->current_view = &mv;
     d->init_error[0] = '\0';

@@ -61,11 +61,17 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const struct TfLiteDelegate
  * (persistent, stepped or kernels), its launches, and why a persistent
  * partition now runs stepped (empty: it does not); what = 5: one line per
  * VM phase of the partitions built with execution=stepped|persistent,
- * "partition\tsegment\tlevel\tkernel\twork_items\tgroups\tgroup_size":
+ * "partition\tsegment\tlevel\tkernel\twork_items\tgroups\tgroup_size\tnode":
  * the launch it is part of (segments are split by kernels without a
  * body), its level in a persistent launch (grid barriers separate
- * levels), the kernel whose body it runs, its work-items, and the grid
- * its launch spreads them over. */
+ * levels), the kernel whose body it runs, its work-items, the grid its
+ * launch spreads them over, and its node of the fused graph (what = 3;
+ * -1: a boundary conversion); what = 6: one line per VM phase, in the
+ * order of what = 5, "partition\tphase\tinvokes\ttotal_ms": its time
+ * summed over the profiled persistent invokes that stamped it
+ * (TFLITE_GPU_PROFILE=1, a device with a timer: NVIDIA). Each such
+ * invoke puts a grid barrier before every phase, so that phases run one at
+ * a time. */
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const struct TfLiteDelegate* delegate, int what, char* buf,
                                                   size_t size);
 /* Why the delegate's last Prepare failed (the runtime then keeps the CPU

@@ -80,15 +80,36 @@ static size_t runs_text(GpuDevice* dev, char* buf, size_t size) {
   return used;
 }
 
+/* "partition\tphase\tinvokes\ttotal_ms" per VM phase whose time a
+ * profiled persistent invoke stamped (GpuRun.phase_ns). */
+static size_t phase_times_text(GpuDevice* dev, char* buf, size_t size) {
+  size_t used = 0;
+  if (size) buf[0] = '\0';
+  pthread_mutex_lock(&dev->mutex);
+  for (int i = 0; i < GD_MAX_RUNS; ++i) {
+    const GpuRun* r = &dev->runs[i];
+    for (int p = 0; r->ran && r->timed && p < r->num_phase_ns; ++p) {
+      int n = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "%d\t%d\t%ld\t%.6f\n", i, p,
+                       r->timed, r->phase_ns[p] * 1e-6);
+      if (n > 0) used += (size_t)n;
+    }
+  }
+  pthread_mutex_unlock(&dev->mutex);
+  return used;
+}
+
 /* what = 0: PartitionResult.node_report of the last Prepare (see
  * partition.h); what = 1: the partitions built, one line per kernel;
  * what = 2: the measured policy's candidates (PartitionResult.candidates);
  * what = 3: the launch groups of every partition (launch_groups.h);
  * what = 4: how each partition's last invoke ran (GpuDevice.runs);
- * what = 5: the VM phases of every partition (execution=stepped|persistent). */
+ * what = 5: the VM phases of every partition (execution=stepped|persistent);
+ * what = 6: their times, from profiled persistent invokes on a device with
+ * a timer (phase_times_text). */
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const TfLiteDelegate* delegate, int what, char* buf, size_t size) {
   const GpuDelegate* d = (const GpuDelegate*)delegate;
   if (d && what == 4) return runs_text(d->dev, buf, size);
+  if (d && what == 6) return phase_times_text(d->dev, buf, size);
   const char* text = !d            ? ""
                      : what == 0   ? d->last.node_report
                      : what == 2   ? d->last.candidates

@@ -85,7 +85,8 @@ static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int di
 }
 
 /* Appends a line per VM phase to d->phases_report (best effort):
- * "partition\tsegment\tlevel\tkernel\twork-items\tgroups\tgroup size". */
+ * "partition\tsegment\tlevel\tkernel\twork-items\tgroups\tgroup size\tnode" (node:
+ * the fused graph's, as in the groups report; -1 a boundary conversion). */
 static void record_phases(GpuDelegate* d, int partition, const VmState* vm) {
   if (!vm || !vm->phase) return;
   size_t old = d->phases_report ? strlen(d->phases_report) : 0;
@@ -97,8 +98,8 @@ static void record_phases(GpuDelegate* d, int partition, const VmState* vm) {
   r[used] = '\0';
   for (int k = 0; k < vm->num_phases; ++k) {
     const VmPhase* ph = &vm->phase[k];
-    used += (size_t)snprintf(r + used, old + add - used, "%d\t%d\t%d\t%s\t%d\t%zu\t%zu\n", partition, ph->segment,
-                             ph->level, ph->kernel, ph->items, vm->grid, vm->group);
+    used += (size_t)snprintf(r + used, old + add - used, "%d\t%d\t%d\t%s\t%d\t%zu\t%zu\t%d\n", partition,
+                             ph->segment, ph->level, ph->kernel, ph->items, vm->grid, vm->group, ph->node);
   }
 }
 
@@ -538,6 +539,17 @@ static void record_run(PartitionKernel* k) {
   r->mode = !vm ? GD_EXEC_KERNELS : vm->last_persistent ? GD_EXEC_PERSISTENT : GD_EXEC_STEPPED;
   r->launches = vm ? vm->last_launches : k->ex.enc.num_dispatches;
   snprintf(r->fallback, sizeof(r->fallback), "%.190s", vm ? vm->fallback : "");
+  /* Phase times (best effort: none kept when memory runs out). */
+  r->timed = 0;
+  if (!vm || !vm->timed) return;
+  if (r->num_phase_ns != vm->num_phases) {
+    double* ns = realloc(r->phase_ns, (size_t)vm->num_phases * sizeof(double));
+    if (!ns) return;
+    r->phase_ns = ns;
+    r->num_phase_ns = vm->num_phases;
+  }
+  for (int p = 0; p < vm->num_phases; ++p) r->phase_ns[p] = vm->phase[p].ns;
+  r->timed = vm->timed;
 }
 
 static TfLiteStatus kernel_invoke(TfLiteContext* context, TfLiteNode* node) {

@@ -330,6 +330,7 @@ int vm_plan(Executor* ex, int mode) {
       vm->phase[k].items = p.words[offsets[k] + 1];
       vm->phase[k].level = level[k];
       vm->phase[k].segment = seg;
+      vm->phase[k].node = e->dispatches[i].node;
     }
     if (rc == 0) {
       /* Staging buffers: spaces 2.. of every launch (unused ones get the dummy). */

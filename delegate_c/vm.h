@@ -44,6 +44,10 @@ typedef struct VmGuard {
 typedef struct VmPhase {
   char kernel[48];
   int items, segment, level;
+  int node; /* the fused graph's node (Dispatch.node; -1: a boundary conversion) */
+  /* Profiled persistent invokes with a timer (vm_profile.c): its time,
+   * summed over VmState.timed of them. */
+  double ns;
 } VmPhase;
 
 typedef struct VmState {
@@ -86,6 +90,7 @@ typedef struct VmState {
   int num_events, max_events;
   int timing;
   cl_mem stamps;
+  long timed; /* invokes whose phases' stamps went into VmPhase.ns */
 } VmState;
 
 /* Before ex_finish_dispatches: the op list of ex's dispatches (marking

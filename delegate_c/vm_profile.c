@@ -48,7 +48,8 @@ void vm_profile_drop(VmState* vm) {
   vm->num_events = 0;
 }
 
-/* Each phase's stamps of the last (persistent) invoke into its kernel's row. */
+/* Each phase's stamps of the last (persistent) invoke into its kernel's
+ * row, and into the phase's own time (VmPhase.ns; delegate_phase_times). */
 static void add_phase_stamps(Executor* ex) {
   VmState* vm = ex->vm;
   Encoder* e = &ex->enc;
@@ -61,8 +62,12 @@ static void add_phase_stamps(Executor* ex) {
   }
   for (int i = 0; i < e->num_dispatches; ++i) {
     int p = vm->phase_of[i];
-    if (p >= 0) gpu_device_profile_add(e->dev, e->dispatches[i].name, t[2 * p + 1] > t[2 * p] ? (double)(t[2 * p + 1] - t[2 * p]) : 0.0);
+    if (p < 0) continue;
+    double ns = t[2 * p + 1] > t[2 * p] ? (double)(t[2 * p + 1] - t[2 * p]) : 0.0;
+    gpu_device_profile_add(e->dev, e->dispatches[i].name, ns);
+    vm->phase[p].ns += ns;
   }
+  vm->timed++;
   free(t);
 }
 

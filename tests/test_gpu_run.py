@@ -246,6 +246,37 @@ def test_profile_markdown_of_partial_reports():
         assert "| model |" in text
 
 
+def test_profile_markdown_lists_the_slowest_vm_phases():
+    """Timed VM phases (persistent on a GPU with a timer): their sum and the
+    slowest, with their kernel, TFLite node and work-items; untimed phases
+    (stepped, no timer) add no line."""
+    phases = [{"kernel": f"k{i}", "tflite_node": i, "work_items": 64 * i, "us_per_invoke": float(i)}
+              for i in range(1, 8)]
+    gpu = {"kernels": [], "phases": phases}
+    report = {"models": [{"model": "m", "dispatches": 7, "gpu": gpu},
+                         {"model": "untimed", "dispatches": 7, "gpu": {"phases": [{"kernel": "k", "work_items": 1}]}}]}
+    text = gpu_profile.to_markdown(report)
+    assert "- m: 7 phases, 0.028 ms; k7 n7 448: 7.0; k6 n6 384: 6.0; k5 n5 320: 5.0; k4 n4 256: 4.0; " \
+           "k3 n3 192: 3.0\n" in text + "\n", text
+    assert "untimed" not in text.split("VM phases", 1)[1], text
+    assert "VM phases" not in gpu_profile.to_markdown({"models": report["models"][1:]})
+
+
+def test_summary_of_the_phases_step(tmp_path):
+    """The phases step's report (phases/profile.json) is a section of its
+    own, its slowest phases listed; a failed model is a problem."""
+    _machine(tmp_path)
+    phases = [{"kernel": "conv2d_x4", "tflite_node": 4, "work_items": 288, "us_per_invoke": 31.5}]
+    _write(tmp_path, "phases/profile.json", {"settings": {"kernel_set": "cpu"}, "models": [
+        {"model": "pose_landmark_full", "dispatches": 84, "gpu": {"kernels": [], "phases": phases}}]})
+    rc, text = _summary(tmp_path)
+    section = text.split("## VM phases, execution=persistent", 1)[1]
+    assert "- pose_landmark_full: 1 phases, 0.032 ms; conv2d_x4 n4 288: 31.5" in section, text
+    _write(tmp_path, "phases/profile.json", {"models": [{"model": "m", "error": {"kind": "crash", "message": "x"}}]})
+    rc, text = _summary(tmp_path)
+    assert rc == 1 and "phases: a model failed" in text, text
+
+
 def test_summary_of_the_ab_step(tmp_path):
     """The ab step's bench_ab logs: each model's line and the geomean; a log
     cut before its geomean is listed as not clean."""

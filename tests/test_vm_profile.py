@@ -4,8 +4,9 @@ persistent, one launch runs every phase, so where the GPU has a timer
 (NVIDIA) each phase stamps its start and end (vm/vm_run.cl) and its time
 goes to its kernel's row, and elsewhere the launch is one row, "vm_run".
 PoCL has no timer: the test clock (TFLITE_GPU_TEST_VM_CLOCK=1, every phase
-1000 ns) checks the stamps' bookkeeping. hand_recrop: every dispatch a
-phase, so both modes run the same phases."""
+1000 ns) checks the stamps' bookkeeping, per kernel row and per phase
+(delegate_phase_times). hand_recrop: every dispatch a phase, so both
+modes run the same phases."""
 from __future__ import annotations
 
 import pytest
@@ -16,8 +17,10 @@ from tflite_gpu import _capi, check, interpreters, models
 INVOKES = 3
 
 
-def _profile(monkeypatch, execution, clock=False):
-    """{kernel: (calls, total ms)} and how the last invoke ran, over INVOKES invokes."""
+def _profile(monkeypatch, execution, clock=False, more=None):
+    """{kernel: (calls, total ms)} and how the last invoke ran, over INVOKES
+    invokes; more: a dict that gets the delegate's phases, phase times and
+    fused nodes."""
     monkeypatch.setenv("TFLITE_GPU_PROFILE", "1")
     if clock:
         monkeypatch.setenv("TFLITE_GPU_TEST_VM_CLOCK", "1")
@@ -31,6 +34,9 @@ def _profile(monkeypatch, execution, clock=False):
     rows = {r["kernel"]: (r["calls"], r["total_ms"]) for r in _capi.delegate_profile(ptr)}
     (run,) = _capi.delegate_runs(ptr)
     (part,) = _capi.delegate_partitions(ptr)
+    if more is not None:
+        more.update(phases=_capi.delegate_phases(ptr), times=_capi.delegate_phase_times(ptr),
+                    groups=_capi.delegate_groups(ptr))
     del it
     return rows, run, part
 
@@ -59,3 +65,25 @@ def test_persistent_stamps_give_each_phase_to_its_kernel(monkeypatch):
     for kernel, (calls, ms) in rows.items():
         assert ms == pytest.approx(calls * 0.001), (kernel, calls, ms)
     assert sum(c for c, _ in rows.values()) == INVOKES * part["dispatches"]
+
+
+def test_persistent_stamps_give_each_phase_its_time(monkeypatch):
+    """Per phase: its time over the profiled invokes (1000 ns each of the
+    test clock), in delegate_phases' order, and its fused node, which
+    delegate_groups names; without a timer: no times."""
+    more = {}
+    _, run, part = _profile(monkeypatch, "persistent", clock=True, more=more)
+    if run["execution"] != "persistent":
+        pytest.skip(f"persistent fell back here: {run['fallback']}")
+    phases, times = more["phases"], more["times"]
+    assert len(phases) == part["dispatches"] and set(times) == {(0, k) for k in range(len(phases))}, times
+    for t in times.values():
+        assert t["invokes"] == INVOKES and t["total_ms"] == pytest.approx(INVOKES * 0.001), t
+    nodes = {g["node"]: g for g in more["groups"]}
+    for ph in phases:
+        assert ph["node"] == -1 or ph["kernel"] in nodes[ph["node"]]["kernels"], (ph, nodes.get(ph["node"]))
+    assert sum(ph["node"] >= 0 for ph in phases) >= len(phases) - 2, phases  # conversions at most at the ends
+    monkeypatch.delenv("TFLITE_GPU_TEST_VM_CLOCK")
+    more = {}
+    _profile(monkeypatch, "persistent", more=more)  # profiled, but PoCL has no timer
+    assert more["times"] == {} and len(more["phases"]) == len(phases)

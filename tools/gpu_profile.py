@@ -106,6 +106,7 @@ def _child(args) -> dict:
     ptr = delegate._get_native_delegate_pointer()
     before = {r["kernel"]: r for r in _capi.delegate_profile(ptr)}  # build-time and warm-up launches excluded
     intervals_before = _capi.delegate_launch_intervals(ptr)
+    phases_before = _capi.delegate_phase_times(ptr)
     times = []
     for _ in range(args.profile_invokes):
         t = time.perf_counter()
@@ -127,9 +128,31 @@ def _child(args) -> dict:
                   "profiled_host_median_ms": float(np.median(times)) * 1e3 if times else None,
                   "invokes": len(times), "kernels": kernels,
                   "launch_intervals": _interval_deltas(intervals_before, _capi.delegate_launch_intervals(ptr), n),
-                  # execution=stepped|persistent: each VM phase's kernel, work-items and grid (explain --phases)
-                  "phases": _capi.delegate_phases(ptr)}
+                  # execution=stepped|persistent: each VM phase's kernel, work-items and grid (explain --phases),
+                  # and persistent on a GPU with a timer its time
+                  "phases": _phase_rows(ptr, phases_before)}
     return out
+
+
+def _phase_rows(ptr, before: dict) -> list:
+    """delegate_phases' rows, each with the TFLite node its fused node
+    started from ("tflite_node", -1: a conversion) and, where the phases
+    were stamped (persistent, a GPU timer), "us_per_invoke" over the
+    invokes since `before` (delegate_phase_times). Timing puts a grid
+    barrier before every phase: phases one at a time, not side by side."""
+    from tflite_gpu import _capi
+
+    rows = _capi.delegate_phases(ptr)
+    after = _capi.delegate_phase_times(ptr)
+    tflite = {(g["partition"], g["node"]): g["tflite_node"] for g in _capi.delegate_groups(ptr)}
+    seen: dict = {}
+    for r in rows:
+        k = seen[r["partition"]] = seen.get(r["partition"], -1) + 1  # its place in its partition
+        r["tflite_node"] = tflite.get((r["partition"], r["node"]), -1)
+        a, b = after.get((r["partition"], k)), before.get((r["partition"], k), {"invokes": 0, "total_ms": 0.0})
+        if a and a["invokes"] > b["invokes"]:
+            r["us_per_invoke"] = (a["total_ms"] - b["total_ms"]) * 1e3 / (a["invokes"] - b["invokes"])
+    return rows
 
 
 def _interval_deltas(before: dict, after: dict, invokes: int) -> dict:
@@ -285,9 +308,32 @@ def to_markdown(report) -> str:
                           "each model in turn."]
         except (TypeError, ValueError):
             pass
+    lines += _slowest_phases(ok)
     if errors:
         lines += ["", "Errors:", *errors]
     return "\n".join(lines)
+
+
+def _slowest_phases(rows) -> list:
+    """Per model whose VM phases were timed: their sum and the TOP slowest
+    (kernel, TFLite node, work-items, µs per invoke)."""
+    out = []
+    for r in rows:
+        try:
+            timed = [p for p in (r.get("gpu") or {}).get("phases") or [] if p.get("us_per_invoke") is not None]
+            if not timed:
+                continue
+            if not out:
+                out = ["", "VM phases (persistent, stamped by the GPU's timer; each phase alone between two grid "
+                       "barriers): their sum, then the slowest (kernel, TFLite node, work-items: µs per invoke)", ""]
+            top = sorted(timed, key=lambda p: -p["us_per_invoke"])[:TOP]
+            listing = "; ".join(f"{_cell(p['kernel'])} n{p.get('tflite_node', -1)} {p['work_items']}: "
+                                f"{p['us_per_invoke']:.1f}" for p in top)
+            out.append(f"- {_cell(r.get('model', '?'))}: {len(timed)} phases, "
+                       f"{sum(p['us_per_invoke'] for p in timed) / 1e3:.3f} ms; {listing}")
+        except (TypeError, ValueError, KeyError, AttributeError):
+            continue
+    return out
 
 
 def _write(out: pathlib.Path, report) -> None:

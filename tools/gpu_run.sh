@@ -32,6 +32,9 @@
 #        profile   tools/gpu_profile.py: launches per invoke, GPU event time per kernel, host time
 #                  per invoke, cold first result (fresh process, no kernel cache, CUDA_CACHE_DISABLE=1);
 #                  about 25 s a model, mostly the cold first result
+#        phases    tools/gpu_profile.py with execution=persistent (the VM): as profile, and each VM phase's
+#                  time from the GPU's timer (phases one at a time between grid barriers, NVIDIA), its
+#                  kernel, TFLite node and work-items, in phases/; about 25 s a model
 #        ops       tests/test_ops.py, GPU kernel set, every 3rd test (TFLITE_GPU_OP_TEST_EVERY=3:1),
 #                  pytest-xdist on all cores; 2-3 min
 #        tune      tools/bench_tuning.py with the GPU set
@@ -67,6 +70,7 @@
 #   GPU_RUN_EXECUTION_MODES  the execution step's modes instead of its four: space-separated
 #                       tools/bench_execution.py --mode specs (LABEL:KEY=VALUE,...)
 #   GPU_RUN_PROFILE_ARGS  extra tools/gpu_profile.py arguments (e.g. "--precision fp16")
+#   GPU_RUN_PHASES_ARGS   the same for the phases step (e.g. "--opt fp16=true")
 #   GPU_RUN_OPS_EVERY   TFLITE_GPU_OP_TEST_EVERY for the ops step (default 3:1; 1 = every test)
 #   GPU_RUN_OPS_KSETS   kernel sets of the ops step (default gpu)
 #   GPU_RUN_OPS_K       a pytest -k expression for the op tests
@@ -89,7 +93,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 
-ALL_STEPS="devices models bench benchcpu profile ops tune launch barrier execution vmcache ab"
+ALL_STEPS="devices models bench benchcpu profile phases ops tune launch barrier execution vmcache ab"
 AB_MODELS="palm_detection_full palm_detection_lite pose_detection pose_landmark_full hand_landmark_full
   face_detection_full_range_sparse face_detection_short_range"
 RUN_WORK="" RUN_TICKER=""
@@ -482,6 +486,15 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
         # shellcheck disable=SC2086
         limited "$python" "$ROOT/tools/gpu_profile.py" --out "$files" --kernel-set gpu --deadline-s "$left" \
           ${GPU_RUN_PROFILE_ARGS:-} $models || rc=$?
+        ;;
+      phases)
+        local left=0
+        [ "$deadline" -gt 0 ] && left=$((deadline - (SECONDS - t0) - 10))
+        mkdir -p "$files/phases"
+        # The VM ignores kernel_set (it runs its own program): cpu is what it reports.
+        # shellcheck disable=SC2086
+        limited "$python" "$ROOT/tools/gpu_profile.py" --out "$files/phases" --kernel-set cpu \
+          --opt execution=persistent --deadline-s "$left" ${GPU_RUN_PHASES_ARGS:-} $models || rc=$?
         ;;
       ops)
         local xdist=() kexpr=() jobs="${GPU_RUN_JOBS:-$ncores}"

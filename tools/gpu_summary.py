@@ -399,14 +399,14 @@ def _bench(d, out, problems):
     out.append("")
 
 
-def _profile(d, out, problems):
-    doc, why = _load(d / "profile.json")
+def _profile(d, out, problems, name="profile.json", title="GPU profile (tools/gpu_profile.py)", step="profile"):
+    doc, why = _load(d / name)
     if doc is None and not why:
         return
-    out += ["## GPU profile (tools/gpu_profile.py)", ""]
+    out += [f"## {title}", ""]
     if doc is None:
-        out += [f"profile.json is {why}", ""]
-        problems.add(f"profile.json {why}")
+        out += [f"{name} is {why}", ""]
+        problems.add(f"{name} {why}")
         return
     try:
         sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -417,7 +417,13 @@ def _profile(d, out, problems):
         out += [f"(the table could not be made: {type(e).__name__}: {_cell(e)})", ""]
     models = doc.get("models") if isinstance(doc, dict) else None
     if any(isinstance(r, dict) and "error" in r for r in models or []):
-        problems.add("profile: a model failed")
+        problems.add(f"{step}: a model failed")
+
+
+def _phases(d, out, problems):
+    """The phases step: gpu_profile.py's report of execution=persistent."""
+    _profile(d, out, problems, "phases/profile.json", "VM phases, execution=persistent (tools/gpu_profile.py)",
+             "phases")
 
 
 def _tool_section(d, out, problems, name, title, module):
@@ -502,7 +508,7 @@ def _ab(d, out, problems):
 def summarize(d: pathlib.Path):
     """(markdown, ok)."""
     out, problems = [], _Problems()
-    for section in (_header, _steps, _ops, _models, _bench, _profile, _launch, _barrier, _execution, _vmcache, _ab):
+    for section in (_header, _steps, _ops, _models, _bench, _profile, _phases, _launch, _barrier, _execution, _vmcache, _ab):
         try:
             if section is _header:
                 section(d, out)

@@ -238,13 +238,28 @@ def delegate_phases(delegate_pointer: int) -> list[dict]:
     persistent, in dispatch order: {"partition", "segment" (the launch it is
     part of), "level" (grid barriers separate levels in a persistent
     launch), "kernel" (whose body it runs), "work_items", "groups",
-    "group_size" (the grid its launch spreads them over)}."""
+    "group_size" (the grid its launch spreads them over), "node" (its node
+    of the fused graph, as in delegate_groups; -1: a boundary conversion)}."""
     rows = []
     for line in _delegate_text(delegate_pointer, 5).splitlines():
-        part, seg, level, kernel, items, groups, size = line.split("\t")
+        part, seg, level, kernel, items, groups, size, node = line.split("\t")
         rows.append({"partition": int(part), "segment": int(seg), "level": int(level), "kernel": kernel,
-                     "work_items": int(items), "groups": int(groups), "group_size": int(size)})
+                     "work_items": int(items), "groups": int(groups), "group_size": int(size), "node": int(node)})
     return rows
+
+
+def delegate_phase_times(delegate_pointer: int) -> dict:
+    """{(partition, phase): {"invokes", "total_ms"}}: each VM phase's time
+    (phase: its place among its partition's rows of delegate_phases), summed
+    over the profiled persistent invokes that stamped it. Empty unless
+    TFLITE_GPU_PROFILE=1 was set when the delegate was created and the
+    device has a timer the phases read (NVIDIA). Such invokes put a grid
+    barrier before every phase, so the phases ran one at a time."""
+    times = {}
+    for line in _delegate_text(delegate_pointer, 6).splitlines():
+        part, phase, invokes, ms = line.split("\t")
+        times[(int(part), int(phase))] = {"invokes": int(invokes), "total_ms": float(ms)}
+    return times
 
 
 def delegate_groups(delegate_pointer: int) -> list[dict]:
