@@ -52,6 +52,14 @@ size_t select_vm_lanes(const GpuDevice* dev) {
   return units * VM_GROUP_SIZE;
 }
 
+/* VM_SPLIT_MIN_STEPS, or the A/B switch TFLITE_GPU_VM_SPLIT_MIN_STEPS=N
+ * (the threshold is a guess until a GPU times the splits: a GPU run can
+ * sweep it without a rebuild). */
+int select_split_min_steps(void) {
+  long n = env_long("TFLITE_GPU_VM_SPLIT_MIN_STEPS", VM_SPLIT_MIN_STEPS);
+  return n > 0 && n < (1L << 20) ? (int)n : VM_SPLIT_MIN_STEPS;
+}
+
 /* The chunk of a reduction of `steps` split in two phases: about
  * sqrt(steps), 8 at least, so that both phases' loops are about as short. */
 int select_split_chunk(int steps) {
@@ -62,7 +70,7 @@ int select_split_chunk(int steps) {
 
 /* conv2d_x4 over its reduction (KH x KW x input slices) in two phases
  * (split_k.cl's conv2d_x4_split and _sum): in the VM on a GPU, for fewer tiles
- * than an eighth of the grid's work-items and VM_SPLIT_MIN_STEPS steps or more (pose_
+ * than an eighth of the grid's work-items and select_split_min_steps() steps or more (pose_
  * landmark_full's 2x2 heads on a 1x1 output: 1-49 tiles of 288 steps).
  * 0: one pass; else the chunk, in steps. A/B switch:
  * TFLITE_GPU_VM_SPLIT_CONV=0 keeps one pass. */
@@ -71,7 +79,7 @@ int select_conv_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
   const int* ds = g->tensors[n->outputs[0]].shape;
   int steps = n->p.conv.kh * n->p.conv.kw * ((ss[GD_C] + 3) / 4);
   size_t tiles = (size_t)ds[GD_B] * ds[GD_H] * ((ds[GD_W] + 3) / 4) * ((ds[GD_C] + 3) / 4);
-  if (!select_vm_fine(dev) || steps < VM_SPLIT_MIN_STEPS || tiles * 8 > select_vm_lanes(dev) ||
+  if (!select_vm_fine(dev) || steps < select_split_min_steps() || tiles * 8 > select_vm_lanes(dev) ||
       g->tensors[n->outputs[0]].bhwc_out || !env_flag("TFLITE_GPU_VM_SPLIT_CONV", 1))
     return 0;
   return select_split_chunk(steps);

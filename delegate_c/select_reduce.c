@@ -122,7 +122,7 @@ int select_reduce_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
 int select_fc_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
   int slices = (g->tensors[n->inputs[0]].shape[GD_C] + 3) / 4;
   size_t outs = phwc4_items(g->tensors[n->outputs[0]].shape);
-  if (!select_vm_fine(dev) || select_vm_group_bodies(dev) || slices < VM_SPLIT_MIN_STEPS || outs * 8 > select_vm_lanes(dev) || !env_flag("TFLITE_GPU_VM_SPLIT_FC", 1))
+  if (!select_vm_fine(dev) || select_vm_group_bodies(dev) || slices < select_split_min_steps() || outs * 8 > select_vm_lanes(dev) || !env_flag("TFLITE_GPU_VM_SPLIT_FC", 1))
     return 0;
   return select_split_chunk(slices);
 }

@@ -74,6 +74,8 @@ size_t select_vm_lanes(const GpuDevice* dev);
  * loops would gain less than the second phase's barrier costs (about 1.2
  * us on an H200); a guess until a GPU times the splits. */
 enum { VM_SPLIT_MIN_STEPS = 128 };
+/* VM_SPLIT_MIN_STEPS, or the A/B switch TFLITE_GPU_VM_SPLIT_MIN_STEPS=N. */
+int select_split_min_steps(void);
 int select_split_chunk(int steps);
 int select_conv_split(const GpuDevice* dev, const Graph* g, const GNode* n);
 /* FULLY_CONNECTED over K in two phases: the chunk in input slices, 0 for one pass. */

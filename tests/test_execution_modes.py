@@ -265,6 +265,22 @@ def test_a_conv_of_few_outputs_splits_its_reduction_on_a_gpu(monkeypatch, shape,
     _check_split(model, inputs, run_cpu(model, inputs), want_kernels, "conv")
 
 
+@pytest.mark.parametrize("min_steps", [None, "32"], ids=["default", "32"])
+def test_the_split_threshold_is_a_switch(monkeypatch, min_steps):
+    """A conv of 45 reduction steps (3x3 over 5 input slices) stays one
+    pass under VM_SPLIT_MIN_STEPS (128) and splits with the A/B switch
+    TFLITE_GPU_VM_SPLIT_MIN_STEPS=32, right either way."""
+    from conftest import run_cpu
+
+    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", "132")
+    if min_steps:
+        monkeypatch.setenv("TFLITE_GPU_VM_SPLIT_MIN_STEPS", min_steps)
+    model, inputs = _conv_epilogue_model(1, 5, 7, 19, 5, 3, 1, "SAME", 1, "RELU", True)
+    want_kernels = ["conv2d_x4_split", "conv2d_x4_sum"] if min_steps else ["conv2d_x4"]
+    _check_split(model, inputs, run_cpu(model, inputs), want_kernels, "conv")
+
+
 def _two_heads():
     """x -> conv a (3x3, 5 -> 7, RELU) -> conv c (3x3, 7 -> 17); x -> conv b
     (1x1, 5 -> 3); outputs b and c. Seeded random weights and input."""
