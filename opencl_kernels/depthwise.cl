@@ -23,14 +23,18 @@ OUTLINED_KERNEL(depthwise_conv2d_multiplier, DEPTHWISE_CONV2D_MULTIPLIER_PARAMS,
   int c0 = p.z * 4;
   int4 ic = min((int4)(c0, c0 + 1, c0 + 2, c0 + 3), (int4)(dst_shape.z - 1)) / multiplier;
   __global const float4* w = weights + p.z * geom.y * geom.x;
+  /* Multiplier 1: the tap's four channels are one float4 of the slice (the
+   * same values as four scalar loads, in one load). */
+  int one = multiplier == 1;
   for (int ky = 0; ky < geom.y; ++ky) {
     int sy = y0 + ky * pad_dil.w;
     if (sy < 0 || sy >= src_shape.y) continue;
     for (int kx = 0; kx < geom.x; ++kx) {
       int sx = x0 + kx * pad_dil.z;
       if (sx < 0 || sx >= src_shape.x) continue;
-      float4 v = (float4)(LOAD1(src, idx1(src_shape, p.w, sy, sx, ic.x)), LOAD1(src, idx1(src_shape, p.w, sy, sx, ic.y)),
-                          LOAD1(src, idx1(src_shape, p.w, sy, sx, ic.z)), LOAD1(src, idx1(src_shape, p.w, sy, sx, ic.w)));
+      float4 v = one ? LOAD4(src, idx4(src_shape, p.w, p.z, sy, sx))
+                     : (float4)(LOAD1(src, idx1(src_shape, p.w, sy, sx, ic.x)), LOAD1(src, idx1(src_shape, p.w, sy, sx, ic.y)),
+                                LOAD1(src, idx1(src_shape, p.w, sy, sx, ic.z)), LOAD1(src, idx1(src_shape, p.w, sy, sx, ic.w)));
       acc = fma(v, w[ky * geom.x + kx], acc);
     }
   }

@@ -160,6 +160,53 @@ def test_depthwise_tiled_matches_numpy(ctx, k, s, h, w, c, pad, fp16):
     _close(_bhwc(out, c).astype(np.float32), want, fp16)
 
 
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("m,k,s,d,h,w,c,pad", [
+    (1, 3, 1, 1, 6, 7, 5, 1),    # multiplier 1: one float4 load per tap; a 1-channel tail slice
+    (1, 5, 2, 1, 9, 11, 17, 2),
+    (1, 3, 1, 2, 7, 5, 3, 2),    # dilation
+    (2, 3, 2, 1, 7, 9, 3, 1),    # 6 outputs from 3 inputs: scalar loads
+    (3, 1, 1, 1, 3, 5, 1, 0),
+])
+def test_depthwise_multiplier_matches_numpy(ctx, m, k, s, d, h, w, c, pad, fp16):
+    """depthwise_conv2d_multiplier (the VM's depthwise on a GPU, and any
+    multiplier elsewhere): output channel o reads input channel o // m; a
+    float4 per work-item; tail lanes zero."""
+    ctx_, q = ctx
+    rng = np.random.default_rng(100 * m + 10 * k + c)
+    st = np.float16 if fp16 else np.float32
+    co = c * m
+    x = rng.standard_normal((2, h, w, c)).astype(st)
+    wt = rng.standard_normal((k, k, co)).astype(np.float32)
+    bias = rng.standard_normal(co).astype(np.float32)
+    span = d * (k - 1) + 1
+    oh, ow = (h + 2 * pad - span) // s + 1, (w + 2 * pad - span) // s + 1
+    so = (co + 3) // 4
+    wp = np.zeros((so, k * k, 4), np.float32)
+    for ch in range(co):
+        wp[ch // 4, :, ch % 4] = wt[:, :, ch].reshape(-1)
+    bp = np.zeros((so, 4), np.float32)
+    bp.reshape(-1)[:co] = bias
+    out = np.full((2, so, oh, ow, 4), 7, st)  # tail lanes must be overwritten with zeros
+    bout = _buf(ctx_, out)
+    total = 2 * so * oh * ow
+    kern = cl.Kernel(_build(ctx_, "depthwise.cl", fp16), "depthwise_conv2d_multiplier")
+    dummy = _buf(ctx_, np.zeros(4, np.float32))
+    _run(ctx_, q, kern, total, 16, _buf(ctx_, _phwc4(x)), bout, _buf(ctx_, wp), _buf(ctx_, bp),
+         _shape(2, h, w, c), _shape(2, oh, ow, co), np.array([k, k, s, s], np.int32),
+         np.array([pad, pad, d, d], np.int32), np.int32(0), dummy, dummy, np.zeros(4, np.int32), np.int32(so),
+         np.int32(m), np.int32(total))
+    cl.enqueue_copy(q, out, bout)
+    xp = np.pad(np.repeat(x.astype(np.float32), m, axis=3), ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    want = np.broadcast_to(bias, (2, oh, ow, co)).copy()
+    for ky in range(k):
+        for kx in range(k):
+            y0, x0 = ky * d, kx * d
+            want += xp[:, y0:y0 + s * (oh - 1) + 1:s, x0:x0 + s * (ow - 1) + 1:s, :] * wt[ky, kx]
+    _close(_bhwc(out, co).astype(np.float32), want, fp16)
+    assert not np.any(out.reshape(2, so, oh, ow, 4)[:, -1, ..., co - 4 * (so - 1):]), "tail lanes not zero"
+
+
 def _resize_ref(x, oh, ow):
     """TFLite's bilinear resize with half-pixel centers (resize.cl's comment)."""
     b, h, w, c = x.shape
