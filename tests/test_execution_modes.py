@@ -443,7 +443,8 @@ def test_the_checked_mode_names_the_phase_that_writes_past_its_buffer(monkeypatc
 
 def test_explain_lists_the_phases(tmp_path):
     """explain --phases lists each VM phase (launch, level, kernel, work-items,
-    groups given work) and counts those that leave most of the grid idle;
+    groups given work, TFLite node and op) and counts those that leave most
+    of the grid idle;
     in kernels mode there are none."""
     model, _ = _two_heads()
     path = tmp_path / "two_heads.tflite"
@@ -452,6 +453,12 @@ def test_explain_lists_the_phases(tmp_path):
     assert p.returncode == 0, p.stderr
     text = p.stdout.split("VM phases of partition 0", 1)[1]
     assert "bhwc_to_phwc4" in text and "6 phases in 4 levels" in text, text
+    # Each phase names its TFLite node and op (the three convs; the conversions at the ends).
+    rows = [ln for ln in text.splitlines()[2:] if ln.strip() and "phases in" not in ln]
+    assert sum(ln.rstrip().endswith("CONV_2D") for ln in rows) == 3, text
+    assert all(ln.rstrip().endswith(("CONV_2D", "(conversion)")) for ln in rows), text
+    phases = explain.explain(path, {"execution": "persistent"})["phases"]
+    assert sorted(p["tflite_node"] for p in phases if p["op"] == "CONV_2D") == [0, 1, 2], phases
     assert "VM phases: none" in run_cli("explain", str(path), "--phases").stdout
     # The summary's count, on synthetic rows: a phase of 100 work-items on
     # a grid of 132 groups of 64 gives work to 2 of them.

@@ -458,8 +458,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--passes", action="store_true",
                    help="also list the fusion passes in the order they run, with what each did on this model")
     p.add_argument("--phases", action="store_true",
-                   help="also list the VM phases (execution=stepped|persistent): kernel, work-items, and the "
-                        "grid's groups each gives work to")
+                   help="also list the VM phases (execution=stepped|persistent): kernel, work-items, the grid's "
+                        "groups each gives work to, and TFLite node")
     p.set_defaults(fn=cmd_explain)
 
     p = sub.add_parser("devices", help="list OpenCL devices: platform, version, memory, fp16, extensions")

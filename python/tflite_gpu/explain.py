@@ -15,7 +15,8 @@ def explain(model, options: dict | None = None) -> dict:
     """{"model", "device", "nodes", "partitions", "candidates", "passes_table",
     "phases"} (candidates: partition_policy=measured's timed partitions, else [];
     phases: the VM phases of partitions built with execution=stepped or
-    persistent, _capi.delegate_phases, else [];
+    persistent, _capi.delegate_phases with each phase's "tflite_node" (its
+    fused node's first; -1: a conversion) and that node's "op", else [];
     passes_table: the library's fusion passes, _capi.fusion_passes; each
     partition's "passes" says what they did there); the same errors as
     check.check_model. "device" holds the precision and the kernel set the
@@ -39,6 +40,12 @@ def explain(model, options: dict | None = None) -> dict:
     candidates = _capi.delegate_candidates(ptr)
     device = _capi.delegate_device(ptr)
     phases = _capi.delegate_phases(ptr)
+    # Each phase's TFLite node (the one its fused node started from) and op.
+    first = {(g["partition"], g["node"]): g["tflite_node"] for g in _capi.delegate_groups(ptr)}
+    ops = {n["node"]: n["op"] for n in nodes}
+    for ph in phases:
+        ph["tflite_node"] = first.get((ph["partition"], ph["node"]), -1)
+        ph["op"] = ops.get(ph["tflite_node"], "(conversion)" if ph["node"] < 0 else "")
     del it
     return {"model": str(path), "device": device, "nodes": nodes, "partitions": parts, "candidates": candidates,
             "passes_table": _capi.fusion_passes(), "phases": phases}
@@ -127,11 +134,13 @@ def format_phases(report: dict) -> str:
         rows = [p for p in phases if p["partition"] == part]
         grid, size = rows[0]["groups"], rows[0]["group_size"]
         lines.append(f"VM phases of partition {part} (grid {grid} groups x {size} work-items):")
-        lines.append(f"  {'launch':>6} {'level':>5}  {'kernel':<36} {'work-items':>10}  groups with work")
+        lines.append(f"  {'launch':>6} {'level':>5}  {'kernel':<36} {'work-items':>10}  {'groups with work':<18}"
+                     "  TFLite node")
         for p in rows:
             busy = busy_groups(p)
+            where = f"{p['tflite_node']} {p.get('op', '')}" if p.get("tflite_node", -1) >= 0 else p.get("op", "")
             lines.append(f"  {p['segment']:>6} {p['level']:>5}  {p['kernel']:<36} {p['work_items']:>10}  "
-                         f"{busy:>4} of {grid} ({100 * busy / max(grid, 1):.0f}%)")
+                         f"{f'{busy:>4} of {grid} ({100 * busy / max(grid, 1):.0f}%)':<18}  {where}".rstrip())
         few = [p for p in rows if 4 * busy_groups(p) < grid]
         kinds: dict = {}
         for p in few:
