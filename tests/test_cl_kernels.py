@@ -121,6 +121,18 @@ def test_conv2d_1x1_matches_numpy(ctx, kernel, block, b, h, w, cin, cout, fp16):
     assert not np.any(out.reshape(b, so, h, w, 4)[:, -1, ..., cout - 4 * (so - 1):]), "tail lanes not zero"
 
 
+def _depthwise_params(wt, bias):
+    """A depthwise's [KH, KW, C] weights and [C] bias as depthwise.cl takes
+    them: [S][KH * KW] float4s over the output channels, [S] float4s."""
+    k2, c = wt.shape[0] * wt.shape[1], wt.shape[2]
+    wp = np.zeros(((c + 3) // 4, k2, 4), np.float32)
+    for ch in range(c):
+        wp[ch // 4, :, ch % 4] = wt[:, :, ch].reshape(-1)
+    bp = np.zeros(((c + 3) // 4, 4), np.float32)
+    bp.reshape(-1)[:c] = bias
+    return wp, bp
+
+
 @pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("k,s,h,w,c,pad", [
     (3, 1, 6, 37, 9, 1),   # interior tiles and both edges, a partial 16-pixel tile
@@ -138,11 +150,7 @@ def test_depthwise_tiled_matches_numpy(ctx, k, s, h, w, c, pad, fp16):
     bias = rng.standard_normal(c).astype(np.float32)
     oh, ow = (h + 2 * pad - k) // s + 1, (w + 2 * pad - k) // s + 1
     sl = (c + 3) // 4
-    wp = np.zeros((sl, k * k, 4), np.float32)
-    for ch in range(c):
-        wp[ch // 4, :, ch % 4] = wt[:, :, ch].reshape(-1)
-    bp = np.zeros((sl, 4), np.float32)
-    bp.reshape(-1)[:c] = bias
+    wp, bp = _depthwise_params(wt, bias)
     out = np.zeros((2, sl, oh, ow, 4), st)
     bout = _buf(ctx_, out)
     total = (ow + 15) // 16 * oh * sl * 2
@@ -182,11 +190,7 @@ def test_depthwise_multiplier_matches_numpy(ctx, m, k, s, d, h, w, c, pad, fp16)
     span = d * (k - 1) + 1
     oh, ow = (h + 2 * pad - span) // s + 1, (w + 2 * pad - span) // s + 1
     so = (co + 3) // 4
-    wp = np.zeros((so, k * k, 4), np.float32)
-    for ch in range(co):
-        wp[ch // 4, :, ch % 4] = wt[:, :, ch].reshape(-1)
-    bp = np.zeros((so, 4), np.float32)
-    bp.reshape(-1)[:co] = bias
+    wp, bp = _depthwise_params(wt, bias)
     out = np.full((2, so, oh, ow, 4), 7, st)  # tail lanes must be overwritten with zeros
     bout = _buf(ctx_, out)
     total = 2 * so * oh * ow
