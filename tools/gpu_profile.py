@@ -143,20 +143,17 @@ def _child(args) -> dict:
 
 
 def _phase_rows(ptr, before: dict) -> list:
-    """delegate_phases' rows, each with the TFLite node its fused node
-    started from ("tflite_node", -1: a conversion) and, where the phases
-    were stamped (persistent, a GPU timer), "us_per_invoke" over the
-    invokes since `before` (delegate_phase_times). Timing puts a grid
-    barrier before every phase: phases one at a time, not side by side."""
+    """delegate_phases' rows, each, where the phases were stamped
+    (persistent, a GPU timer), with "us_per_invoke" over the invokes since
+    `before` (delegate_phase_times). Timing puts a grid barrier before every
+    phase: phases one at a time, not side by side."""
     from tflite_gpu import _capi
 
     rows = _capi.delegate_phases(ptr)
     after = _capi.delegate_phase_times(ptr)
-    tflite = {(g["partition"], g["node"]): g["tflite_node"] for g in _capi.delegate_groups(ptr)}
     seen: dict = {}
     for r in rows:
         k = seen[r["partition"]] = seen.get(r["partition"], -1) + 1  # its place in its partition
-        r["tflite_node"] = tflite.get((r["partition"], r["node"]), -1)
         a, b = after.get((r["partition"], k)), before.get((r["partition"], k), {"invokes": 0, "total_ms": 0.0})
         if a and a["invokes"] > b["invokes"]:
             r["us_per_invoke"] = (a["total_ms"] - b["total_ms"]) * 1e3 / (a["invokes"] - b["invokes"])

@@ -239,12 +239,15 @@ def delegate_phases(delegate_pointer: int) -> list[dict]:
     part of), "level" (grid barriers separate levels in a persistent
     launch), "kernel" (whose body it runs), "work_items", "groups",
     "group_size" (the grid its launch spreads them over), "node" (its node
-    of the fused graph, as in delegate_groups; -1: a boundary conversion)}."""
+    of the fused graph, as in delegate_groups; -1: a boundary conversion),
+    "tflite_node" (the TFLite node that fused node started from; -1: none)}."""
+    first = {(g["partition"], g["node"]): g["tflite_node"] for g in delegate_groups(delegate_pointer)}
     rows = []
     for line in _delegate_text(delegate_pointer, 5).splitlines():
         part, seg, level, kernel, items, groups, size, node = line.split("\t")
         rows.append({"partition": int(part), "segment": int(seg), "level": int(level), "kernel": kernel,
-                     "work_items": int(items), "groups": int(groups), "group_size": int(size), "node": int(node)})
+                     "work_items": int(items), "groups": int(groups), "group_size": int(size), "node": int(node),
+                     "tflite_node": first.get((int(part), int(node)), -1)})
     return rows
 
 

@@ -15,8 +15,8 @@ def explain(model, options: dict | None = None) -> dict:
     """{"model", "device", "nodes", "partitions", "candidates", "passes_table",
     "phases"} (candidates: partition_policy=measured's timed partitions, else [];
     phases: the VM phases of partitions built with execution=stepped or
-    persistent, _capi.delegate_phases with each phase's "tflite_node" (its
-    fused node's first; -1: a conversion) and that node's "op", else [];
+    persistent, _capi.delegate_phases with the "op" of each phase's
+    "tflite_node", else [];
     passes_table: the library's fusion passes, _capi.fusion_passes; each
     partition's "passes" says what they did there); the same errors as
     check.check_model. "device" holds the precision and the kernel set the
@@ -40,11 +40,8 @@ def explain(model, options: dict | None = None) -> dict:
     candidates = _capi.delegate_candidates(ptr)
     device = _capi.delegate_device(ptr)
     phases = _capi.delegate_phases(ptr)
-    # Each phase's TFLite node (the one its fused node started from) and op.
-    first = {(g["partition"], g["node"]): g["tflite_node"] for g in _capi.delegate_groups(ptr)}
     ops = {n["node"]: n["op"] for n in nodes}
-    for ph in phases:
-        ph["tflite_node"] = first.get((ph["partition"], ph["node"]), -1)
+    for ph in phases:  # the op of each phase's TFLite node
         ph["op"] = ops.get(ph["tflite_node"], "(conversion)" if ph["node"] < 0 else "")
     del it
     return {"model": str(path), "device": device, "nodes": nodes, "partitions": parts, "candidates": candidates,
