@@ -131,6 +131,37 @@ static int encode_reduce(Encoder* ex, int node) {
     v = variant_1d("reduce.cl", "reduce", phwc4_items(ds));
     return reduce_launch(ex, node, &v, rows, dst, mid, ds, over_h, n->act);
   }
+  KernelVariant sum;
+  int chunk, chunks = select_reduce_chunks(ex->dev, &ex->g, n, &chunk, &v, &sum);
+  if (chunks) {
+    /* Partials per chunk of each window (FP32: a sum of many halves could
+     * overflow half), then their op in a fixed order and the store. */
+    cl_mem part = src && dst ? ex_buffer(ex, CL_MEM_READ_WRITE, v.total * 4 * sizeof(float), NULL) : NULL;
+    KernelRef k = part ? ex_dispatch_variant(ex, &v, node) : NULL;
+    if (!k) return -1;
+    KArgs a = {k, 0, CL_SUCCESS, (int)v.total};
+    karg_mem(&a, src);
+    karg_mem(&a, part);
+    karg_shape(&a, ss);
+    karg_shape(&a, ds);
+    karg_int4(&a, n->p.reduce.axes[GD_W], n->p.reduce.axes[GD_H], n->p.reduce.axes[GD_C], n->p.reduce.axes[GD_B]);
+    karg_int(&a, n->p.reduce.op);
+    karg_int(&a, chunk);
+    karg_int(&a, a.total);
+    if (karg_done(ex, &a)) return -1;
+    if (!(k = ex_dispatch_variant(ex, &sum, node))) return -1;
+    KArgs b = {k, 0, CL_SUCCESS, (int)sum.total};
+    karg_mem(&b, part);
+    karg_mem(&b, dst);
+    karg_shape(&b, ss);
+    karg_shape(&b, ds);
+    karg_int4(&b, n->p.reduce.axes[GD_W], n->p.reduce.axes[GD_H], n->p.reduce.axes[GD_C], n->p.reduce.axes[GD_B]);
+    karg_int(&b, n->p.reduce.op);
+    karg_int(&b, n->act);
+    karg_int(&b, chunks);
+    karg_int(&b, b.total);
+    return karg_done(ex, &b);
+  }
   select_reduce(ex->dev, &ex->g, n, &v);
   /* The activation is NONE but for a global pool's (ops_pool.c). */
   return reduce_launch(ex, node, &v, src, dst, ss, ds, n->p.reduce.axes, n->act);

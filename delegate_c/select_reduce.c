@@ -86,11 +86,16 @@ void select_batch_matmul(const GpuDevice* dev, const Graph* g, const GNode* n, K
   v->form = !rows4 ? MATMUL_ARGS_GENERAL : adj_x ? MATMUL_ARGS_ROWS4 : MATMUL_ARGS_ROWS4_ADJ_Y;
 }
 
-void select_reduce(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+/* The float4s a reduce node's output float4 reduces. */
+static size_t reduce_window(const Graph* g, const GNode* n) {
   const int* s = g->tensors[n->inputs[0]].shape;
   const int* r = n->p.reduce.axes;
-  size_t window = (r[GD_B] ? (size_t)s[GD_B] : 1) * (r[GD_H] ? (size_t)s[GD_H] : 1) *
-                  (r[GD_W] ? (size_t)s[GD_W] : 1) * (r[GD_C] ? (size_t)(s[GD_C] + 3) / 4 : 1);
+  return (r[GD_B] ? (size_t)s[GD_B] : 1) * (r[GD_H] ? (size_t)s[GD_H] : 1) * (r[GD_W] ? (size_t)s[GD_W] : 1) *
+         (r[GD_C] ? (size_t)(s[GD_C] + 3) / 4 : 1);
+}
+
+void select_reduce(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+  size_t window = reduce_window(g, n);
   size_t items = phwc4_items(g->tensors[n->outputs[0]].shape);
   size_t wg = group_for(dev, window);
   if (wg)
@@ -110,6 +115,35 @@ int select_reduce_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
   const int* s = g->tensors[n->inputs[0]].shape;
   return select_vm_fine(dev) && !select_vm_group_bodies(dev) && !r[GD_B] && r[GD_H] && r[GD_W] && !r[GD_C] && s[GD_H] > 1 &&
          s[GD_H] * s[GD_W] >= 64 && env_flag("TFLITE_GPU_VM_SPLIT_REDUCE", 1);
+}
+
+/* reduce_gpu gives a work-group an output float4's whole window: on a GPU
+ * in the VM, selfie_segmentation's global pools of 64x64 and 128x128
+ * (16 channels: 4 output float4s) kept 4 groups of the grid's 132 busy,
+ * each work-item 64-256 loads long, while the other groups idled. Split
+ * over chunks of the window, about one group per compute unit in all, each
+ * chunk at least 4 float4s a work-item and at most 64 chunks (so that
+ * reduce_gpu_sum's work-items take one partial each). A/B switch:
+ * TFLITE_GPU_VM_SPLIT_REDUCE=0 keeps one phase. */
+#define REDUCE_SPLIT_MIN_PER_ITEM 16
+int select_reduce_chunks(const GpuDevice* dev, const Graph* g, const GNode* n, int* chunk, KernelVariant* part,
+                         KernelVariant* sum) {
+  size_t window = reduce_window(g, n);
+  size_t outs = phwc4_items(g->tensors[n->outputs[0]].shape);
+  size_t groups = select_vm_lanes(dev) / VM_GROUP_SIZE;
+  if (!select_vm_group_bodies(dev) || !env_flag("TFLITE_GPU_VM_SPLIT_REDUCE", 1) ||
+      window < REDUCE_SPLIT_MIN_PER_ITEM * VM_GROUP_SIZE || outs * 4 > groups)
+    return 0;
+  size_t chunks = groups / outs, most = window / (4 * VM_GROUP_SIZE);
+  if (chunks > most) chunks = most;
+  if (chunks > VM_GROUP_SIZE) chunks = VM_GROUP_SIZE;
+  if (chunks < 2) return 0;
+  size_t len = (window + chunks - 1) / chunks;
+  chunks = (window + len - 1) / len; /* no chunk left empty */
+  *chunk = (int)len;
+  group_variant("reduce_gpu.cl", "reduce_gpu_part", VM_GROUP_SIZE, chunks * outs, part);
+  group_variant("reduce_gpu.cl", "reduce_gpu_sum", VM_GROUP_SIZE, outs, sum);
+  return (int)chunks;
 }
 
 /* FULLY_CONNECTED in two phases over K (split_k.cl's

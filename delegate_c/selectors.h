@@ -65,6 +65,14 @@ int select_vm_group_bodies(const GpuDevice* dev);
  * fine bodies, over H and W alone, a window of at least 64 in more than
  * one row. */
 int select_reduce_split(const GpuDevice* dev, const Graph* g, const GNode* n);
+/* Whether reduce_gpu runs as two group phases, reduce_gpu_part over chunks
+ * of each window then reduce_gpu_sum (ops_reduce.c): with the VM's group
+ * bodies, for outputs too few to give work to a quarter of the grid's
+ * groups and windows of 16 float4s a work-item or more. The chunks (0: one
+ * phase), *chunk their length in window float4s, *part and *sum the two
+ * launches. */
+int select_reduce_chunks(const GpuDevice* dev, const Graph* g, const GNode* n, int* chunk, KernelVariant* part,
+                         KernelVariant* sum);
 /* The VM's splits of long reductions on a GPU (select_conv.c): one grid's
  * work-items, the chunk of a split, and CONV_2D (conv2d_x4) over its
  * reduction in two phases (the chunk in steps, 0 for one pass). */

@@ -1,4 +1,5 @@
-/* MEAN/SUM/REDUCE_MAX/MIN/PROD (reduce_gpu) and SOFTMAX/LOG_SOFTMAX
+/* MEAN/SUM/REDUCE_MAX/MIN/PROD (reduce_gpu; reduce_gpu_part and
+ * reduce_gpu_sum in two launches) and SOFTMAX/LOG_SOFTMAX
  * (softmax_gpu) shaped for GPUs: one work-group per output float4 (reduce)
  * or per pixel (softmax), whose work-items stride over the window and then
  * combine their partials in a __local tree. Same arguments and results as
@@ -8,10 +9,12 @@
  * Launch contract:
  *   defines:  -DWG=<n>, work-group size, a power of two in 1..256
  *             (default 64); the kernels require local size == WG.
- *   work dim: 1, local: (WG), for both kernels.
+ *   work dim: 1, local: (WG), for every kernel.
  *   reduce_gpu:  global = (WG * dst_shape.w * ceil(dst_shape.z / 4) * dst_shape.y * dst_shape.x),
  *                WG times the output's float4 count (phwc4_items(dst), the
  *                `total` argument): work-group g makes output float4 g.
+ *   reduce_gpu_part: global = WG * chunks * phwc4_items(dst) (`total`: the groups);
+ *   reduce_gpu_sum: global = WG * phwc4_items(dst) (`total`).
  *   softmax_gpu: global = (WG * shape.w * shape.y * shape.x),
  *                WG times the pixel count (the `total` argument):
  *                work-group g makes every slice of pixel g.
@@ -58,53 +61,121 @@ GD_INLINE float wg_all1(__local float* buf, float v, int op, int lid) {
 
 /* Any set of axes; dst has the keep_dims shape; axes (x, y, c, b) nonzero
  * where reduced, act the fused activation (as reduce). The window of output
- * float4 g, nb x ns x ny x nx float4s, is numbered x fastest, and work-item lid takes numbers lid,
- * lid + WG, ...: neighbours read neighbouring float4s along W. Over
- * channels the padded lanes of the last slice are the op's identity and
- * the four lanes fold into lane 0 of the single output slice at the end. */
+ * float4 o, nb x ns x ny x nx float4s, is numbered x fastest; reduce_part
+ * gives work-item lid the numbers lid, lid + WG, ... in [from, to):
+ * neighbours read neighbouring float4s along W. Over channels the padded
+ * lanes of the last slice are the op's identity, and reduce_store folds the
+ * four lanes into lane 0 of the single output slice. */
+typedef struct {
+  int b0, nb, s0, ns, y0, ny, x0, nx;
+} ReduceWindow;
+
+GD_INLINE ReduceWindow reduce_window(int o, int4 src_shape, int4 dst_shape, int4 axes) {
+  int4 p = split_gid(o, dst_shape);
+  ReduceWindow w;
+  w.b0 = axes.w ? 0 : p.w;
+  w.nb = axes.w ? src_shape.w : 1;
+  w.s0 = axes.z ? 0 : p.z;
+  w.ns = axes.z ? SLICES(src_shape) : 1;
+  w.y0 = axes.y ? 0 : p.y;
+  w.ny = axes.y ? src_shape.y : 1;
+  w.x0 = axes.x ? 0 : p.x;
+  w.nx = axes.x ? src_shape.x : 1;
+  return w;
+}
+
+GD_INLINE float4 reduce_part(__global const storage_t* src, int4 src_shape, int4 axes, int op, ReduceWindow w,
+                             int from, int to, int lid) {
+  int last = SLICES(src_shape) - 1;
+  float4 id = reduce_identity(op);
+  float4 acc = id;
+  for (int i = from + lid; i < to; i += WG) {
+    int x = i % w.nx;
+    int t = i / w.nx;
+    int y = t % w.ny;
+    t /= w.ny;
+    int s = w.s0 + t % w.ns;
+    int b = w.b0 + t / w.ns;
+    float4 v = LOAD4(src, idx4(src_shape, b, s, w.y0 + y, w.x0 + x));
+    if (axes.z && s == last) v = fill_tail(v, s, src_shape.z, id);
+    acc = reduce_step(acc, v, op);
+  }
+  return acc;
+}
+
+/* Output float4 o from acc, op over its whole window: the mean's division,
+ * the channel fold, the activation, the tail lanes zeroed. */
+GD_INLINE void reduce_store(__global storage_t* dst, float4 acc, int4 src_shape, int4 dst_shape, int4 axes, int op,
+                            int act, ReduceWindow w, int o) {
+  float4 r;
+  if (axes.z) {
+    float f = reduce_step1(reduce_step1(acc.x, acc.y, op), reduce_step1(acc.z, acc.w, op), op);
+    if (op == REDUCE_MEAN) f /= (float)(w.nb * w.ny * w.nx * src_shape.z);
+    r = (float4)(activate1(f, act), 0.0f, 0.0f, 0.0f);
+  } else {
+    if (op == REDUCE_MEAN) acc /= (float)(w.nb * w.ny * w.nx);
+    r = mask_tail(activate(acc, act), split_gid(o, dst_shape).z, dst_shape.z);
+  }
+  STORE4(r, dst, o);
+}
+
 #define REDUCE_GPU_PARAMS \
   __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 axes, int op, int act, \
   int total
 #define REDUCE_GPU_ARGS src, dst, src_shape, dst_shape, axes, op, act, total
+#if GD_SELECTED(reduce_gpu, 0)
 GROUP_KERNEL(reduce_gpu, WG, 1, WG, REDUCE_GPU_PARAMS, REDUCE_GPU_ARGS) {
-  __local float4* part = lmem; /* WG */
   int lid = loc.x;
   int gid = grp.x;
-  int valid = gid < dst_shape.w * SLICES(dst_shape) * dst_shape.y * dst_shape.x;
-  int4 p = split_gid(valid ? gid : 0, dst_shape);
-  int b0 = axes.w ? 0 : p.w, nb = axes.w ? src_shape.w : 1;
-  int s0 = axes.z ? 0 : p.z, ns = axes.z ? SLICES(src_shape) : 1;
-  int y0 = axes.y ? 0 : p.y, ny = axes.y ? src_shape.y : 1;
-  int x0 = axes.x ? 0 : p.x, nx = axes.x ? src_shape.x : 1;
-  int count = valid ? nb * ns * ny * nx : 0; /* a surplus group only runs the barriers */
-  int last = SLICES(src_shape) - 1;
-  float4 id = reduce_identity(op);
-  float4 acc = id;
-  for (int i = lid; i < count; i += WG) {
-    int x = i % nx;
-    int t = i / nx;
-    int y = t % ny;
-    t /= ny;
-    int s = s0 + t % ns;
-    int b = b0 + t / ns;
-    float4 v = LOAD4(src, idx4(src_shape, b, s, y0 + y, x0 + x));
-    if (axes.z && s == last) v = fill_tail(v, s, src_shape.z, id);
-    acc = reduce_step(acc, v, op);
-  }
-  acc = wg_reduce4(part, acc, op, lid);
-  if (lid == 0 && valid) {
-    float4 r;
-    if (axes.z) {
-      float f = reduce_step1(reduce_step1(acc.x, acc.y, op), reduce_step1(acc.z, acc.w, op), op);
-      if (op == REDUCE_MEAN) f /= (float)(nb * ny * nx * src_shape.z);
-      r = (float4)(activate1(f, act), 0.0f, 0.0f, 0.0f);
-    } else {
-      if (op == REDUCE_MEAN) acc /= (float)(nb * ny * nx);
-      r = mask_tail(activate(acc, act), p.z, dst_shape.z);
-    }
-    STORE4(r, dst, gid);
-  }
+  int valid = gid < total;
+  ReduceWindow w = reduce_window(valid ? gid : 0, src_shape, dst_shape, axes);
+  int count = valid ? w.nb * w.ns * w.ny * w.nx : 0; /* a surplus group only runs the barriers */
+  float4 acc = wg_reduce4(lmem, reduce_part(src, src_shape, axes, op, w, 0, count, lid), op, lid);
+  if (lid == 0 && valid) reduce_store(dst, acc, src_shape, dst_shape, axes, op, act, w, gid);
 }
+#endif
+
+/* reduce_gpu in two launches, for a few outputs with long windows (the VM
+ * on a GPU, select_reduce_chunks): reduce_gpu_part, one work-group per
+ * (chunk c, output float4 o), group c * outs + o, op over window numbers
+ * [c * chunk, (c + 1) * chunk) into part[c * outs + o] (FP32, the lanes
+ * not yet folded); reduce_gpu_sum, one work-group per output float4, op
+ * over its chunks' partials in a fixed tree (the same bits on every
+ * invoke), then reduce_gpu's store. total: chunks x outs; outs. */
+#define REDUCE_GPU_PART_PARAMS \
+  __global const storage_t* src, __global float4* part, int4 src_shape, int4 dst_shape, int4 axes, int op, int chunk, \
+  int total
+#define REDUCE_GPU_PART_ARGS src, part, src_shape, dst_shape, axes, op, chunk, total
+#if GD_SELECTED(reduce_gpu_part, 1)
+GROUP_KERNEL(reduce_gpu_part, WG, 1, WG, REDUCE_GPU_PART_PARAMS, REDUCE_GPU_PART_ARGS) {
+  int lid = loc.x;
+  int gid = grp.x;
+  int outs = dst_shape.w * SLICES(dst_shape) * dst_shape.y * dst_shape.x;
+  int valid = gid < total;
+  int c = valid ? gid / outs : 0;
+  ReduceWindow w = reduce_window(valid ? gid - c * outs : 0, src_shape, dst_shape, axes);
+  int from = c * chunk, to = valid ? min(from + chunk, w.nb * w.ns * w.ny * w.nx) : 0;
+  float4 acc = wg_reduce4(lmem, reduce_part(src, src_shape, axes, op, w, from, to, lid), op, lid);
+  if (lid == 0 && valid) part[gid] = acc;
+}
+#endif
+
+#define REDUCE_GPU_SUM_PARAMS \
+  __global const float4* part, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 axes, int op, int act, \
+  int chunks, int total
+#define REDUCE_GPU_SUM_ARGS part, dst, src_shape, dst_shape, axes, op, act, chunks, total
+#if GD_SELECTED(reduce_gpu_sum, 2)
+GROUP_KERNEL(reduce_gpu_sum, WG, 1, WG, REDUCE_GPU_SUM_PARAMS, REDUCE_GPU_SUM_ARGS) {
+  int lid = loc.x;
+  int gid = grp.x;
+  int valid = gid < total;
+  float4 acc = reduce_identity(op);
+  for (int c = lid; valid && c < chunks; c += WG) acc = reduce_step(acc, part[c * total + gid], op);
+  acc = wg_reduce4(lmem, acc, op, lid);
+  if (lid == 0 && valid)
+    reduce_store(dst, acc, src_shape, dst_shape, axes, op, act, reduce_window(gid, src_shape, dst_shape, axes), gid);
+}
+#endif
 
 /* SOFTMAX (log_mode 0) or LOG_SOFTMAX (1) of beta * x over the channels of
  * pixel g (as softmax): the work-items stride over its slices for the max
@@ -114,6 +185,7 @@ GROUP_KERNEL(reduce_gpu, WG, 1, WG, REDUCE_GPU_PARAMS, REDUCE_GPU_ARGS) {
  * written as 0). */
 #define SOFTMAX_GPU_PARAMS __global const storage_t* src, __global storage_t* dst, int4 shape, float beta, int log_mode, int total
 #define SOFTMAX_GPU_ARGS src, dst, shape, beta, log_mode, total
+#if GD_SELECTED(softmax_gpu, 3)
 GROUP_KERNEL(softmax_gpu, WG, 1, (WG + 3) / 4, SOFTMAX_GPU_PARAMS, SOFTMAX_GPU_ARGS) {
   __local float* part = (__local float*)lmem; /* WG floats */
   int lid = loc.x;
@@ -143,3 +215,4 @@ GROUP_KERNEL(softmax_gpu, WG, 1, (WG + 3) / 4, SOFTMAX_GPU_PARAMS, SOFTMAX_GPU_A
     STORE4(mask_tail(r, s, shape.z), dst, base + s * stride);
   }
 }
+#endif

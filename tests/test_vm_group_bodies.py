@@ -131,3 +131,42 @@ def test_group_phases_side_by_side(gpu_bodies, groups):
         np.testing.assert_array_equal(a, b)
     for a, b in zip(got["persistent"], want):
         assert_close(a, b, rtol_l2=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
+
+
+# A few outputs with long windows (select_reduce_chunks): split over chunks
+# of each window in two group phases when the grid has 132 groups
+# (TFLITE_GPU_COMPUTE_UNITS stands for the units; the real grid stays
+# PoCL's). (case, chunks, output float4s)
+SPLIT_CASES = [
+    (_reduce_case([1, 67, 61, 17], [1, 2], True), 15, 5),       # a global pool: 4,087 taps, 5 slices
+    (_reduce_case([2, 30, 41, 7], [1, 2, 3], False, "REDUCE_MAX"), 9, 2),  # with the channels' tail lanes
+    (_reduce_case([1, 45, 47, 3], [1, 2], True, "SUM"), 8, 1),  # one output float4
+]
+
+
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("case,chunks,outs", SPLIT_CASES, ids=[c.id for c, _, _ in SPLIT_CASES])
+def test_a_long_window_of_few_outputs_is_split_over_the_grid(gpu_bodies, case, chunks, outs, fp16):
+    gpu_bodies.setenv("TFLITE_GPU_COMPUTE_UNITS", "132")
+    model, reference, inputs = case.make()
+    want = run_cpu(reference, inputs)
+    tol = 1e-2 if fp16 else 1e-5
+    got = {}
+    for execution in ("stepped", "persistent"):
+        d = tflite_gpu.load_delegate(log_level="silent", execution=execution, is_precision_loss_allowed=int(fp16))
+        it = interpreters.make(model, delegate=d)
+        results = [interpreters.run(it, inputs) for _ in range(2)]
+        ptr = d._get_native_delegate_pointer()
+        phases = [(p["kernel"], p["work_items"]) for p in _capi.delegate_phases(ptr) if p["node"] >= 0]
+        run = _capi.delegate_runs(ptr)[0]
+        del it
+        assert run["execution"] == execution and run["fallback"] == "", run
+        # Work-items: 64 a group; the sum takes every chunk of an output in one group.
+        assert phases == [("reduce_gpu_part", 64 * chunks * outs), ("reduce_gpu_sum", 64 * outs)], phases
+        for a, b in zip(results[1], results[0]):
+            np.testing.assert_array_equal(a, b)  # the partials' order is fixed
+        got[execution] = results[0]
+    for a, b in zip(got["persistent"], got["stepped"]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(got["persistent"], want):
+        assert_close(a, b, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(b).max())))
