@@ -17,6 +17,7 @@
 #include "fuse_fc_pair.h"
 #include "fuse_layer_norm.h"
 #include "fuse_pw_dw.h"
+#include "fuse_summed_reduce.h"
 #include "input_direct.h"
 #include "output_assembly.h"
 #include "output_direct.h"
@@ -34,6 +35,7 @@ static int run_dw_1x1(FuseStage* s) { return fuse_dw_conv(s->g, s->outputs, s->n
 static int run_pw_dw(FuseStage* s) { return fuse_pw_dw(s->g, s->outputs, s->num_outputs, s->dead); }
 static int run_channel_scale(FuseStage* s) { return fuse_channel_scale(s->g, s->outputs, s->num_outputs, s->dead); }
 static int run_upsampled(FuseStage* s) { return fuse_upsampled_source(s->g, s->outputs, s->num_outputs, s->dead); }
+static int run_summed_reduce(FuseStage* s) { return fuse_summed_reduce(s->g, s->outputs, s->num_outputs, s->dead); }
 static int run_fc_pair(FuseStage* s) { return fuse_fc_pair(s->g, s->outputs, s->num_outputs, s->dead); }
 static int run_fc_heads(FuseStage* s) { return fuse_fc_heads(s->g, s->dead); }
 static int run_input_direct(FuseStage* s) { return input_direct_mark(s->g); }
@@ -87,6 +89,10 @@ const FusePass kFusePasses[FUSE_NUM_PASSES] = {
                             FUSE_KSETS_ALL, "TFLITE_GPU_FUSE_CHANNEL_SCALE", NULL, run_channel_scale},
     [PASS_UPSAMPLED_SOURCE] = {"upsampled_source", "a 2x RESIZE_BILINEAR read only by a 1x1 -> its source",
                                FUSE_KSETS_ALL, "TFLITE_GPU_FUSE_UPSAMPLED_SOURCE", NULL, run_upsampled},
+    [PASS_SUMMED_REDUCE] = {"summed_reduce",
+                            "an ADD of two runtime tensors of one shape read only by a reduction (a global pool) "
+                            "-> the reduction adds them as it reads",
+                            FUSE_KSETS_ALL, "TFLITE_GPU_FUSE_SUMMED_REDUCE", NULL, run_summed_reduce},
     [PASS_FC_PAIR] = {"fc_pair", "two 1x1s on one pixel, the first read only by the second -> one launch",
                       FUSE_KSETS_GPU_VM_GROUP, "TFLITE_GPU_FUSE_FC_PAIR", NULL, run_fc_pair},
     [PASS_FC_HEADS] = {"fc_heads", "up to 4 FULLY_CONNECTED heads of one source row -> one launch",

@@ -95,21 +95,66 @@ static int lower_reduce(Lowering* lw, const NodeInfo* ni) {
   return 0;
 }
 
-/* One reduce launch: src (shape ss) over the axes r into dst (shape ds). */
-static int reduce_launch(Encoder* ex, int node, const KernelVariant* v, cl_mem src, cl_mem dst, const int ss[4],
-                         const int ds[4], const int r[4], int act) {
+/* The reduce kernels' first arguments: src, then the addend (src again,
+ * unread, when there is none) and the flag. */
+static void karg_sources(KArgs* a, cl_mem src, cl_mem addend) {
+  karg_mem(a, src);
+  karg_mem(a, addend ? addend : src);
+}
+
+/* One reduce launch: src (+ addend, or NULL) of shape ss over the axes r
+ * into dst (shape ds). */
+static int reduce_launch(Encoder* ex, int node, const KernelVariant* v, cl_mem src, cl_mem addend, cl_mem dst,
+                         const int ss[4], const int ds[4], const int r[4], int act) {
   KernelRef k = ex_dispatch_variant(ex, v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, (int)v->total};
-  karg_mem(&a, src);
+  karg_sources(&a, src, addend);
   karg_mem(&a, dst);
   karg_shape(&a, ss);
   karg_shape(&a, ds);
   karg_int4(&a, r[GD_W], r[GD_H], r[GD_C], r[GD_B]);
   karg_int(&a, ex->g.nodes[node].p.reduce.op);
   karg_int(&a, act);
+  karg_int(&a, addend != NULL);
   karg_int(&a, a.total);
   return karg_done(ex, &a);
+}
+
+/* reduce_gpu_part then reduce_gpu_sum (select_reduce_chunks): partials per
+ * chunk of each window (FP32: a sum of many halves could overflow half),
+ * then their op in a fixed order and the store. */
+static int reduce_chunked(Encoder* ex, int node, const KernelVariant* part_v, const KernelVariant* sum_v, int chunk,
+                          int chunks, cl_mem src, cl_mem addend, cl_mem dst) {
+  const GNode* n = &ex->g.nodes[node];
+  const int* ss = ex->g.tensors[n->inputs[0]].shape;
+  const int* ds = ex->g.tensors[n->outputs[0]].shape;
+  const int* r = n->p.reduce.axes;
+  cl_mem part = src && dst ? ex_buffer(ex, CL_MEM_READ_WRITE, part_v->total * 4 * sizeof(float), NULL) : NULL;
+  KernelRef k = part ? ex_dispatch_variant(ex, part_v, node) : NULL;
+  if (!k) return -1;
+  KArgs a = {k, 0, CL_SUCCESS, (int)part_v->total};
+  karg_sources(&a, src, addend);
+  karg_mem(&a, part);
+  karg_shape(&a, ss);
+  karg_shape(&a, ds);
+  karg_int4(&a, r[GD_W], r[GD_H], r[GD_C], r[GD_B]);
+  karg_int(&a, n->p.reduce.op);
+  karg_int(&a, addend != NULL);
+  karg_int(&a, chunk);
+  karg_int(&a, a.total);
+  if (karg_done(ex, &a) || !(k = ex_dispatch_variant(ex, sum_v, node))) return -1;
+  KArgs b = {k, 0, CL_SUCCESS, (int)sum_v->total};
+  karg_mem(&b, part);
+  karg_mem(&b, dst);
+  karg_shape(&b, ss);
+  karg_shape(&b, ds);
+  karg_int4(&b, r[GD_W], r[GD_H], r[GD_C], r[GD_B]);
+  karg_int(&b, n->p.reduce.op);
+  karg_int(&b, n->act);
+  karg_int(&b, chunks);
+  karg_int(&b, b.total);
+  return karg_done(ex, &b);
 }
 
 static int encode_reduce(Encoder* ex, int node) {
@@ -117,7 +162,10 @@ static int encode_reduce(Encoder* ex, int node) {
   const int* ss = ex->g.tensors[n->inputs[0]].shape;
   const int* ds = ex->g.tensors[n->outputs[0]].shape;
   cl_mem src = ex_tensor_mem(ex, n->inputs[0]), dst = ex_tensor_mem(ex, n->outputs[0]);
-  KernelVariant v;
+  /* A second input: the addend of the ADD it reads through (fuse_summed_reduce.c). */
+  cl_mem addend = n->num_inputs > 1 ? ex_tensor_mem(ex, n->inputs[1]) : NULL;
+  if (n->num_inputs > 1 && !addend) return -1;
+  KernelVariant v, sum;
   if (select_reduce_split(ex->dev, &ex->g, n)) {
     /* Over W into a scratch row per (batch, row, slice), then over H. A
      * MEAN of row means is the MEAN (every row has W values); the
@@ -127,44 +175,15 @@ static int encode_reduce(Encoder* ex, int node) {
     cl_mem rows = src && dst ? ex_buffer(ex, CL_MEM_READ_WRITE, phwc4_items(mid) * 4 * sizeof(float), NULL) : NULL;
     if (!rows) return -1;
     v = variant_1d("reduce.cl", "reduce", phwc4_items(mid));
-    if (reduce_launch(ex, node, &v, src, rows, ss, mid, over_w, ACT_NONE)) return -1;
+    if (reduce_launch(ex, node, &v, src, addend, rows, ss, mid, over_w, ACT_NONE)) return -1;
     v = variant_1d("reduce.cl", "reduce", phwc4_items(ds));
-    return reduce_launch(ex, node, &v, rows, dst, mid, ds, over_h, n->act);
+    return reduce_launch(ex, node, &v, rows, NULL, dst, mid, ds, over_h, n->act);
   }
-  KernelVariant sum;
   int chunk, chunks = select_reduce_chunks(ex->dev, &ex->g, n, &chunk, &v, &sum);
-  if (chunks) {
-    /* Partials per chunk of each window (FP32: a sum of many halves could
-     * overflow half), then their op in a fixed order and the store. */
-    cl_mem part = src && dst ? ex_buffer(ex, CL_MEM_READ_WRITE, v.total * 4 * sizeof(float), NULL) : NULL;
-    KernelRef k = part ? ex_dispatch_variant(ex, &v, node) : NULL;
-    if (!k) return -1;
-    KArgs a = {k, 0, CL_SUCCESS, (int)v.total};
-    karg_mem(&a, src);
-    karg_mem(&a, part);
-    karg_shape(&a, ss);
-    karg_shape(&a, ds);
-    karg_int4(&a, n->p.reduce.axes[GD_W], n->p.reduce.axes[GD_H], n->p.reduce.axes[GD_C], n->p.reduce.axes[GD_B]);
-    karg_int(&a, n->p.reduce.op);
-    karg_int(&a, chunk);
-    karg_int(&a, a.total);
-    if (karg_done(ex, &a)) return -1;
-    if (!(k = ex_dispatch_variant(ex, &sum, node))) return -1;
-    KArgs b = {k, 0, CL_SUCCESS, (int)sum.total};
-    karg_mem(&b, part);
-    karg_mem(&b, dst);
-    karg_shape(&b, ss);
-    karg_shape(&b, ds);
-    karg_int4(&b, n->p.reduce.axes[GD_W], n->p.reduce.axes[GD_H], n->p.reduce.axes[GD_C], n->p.reduce.axes[GD_B]);
-    karg_int(&b, n->p.reduce.op);
-    karg_int(&b, n->act);
-    karg_int(&b, chunks);
-    karg_int(&b, b.total);
-    return karg_done(ex, &b);
-  }
+  if (chunks) return reduce_chunked(ex, node, &v, &sum, chunk, chunks, src, addend, dst);
   select_reduce(ex->dev, &ex->g, n, &v);
   /* The activation is NONE but for a global pool's (ops_pool.c). */
-  return reduce_launch(ex, node, &v, src, dst, ss, ds, n->p.reduce.axes, n->act);
+  return reduce_launch(ex, node, &v, src, addend, dst, ss, ds, n->p.reduce.axes, n->act);
 }
 
 /* The TFLite ops this file runs (op_table.c lists them). */

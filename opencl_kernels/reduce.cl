@@ -11,11 +11,15 @@
  *
  * Over channels the window covers every slice of the source, with the
  * padded lanes of the last one set to the op's identity; the four lanes
- * are folded at the end into lane 0 of the single output slice. */
-#define REDUCE_PARAMS \
-  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 axes, int op, int act, \
-  int total
-#define REDUCE_ARGS src, dst, src_shape, dst_shape, axes, op, act, total
+ * are folded at the end into lane 0 of the single output slice.
+ *
+ * summed: the window is of src + addend (a tensor of src's shape), an ADD
+ * read only by this reduction (fuse_summed_reduce.c); else addend is
+ * unread. */
+#define REDUCE_PARAMS                                                                                           \
+  __global const storage_t* src, __global const storage_t* addend, __global storage_t* dst, int4 src_shape,     \
+  int4 dst_shape, int4 axes, int op, int act, int summed, int total
+#define REDUCE_ARGS src, addend, dst, src_shape, dst_shape, axes, op, act, summed, total
 #if GD_SELECTED(reduce, 0)
 OUTLINED_KERNEL(reduce, REDUCE_PARAMS, REDUCE_ARGS) {
   if (gid >= total) return;
@@ -33,6 +37,7 @@ OUTLINED_KERNEL(reduce, REDUCE_PARAMS, REDUCE_ARGS) {
         int i = idx4(src_shape, b, s, y, 0);
         for (int x = x0; x < x1; ++x) {
           float4 v = LOAD4(src, i + x);
+          if (summed) v += LOAD4(addend, i + x);
           if (axes.z && s == last) v = fill_tail(v, s, src_shape.z, id);
           acc = reduce_step(acc, v, op);
         }

@@ -3,7 +3,8 @@
  * (softmax_gpu) shaped for GPUs: one work-group per output float4 (reduce)
  * or per pixel (softmax), whose work-items stride over the window and then
  * combine their partials in a __local tree. Same arguments and results as
- * reduce / softmax in reduce.cl; the REDUCE_* codes (kernel_abi.h), reduce_identity,
+ * reduce / softmax in reduce.cl (summed: the window of src + addend, as
+ * reduce); the REDUCE_* codes (kernel_abi.h), reduce_identity,
  * reduce_step(1) and fill_tail are in common.cl. All arithmetic is float.
  *
  * Launch contract:
@@ -84,8 +85,8 @@ GD_INLINE ReduceWindow reduce_window(int o, int4 src_shape, int4 dst_shape, int4
   return w;
 }
 
-GD_INLINE float4 reduce_part(__global const storage_t* src, int4 src_shape, int4 axes, int op, ReduceWindow w,
-                             int from, int to, int lid) {
+GD_INLINE float4 reduce_part(__global const storage_t* src, __global const storage_t* addend, int summed,
+                             int4 src_shape, int4 axes, int op, ReduceWindow w, int from, int to, int lid) {
   int last = SLICES(src_shape) - 1;
   float4 id = reduce_identity(op);
   float4 acc = id;
@@ -96,7 +97,9 @@ GD_INLINE float4 reduce_part(__global const storage_t* src, int4 src_shape, int4
     t /= w.ny;
     int s = w.s0 + t % w.ns;
     int b = w.b0 + t / w.ns;
-    float4 v = LOAD4(src, idx4(src_shape, b, s, w.y0 + y, w.x0 + x));
+    int at = idx4(src_shape, b, s, w.y0 + y, w.x0 + x);
+    float4 v = LOAD4(src, at);
+    if (summed) v += LOAD4(addend, at);
     if (axes.z && s == last) v = fill_tail(v, s, src_shape.z, id);
     acc = reduce_step(acc, v, op);
   }
@@ -119,10 +122,10 @@ GD_INLINE void reduce_store(__global storage_t* dst, float4 acc, int4 src_shape,
   STORE4(r, dst, o);
 }
 
-#define REDUCE_GPU_PARAMS \
-  __global const storage_t* src, __global storage_t* dst, int4 src_shape, int4 dst_shape, int4 axes, int op, int act, \
-  int total
-#define REDUCE_GPU_ARGS src, dst, src_shape, dst_shape, axes, op, act, total
+#define REDUCE_GPU_PARAMS                                                                                       \
+  __global const storage_t* src, __global const storage_t* addend, __global storage_t* dst, int4 src_shape,     \
+  int4 dst_shape, int4 axes, int op, int act, int summed, int total
+#define REDUCE_GPU_ARGS src, addend, dst, src_shape, dst_shape, axes, op, act, summed, total
 #if GD_SELECTED(reduce_gpu, 0)
 GROUP_KERNEL(reduce_gpu, WG, 1, WG, REDUCE_GPU_PARAMS, REDUCE_GPU_ARGS) {
   int lid = loc.x;
@@ -130,7 +133,7 @@ GROUP_KERNEL(reduce_gpu, WG, 1, WG, REDUCE_GPU_PARAMS, REDUCE_GPU_ARGS) {
   int valid = gid < total;
   ReduceWindow w = reduce_window(valid ? gid : 0, src_shape, dst_shape, axes);
   int count = valid ? w.nb * w.ns * w.ny * w.nx : 0; /* a surplus group only runs the barriers */
-  float4 acc = wg_reduce4(lmem, reduce_part(src, src_shape, axes, op, w, 0, count, lid), op, lid);
+  float4 acc = wg_reduce4(lmem, reduce_part(src, addend, summed, src_shape, axes, op, w, 0, count, lid), op, lid);
   if (lid == 0 && valid) reduce_store(dst, acc, src_shape, dst_shape, axes, op, act, w, gid);
 }
 #endif
@@ -142,10 +145,10 @@ GROUP_KERNEL(reduce_gpu, WG, 1, WG, REDUCE_GPU_PARAMS, REDUCE_GPU_ARGS) {
  * not yet folded); reduce_gpu_sum, one work-group per output float4, op
  * over its chunks' partials in a fixed tree (the same bits on every
  * invoke), then reduce_gpu's store. total: chunks x outs; outs. */
-#define REDUCE_GPU_PART_PARAMS \
-  __global const storage_t* src, __global float4* part, int4 src_shape, int4 dst_shape, int4 axes, int op, int chunk, \
-  int total
-#define REDUCE_GPU_PART_ARGS src, part, src_shape, dst_shape, axes, op, chunk, total
+#define REDUCE_GPU_PART_PARAMS                                                                                  \
+  __global const storage_t* src, __global const storage_t* addend, __global float4* part, int4 src_shape,       \
+  int4 dst_shape, int4 axes, int op, int summed, int chunk, int total
+#define REDUCE_GPU_PART_ARGS src, addend, part, src_shape, dst_shape, axes, op, summed, chunk, total
 #if GD_SELECTED(reduce_gpu_part, 1)
 GROUP_KERNEL(reduce_gpu_part, WG, 1, WG, REDUCE_GPU_PART_PARAMS, REDUCE_GPU_PART_ARGS) {
   int lid = loc.x;
@@ -155,7 +158,7 @@ GROUP_KERNEL(reduce_gpu_part, WG, 1, WG, REDUCE_GPU_PART_PARAMS, REDUCE_GPU_PART
   int c = valid ? gid / outs : 0;
   ReduceWindow w = reduce_window(valid ? gid - c * outs : 0, src_shape, dst_shape, axes);
   int from = c * chunk, to = valid ? min(from + chunk, w.nb * w.ns * w.ny * w.nx) : 0;
-  float4 acc = wg_reduce4(lmem, reduce_part(src, src_shape, axes, op, w, from, to, lid), op, lid);
+  float4 acc = wg_reduce4(lmem, reduce_part(src, addend, summed, src_shape, axes, op, w, from, to, lid), op, lid);
   if (lid == 0 && valid) part[gid] = acc;
 }
 #endif

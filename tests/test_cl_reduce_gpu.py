@@ -287,20 +287,39 @@ def test_reduce_gpu(ctx, shape, wg, small, axes, op, fp16):
     _check_reduce(c, q, x, flags, code, ACT_NONE, wg, fp16, _reduce_ref(x, flags, code))
 
 
-def _check_reduce(c, q, x, flags, code, act, wg, fp16, want):
-    """reduce_gpu (groups of wg) and reduce over x against want."""
+def _check_reduce(c, q, x, flags, code, act, wg, fp16, want, addend=None):
+    """reduce_gpu (groups of wg) and reduce over x (x + addend: summed)
+    against want."""
     ob, oh, ow, oc = want.shape
     ss, ds = _shape(*x.shape), _shape(ob, oh, ow, oc)
     total = _items(ds)
     bx = _buf(c, _phwc4(x))
+    by = bx if addend is None else _buf(c, _phwc4(addend))
 
     def args(bout):
-        return bx, bout, ss, ds, np.array(flags, np.int32), np.int32(code), np.int32(act), np.int32(total)
+        return (bx, by, bout, ss, ds, np.array(flags, np.int32), np.int32(code), np.int32(act),
+                np.int32(addend is not None), np.int32(total))
 
     gpu, cpu = _run_pair(c, q, fp16, "reduce_gpu.cl", "reduce_gpu", wg, ds, (ob, (oc + 3) // 4, oh, ow, 4), args,
                          "reduce.cl", "reduce", total)
     _check(gpu, want, fp16)
     _check(cpu, want, fp16)
+
+
+@pytest.mark.parametrize("fp16", FP)
+@pytest.mark.parametrize("op", ["MEAN", "MAX"])
+@pytest.mark.parametrize("axes", ["HW", "C"])
+def test_reduce_of_a_sum(ctx, axes, op, fp16):
+    """summed: the window of src + addend (an ADD read only by the
+    reduction, fuse_summed_reduce.c); the sum in float, from the stored
+    operands."""
+    c, q = ctx
+    code, flags = OPS[op], AXES[axes]
+    shape = (2, 9, 7, 17)  # HW: 63 float4s per window; C: 5 slices with a tail
+    rng = np.random.default_rng(73 + code)
+    x, y = (_stored(rng.standard_normal(shape), fp16) for _ in range(2))
+    want = _reduce_ref(x.astype(np.float64) + y.astype(np.float64), flags, code)
+    _check_reduce(c, q, x, flags, code, ACT_NONE, 16, fp16, want, addend=y)
 
 
 # The fused activation (ACT_* of kernel_abi.h) a global pool lowered to a
@@ -370,8 +389,8 @@ def test_surplus_work_groups_store_nothing(ctx):
     # reduce over W: output (2, 1, 1, 9), 6 float4s, + 3 surplus groups
     ds = _shape(2, 1, 1, 9)
     gpu, _ = _run_pair(c, q, False, "reduce_gpu.cl", "reduce_gpu", 8, ds, (2, 3, 1, 1, 4),
-                       lambda bout: (bx, bout, ss, ds, np.array([1, 0, 0, 0], np.int32), np.int32(R_SUM),
-                                     np.int32(0), np.int32(6)), "reduce.cl", "reduce", 6, extra=3)
+                       lambda bout: (bx, bx, bout, ss, ds, np.array([1, 0, 0, 0], np.int32), np.int32(R_SUM),
+                                     np.int32(0), np.int32(0), np.int32(6)), "reduce.cl", "reduce", 6, extra=3)
     _check(gpu, x.astype(np.float64).sum(axis=2, keepdims=True), False)
     gpu, _ = _run_pair(c, q, False, "reduce_gpu.cl", "softmax_gpu", 8, ss, (2, 3, 1, 3, 4),
                        lambda bout: (bx, bout, ss, np.float32(1.0), np.int32(1), np.int32(6)),

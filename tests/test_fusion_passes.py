@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 # The run order (fuse.h FusePassId): a new pass is added here too, on purpose.
 ORDER = ["layer_norm", "pad", "channel_affine", "hoist_residuals", "epilogues", "pooled_residual", "dw_1x1", "pw_dw",
-         "channel_scale", "upsampled_source", "fc_pair", "fc_heads", "input_direct", "mixed_storage",
+         "channel_scale", "upsampled_source", "summed_reduce", "fc_pair", "fc_heads", "input_direct", "mixed_storage",
          "output_assembly", "output_direct"]
 
 
@@ -73,7 +73,7 @@ def test_the_kernel_set_and_each_hook_decide_what_runs(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("model,fired", [
     ("face_detection_short_range", {"epilogues", "dw_1x1", "input_direct", "output_assembly", "output_direct"}),
-    ("selfie_segmentation", {"channel_scale", "upsampled_source", "fc_pair", "pw_dw"}),
+    ("selfie_segmentation", {"channel_scale", "upsampled_source", "summed_reduce", "fc_pair", "pw_dw"}),
 ])
 def test_the_passes_that_fire_on_real_models(model, fired):
     """What each pass did comes back per partition; the ones these models
