@@ -16,6 +16,7 @@
 #include "fuse_fc_heads.h"
 #include "fuse_fc_pair.h"
 #include "fuse_layer_norm.h"
+#include "fuse_prelu_source.h"
 #include "fuse_pw_dw.h"
 #include "fuse_summed_reduce.h"
 #include "input_direct.h"
@@ -38,6 +39,7 @@ static int run_upsampled(FuseStage* s) { return fuse_upsampled_source(s->g, s->o
 static int run_summed_reduce(FuseStage* s) { return fuse_summed_reduce(s->g, s->outputs, s->num_outputs, s->dead); }
 static int run_fc_pair(FuseStage* s) { return fuse_fc_pair(s->g, s->outputs, s->num_outputs, s->dead); }
 static int run_fc_heads(FuseStage* s) { return fuse_fc_heads(s->g, s->dead); }
+static int run_prelu_source(FuseStage* s) { return fuse_prelu_source(s->g, s->outputs, s->num_outputs, s->dead); }
 static int run_input_direct(FuseStage* s) { return input_direct_mark(s->g); }
 static int run_mixed_storage(FuseStage* s) {
   if (!s->fp16) return 0;
@@ -97,6 +99,10 @@ const FusePass kFusePasses[FUSE_NUM_PASSES] = {
                       FUSE_KSETS_GPU_VM_GROUP, "TFLITE_GPU_FUSE_FC_PAIR", NULL, run_fc_pair},
     [PASS_FC_HEADS] = {"fc_heads", "up to 4 FULLY_CONNECTED heads of one source row -> one launch",
                        FUSE_KSETS_GPU_VM_GROUP, "TFLITE_GPU_FUSE_FC_HEADS", NULL, run_fc_heads},
+    [PASS_PRELU_SOURCE] = {"prelu_source",
+                           "a PRELU of per-channel constant alpha read only by a CONV_2D -> read through it by the "
+                           "conv (the VM's fine bodies: conv2d_x4_prelu)",
+                           FUSE_KSETS_VM, "TFLITE_GPU_FUSE_PRELU_SOURCE", NULL, run_prelu_source},
     [PASS_INPUT_DIRECT] = {"input_direct",
                            "a float input only convolutions read -> read as BHWC (no conversion launch)",
                            FUSE_KSETS_GPU, "TFLITE_GPU_BHWC_INPUT", NULL, run_input_direct},
@@ -175,6 +181,7 @@ size_t fuse_passes_text(char* buf, size_t size) {
     const FusePass* p = &kFusePasses[i];
     int n = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "%s\t%s\t%s\t%s\n", p->name,
                      p->kernel_sets == FUSE_KSETS_GPU ? "gpu"
+                     : p->kernel_sets == FUSE_KSETS_VM ? "vm"
                      : p->kernel_sets & 1             ? "cpu,gpu"
                                                       : "gpu,vm",
                      p->hook ? p->hook : "", p->matches);

@@ -25,6 +25,7 @@ typedef enum FusePassId {
   PASS_SUMMED_REDUCE,
   PASS_FC_PAIR,
   PASS_FC_HEADS,
+  PASS_PRELU_SOURCE,
   PASS_INPUT_DIRECT,
   PASS_MIXED_STORAGE,
   PASS_OUTPUT_ASSEMBLY,
@@ -39,8 +40,9 @@ typedef enum FusePassId {
  * GPU set's passes make nodes that only conv_gpu.cl / fc_gpu.cl kernels
  * implement, so they also need every CONV_2D to run one
  * (select_gpu_convs_always); a pass with bit 4 also has a fine body, one
- * with bit 8 a group body. Listed as "vm" with either. */
-enum { FUSE_KSETS_ALL = 3, FUSE_KSETS_GPU = 2, FUSE_KSETS_GPU_VM = 6, FUSE_KSETS_GPU_VM_GROUP = 10 };
+ * with bit 8 a group body. Listed as "vm" with either. A pass of bit 4
+ * alone makes nodes only a fine body implements (FUSE_KSETS_VM). */
+enum { FUSE_KSETS_ALL = 3, FUSE_KSETS_GPU = 2, FUSE_KSETS_VM = 4, FUSE_KSETS_GPU_VM = 6, FUSE_KSETS_GPU_VM_GROUP = 10 };
 
 /* One run of the fuse stage over a lowered partition. */
 typedef struct FuseStage {

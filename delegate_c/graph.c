@@ -129,7 +129,7 @@ int graph_writer(const Graph* g, int t) {
 int graph_plain_1x1(const GNode* n) {
   return n->op == &kGOpConv2d && n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 &&
          n->p.conv.sy == 1 && n->p.conv.pad_x == 0 && n->p.conv.pad_y == 0 && !n->p.conv.scale_input &&
-         !n->p.conv.src_via;
+         !n->p.conv.src_via && !n->p.conv.prelu_input;
 }
 
 int graph_sole_reader(const Graph* g, int t, const char* dead, const int* outputs, int num_outputs) {

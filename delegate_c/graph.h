@@ -159,6 +159,10 @@ typedef struct GNode {
       /* A 1x1 kGOpConv2d reading inputs[0] through a 2x bilinear upsampling
        * (fuse_conv_source.c): EPI_ADD_UP2 | EPI_UP2_HALF_PIXEL, 0 if none. */
       int src_via;
+      /* A kGOpConv2d reading inputs[0] through a PRELU of constant
+       * per-channel (or scalar) alpha (fuse_prelu_source.c): the alpha's
+       * index in inputs[], 0 if none. */
+      int prelu_input;
     } conv;
     struct {
       int kw, kh, sx, sy, pad_x, pad_y, is_max;
@@ -298,7 +302,7 @@ void graph_free(Graph* g);
 /* Whether t is one of the runtime outputs (never fused away). */
 int graph_is_output(int t, const int* outputs, int num_outputs);
 /* A 1x1, stride-1, unpadded kGOpConv2d that reads its source plainly (not
- * scaled or upsampled, fuse_conv_source.c): a GEMM over the pixel plane,
+ * scaled or upsampled, fuse_conv_source.c, nor through a PRELU): a GEMM over the pixel plane,
  * what the fusions around 1x1s look for. */
 int graph_plain_1x1(const GNode* n);
 /* Node n takes the 1x1 node `first` whose output it alone reads as its

@@ -158,6 +158,20 @@ static float* pack_bias(const GTensor* bias, int cout) {
   return b;
 }
 
+/* conv2d_x4_prelu's src_alpha: the PRELU's alpha as a float4 per input
+ * slice (a scalar repeated; 0 past the channels, whose lanes are 0), NULL
+ * on error (karg_done then fails the launch). */
+static cl_mem upload_src_alpha(Encoder* ex, const GNode* n) {
+  const GTensor* a = &ex->g.tensors[n->inputs[n->p.conv.prelu_input]];
+  int cin = ex->g.tensors[n->inputs[0]].shape[GD_C], slices = (cin + 3) / 4;
+  float* v = calloc((size_t)slices * 4, sizeof(float));
+  if (!v) return ex_fail(ex, "out of memory"), NULL;
+  for (int c = 0; c < cin; ++c) v[c] = a->data[a->shape[GD_C] == 1 ? 0 : c];
+  cl_mem m = ex_upload(ex, v, (size_t)slices * 4 * sizeof(float));
+  free(v);
+  return m;
+}
+
 /* Records node `node`'s launch of variant v, NULL on error. A node with an
  * EPI_UNARY step or an EPI_CHAIN is built with -DEPI_UN=1 (common.cl): that
  * code only in the programs that run one. */
@@ -204,7 +218,8 @@ static int set_conv_args(Encoder* ex, KernelRef k, const GNode* n, const KernelV
     karg_mem(&a, first[0]);
     karg_mem(&a, first[1]);
   }
-  if (geometry == CONV_ARGS_GEOMETRY || geometry == CONV_ARGS_DW_1X1 || geometry == CONV_ARGS_PW_DW) {
+  if (geometry == CONV_ARGS_GEOMETRY || geometry == CONV_ARGS_DW_1X1 || geometry == CONV_ARGS_PW_DW ||
+      geometry == CONV_ARGS_PRELU) {
     karg_int4(&a, n->p.conv.kw, n->p.conv.kh, n->p.conv.sx, n->p.conv.sy);
     karg_int4(&a, n->p.conv.pad_x, n->p.conv.pad_y, n->p.conv.dx, n->p.conv.dy);
   }
@@ -224,6 +239,7 @@ static int set_conv_args(Encoder* ex, KernelRef k, const GNode* n, const KernelV
     karg_int4(&a, d[GD_W], d[GD_H], mean, 0);
   }
   karg_int(&a, total);
+  if (geometry == CONV_ARGS_PRELU) karg_mem(&a, upload_src_alpha(ex, n));
   return karg_done(ex, &a);
 }
 
@@ -277,6 +293,8 @@ static int encode_conv2d(Encoder* ex, int node) {
     return ex_fail(ex, "%s cannot scale its source", v.kernel);
   if (n->p.conv.src_via && v.form != CONV_ARGS_UP2)
     return ex_fail(ex, "%s cannot upsample its source", v.kernel);
+  if (n->p.conv.prelu_input && v.form != CONV_ARGS_PRELU)
+    return ex_fail(ex, "%s cannot read its source through a PRELU", v.kernel);
   cl_mem wm, bm;
   if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.weights], src->shape[GD_C], bias, v.weight_block,
                                    &wm, &bm))

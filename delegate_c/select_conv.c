@@ -99,6 +99,15 @@ static void cpu_conv2d(const Graph* g, const GNode* n, KernelVariant* v, int fin
    * upsampling (fuse_conv_source.c): the conv2d_x4 form where conv2d_x4
    * would run, else 16-channel blocks. */
   int source = n->p.conv.scale_input ? (n->p.conv.add_input ? 2 : 1) : n->p.conv.src_via ? 3 : 0;
+  if (n->p.conv.prelu_input) {
+    /* Any geometry, through a PRELU (fuse_prelu_source.c: the VM's fine bodies only). */
+    int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
+    *v = variant_1d("conv.cl", "conv2d_x4_prelu", phwc4_items(tiled));
+    v->heavy = 1;
+    v->weight_block = 1;
+    v->form = CONV_ARGS_PRELU;
+    return;
+  }
   if (source) {
     int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
     size_t gemm_items = div_up((size_t)ds[GD_H] * ds[GD_W], GEMM_TILE) * div_up((size_t)(ds[GD_C] + 3) / 4, 4) *

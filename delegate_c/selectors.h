@@ -13,7 +13,8 @@
 
 /* Argument forms of the conv family (ops_conv.c binds them). */
 enum { CONV_ARGS_NO_GEOMETRY = 0, CONV_ARGS_GEOMETRY = 1, CONV_ARGS_PAD_ONLY = 2, CONV_ARGS_DW_1X1 = 3,
-       CONV_ARGS_SCALED = 4, CONV_ARGS_UP2 = 5, CONV_ARGS_SCALED_ADD = 6, CONV_ARGS_PW_DW = 7 };
+       CONV_ARGS_SCALED = 4, CONV_ARGS_UP2 = 5, CONV_ARGS_SCALED_ADD = 6, CONV_ARGS_PW_DW = 7,
+       CONV_ARGS_PRELU = 8 };
 
 /* The work-groups a GPU-set conv or depthwise launch aims for (occupancy,
  * select_conv.c): 2 per compute unit; 0 (no aim: the default groups) on

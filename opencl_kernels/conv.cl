@@ -350,41 +350,61 @@ DEFINE_CONV_TILED(conv2d_tiled_b8_c3, 8, 2, 3)
  * x 4 channels per work-item, each weight float4 loaded once serving four
  * pixels. Weights in 1-slice
  * blocks [S_out][KH][KW][S_in][4 in][4 out]; `total` counts work-items over
- * (ceil(W/4), H, S_out, B). */
+ * (ceil(W/4), H, S_out, B). SETUP runs per input slice si; SRC(at) is the
+ * source float4 at `at`. */
+#define X4_BODY(SETUP, SRC)                                                                                   \
+  if (gid >= total) return;                                                                                   \
+  int4 tiles = (int4)((dst_shape.x + 3) >> 2, dst_shape.y, dst_shape.z, dst_shape.w);                         \
+  int4 p = split_gid(gid, tiles);                                                                             \
+  int x = p.x * 4;                                                                                            \
+  int src_slices = SLICES(src_shape);                                                                         \
+  float4 b = bias[p.z];                                                                                       \
+  float4 acc0 = b, acc1 = b, acc2 = b, acc3 = b;                                                              \
+  int x0 = x * geom.z - pad_dil.x;                                                                            \
+  int y0 = p.y * geom.w - pad_dil.y;                                                                          \
+  int plane = src_shape.y * src_shape.x;                                                                      \
+  for (int ky = 0; ky < geom.y; ++ky) {                                                                       \
+    int sy = y0 + ky * pad_dil.w;                                                                             \
+    if (sy < 0 || sy >= src_shape.y) continue;                                                                \
+    for (int kx = 0; kx < geom.x; ++kx) {                                                                     \
+      int sx0 = x0 + kx * pad_dil.z;                                                                          \
+      int sx1 = sx0 + geom.z, sx2 = sx1 + geom.z, sx3 = sx2 + geom.z;                                         \
+      bool v0 = sx0 >= 0 && sx0 < src_shape.x, v1 = sx1 >= 0 && sx1 < src_shape.x;                            \
+      bool v2 = sx2 >= 0 && sx2 < src_shape.x, v3 = sx3 >= 0 && sx3 < src_shape.x;                            \
+      int row = idx4(src_shape, p.w, 0, sy, 0);                                                               \
+      __global const float4* w = weights + ((p.z * geom.y + ky) * geom.x + kx) * src_slices * 4;              \
+      for (int si = 0; si < src_slices; ++si) {                                                               \
+        int base = row + si * plane;                                                                          \
+        SETUP                                                                                                 \
+        float4 i0 = v0 ? SRC(base + sx0) : (float4)(0.0f);                                                    \
+        float4 i1 = v1 ? SRC(base + sx1) : (float4)(0.0f);                                                    \
+        float4 i2 = v2 ? SRC(base + sx2) : (float4)(0.0f);                                                    \
+        float4 i3 = v3 ? SRC(base + sx3) : (float4)(0.0f);                                                    \
+        X4_MADS                                                                                               \
+        w += 4;                                                                                               \
+      }                                                                                                       \
+    }                                                                                                         \
+  }                                                                                                           \
+  X4_STORE
+#define X4_LOAD(at) LOAD4(src, at)
 #if GD_SELECTED(conv2d_x4, 6)
 OUTLINED_KERNEL(conv2d_x4, X4_PARAMS, X4_ARGS) {
-  if (gid >= total) return;
-  int4 tiles = (int4)((dst_shape.x + 3) >> 2, dst_shape.y, dst_shape.z, dst_shape.w);
-  int4 p = split_gid(gid, tiles);
-  int x = p.x * 4;
-  int src_slices = SLICES(src_shape);
-  float4 b = bias[p.z];
-  float4 acc0 = b, acc1 = b, acc2 = b, acc3 = b;
-  int x0 = x * geom.z - pad_dil.x;
-  int y0 = p.y * geom.w - pad_dil.y;
-  int plane = src_shape.y * src_shape.x;
-  for (int ky = 0; ky < geom.y; ++ky) {
-    int sy = y0 + ky * pad_dil.w;
-    if (sy < 0 || sy >= src_shape.y) continue;
-    for (int kx = 0; kx < geom.x; ++kx) {
-      int sx0 = x0 + kx * pad_dil.z;
-      int sx1 = sx0 + geom.z, sx2 = sx1 + geom.z, sx3 = sx2 + geom.z;
-      bool v0 = sx0 >= 0 && sx0 < src_shape.x, v1 = sx1 >= 0 && sx1 < src_shape.x;
-      bool v2 = sx2 >= 0 && sx2 < src_shape.x, v3 = sx3 >= 0 && sx3 < src_shape.x;
-      int row = idx4(src_shape, p.w, 0, sy, 0);
-      __global const float4* w = weights + ((p.z * geom.y + ky) * geom.x + kx) * src_slices * 4;
-      for (int si = 0; si < src_slices; ++si) {
-        int base = row + si * plane;
-        float4 i0 = v0 ? LOAD4(src, base + sx0) : (float4)(0.0f);
-        float4 i1 = v1 ? LOAD4(src, base + sx1) : (float4)(0.0f);
-        float4 i2 = v2 ? LOAD4(src, base + sx2) : (float4)(0.0f);
-        float4 i3 = v3 ? LOAD4(src, base + sx3) : (float4)(0.0f);
-        X4_MADS
-        w += 4;
-      }
-    }
-  }
-  X4_STORE
+  X4_BODY(, X4_LOAD)
+}
+#endif
+
+/* conv2d_x4 reading its source through a PRELU of per-channel alpha
+ * (src_alpha, a float4 per input slice) that only this conv reads
+ * (fuse_prelu_source.c), for the VM's fine bodies on a GPU: the PRELU is
+ * no phase of its own. A padded tap stays 0 (prelu(0) = 0). */
+#define X4_PRELU_PARAMS X4_PARAMS, __global const float4* src_alpha
+#define X4_PRELU_ARGS X4_ARGS, src_alpha
+#define X4_ALPHA_OF_SLICE float4 k = src_alpha[si];
+#define X4_PRELU(at) prelu_src(LOAD4(src, at), k)
+GD_INLINE float4 prelu_src(float4 v, float4 k) { return select(v * k, v, isgreaterequal(v, (float4)(0.0f))); }
+#if GD_SELECTED(conv2d_x4_prelu, 14)
+OUTLINED_KERNEL(conv2d_x4_prelu, X4_PRELU_PARAMS, X4_PRELU_ARGS) {
+  X4_BODY(X4_ALPHA_OF_SLICE, X4_PRELU)
 }
 #endif
 

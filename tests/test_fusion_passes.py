@@ -18,8 +18,11 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 # The run order (fuse.h FusePassId): a new pass is added here too, on purpose.
 ORDER = ["layer_norm", "pad", "channel_affine", "hoist_residuals", "epilogues", "pooled_residual", "dw_1x1", "pw_dw",
-         "channel_scale", "upsampled_source", "summed_reduce", "fc_pair", "fc_heads", "input_direct", "mixed_storage",
-         "output_assembly", "output_direct"]
+         "channel_scale", "upsampled_source", "summed_reduce", "fc_pair", "fc_heads", "prelu_source", "input_direct",
+         "mixed_storage", "output_assembly", "output_direct"]
+# Passes that make nodes only the VM's fine bodies implement (a GPU's): not
+# in the kernel sets' runs.
+VM_ONLY = ["prelu_source"]
 
 
 def test_the_table_lists_every_pass_in_order():
@@ -28,7 +31,8 @@ def test_the_table_lists_every_pass_in_order():
     hooks = [p["hook"] for p in table if p["hook"]]
     assert len(hooks) == len(set(hooks)) and all(h.startswith("TFLITE_GPU_") for h in hooks)
     for p in table:
-        assert p["matches"] and set(p["kernel_sets"]) <= {"cpu", "gpu", "vm"} and "gpu" in p["kernel_sets"]
+        assert p["matches"] and set(p["kernel_sets"]) <= {"cpu", "gpu", "vm"}
+        assert "gpu" in p["kernel_sets"] or (p["kernel_sets"] == ["vm"] and p["name"] in VM_ONLY), p
         # A pass that makes GPU-set-only nodes (and their VM forms) can be
         # switched off: that is how a wrong one is found.
         if "cpu" not in p["kernel_sets"]:
@@ -61,14 +65,20 @@ def test_the_kernel_set_and_each_hook_decide_what_runs(tmp_path, monkeypatch):
     cpu = _passes_run(tmp_path, "cpu")
     assert list(cpu) == [p["name"] for p in table if "cpu" in p["kernel_sets"]]
     gpu = _passes_run(tmp_path, "gpu")
-    assert list(gpu) == ORDER  # PoCL runs every conv group of the GPU set
+    gpu_order = [n for n in ORDER if n not in VM_ONLY]
+    assert list(gpu) == gpu_order  # PoCL runs every conv group of the GPU set
     assert gpu["epilogues"] == 1 and gpu["input_direct"] == 1 and gpu["output_direct"] == 1
     for p in table:
         if not p["hook"]:
             continue
         monkeypatch.setenv(p["hook"], "0")
-        assert list(_passes_run(tmp_path, "gpu")) == [n for n in ORDER if n != p["name"]], p["hook"]
+        assert list(_passes_run(tmp_path, "gpu")) == [n for n in gpu_order if n != p["name"]], p["hook"]
         monkeypatch.setenv(p["hook"], "1")
+    # The VM's fine bodies (TFLITE_GPU_VM_FINE=1: a GPU's) run the VM-only passes too.
+    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    path = tmp_path / "conv.tflite"
+    (part,) = explain.explain(path, {"execution": "persistent"})["partitions"]
+    assert set(VM_ONLY) <= set(part["passes"]), part["passes"]
 
 
 @pytest.mark.parametrize("model,fired", [
@@ -110,5 +120,6 @@ def test_explain_passes_on_the_command_line():
     assert p.returncode == 0, p.stderr
     lines = p.stdout.split("fusion passes, in order", 1)[1].splitlines()[1:]
     assert [ln.split()[0] for ln in lines[:len(ORDER)]] == ORDER
-    assert not any(ln.split()[1] == "off" for ln in lines[:len(ORDER)])  # the GPU set runs every pass here
+    off = [ln.split()[0] for ln in lines[:len(ORDER)] if ln.split()[1] == "off"]
+    assert off == VM_ONLY, off  # the GPU set runs every other pass here
     assert "fusion passes" not in run_cli("explain", "face_detection_short_range").stdout
