@@ -90,13 +90,18 @@ static int pick(const DeviceEntry* list, int n, const char* selector, char* err,
  * clang, and common.cl then uses clang's attributes and pragmas there
  * (outlined kernel bodies, forced inlining), which other compilers may
  * reject or warn about. -DGD_NVIDIA=1 on NVIDIA's driver: the grid
- * barrier's device-wide fence and timer (grid_sync.cl). */
+ * barrier's device-wide fence and timer (grid_sync.cl), and the rare
+ * paths out of line (common.cl GD_NOINLINE); TFLITE_GPU_INLINE_RARE=1
+ * (an A/B of the build time) adds -DGD_INLINE_RARE=1, which inlines them
+ * again. */
 static void compose_build_options(GpuDevice* dev) {
   char std[32] = "";
   if (dev->caps.cl_c_minor > 0) snprintf(std, sizeof(std), "-cl-std=CL1.%d", dev->caps.cl_c_minor);
-  snprintf(dev->build_options, sizeof(dev->build_options), "%s%s%s%s", std,
-           dev->caps.vendor_id == GD_VENDOR_POCL ? " -DGD_POCL=1" : "",
-           dev->caps.vendor_id == GD_VENDOR_NVIDIA ? " -DGD_NVIDIA=1" : "", dev->fp16 ? " -DFP16_STORAGE=1" : "");
+  int nvidia = dev->caps.vendor_id == GD_VENDOR_NVIDIA;
+  snprintf(dev->build_options, sizeof(dev->build_options), "%s%s%s%s%s", std,
+           dev->caps.vendor_id == GD_VENDOR_POCL ? " -DGD_POCL=1" : "", nvidia ? " -DGD_NVIDIA=1" : "",
+           nvidia && env_flag("TFLITE_GPU_INLINE_RARE", 0) ? " -DGD_INLINE_RARE=1" : "",
+           dev->fp16 ? " -DFP16_STORAGE=1" : "");
 }
 
 int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuDevice** out, char* err,

@@ -100,27 +100,34 @@ GD_INLINE float4 mask_tail(float4 v, int s, int C) {
 }
 
 /* Compiler-specific attributes and pragmas only where they were measured
- * to help: PoCL's clang (-DGD_POCL=1, set by cl_device.c). Other compilers
- * get plain OpenCL C 1.2 (NVIDIA's warned about clang's diagnostic pragma
- * and about noinline). On PoCL:
+ * to help: PoCL's clang (-DGD_POCL=1, set by cl_device.c) and NVIDIA's
+ * compiler (-DGD_NVIDIA=1). Other compilers get plain OpenCL C 1.2
+ * (NVIDIA's warned about clang's diagnostic pragma). On PoCL:
  * - ALWAYS_INLINE: PoCL's clang left the activation helpers as calls, and a
  *   float16 argument then travels through memory (forcing the inline made
  *   the conv stores 1.3-1.5x faster);
- * - GD_NOINLINE: tanh and sigmoid stay in one out-of-line copy (inlined
- *   into every store they made LLVM's compile of a conv kernel 2-4x
- *   slower), and kernel bodies are outlined (OUTLINED_KERNEL below). Static,
- *   so that one nothing calls is never compiled: the VM program holds every
- *   body and its opcode masks only drop vm_call's cases (building
- *   face_detection_short_range's VM program took 2.5-3.0 s with every body
- *   compiled, 1.2 s with its own);
+ * - kernel bodies are outlined (GD_BODY_ATTR, OUTLINED_KERNEL below);
  * - the -Wpsabi note clang prints for float16 arguments on AVX2 targets is
- *   irrelevant to code that is all inlined. */
+ *   irrelevant to code that is all inlined.
+ * GD_NOINLINE, on PoCL and NVIDIA: tanh, sigmoid and the other rare paths
+ * (activate*_rare, unary_math, epilogue_chain) stay in one out-of-line
+ * copy. Inlined into every store they made LLVM's compile of a conv kernel
+ * 2-4x slower on PoCL, and NVIDIA's ptxas 4-6x slower (the PTX twice as
+ * long: tools/nvptx_build_time.py, docs/benchmarks/nvptx-build-time.md;
+ * -DGD_INLINE_RARE=1 inlines them on NVIDIA, an A/B of the build time).
+ * Static, so that one nothing calls is never compiled: the VM program holds
+ * every body and its opcode masks only drop vm_call's cases (building
+ * face_detection_short_range's VM program took 2.5-3.0 s on PoCL with every
+ * body compiled, 1.2 s with its own). */
 #ifdef GD_POCL
 #define ALWAYS_INLINE __attribute__((always_inline)) GD_INLINE
-#define GD_NOINLINE __attribute__((noinline)) GD_STATIC
 #pragma clang diagnostic ignored "-Wpsabi"
 #else
 #define ALWAYS_INLINE GD_INLINE
+#endif
+#if defined(GD_POCL) || (defined(GD_NVIDIA) && !defined(GD_INLINE_RARE))
+#define GD_NOINLINE __attribute__((noinline)) GD_STATIC
+#else
 #define GD_NOINLINE GD_INLINE
 #endif
 
@@ -222,8 +229,8 @@ DEFINE_ACTIVATE(activate16, float16)
  * unary_op and a fused EPI_UNARY epilogue step: leaky relu takes alpha,
  * UN_GELU uses erf and UN_GELU_TANH the tanh approximation; the casts
  * (UN_TRUNC, UN_NOT_ZERO) are unary_op's alone, anything else is the
- * identity. Out of line on PoCL (GD_NOINLINE): compiled once per program,
- * not at every epilogue. */
+ * identity. Out of line on PoCL and NVIDIA (GD_NOINLINE): compiled once
+ * per program, not at every epilogue. */
 GD_NOINLINE float4 unary_math(float4 v, int op, float alpha) {
   switch (op) {
     case UN_RELU: return fmax(v, 0.0f);
@@ -389,7 +396,7 @@ GD_INLINE float4 epilogue_step(float4 v, int op, int act, __global const float4*
 #ifdef EPI_UN
 /* EPI_CHAIN (kernel_abi.h): n steps, step k's (code, act, offset, aux) in
  * alpha[k], its constants from alpha[offset]; r the runtime operand.
- * Out of line on PoCL, as unary_math. */
+ * Out of line on PoCL and NVIDIA, as unary_math. */
 GD_NOINLINE float4 epilogue_chain(float4 v, int n, __global const float4* alpha, float4 r, int s) {
   for (int k = 0; k < n; ++k) {
     int4 d = as_int4(alpha[k]);

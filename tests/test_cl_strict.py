@@ -146,7 +146,9 @@ def test_a_program_is_covered_by_its_pair_and_its_variant():
                                                      "-DCONVG_LY=4", "-DCONVG_DST_BHWC=1"])
     assert not cl_strict.covered(listed, "conv_gpu.cl", pocl_fp16 + ["-DCONVG_LX=128", "-DCONVG_LY=2"])
     assert not cl_strict.covered(listed, "conv_gpu.cl", pocl_fp16 + ["-DCONVG_LX=32"])
-    assert not cl_strict.covered(listed, "pool.cl", ["-DGD_NVIDIA=1"])  # pool.cl has no NVIDIA path
+    # every file has NVIDIA's path (common.cl's GD_NOINLINE); no device is both
+    assert cl_strict.covered(listed, "pool.cl", ["-DGD_NVIDIA=1", "-DFP16_STORAGE=1"])
+    assert not cl_strict.covered(listed, "pool.cl", ["-DGD_NVIDIA=1", "-DGD_POCL=1"])
     assert not cl_strict.covered(listed, "pool.cl", ["-DGD_POCL=1", "-DROW_PIXELS=1"])
     assert cl_strict.covered(listed, "pool.cl", ["-DGD_POCL=1", "-DFP16_STORAGE=1", "-DFP32_STORAGE=1"])
 

@@ -19,9 +19,9 @@ SPIR target, at -O0 with the IR kept, and must:
     (mangled, _Z...) or LLVM intrinsics.
 
 The programs (programs() below): every kernel file under each device's
-options (-DGD_POCL=1 on PoCL, -DGD_NVIDIA=1 on NVIDIA for the files that
-test it, none elsewhere) and each storage (FP32, FP16, and an FP16
-partition's node kept on float: mixed); every kernel alone (each GD_KSEL
+options (-DGD_POCL=1 on PoCL, -DGD_NVIDIA=1 on NVIDIA, none elsewhere) and
+each storage (FP32, FP16, and an FP16 partition's node kept on float:
+mixed); every kernel alone (each GD_KSEL
 bit) under each storage; and once, under one (device, storage) pair in
 turn, every variant define the selectors set (select_*.c): the GPU set's
 one-pixel row kernels, HALF_MATH, and every work-group size the selectors
@@ -67,8 +67,8 @@ FP16_EXTENSIONS = NVIDIA_EXTENSIONS + ("cl_khr_fp16",)
 # the storage defines (FP16_STORAGE from the device, FP32_STORAGE per node:
 # dispatch.c storage_defines).
 DEVICES = {"other": "", "pocl": "-DGD_POCL=1"}
-# NVIDIA's path (-DGD_NVIDIA=1: PTX inline assembly, grid_sync.cl), for the
-# files that test it, compiled for clang's NVPTX target: SPIR has no PTX
+# NVIDIA's path (-DGD_NVIDIA=1: PTX inline assembly, grid_sync.cl; common.cl's
+# GD_NOINLINE), compiled for clang's NVPTX target: SPIR has no PTX
 # register constraints. Same language rules, same extensions.
 NVIDIA_DEVICE = "-DGD_NVIDIA=1"
 NVPTX = "nvptx64-nvidia-nvcl"
@@ -124,7 +124,9 @@ VARIANTS = {
 # Defines the kernel files test that are not variant knobs: set by the
 # device (GD_POCL, FP16_STORAGE), per node (FP32_STORAGE), by the kernel
 # selection (GD_KSEL), or derived inside the sources.
-BASE_DEFINES = {"GD_POCL", "GD_NVIDIA", "FP16_STORAGE", "FP32_STORAGE", "HALF_MATH", "GD_KSEL"}
+# GD_INLINE_RARE (NVIDIA's A/B of common.cl's GD_NOINLINE) gives the code
+# every other device compiles.
+BASE_DEFINES = {"GD_POCL", "GD_NVIDIA", "GD_INLINE_RARE", "FP16_STORAGE", "FP32_STORAGE", "HALF_MATH", "GD_KSEL"}
 
 SELECTED = re.compile(r"^#if GD_SELECTED\((\w+), (\d+)\)\s*$", re.M)
 
@@ -173,7 +175,8 @@ def programs(kernels: pathlib.Path = KERNELS, files: list[str] | None = None) ->
         text = source_of(kernels, name)
         bits = kernel_bits(text) if name != VM_PROGRAM else []
         selections = [VM_BASE if name == VM_PROGRAM else ""] + [f"-DGD_KSEL={hex(1 << b)}" for b in bits]
-        devices = list(DEVICES.values()) + ([NVIDIA_DEVICE] if re.search(r"\bGD_NVIDIA\b", text) else [])
+        # common.cl tests GD_NVIDIA (GD_NOINLINE): every file has NVIDIA's path
+        devices = list(DEVICES.values()) + [NVIDIA_DEVICE]
         pairs = [(d, s) for d in devices for s in STORAGES.values()]
 
         def add(device, storage, extra):

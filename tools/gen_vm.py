@@ -264,13 +264,14 @@ def vm_program_source(kernels: pathlib.Path) -> str:
     copies, renamed = _files_once_more(kernels)
     any_copy = " | ".join(f"VM_OPS_{w}" for w in range(copy // bits, words))
     parts.append(f"#if {any_copy}\n{copies}#endif\n")
-    # GD_NOINLINE: inline on GPUs; on PoCL one out-of-line copy. Inlined into
+    # VM_CALL_ATTR: inline on GPUs; on PoCL one out-of-line copy. Inlined into
     # vm_run, whose loop holds the grid barrier, the switch made PoCL's
     # work-group function 2.8x slower to compile at the first launch
     # (hand_recrop's opcodes: 4.7 s -> 1.7 s).
+    parts.append("#ifdef GD_POCL\n#define VM_CALL_ATTR GD_NOINLINE\n#else\n#define VM_CALL_ATTR GD_INLINE\n#endif\n")
     parts.append("/* Runs op `opcode` for virtual work-item v, its arguments unpacked from the op's words a\n"
                  " * (an opcode outside the program's VM_OPS masks does nothing: the library never encodes one). */\n"
-                 "GD_NOINLINE void vm_call(int opcode, int v, __global const int* a, VM_SPACES_PARAMS) {\n"
+                 "VM_CALL_ATTR void vm_call(int opcode, int v, __global const int* a, VM_SPACES_PARAMS) {\n"
                  "  switch (opcode) {\n")
     cases = [(base + i, body, params, group, names_of) for base, names_of in ((0, frozenset()), (copy, renamed))
              for i, (_, _, body, params, group) in enumerate(table)]
