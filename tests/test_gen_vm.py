@@ -68,3 +68,31 @@ def test_a_group_kernel_size_must_be_a_constant():
         assert "not a constant" in str(e)
     else:
         raise AssertionError("a name passed as a size")
+
+
+def test_a_file_none_of_whose_opcodes_the_program_runs_is_skipped_whole():
+    """Each body file (and its float copy) stands under a guard of its
+    opcodes' VM_OPS bits, so the front end does not even parse a file the
+    partition does not run. Preprocessed with opcode 0 only (and the float
+    copy of the last opcode): the text of those two files and of no other."""
+    kernels = ROOT / "opencl_kernels"
+    table = gen_vm.vm_table(kernels)
+    copy = gen_vm._abi_value(kernels, "VM_FLOAT_COPY")
+    bits = gen_vm._abi_value(kernels, "VM_OPS_BITS")
+    words = gen_vm._abi_value(kernels, "VM_OPS_WORDS")
+    last = len(table) - 1
+    masks = {w: 0 for w in range(words)}
+    masks[0] |= 1
+    masks[(copy + last) // bits] |= 1 << ((copy + last) % bits)
+    source = gen_vm.vm_program_source(kernels)
+    defines = [f"-DVM_OPS_{w}=0x{m:x}" for w, m in masks.items()] + ["-DGD_VM_PROGRAM=1"]
+    out = gen_vm._expanded(kernels, source, defines=defines)
+    first_file, last_file = table[0][1], table[last][1]
+    # what of each file the preprocessor passes through: its bodies' definitions
+    for file in (f.name for f in gen_vm.body_files(kernels)):
+        names = {k for _, f, k, _ in table if f == file}
+        present = {n for n in names if re.search(rf"\b{n}_g?body\b", out)}
+        present_copy = {n for n in names if re.search(rf"\b{n}_g?body{gen_vm.FLOAT_SUFFIX}\b", out)}
+        assert bool(present) == (file == first_file), (file, sorted(present))
+        assert bool(present_copy) == (file == last_file), (file, sorted(present_copy))
+    assert first_file != last_file
