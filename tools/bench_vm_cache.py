@@ -2,7 +2,7 @@
 """Time to first result of execution=persistent with the kernel cache's
 shared VM program (issue 36 item 7), against the CPU interpreter's.
 
-    python tools/bench_vm_cache.py [--repeat N] [MODEL ...]   (default: the first 4 MediaPipe models)
+    python tools/bench_vm_cache.py [--repeat N] [--ab-env NAME=VALUE] [MODEL ...]   (default: the first 4 MediaPipe models)
     python tools/bench_vm_cache.py --sequence [--library PATH ...] [MODEL ...]   (default: all 14)
 
 Every run is a fresh process with POCL_KERNEL_CACHE=0 and
@@ -15,7 +15,10 @@ cache; the CPU set on PoCL: the yardstick for the VM's cold start),
 execution=persistent with no cache and with the shared directory. Prints a
 Markdown table with the ratios to the CPU's time. --repeat N: N rounds of
 those cells per model, the median of each (the shared directory's file then
-exists after the first round).
+exists after the first round). --ab-env NAME=VALUE: two more cells per
+model, the kernel set and persistent with no cache in processes with that
+variable set, interleaved with the others (an A/B of the build time, such
+as TFLITE_GPU_INLINE_RARE=1: the rare paths inlined on NVIDIA).
 
 --sequence: the models one after another, twice, each a fresh process
 starting on one shared directory (per library: an A/B of two builds, the
@@ -63,8 +66,8 @@ print(json.dumps(time.perf_counter() - t0))
 """
 
 
-def first_result(path, cache, library=None, built=None):
-    env = dict(os.environ, POCL_KERNEL_CACHE="0", CUDA_CACHE_DISABLE="1")
+def first_result(path, cache, library=None, built=None, extra_env=None):
+    env = dict(os.environ, POCL_KERNEL_CACHE="0", CUDA_CACHE_DISABLE="1", **(extra_env or {}))
     if library:
         env["TFLITE_GPU_LIBRARY"] = library
     if built is not None:
@@ -111,25 +114,34 @@ def main():
             else:
                 names.append(a)
         return sequence(names or list(models.MODELS), libraries or ["default"])
-    repeat = 1
-    if args[:1] == ["--repeat"]:
-        repeat, args = int(args[1]), args[2:]
+    repeat, ab = 1, None
+    while args[:1] in (["--repeat"], ["--ab-env"]):
+        if args[0] == "--repeat":
+            repeat = int(args[1])
+        else:
+            name, sep, value = args[1].partition("=")
+            if not sep or not name:
+                raise SystemExit(f"bench_vm_cache.py: --ab-env takes NAME=VALUE, not {args[1]!r}")
+            ab = {name: value}
+        args = args[2:]
     names = args or models.MODELS[:4]
     paths = models.fetch_models(names, progress=False)
     cache = tempfile.mkdtemp(prefix="vm-cache-")
     os.chmod(cache, 0o700)
+    tag = f" ({next(iter(ab))}={next(iter(ab.values()))})" if ab else ""
+    extra = f" | kernels{tag} (s) | x CPU | persistent, no cache{tag} (s) | x CPU" if ab else ""
     print("| model | CPU (s) | kernels (s) | x CPU | persistent, no cache (s) | x CPU "
-          "| persistent, shared VM cache (s) | x CPU |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          f"| persistent, shared VM cache (s) | x CPU{extra} |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:" + ("|---:|---:|---:|---:" if ab else "") + "|")
+    cells = [("cpu", None), ("kernels", None), ("-", None), (cache, None)] + ([("kernels", ab), ("-", ab)] if ab else [])
     for i, name in enumerate(names):
-        runs = [[first_result(paths[name], c) for c in ("cpu", "kernels", "-", cache)] for _ in range(repeat)]
-        cpu, kern, cold, cached = (None if None in col else statistics.median(col) for col in zip(*runs))
+        runs = [[first_result(paths[name], c, extra_env=e) for c, e in cells] for _ in range(repeat)]
+        times = [None if None in col else statistics.median(col) for col in zip(*runs)]
+        cpu = times[0]
         note = (" (writes the VM file)" if repeat == 1 else " (writes the VM file in round 1)") if i == 0 else ""
         f = lambda v: "failed" if v is None else f"{v:.2f}"  # noqa: E731
         r = lambda v: "–" if v is None or not cpu else f"{v / cpu:.0f}"  # noqa: E731
-        print(f"| {name}{note} | {f(cpu)} | {f(kern)} | {r(kern)} | {f(cold)} | {r(cold)} | {f(cached)} | {r(cached)} |",
-              flush=True)
-
+        print(f"| {name}{note} | {f(cpu)} | " + " | ".join(f"{f(v)} | {r(v)}" for v in times[1:]) + " |", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -50,7 +50,8 @@
 #        vmcache   tools/bench_vm_cache.py: execution=persistent's first result in fresh processes (no
 #                  kernel cache, CUDA_CACHE_DISABLE=1) without a cache and with the shared VM program
 #                  file, against the CPU interpreter's, on GPU_RUN_VMCACHE_MODELS (default: the four of
-#                  docs/benchmarks/vm-cache-pocl-2026-11-27.md); about 8 s a model
+#                  docs/benchmarks/vm-cache-pocl-2026-11-27.md), and the GPU_RUN_VMCACHE_AB A/B;
+#                  about 8 s a model on an H200 without the A/B, which adds about as much again
 #        ab        tools/bench_ab.py, GPU set FP32, the library against itself with one pass off
 #                  (TFLITE_GPU_FUSE_PW_DW=0, TFLITE_GPU_FUSE_DW_1X1=0, then
 #                  TFLITE_GPU_PINNED_STAGING=0), interleaved, GPU_RUN_AB_ROUNDS=2: the passes that
@@ -74,6 +75,9 @@
 #   GPU_RUN_OPS_EVERY   TFLITE_GPU_OP_TEST_EVERY for the ops step (default 3:1; 1 = every test)
 #   GPU_RUN_OPS_KSETS   kernel sets of the ops step (default gpu)
 #   GPU_RUN_OPS_K       a pytest -k expression for the op tests
+#   GPU_RUN_VMCACHE_AB  NAME=VALUE: the vmcache step also times the kernel set and persistent
+#                       with no cache in processes with it set, interleaved (default
+#                       TFLITE_GPU_INLINE_RARE=1: NVIDIA's rare paths inlined again; "" for none)
 #   GPU_RUN_AB_ROUNDS   rounds of the ab step's A/Bs (default 2)
 #   GPU_RUN_AB_MODELS   the ab step's models (default: six whose fused pairs changed last, and a control)
 #   GPU_RUN_JOBS        pytest-xdist workers (default: the cores), when xdist is installed
@@ -525,7 +529,8 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
         ;;
       vmcache)
         # shellcheck disable=SC2086
-        limited "$python" "$ROOT/tools/bench_vm_cache.py" \
+        vmcache_ab="${GPU_RUN_VMCACHE_AB-TFLITE_GPU_INLINE_RARE=1}"
+        limited "$python" "$ROOT/tools/bench_vm_cache.py" ${vmcache_ab:+--ab-env "$vmcache_ab"} \
           ${GPU_RUN_VMCACHE_MODELS:-face_detection_short_range hand_recrop iris_landmark palm_detection_lite} \
           >"$files/vmcache.log" 2>&1 || rc=1
         cat "$files/vmcache.log"
