@@ -90,18 +90,21 @@ static int pick(const DeviceEntry* list, int n, const char* selector, char* err,
  * clang, and common.cl then uses clang's attributes and pragmas there
  * (outlined kernel bodies, forced inlining), which other compilers may
  * reject or warn about. -DGD_NVIDIA=1 on NVIDIA's driver: the grid
- * barrier's device-wide fence and timer (grid_sync.cl), and the rare
- * paths out of line (common.cl GD_NOINLINE); TFLITE_GPU_INLINE_RARE=1
- * (an A/B of the build time) adds -DGD_INLINE_RARE=1, which inlines them
- * again. */
+ * barrier's device-wide fence and timer (grid_sync.cl), the rare paths
+ * out of line (common.cl GD_NOINLINE) and aligned float4 accesses
+ * (LOAD4). A/Bs on NVIDIA: TFLITE_GPU_INLINE_RARE=1 adds
+ * -DGD_INLINE_RARE=1 (the rare paths inlined), TFLITE_GPU_VLOAD4=1
+ * -DGD_VLOAD=1 (vload4). TFLITE_GPU_TEST_CHECK_ALIGN=1, any device:
+ * -DGD_CHECK_ALIGN=1 (aligned accesses that report a misaligned address). */
 static void compose_build_options(GpuDevice* dev) {
   char std[32] = "";
   if (dev->caps.cl_c_minor > 0) snprintf(std, sizeof(std), "-cl-std=CL1.%d", dev->caps.cl_c_minor);
   int nvidia = dev->caps.vendor_id == GD_VENDOR_NVIDIA;
-  snprintf(dev->build_options, sizeof(dev->build_options), "%s%s%s%s%s", std,
+  snprintf(dev->build_options, sizeof(dev->build_options), "%s%s%s%s%s%s%s", std,
            dev->caps.vendor_id == GD_VENDOR_POCL ? " -DGD_POCL=1" : "", nvidia ? " -DGD_NVIDIA=1" : "",
            nvidia && env_flag("TFLITE_GPU_INLINE_RARE", 0) ? " -DGD_INLINE_RARE=1" : "",
-           dev->fp16 ? " -DFP16_STORAGE=1" : "");
+           nvidia && env_flag("TFLITE_GPU_VLOAD4", 0) ? " -DGD_VLOAD=1" : "",
+           env_flag("TFLITE_GPU_TEST_CHECK_ALIGN", 0) ? " -DGD_CHECK_ALIGN=1" : "", dev->fp16 ? " -DFP16_STORAGE=1" : "");
 }
 
 int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuDevice** out, char* err,
@@ -262,7 +265,7 @@ static cl_program build_program(GpuDevice* dev, const char* file, const char* de
     snprintf(err, errlen, "clCreateProgramWithSource(%s): %s", file, cl_error_name(rc));
     return NULL;
   }
-  char opts[320];
+  char opts[512];
   program_options(dev, defines, opts, sizeof(opts));
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -309,7 +312,7 @@ unsigned long long gpu_device_source_hash(const GpuDevice* dev, const char* file
   const char* common = embedded_kernel_source("common.cl");
   const char* body = embedded_kernel_source(file);
   if (!abi || !common || !body) return 0;
-  char opts[320];
+  char opts[512];
   program_options(dev, defines, opts, sizeof(opts));
   uint64_t h = kc_hash(abi, strlen(abi), 1);
   h = kc_hash(common, strlen(common), h);
@@ -329,7 +332,7 @@ int gpu_device_add_binary(GpuDevice* dev, const char* file, const char* defines,
   }
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  char opts[320];
+  char opts[512];
   program_options(dev, defines, opts, sizeof(opts));
   rc = cl.clBuildProgram(prog, 1, &dev->device, opts, NULL, NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -52,7 +52,7 @@ typedef struct GpuDevice {
   GpuCaps caps;
   GpuProgram programs[GD_MAX_PROGRAMS];
   int num_programs;
-  char build_options[96];  /* every program's options (gpu_device_build_options) */
+  char build_options[160]; /* every program's options (gpu_device_build_options) */
   double compile_seconds; /* total program build time, for reports */
   int source_builds;      /* programs compiled from source so far */
   int build_failures;     /* programs the device's compiler rejected so far */

@@ -25,16 +25,48 @@
 #endif
 #ifdef FP16_STORAGE
 typedef half storage_t;
-#define LOAD4(p, i) vload_half4((i), (p))
-#define STORE4(v, p, i) vstore_half4((v), (i), (p))
+#define GD_VLOAD4(p, i) vload_half4((i), (p))
+#define GD_VSTORE4(v, p, i) vstore_half4((v), (i), (p))
+#define GD_ALOAD4(p, i) vloada_half4((i), (p))
+#define GD_ASTORE4(v, p, i) vstorea_half4((v), (i), (p))
+#define GD_ALIGN4_MASK 7
 #define LOAD1(p, i) vload_half((i), (p))
 #define STORE1(v, p, i) vstore_half((v), (i), (p))
 #else
 typedef float storage_t;
-#define LOAD4(p, i) vload4((i), (p))
-#define STORE4(v, p, i) vstore4((v), (i), (p))
+#define GD_VLOAD4(p, i) vload4((i), (p))
+#define GD_VSTORE4(v, p, i) vstore4((v), (i), (p))
+#define GD_ALOAD4(p, i) gd_aload4((i), (p))
+#define GD_ASTORE4(v, p, i) gd_astore4((v), (i), (p))
+#define GD_ALIGN4_MASK 15
 #define LOAD1(p, i) ((p)[i])
 #define STORE1(v, p, i) ((p)[i] = (v))
+#endif
+/* LOAD4 / STORE4: float4 i of a PHWC4 tensor, which starts at a multiple
+ * of 4 elements of an aligned buffer (memory_plan.c, vm.c); vload4 may only
+ * assume a float's alignment, and clang's NVPTX back end split it in four
+ * scalar loads. On NVIDIA (-DGD_NVIDIA=1) one aligned access; -DGD_VLOAD=1
+ * (TFLITE_GPU_VLOAD4=1, an A/B) keeps vload4. -DGD_CHECK_ALIGN=1 (any
+ * device, tests/test_aligned_access.py): aligned accesses, and a misaligned
+ * one prints "tflite-gpu: misaligned LOAD4 at line N" and is skipped (a
+ * load reads 1e30). Inline: PoCL 3.1 crashed on a printf out of line. */
+#if defined(GD_CHECK_ALIGN)
+static inline float4 gd_misaligned_load(int line) {
+  printf("tflite-gpu: misaligned LOAD4 at line %d\n", line);
+  return (float4)(1.0e30f);
+}
+static inline void gd_misaligned_store(int line) {
+  printf("tflite-gpu: misaligned STORE4 at line %d\n", line);
+}
+#define GD_MISALIGNED(p) (((size_t)(p)) & GD_ALIGN4_MASK)
+#define LOAD4(p, i) (GD_MISALIGNED((p) + 4 * (i)) ? gd_misaligned_load(__LINE__) : GD_ALOAD4(p, i))
+#define STORE4(v, p, i) (GD_MISALIGNED((p) + 4 * (i)) ? gd_misaligned_store(__LINE__) : (void)GD_ASTORE4(v, p, i))
+#elif defined(GD_NVIDIA) && !defined(GD_VLOAD)
+#define LOAD4(p, i) GD_ALOAD4(p, i)
+#define STORE4(v, p, i) GD_ASTORE4(v, p, i)
+#else
+#define LOAD4(p, i) GD_VLOAD4(p, i)
+#define STORE4(v, p, i) GD_VSTORE4(v, p, i)
 #endif
 
 /* Helpers are GD_INLINE: static inline, so every program holds their
@@ -48,6 +80,13 @@ typedef float storage_t;
 #else
 #define GD_STATIC
 #define GD_INLINE
+#endif
+
+#ifndef FP16_STORAGE
+/* LOAD4's aligned access as functions: a pointer of another type is an
+ * error, as with vload4, not a reinterpretation. */
+GD_INLINE float4 gd_aload4(size_t i, __global const float* p) { return ((__global const float4*)p)[i]; }
+GD_INLINE void gd_astore4(float4 v, size_t i, __global float* p) { ((__global float4*)p)[i] = v; }
 #endif
 
 /* Shapes travel as int4 (W, H, C, B). */

@@ -124,9 +124,11 @@ VARIANTS = {
 # Defines the kernel files test that are not variant knobs: set by the
 # device (GD_POCL, FP16_STORAGE), per node (FP32_STORAGE), by the kernel
 # selection (GD_KSEL), or derived inside the sources.
-# GD_INLINE_RARE (NVIDIA's A/B of common.cl's GD_NOINLINE) gives the code
-# every other device compiles.
-BASE_DEFINES = {"GD_POCL", "GD_NVIDIA", "GD_INLINE_RARE", "FP16_STORAGE", "FP32_STORAGE", "HALF_MATH", "GD_KSEL"}
+# GD_INLINE_RARE and GD_VLOAD (NVIDIA's A/Bs of common.cl's GD_NOINLINE and
+# aligned LOAD4) give the code every other device compiles; GD_CHECK_ALIGN
+# is a test hook (tests/test_aligned_access.py builds it on PoCL).
+BASE_DEFINES = {"GD_POCL", "GD_NVIDIA", "GD_INLINE_RARE", "GD_VLOAD", "GD_CHECK_ALIGN", "FP16_STORAGE",
+                "FP32_STORAGE", "HALF_MATH", "GD_KSEL"}
 
 SELECTED = re.compile(r"^#if GD_SELECTED\((\w+), (\d+)\)\s*$", re.M)
 

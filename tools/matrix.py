@@ -32,7 +32,10 @@ Pieces (KS = each kernel set, cpu and gpu):
             per precision (the GPU set: the other half of PoCL's); the
             int8 tests (integer kernels and the MTCNN-like whole models,
             CPU set); the half-arithmetic and fp16_guard tests (GPU set:
-            the only device here with cl_khr_fp16).
+            the only device here with cl_khr_fp16). Built with
+            TFLITE_GPU_TEST_CHECK_ALIGN=1: the aligned float4 accesses
+            NVIDIA gets (common.cl LOAD4), each address checked; a piece
+            whose output reports a misaligned one fails.
 
 The op-test sample of a kernel set is a small set of tests that together
 launch every kernel (FP16-storage builds counted apart) that the PoCL run of
@@ -142,6 +145,8 @@ class Matrix:
         env.pop("TFLITE_GPU_TEST_KERNEL_SET", None)
         if kset != "default":
             env["TFLITE_GPU_TEST_KERNEL_SET"] = kset
+        if impl == "intel":
+            env["TFLITE_GPU_TEST_CHECK_ALIGN"] = "1"
         if impl == "oclgrind":
             env["TFLITE_GPU_SEPARATE_BUFFERS"] = "1"
             for k in list(env):
@@ -197,7 +202,8 @@ class Matrix:
         tag = self.tag(p)
         p.log = str(self.out / f"{tag}.log")
         junit = self.out / f"{tag}.xml"
-        args = [f"--junitxml={junit}", *targets]
+        # -s: the kernels' reports of a misaligned access (printf) reach the log
+        args = [f"--junitxml={junit}", *targets] + (["-s"] if env.get("TFLITE_GPU_TEST_CHECK_ALIGN") else [])
         if select:
             args.append(f"--matrix-select={select}")
         if record:
@@ -476,11 +482,26 @@ class Matrix:
         print(f"matrix: start {p.name}", flush=True)
         try:
             p.run(p)
+            misaligned = self.misaligned(p)
+            if misaligned:
+                p.status, p.note = "FAIL", (p.note + f"; {misaligned} misaligned float4 access(es) reported").lstrip("; ")
         except Exception as e:  # noqa: BLE001 - a broken piece is a failed piece, the others go on
             p.status, p.note = "FAIL", f"{type(e).__name__}: {e}"
         p.seconds = time.monotonic() - t0
         print(f"matrix: {p.status:4s} {p.name}: {p.passed} passed, {p.failed} failed, {p.seconds:.0f} s"
               + (f" ({p.note})" if p.note else ""), flush=True)
+
+    def misaligned(self, p):
+        """Reports of a misaligned LOAD4 / STORE4 (TFLITE_GPU_TEST_CHECK_ALIGN)
+        in the piece's log and its check JSON."""
+        files = [pathlib.Path(p.log)] if p.log else []
+        files.append(self.out / f"{self.tag(p)}.json")
+        count = 0
+        for f in files:
+            if f.is_file():
+                with open(f, errors="replace") as fh:
+                    count += sum(line.count("tflite-gpu: misaligned") for line in fh)
+        return count
 
     def run(self):
         """Lanes run in parallel (up to --jobs), pieces within a lane in
