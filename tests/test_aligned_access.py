@@ -102,3 +102,22 @@ def test_each_device_s_options_select_its_access(defines, load):
     out = gen_vm._expanded(KERNELS, "float4 probe(__global const storage_t* p, int i) { return LOAD4(p, i); }\n",
                            defines=defines)
     assert f"return {load};" in " ".join(out.split()), out[-300:]
+
+
+def test_the_vm_program_with_float_copies_builds_checked(ctx):
+    """An FP16 VM program running a float island (fp16_guard) holds
+    common.cl twice, the second copy's names renamed NAME__f
+    (tools/gen_vm.py): the check's helpers too, or the checked build (the
+    matrix's Intel pieces) fails on a redefinition. Opcode 0 and the float
+    copy of opcode 1."""
+    copy = gen_vm._abi_value(KERNELS, "VM_FLOAT_COPY")
+    bits = gen_vm._abi_value(KERNELS, "VM_OPS_BITS")
+    words = gen_vm._abi_value(KERNELS, "VM_OPS_WORDS")
+    masks = {w: 0 for w in range(words)}
+    masks[0] |= 1
+    masks[(copy + 1) // bits] |= 1 << ((copy + 1) % bits)
+    source = "".join((KERNELS / f).read_text() for f in ("kernel_abi.h", "common.cl")) + gen_vm.vm_program_source(KERNELS)
+    options = (device_options(ctx, True) + " -DGD_CHECK_ALIGN=1 -DGD_VM_PROGRAM=1 "
+               + " ".join(f"-DVM_OPS_{w}=0x{m:x}" for w, m in masks.items()))
+    prog = cl.Program(ctx, source).build(options=options)
+    assert "vm_run" in prog.kernel_names

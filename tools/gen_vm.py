@@ -239,8 +239,9 @@ def _files_once_more(kernels: pathlib.Path, table: list) -> tuple:
     renamed = set()
     # Bodies alone (GD_VM_PROGRAM, set below: no kernel is renamed, so a
     # kernel's name passed through a macro still pastes NAME_body), with the
-    # epilogue steps, on either compiler path.
-    for device in ("-DGD_POCL=1", "-DGD_NVIDIA=1"):
+    # epilogue steps, on either compiler path and in the alignment check's
+    # build (common.cl GD_CHECK_ALIGN, a test hook).
+    for device in ("-DGD_POCL=1", "-DGD_NVIDIA=1", "-DGD_CHECK_ALIGN=1"):
         renamed |= top_level_names(_expanded(kernels, text, ("kernel_abi.h",),
                                              ("-DGD_VM_PROGRAM=1", "-DFP32_STORAGE=1", "-DEPI_UN=1", device)))
     common = files[0].read_text()
