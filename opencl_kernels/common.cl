@@ -151,8 +151,8 @@ GD_INLINE float4 mask_tail(float4 v, int s, int C) {
  * GD_NOINLINE, on PoCL and NVIDIA: tanh, sigmoid and the other rare paths
  * (activate*_rare, unary_math, epilogue_chain) stay in one out-of-line
  * copy. Inlined into every store they made LLVM's compile of a conv kernel
- * 2-4x slower on PoCL, and NVIDIA's ptxas 4-6x slower (the PTX twice as
- * long: tools/nvptx_build_time.py, docs/benchmarks/nvptx-build-time.md;
+ * 2-4x slower on PoCL, and ptxas 4.8-8.9x slower on NVIDIA's path (the PTX
+ * 2.3-6x longer: tools/nvptx_build_time.py, docs/benchmarks/nvptx-build-time.md;
  * -DGD_INLINE_RARE=1 inlines them on NVIDIA, an A/B of the build time).
  * Static, so that one nothing calls is never compiled: the VM program holds
  * every body and its opcode masks only drop vm_call's cases (building
