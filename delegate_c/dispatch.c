@@ -72,6 +72,7 @@ struct PendingDispatch {
   int on_float;
   int dst_bhwc;    /* the node stores its output as BHWC float32 (GTensor.bhwc_out) */
   int scale;       /* SUSTAINED_SPEED tuning: log2 of the 1-D group's scale */
+  unsigned math[2]; /* ex_math: the unary and binary ops it computes */
   cl_uint num_args;
   struct {
     size_t size;
@@ -245,6 +246,17 @@ const KernelVariant* ex_recorded(const Encoder* ex, int i, RecordedArg* args, in
   for (int a = 0; a < (int)p->num_args && a < cap; ++a)
     args[a] = (RecordedArg){p->args[a].size, p->args[a].has_value, p->args[a].value};
   return &p->v;
+}
+
+void ex_math(KernelRef k, unsigned unary_ops, unsigned binary_ops) {
+  k->math[0] |= unary_ops;
+  k->math[1] |= binary_ops;
+}
+
+void ex_recorded_math(const Encoder* ex, int i, unsigned* unary_ops, unsigned* binary_ops) {
+  const PendingDispatch* p = ex->dispatches[i].pending;
+  *unary_ops = p ? p->math[0] : 0;
+  *binary_ops = p ? p->math[1] : 0;
 }
 
 int ex_recorded_storage(const Encoder* ex, int i) {

@@ -83,6 +83,13 @@ typedef struct RecordedArg {
 /* Before ex_finish_dispatches: dispatch i's variant (as tuned), and up to
  * `cap` of its arguments into args (*num_args: how many it has). */
 const KernelVariant* ex_recorded(const Encoder* ex, int i, RecordedArg* args, int cap, int* num_args);
+/* Declares the unary and binary ops (bits UN_* and BIN_*, kernel_abi.h) that
+ * dispatch k computes through common.cl's unary_math and binary: the VM
+ * program compiles the math of those only (vm.c, GD_UN_OPS and GD_BIN_OPS),
+ * and an op not declared computes NaN there. */
+void ex_math(KernelRef k, unsigned unary_ops, unsigned binary_ops);
+/* Dispatch i's declared ops (0 and 0: none, or no record). */
+void ex_recorded_math(const Encoder* ex, int i, unsigned* unary_ops, unsigned* binary_ops);
 /* Dispatch i's program beyond its variant's defines: 1 kept on float
  * storage in an FP16 partition (-DFP32_STORAGE=1; fp16_guard,
  * mixed_storage.c), 0 the device's storage, -1 another define (BHWC float32

@@ -67,6 +67,14 @@ int epilogue_needs_un(const Graph* g, const GNode* n) {
   return !two_step(g, n);
 }
 
+void epilogue_math(const GNode* n, unsigned* unary_ops, unsigned* binary_ops) {
+  *unary_ops = *binary_ops = 0;
+  for (int e = 0; e < n->num_epi; ++e) {
+    if (n->epi[e].op == EPI_UNARY) *unary_ops |= 1u << n->epi[e].act;
+    if (n->epi[e].op == EPI_BINARY) *binary_ops |= 1u << n->epi[e].bin;
+  }
+}
+
 int epilogue_args(Encoder* ex, const GNode* n, const KernelVariant* v, cl_mem placeholder, cl_mem* alpha_out,
                   cl_mem* residual_out, int epi[4], int* res_slices) {
   const Graph* g = &ex->g;

@@ -18,4 +18,7 @@ int epilogue_args(Encoder* ex, const GNode* n, const KernelVariant* v, cl_mem pl
 /* 1 when n's kernels need EPI_UN_DEFINE: a unary step or a chain. */
 int epilogue_needs_un(const Graph* g, const GNode* n);
 
+/* The unary and binary ops (bits UN_*, BIN_*) of n's steps, for ex_math. */
+void epilogue_math(const GNode* n, unsigned* unary_ops, unsigned* binary_ops);
+
 #endif

@@ -174,7 +174,8 @@ static cl_mem upload_src_alpha(Encoder* ex, const GNode* n) {
 
 /* Records node `node`'s launch of variant v, NULL on error. A node with an
  * EPI_UNARY step or an EPI_CHAIN is built with -DEPI_UN=1 (common.cl): that
- * code only in the programs that run one. */
+ * code only in the programs that run one; the steps' unary and binary ops
+ * are declared (ex_math). */
 static KernelRef dispatch_conv(Encoder* ex, const GNode* n, KernelVariant* v, int node) {
   size_t len = strlen(v->defines);
   if (epilogue_needs_un(&ex->g, n)) {
@@ -182,7 +183,11 @@ static KernelRef dispatch_conv(Encoder* ex, const GNode* n, KernelVariant* v, in
     if (w < 0 || (size_t)w >= sizeof(v->defines) - len)
       return ex_fail(ex, "%s: its build defines are too long", v->kernel), NULL;
   }
-  return ex_dispatch_variant(ex, v, node);
+  KernelRef k = ex_dispatch_variant(ex, v, node);
+  unsigned un, bin;
+  epilogue_math(n, &un, &bin);
+  if (k) ex_math(k, un, bin);
+  return k;
 }
 
 /* Arguments shared by the conv kernels of every set; the variant's form

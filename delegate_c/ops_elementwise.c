@@ -166,6 +166,7 @@ static int encode_binary(Encoder* ex, int node) {
     size_t items = v.total;
     KernelRef k = ex_dispatch_variant(ex, &v, node);
     if (!k) return -1;
+    ex_math(k, 0, 1u << n->p.binary.op);
     KArgs a = {k, 0, CL_SUCCESS, 0};
     karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
     karg_mem(&a, ex_tensor_mem(ex, n->inputs[1]));
@@ -179,6 +180,7 @@ static int encode_binary(Encoder* ex, int node) {
   }
   KernelRef k = ex_dispatch(ex, "elementwise.cl", "binary_op", phwc4_items(dst->shape), node);
   if (!k) return -1;
+  ex_math(k, 0, 1u << n->p.binary.op);
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[1]));
@@ -386,6 +388,7 @@ static int encode_unary(Encoder* ex, int node) {
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   KernelRef k = ex_dispatch(ex, "elementwise.cl", "unary_op", phwc4_items(dst->shape), node);
   if (!k) return -1;
+  ex_math(k, 1u << n->p.unary.op, 0);
   KArgs a = {k, 0, CL_SUCCESS, 0};
   karg_mem(&a, ex_tensor_mem(ex, n->inputs[0]));
   karg_mem(&a, ex_tensor_mem(ex, n->outputs[0]));

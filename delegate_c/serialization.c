@@ -124,7 +124,7 @@ static void vm_widen(const char* path, const KcEntry* entries, int count, const 
   for (int i = 0; i < count; ++i) {
     char name[KC_MAX_NAME + 1], file[KC_MAX_NAME + 1], defines[KC_MAX_NAME + 1];
     if (entry_parts(&entries[i], name, file, defines) || strcmp(file, "vm_program.cl") != 0) continue;
-    unsigned mine[VM_OPS_WORDS], theirs[VM_OPS_WORDS], all[VM_OPS_WORDS];
+    unsigned mine[VM_MASK_WORDS], theirs[VM_MASK_WORDS], all[VM_MASK_WORDS];
     const char* rest;
     if (vm_defines_parse(vw->defines, mine, &rest) || vm_defines_parse(defines, theirs, &rest)) continue;
     int holds = vm_defines_merge(vw->defines, vw->size, defines);
@@ -207,9 +207,9 @@ void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token,
 
 void ser_vm_load(PartitionCache* pc, GpuDevice* dev, char* defines, size_t size, int log_level) {
   if (pc->state == SER_OFF || !pc->vm_dir || pc->vm_path) return;
-  unsigned ops[VM_OPS_WORDS];
+  unsigned masks[VM_MASK_WORDS];
   const char* rest;
-  if (vm_defines_parse(defines, ops, &rest)) return;
+  if (vm_defines_parse(defines, masks, &rest)) return;
   /* One file per device, precision and the defines besides the opcodes. */
   char tag[96], path[4200];
   unsigned long long h = (unsigned long long)(kc_hash(rest, strlen(rest), 0x766dull) & 0xffffffffull);

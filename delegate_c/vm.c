@@ -40,6 +40,7 @@ typedef struct Plan {
   int* words; /* phase offsets, then the phases */
   int num_words, cap_words;
   int epi_un; /* a phase's body needs the unary epilogue steps (EPI_UN_DEFINE) */
+  unsigned math[2]; /* the unary and binary ops the phases compute (ex_math) */
   size_t group; /* work-items per group of every launch: a group body's own size */
   int lmem;     /* the most __local float4s a phase's group body takes */
 } Plan;
@@ -159,6 +160,10 @@ static int encode_phase(const Executor* ex, Plan* p, int i, int shift) {
   op += storage ? VM_FLOAT_COPY : 0;
   if (lmem > p->lmem) p->lmem = lmem;
   p->epi_un |= epi_un;
+  unsigned un, bin;
+  ex_recorded_math(&ex->enc, i, &un, &bin);
+  p->math[0] |= un;
+  p->math[1] |= bin;
   int start = p->num_words;
   Access acc[VM_ARGS];
   int num_acc = 0;
@@ -269,7 +274,9 @@ int vm_plan(Executor* ex, int mode) {
     if (rc == 0) memcpy(ops + 2 * phases, p.words, (size_t)p.num_words * sizeof(int));
     vm->mode = mode;
     vm->num_phases = phases;
-    unsigned ops_mask[VM_OPS_WORDS] = {0};
+    unsigned ops_mask[VM_MASK_WORDS] = {0};
+    ops_mask[VM_UN_WORD] = p.math[0];
+    ops_mask[VM_BIN_WORD] = p.math[1];
     for (int k = 0; rc == 0 && k < phases; ++k) {
       int op = p.words[offsets[k]] & ~VM_GROUPED;
       vm->group_phases += op != p.words[offsets[k]];

@@ -98,9 +98,7 @@ GD_INLINE int idx4(int4 shape, int b, int s, int y, int x) {
 }
 
 /* Scalar index of channel c at (b, y, x). */
-GD_INLINE int idx1(int4 shape, int b, int y, int x, int c) {
-  return idx4(shape, b, c >> 2, y, x) * 4 + (c & 3);
-}
+GD_INLINE int idx1(int4 shape, int b, int y, int x, int c) { return idx4(shape, b, c >> 2, y, x) * 4 + (c & 3); }
 
 /* The float4 index of pixel gid's first slice (gid runs over (b, y, x)
  * row-major) in a PHWC4 tensor; its other slices follow H * W apart.
@@ -139,9 +137,8 @@ GD_INLINE float4 mask_tail(float4 v, int s, int C) {
 }
 
 /* Compiler-specific attributes and pragmas only where they were measured
- * to help: PoCL's clang (-DGD_POCL=1, set by cl_device.c) and NVIDIA's
- * compiler (-DGD_NVIDIA=1). Other compilers get plain OpenCL C 1.2
- * (NVIDIA's warned about clang's diagnostic pragma). On PoCL:
+ * to help: PoCL's clang (-DGD_POCL=1, cl_device.c) and NVIDIA's (-DGD_NVIDIA=1);
+ * others get plain OpenCL C 1.2 (NVIDIA warned about clang's pragma). On PoCL:
  * - ALWAYS_INLINE: PoCL's clang left the activation helpers as calls, and a
  *   float16 argument then travels through memory (forcing the inline made
  *   the conv stores 1.3-1.5x faster);
@@ -154,10 +151,8 @@ GD_INLINE float4 mask_tail(float4 v, int s, int C) {
  * 2-4x slower on PoCL, and ptxas 4.8-8.9x slower on NVIDIA's path (the PTX
  * 2.3-6x longer: tools/nvptx_build_time.py, docs/benchmarks/nvptx-build-time.md;
  * -DGD_INLINE_RARE=1 inlines them on NVIDIA, an A/B of the build time).
- * Static, so that one nothing calls is never compiled: the VM program holds
- * every body and its opcode masks only drop vm_call's cases (building
- * face_detection_short_range's VM program took 2.5-3.0 s on PoCL with every
- * body compiled, 1.2 s with its own). */
+ * Static, so that one nothing calls is never compiled (a VM program with
+ * every body took 2.5-3.0 s to build on PoCL, 1.2 s with its own). */
 #ifdef GD_POCL
 #define ALWAYS_INLINE __attribute__((always_inline)) GD_INLINE
 #pragma clang diagnostic ignored "-Wpsabi"
@@ -197,18 +192,13 @@ DEFINE_ACTIVATE(activate8, float8)
 DEFINE_ACTIVATE(activate16, float16)
 
 /* OUTLINED_KERNEL(name, PARAMS, ARGS) { body }: a kernel whose body is a
- * function of its own, taking the work-item's gid. PARAMS and ARGS are
- * the names of macros holding the parameter list and the matching
- * argument list (no parentheses: OpenCL C has no variadic macros, and a
- * macro name passes its commas through as one argument). PoCL inlines a
- * kernel into the two launchers it emits beside it, so LLVM generates the
- * body's code three times at its first launch; on PoCL the body stays one
- * noinline function and is generated once (conv2d_tiled_c3: 0.71 s ->
- * 0.30 s of the first launch). The call per work-item did not show in the
- * latency of the conv kernels (hundreds of multiply-adds per work-item)
- * nor of the elementwise, pool, layout and resize kernels that use it
- * (memory-bound). Elsewhere the body is static inline: the same code as a
- * plain kernel. */
+ * function of its own, taking the work-item's gid. PARAMS and ARGS name
+ * macros holding the parameter and argument lists (OpenCL C has no
+ * variadic macros). PoCL inlines a kernel into the two launchers it emits
+ * beside it, so on PoCL the body stays one noinline function, generated
+ * once (conv2d_tiled_c3: 0.71 s -> 0.30 s of the first launch; the call
+ * per work-item did not show in any kernel's latency). Elsewhere the body
+ * is static inline: the same code as a plain kernel. */
 #ifdef GD_POCL
 #define GD_BODY_ATTR GD_NOINLINE
 #else
@@ -230,12 +220,11 @@ DEFINE_ACTIVATE(activate16, float16)
  * LX x LY work-groups (reqd_work_group_size) that share LMEM float4s of
  * __local memory, its body a function of (grp: the group's id, ngrp: the
  * groups along each dimension, loc: the work-item's local id, lmem), which
- * must not ask for ids or sizes itself. The VM (tools/gen_vm.py,
- * vm/vm_run.cl) calls it for virtual groups, each physical group of LX *
- * LY work-items running them one after another, with __local memory that
- * vm_run takes as an argument: OpenCL C declares __local variables in
- * kernels only. Every work-item of a group calls the body (it may hold
- * barriers). Inline everywhere: PoCL inlines what holds a barrier anyway. */
+ * must not ask for ids or sizes itself. The VM (gen_vm.py, vm/vm_run.cl)
+ * calls it for virtual groups, each physical group running them in turn,
+ * with vm_run's __local memory (OpenCL C declares it in kernels only).
+ * Every work-item of a group calls the body (it may hold barriers).
+ * Inline everywhere: PoCL inlines what holds a barrier anyway. */
 #ifdef GD_VM_PROGRAM
 #define GROUP_KERNEL(NAME, LX, LY, LMEM, PARAMS, ARGS) \
   GD_INLINE void NAME##_gbody(int3 grp, int3 ngrp, int2 loc, __local float4* lmem, PARAMS)
@@ -252,17 +241,27 @@ DEFINE_ACTIVATE(activate16, float16)
 #endif
 
 /* Kernel selection: a file's kernels stand in `#if GD_SELECTED(name, bit)`
- * blocks, and the executor builds each program with -DGD_KSEL=<mask> of
- * the kernels its partition launches (dispatch.c), so the compiler skips
- * the rest (PoCL, conv.cl: 0.46-0.50 s with all 14 kernels, 0.29-0.35 s
- * with the 6-9 of two MediaPipe models). tools/embed_kernels.py reads
- * the (name, bit) pairs into the library's table;
- * tests/test_kernel_select.py checks that each bit builds exactly its
- * kernel. No GD_KSEL: every kernel. */
+ * blocks, each program built with -DGD_KSEL=<mask> of the kernels its
+ * partition launches (dispatch.c; PoCL, conv.cl: 0.46-0.50 s with all 14
+ * kernels, 0.29-0.35 s with the 6-9 of two models). tools/embed_kernels.py
+ * reads the (name, bit) pairs; tests/test_kernel_select.py checks each bit
+ * builds exactly its kernel. No GD_KSEL: every kernel. */
 #ifndef GD_KSEL
 #define GD_KSEL 0x7fffffff
 #endif
 #define GD_SELECTED(NAME, BIT) ((GD_KSEL >> (BIT)) & 1)
+
+/* GD_UN_OPS, GD_BIN_OPS: the unary and binary ops (bits UN_*, BIN_*) a
+ * program computes (the VM program's: its phases', encode.h ex_math): the
+ * math of the others is not compiled; one outside them gives NaN. Unset: all. */
+#ifndef GD_UN_OPS
+#define GD_UN_OPS 0xffffffffu
+#endif
+#ifndef GD_BIN_OPS
+#define GD_BIN_OPS 0xffffffffu
+#endif
+#define UN_CASE(OP, E) case OP: return ((GD_UN_OPS >> OP) & 1) ? (E) : (float4)(NAN);
+#define BIN_CASE(OP, E) case OP: return ((GD_BIN_OPS >> OP) & 1) ? (E) : (float4)(NAN);
 
 /* The float unary ops (UN_* in kernel_abi.h), one table for elementwise.cl's
  * unary_op and a fused EPI_UNARY epilogue step: leaky relu takes alpha,
@@ -272,27 +271,27 @@ DEFINE_ACTIVATE(activate16, float16)
  * per program, not at every epilogue. */
 GD_NOINLINE float4 unary_math(float4 v, int op, float alpha) {
   switch (op) {
-    case UN_RELU: return fmax(v, 0.0f);
-    case UN_RELU6: return clamp(v, 0.0f, 6.0f);
-    case UN_RELU_N1_TO_1: return clamp(v, -1.0f, 1.0f);
-    case UN_TANH: return tanh(v);
-    case UN_LOGISTIC: return 1.0f / (1.0f + exp(-v));
-    case UN_HARD_SWISH: return v * clamp(v + 3.0f, 0.0f, 6.0f) * (1.0f / 6.0f);
-    case UN_LEAKY_RELU: return select(v * alpha, v, v >= 0.0f);
-    case UN_ABS: return fabs(v);
-    case UN_EXP: return exp(v);
-    case UN_NEG: return -v;
-    case UN_SQRT: return sqrt(v);
-    case UN_RSQRT: return rsqrt(v);
-    case UN_SQUARE: return v * v;
-    case UN_LOG: return log(v);
-    case UN_SIN: return sin(v);
-    case UN_COS: return cos(v);
-    case UN_FLOOR: return floor(v);
-    case UN_ELU: return select(expm1(v), v, v >= 0.0f);
-    case UN_SIGN: return sign(v);
-    case UN_GELU: return 0.5f * v * (1.0f + erf(v * 0.70710678118654752f));
-    case UN_GELU_TANH: return 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+    UN_CASE(UN_RELU, fmax(v, 0.0f))
+    UN_CASE(UN_RELU6, clamp(v, 0.0f, 6.0f))
+    UN_CASE(UN_RELU_N1_TO_1, clamp(v, -1.0f, 1.0f))
+    UN_CASE(UN_TANH, tanh(v))
+    UN_CASE(UN_LOGISTIC, 1.0f / (1.0f + exp(-v)))
+    UN_CASE(UN_HARD_SWISH, v * clamp(v + 3.0f, 0.0f, 6.0f) * (1.0f / 6.0f))
+    UN_CASE(UN_LEAKY_RELU, select(v * alpha, v, v >= 0.0f))
+    UN_CASE(UN_ABS, fabs(v))
+    UN_CASE(UN_EXP, exp(v))
+    UN_CASE(UN_NEG, -v)
+    UN_CASE(UN_SQRT, sqrt(v))
+    UN_CASE(UN_RSQRT, rsqrt(v))
+    UN_CASE(UN_SQUARE, v * v)
+    UN_CASE(UN_LOG, log(v))
+    UN_CASE(UN_SIN, sin(v))
+    UN_CASE(UN_COS, cos(v))
+    UN_CASE(UN_FLOOR, floor(v))
+    UN_CASE(UN_ELU, select(expm1(v), v, v >= 0.0f))
+    UN_CASE(UN_SIGN, sign(v))
+    UN_CASE(UN_GELU, 0.5f * v * (1.0f + erf(v * 0.70710678118654752f)))
+    UN_CASE(UN_GELU_TANH, 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))))
     default: return v;
   }
 }
@@ -325,24 +324,24 @@ GD_INLINE float4 floor_mod(float4 a, float4 b) {
  * a * b, comparisons and logical_and give 1.0 / 0.0. */
 GD_INLINE float4 binary(float4 a, float4 b, int op) {
   switch (op) {
-    case BIN_ADD: return a + b;
-    case BIN_MUL: return a * b;
-    case BIN_SUB: return a - b;
-    case BIN_DIV: return a / b;
-    case BIN_MAX: return fmax(a, b);
-    case BIN_MIN: return fmin(a, b);
-    case BIN_PRELU: return select(a * b, a, a >= 0.0f);
-    case BIN_SQDIFF: return (a - b) * (a - b);
-    case BIN_POW: return pow(a, b);
-    case BIN_FLOOR_DIV: return floor_div(a, b);
-    case BIN_FLOOR_MOD: return floor_mod(a, b);
-    case BIN_EQUAL: return as_bool4(isequal(a, b));
-    case BIN_NOT_EQUAL: return as_bool4(isnotequal(a, b));
-    case BIN_LESS: return as_bool4(isless(a, b));
-    case BIN_LESS_EQUAL: return as_bool4(islessequal(a, b));
-    case BIN_GREATER: return as_bool4(isgreater(a, b));
-    case BIN_GREATER_EQUAL: return as_bool4(isgreaterequal(a, b));
-    case BIN_LOGICAL_AND: return as_bool4(isnotequal(a, ZERO4) & isnotequal(b, ZERO4));
+    BIN_CASE(BIN_ADD, a + b)
+    BIN_CASE(BIN_MUL, a * b)
+    BIN_CASE(BIN_SUB, a - b)
+    BIN_CASE(BIN_DIV, a / b)
+    BIN_CASE(BIN_MAX, fmax(a, b))
+    BIN_CASE(BIN_MIN, fmin(a, b))
+    BIN_CASE(BIN_PRELU, select(a * b, a, a >= 0.0f))
+    BIN_CASE(BIN_SQDIFF, (a - b) * (a - b))
+    BIN_CASE(BIN_POW, pow(a, b))
+    BIN_CASE(BIN_FLOOR_DIV, floor_div(a, b))
+    BIN_CASE(BIN_FLOOR_MOD, floor_mod(a, b))
+    BIN_CASE(BIN_EQUAL, as_bool4(isequal(a, b)))
+    BIN_CASE(BIN_NOT_EQUAL, as_bool4(isnotequal(a, b)))
+    BIN_CASE(BIN_LESS, as_bool4(isless(a, b)))
+    BIN_CASE(BIN_LESS_EQUAL, as_bool4(islessequal(a, b)))
+    BIN_CASE(BIN_GREATER, as_bool4(isgreater(a, b)))
+    BIN_CASE(BIN_GREATER_EQUAL, as_bool4(isgreaterequal(a, b)))
+    BIN_CASE(BIN_LOGICAL_AND, as_bool4(isnotequal(a, ZERO4) & isnotequal(b, ZERO4)))
     default: return a;
   }
 }

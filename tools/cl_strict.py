@@ -116,19 +116,21 @@ VARIANTS = {
     # besides every opcode and float copy (VM_BASE), one opcode: the
     # library's opcode masks only drop cases; one opcode and its float copy
     # (an FP16 program running fp16_guard's float nodes); and every opcode
-    # with the epilogue steps (-DEPI_UN=1, above)
+    # with the epilogue steps (-DEPI_UN=1, above) and some of the unary and
+    # binary ops (the others' cases give NaN; conv.cl's build has them all)
     "vm_program.cl": ["-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0",
                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0 -DVM_OPS_3=0x1 -DVM_OPS_4=0x0 "
-                      "-DVM_OPS_5=0x0", "-DGD_VM_PROGRAM=1 -DEPI_UN=1"],
+                      "-DVM_OPS_5=0x0", "-DGD_VM_PROGRAM=1 -DEPI_UN=1 -DGD_UN_OPS=0x18 -DGD_BIN_OPS=0x103"],
 }
 # Defines the kernel files test that are not variant knobs: set by the
 # device (GD_POCL, FP16_STORAGE), per node (FP32_STORAGE), by the kernel
-# selection (GD_KSEL), or derived inside the sources.
+# selection (GD_KSEL) or the VM program's math ops (GD_UN_OPS, GD_BIN_OPS:
+# one variant above), or derived inside the sources.
 # GD_INLINE_RARE and GD_VLOAD (NVIDIA's A/Bs of common.cl's GD_NOINLINE and
 # aligned LOAD4) give the code every other device compiles; GD_CHECK_ALIGN
 # is a test hook (tests/test_aligned_access.py builds it on PoCL).
 BASE_DEFINES = {"GD_POCL", "GD_NVIDIA", "GD_INLINE_RARE", "GD_VLOAD", "GD_CHECK_ALIGN", "FP16_STORAGE",
-                "FP32_STORAGE", "HALF_MATH", "GD_KSEL"}
+                "FP32_STORAGE", "HALF_MATH", "GD_KSEL", "GD_UN_OPS", "GD_BIN_OPS"}
 
 SELECTED = re.compile(r"^#if GD_SELECTED\((\w+), (\d+)\)\s*$", re.M)
 
