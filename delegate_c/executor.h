@@ -51,6 +51,7 @@ typedef struct Executor {
   int capture_partition;
   int no_reuse;         /* every activation its own memory (a persistent launch, vm.h) */
   struct VmState* vm;   /* execution=stepped|persistent: the partition as the VM's op list; NULL: kernels */
+  char vm_declined[128]; /* a VM mode asked, kernels run: why (vm_plan) */
   VmProgramCache vm_cache;
   cl_mem vm_staging[8]; /* the staging buffers the VM's launches take (vm.c) */
   int vm_num_staging;

@@ -46,10 +46,11 @@ TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const struct TfLiteDelegate* de
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const struct TfLiteDelegate* delegate, char* buf, size_t size);
 /* what = 0: one line per node of the last Prepare,
  * "node\top\tversion\twhere\treason"; what = 1: one line per partition
- * built, "nodes\tkernels\tnode,node,...\tpass=n,pass=n,...\texecution:launches"
+ * built, "nodes\tkernels\tnode,node,...\tpass=n,pass=n,...\texecution:launches:barriers\tdeclined"
  * (the fusion passes that ran on it, tflite_gpu_describe_passes, each with
  * the rewrites it made; how it runs as built: kernels, stepped or
- * persistent, and its launches per invoke); what = 2 (partition_policy=
+ * persistent, its launches and grid barriers per invoke; why it runs its
+ * kernels where the execution option asked for the VM, empty otherwise); what = 2 (partition_policy=
  * measured): one line per candidate partition, "nodes\tdevice_us\tcpu_us\t
  * gpu|cpu\tnode,node,..." (device time measured, -1 when it did not
  * build; CPU time estimated); what = 3: one line per node of every
@@ -59,7 +60,8 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const struct TfLiteDelegate
  * line per partition invoked since the last Prepare,
  * "partition\texecution\tlaunches\tfallback": how its last invoke ran
  * (persistent, stepped or kernels), its launches, and why a persistent
- * partition now runs stepped (empty: it does not); what = 5: one line per
+ * partition now runs stepped, or one asked for the VM runs its kernels
+ * (empty: neither); what = 5: one line per
  * VM phase of the partitions built with execution=stepped|persistent,
  * "partition\tsegment\tlevel\tkernel\twork_items\tgroups\tgroup_size\tnode":
  * the launch it is part of (segments are split by kernels without a

@@ -58,9 +58,9 @@ typedef struct PartitionKernel {
 
 /* Appends a kernel's line to d->partition_report (best effort). */
 static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int dispatches, unsigned passes,
-                             const int* counts, const VmState* vm) {
+                             const int* counts, const VmState* vm, const char* declined) {
   size_t old = d->partition_report ? strlen(d->partition_report) : 0;
-  size_t add = 32 + (size_t)nodes->size * 12 + FUSE_NUM_PASSES * 40;
+  size_t add = 32 + (size_t)nodes->size * 12 + FUSE_NUM_PASSES * 40 + strlen(declined);
   char* r = realloc(d->partition_report, old + add);
   if (!r) return;
   d->partition_report = r;
@@ -76,11 +76,12 @@ static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int di
     first = 0;
   }
   /* How it runs, as built (execution, launches per invoke, grid barriers
-   * per invoke: persistent only). */
+   * per invoke: persistent only), and why it runs its kernels where a VM
+   * mode was asked (vm_plan; empty otherwise). */
   int mode = vm ? vm->mode : GD_EXEC_KERNELS;
-  used += (size_t)snprintf(r + used, old + add - used, "\t%s:%d:%d", kExecutionNames[mode],
+  used += (size_t)snprintf(r + used, old + add - used, "\t%s:%d:%d\t%s", kExecutionNames[mode],
                            vm ? vm_launches(vm, mode == GD_EXEC_PERSISTENT) : dispatches,
-                           vm && mode == GD_EXEC_PERSISTENT ? vm->barriers : 0);
+                           vm && mode == GD_EXEC_PERSISTENT ? vm->barriers : 0, declined);
   snprintf(r + used, old + add - used, "\n");
 }
 
@@ -389,7 +390,8 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
       remember_input_shapes(k);
       for (const char* c = d->partition_report; c && *c; ++c) k->index += *c == '\n';
       k->owner = d;
-      record_partition(d, params->nodes_to_replace, k->ex.enc.num_dispatches, k->passes, k->pass_counts, k->ex.vm);
+      record_partition(d, params->nodes_to_replace, k->ex.enc.num_dispatches, k->passes, k->pass_counts, k->ex.vm,
+                       k->ex.vm_declined);
       launch_groups_report(&k->ex.enc, k->index, &d->groups_report); /* best effort, as the line above */
       record_phases(d, k->index, k->ex.vm);
       d->dispatches += k->ex.enc.num_dispatches;
@@ -538,7 +540,7 @@ static void record_run(PartitionKernel* k) {
   r->ran = 1;
   r->mode = !vm ? GD_EXEC_KERNELS : vm->last_persistent ? GD_EXEC_PERSISTENT : GD_EXEC_STEPPED;
   r->launches = vm ? vm->last_launches : k->ex.enc.num_dispatches;
-  snprintf(r->fallback, sizeof(r->fallback), "%.190s", vm ? vm->fallback : "");
+  snprintf(r->fallback, sizeof(r->fallback), "%.190s", vm ? vm->fallback : k->ex.vm_declined);
   /* Phase times (best effort: none kept when memory runs out). */
   r->timed = 0;
   if (!vm || !vm->timed) return;

@@ -204,10 +204,21 @@ static int make_buffer(Executor* ex, cl_mem* out, cl_mem_flags flags, size_t byt
   return *out ? 0 : ex_fail(&ex->enc, "creating a VM buffer (%zu bytes): %s", bytes, cl_error_name(rc));
 }
 
+/* The partition runs its kernels although a VM mode was asked: why, for
+ * reports (Executor.vm_declined) and a warning. */
+static int decline(Executor* ex, int mode, const char* why) {
+  snprintf(ex->vm_declined, sizeof(ex->vm_declined), "%s", why);
+  gd_log(ex->enc.dev->log_level, GD_LOG_WARNING, "execution=%s: the partition runs its kernels: %s",
+         kExecutionNames[mode], why);
+  return 0;
+}
+
 int vm_plan(Executor* ex, int mode) {
   Encoder* e = &ex->enc;
+  ex->vm_declined[0] = '\0';
   /* Activations in buffers of their own (a test setting) are not in the arena the VM addresses. */
-  if (!ex->arena || env_flag("TFLITE_GPU_SEPARATE_BUFFERS", 0)) return 0;
+  if (!ex->arena || env_flag("TFLITE_GPU_SEPARATE_BUFFERS", 0))
+    return decline(ex, mode, "its activations are in buffers of their own (TFLITE_GPU_SEPARATE_BUFFERS)");
   Plan p = {0};
   size_t other_bytes = 0;
   int ok = 1, rc = 0;
@@ -227,6 +238,12 @@ int vm_plan(Executor* ex, int mode) {
    * end (the checked mode must name it). */
   long shift_phase = vm_guard_bytes(1) ? env_long("TFLITE_GPU_TEST_VM_SHIFT_PHASE", -1) : -1;
   if (ok < 0 || (ok > 0 && !p.acc_at)) rc = ex_fail(e, "out of memory");
+  if (ok == 0) {
+    char why[96];
+    snprintf(why, sizeof(why), "%d inputs and outputs, more than the %d the VM program takes", ex->num_inputs +
+             ex->num_outputs, VM_STAGING);
+    decline(ex, mode, why);
+  }
   p.group = select_vm_group();
   for (int i = 0, kernel_before = 1; rc == 0 && p.acc_at && i < e->num_dispatches; ++i) {
     offsets[phases] = p.num_words;
@@ -238,6 +255,7 @@ int vm_plan(Executor* ex, int mode) {
     phase_of[i] = r > 0 ? phases++ : -1;
   }
   if (p.acc_at) p.acc_at[phases] = p.num_acc;
+  if (rc == 0 && ok > 0 && !phases) decline(ex, mode, "the VM has a body for none of its kernels");
   VmState* vm = rc == 0 && phases ? calloc(1, sizeof(VmState)) : NULL;
   if (rc == 0 && phases && !vm) rc = ex_fail(e, "out of memory");
   if (vm) {

@@ -95,8 +95,8 @@ typedef struct VmState {
 
 /* Before ex_finish_dispatches: the op list of ex's dispatches (marking
  * Dispatch.vm), the other buffers' arena, the segments. 0 with ex->vm
- * NULL when no dispatch has a body (the partition runs as kernels), -1 on
- * error. */
+ * NULL when the partition runs as kernels (why: ex->vm_declined, warned),
+ * -1 on error. */
 int vm_plan(Executor* ex, int mode);
 /* After ex_finish_dispatches: the VM program's kernels. */
 int vm_finish(Executor* ex);

@@ -400,6 +400,36 @@ def test_a_barrier_timeout_reruns_stepped_and_says_why(monkeypatch, capfd):
     assert run["execution"] == "stepped" and "timed out" in run["fallback"]
 
 
+def test_a_partition_the_vm_cannot_take_says_why(capfd, tmp_path):
+    """The VM program takes 8 staging buffers: a partition with more inputs
+    and outputs runs its kernels, right, and the warning, the partition and
+    run reports and explain name the reason."""
+    from tflite_gpu.model_builder import ModelBuilder
+    mb = ModelBuilder()
+    xs = [mb.add_input([1, 3, 5, 3]) for _ in range(5)]
+    for a, b in zip(xs, xs[1:]):
+        out = mb.add_tensor([1, 3, 5, 3])
+        mb.add_op("MUL", [a, b], [out], dict(fused_activation="NONE"))
+        mb.mark_output(out)
+    model = mb.build()
+    inputs = [np.random.default_rng(k).standard_normal([1, 3, 5, 3]).astype(np.float32) for k in range(5)]
+    capfd.readouterr()
+    d = tflite_gpu.load_delegate(log_level="warning", execution="stepped")
+    it = interpreters.make(model, delegate=d)
+    got = interpreters.run(it, inputs)
+    for k, g in enumerate(got):
+        np.testing.assert_allclose(g, inputs[k] * inputs[k + 1], rtol=1e-6)
+    why = "9 inputs and outputs, more than the 8 the VM program takes"
+    assert f"execution=stepped: the partition runs its kernels: {why}" in capfd.readouterr().err
+    pointer = d._get_native_delegate_pointer()
+    ((part,), (run,)) = _capi.delegate_partitions(pointer), _capi.delegate_runs(pointer)
+    assert (part["execution"], part["declined"], run["execution"], run["fallback"]) == ("kernels", why, "kernels", why)
+    del it
+    (tmp_path / "m.tflite").write_bytes(model)
+    report = explain.explain(tmp_path / "m.tflite", {"execution": "stepped"})
+    assert f"(not the VM: {why})" in explain.format_explain(report)
+
+
 def test_a_failed_self_test_keeps_the_partition_stepped():
     """In a process of its own (the self-test's result is kept per device
     for the process): results as the CPU's, and the warning says why."""

@@ -208,17 +208,19 @@ def delegate_nodes(delegate_pointer: int) -> list[dict]:
 def delegate_partitions(delegate_pointer: int) -> list[dict]:
     """The partitions the last Prepare built: their nodes, dispatches, how
     they run ("execution", "launches" per invoke as built, and the grid
-    "barriers" of an invoke in persistent mode, 0 otherwise), and the
-    fusion passes that ran on each with the rewrites each made
+    "barriers" of an invoke in persistent mode, 0 otherwise; "declined":
+    why one runs its kernels where execution asked for the VM, "" else), and
+    the fusion passes that ran on each with the rewrites each made
     ({pass name: count}; a pass switched off or not for this device's
     kernel set is absent)."""
     rows = []
     for line in _delegate_text(delegate_pointer, 1).splitlines():
-        count, dispatches, nodes, passes, execution = line.split("\t")
+        count, dispatches, nodes, passes, execution, declined = line.split("\t")
         mode, launches, barriers = execution.split(":")
         rows.append({"nodes": [int(n) for n in nodes.split(",") if n], "dispatches": int(dispatches),
                      "passes": {k: int(v) for k, v in (x.split("=") for x in passes.split(",") if x)},
-                     "execution": mode, "launches": int(launches), "barriers": int(barriers)})
+                     "execution": mode, "launches": int(launches), "barriers": int(barriers),
+                     "declined": declined})
     return rows
 
 

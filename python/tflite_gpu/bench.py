@@ -511,7 +511,8 @@ def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT
                       "bound, peak of simultaneously live tensor bytes",
             "launches": "OpenCL kernel launches in the last timed invoke, as it ran (one per dispatch with "
                         "execution=kernels, one per phase stepped, one per segment persistent); execution: the "
-                        "modes the partitions ran in; fallbacks: why a persistent partition ran stepped",
+                        "modes the partitions ran in; fallbacks: why a persistent partition ran stepped, or one "
+                        "asked to run on the VM ran its kernels",
         },
         "geomean_fp32_over_xnnpack": geo,
         "geomean_models": n_geo,

@@ -61,7 +61,9 @@ def format_explain(report: dict) -> str:
     lines.append(f"\n{gpu} of {len(nodes)} nodes on the GPU in {len(parts)} partition(s)")
     for i, p in enumerate(parts):
         nodes_text = ",".join(map(str, p["nodes"][:12])) + (",..." if len(p["nodes"]) > 12 else "")
-        how = (f"{p['dispatches']} kernel launches per invoke" if p.get("execution", "kernels") == "kernels" else
+        how = (f"{p['dispatches']} kernel launches per invoke"
+               + (f" (not the VM: {p['declined']})" if p.get("declined") else "")
+               if p.get("execution", "kernels") == "kernels" else
                f"{p['dispatches']} dispatches run {p['execution']}: {p['launches']} launch(es) per invoke"
                + (f", {p['barriers']} grid barrier(s)" if p.get("barriers") else ""))
         lines.append(f"  partition {i}: {len(p['nodes'])} nodes ({nodes_text}), {how}")
