@@ -95,16 +95,20 @@ static int pick(const DeviceEntry* list, int n, const char* selector, char* err,
  * (LOAD4). A/Bs on NVIDIA: TFLITE_GPU_INLINE_RARE=1 adds
  * -DGD_INLINE_RARE=1 (the rare paths inlined), TFLITE_GPU_VLOAD4=1
  * -DGD_VLOAD=1 (vload4). TFLITE_GPU_TEST_CHECK_ALIGN=1, any device:
- * -DGD_CHECK_ALIGN=1 (aligned accesses that report a misaligned address). */
+ * -DGD_CHECK_ALIGN=1 (aligned accesses that report a misaligned address).
+ * TFLITE_GPU_TEST_OPT_DISABLE=1, any device: -cl-opt-disable (the test
+ * suite's many small graphs beside the portability matrix, which builds
+ * as users do: PoCL compiled the GPU set's work-group kernels 4x faster). */
 static void compose_build_options(GpuDevice* dev) {
   char std[32] = "";
   if (dev->caps.cl_c_minor > 0) snprintf(std, sizeof(std), "-cl-std=CL1.%d", dev->caps.cl_c_minor);
   int nvidia = dev->caps.vendor_id == GD_VENDOR_NVIDIA;
-  snprintf(dev->build_options, sizeof(dev->build_options), "%s%s%s%s%s%s%s", std,
+  snprintf(dev->build_options, sizeof(dev->build_options), "%s%s%s%s%s%s%s%s", std,
            dev->caps.vendor_id == GD_VENDOR_POCL ? " -DGD_POCL=1" : "", nvidia ? " -DGD_NVIDIA=1" : "",
            nvidia && env_flag("TFLITE_GPU_INLINE_RARE", 0) ? " -DGD_INLINE_RARE=1" : "",
            nvidia && env_flag("TFLITE_GPU_VLOAD4", 0) ? " -DGD_VLOAD=1" : "",
-           env_flag("TFLITE_GPU_TEST_CHECK_ALIGN", 0) ? " -DGD_CHECK_ALIGN=1" : "", dev->fp16 ? " -DFP16_STORAGE=1" : "");
+           env_flag("TFLITE_GPU_TEST_CHECK_ALIGN", 0) ? " -DGD_CHECK_ALIGN=1" : "", dev->fp16 ? " -DFP16_STORAGE=1" : "",
+           env_flag("TFLITE_GPU_TEST_OPT_DISABLE", 0) ? " -cl-opt-disable" : "");
 }
 
 int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuDevice** out, char* err,

@@ -74,17 +74,26 @@ step() {  # step LOG TITLE CMD...: CMD in the background, its output into build/
   names+=("$title")
 }
 pytest_q=(-m pytest -q -p no:cacheprovider --durations=25)  # the slowest 25: where CI time goes
+# Beside the matrix, which builds every program its op tests and models run
+# as users build them, the pytest steps build theirs with -cl-opt-disable
+# (TFLITE_GPU_TEST_OPT_DISABLE=1): the same kernels, without PoCL's
+# optimizer, which took most of their time on the GPU set's work-group
+# kernels (a conv's first launch 13 s -> 0.2 s). Without the matrix they
+# build as users do.
+opt=()
+[ "$run_matrix" = 1 ] && opt=(TFLITE_GPU_TEST_OPT_DISABLE=1)
 if [ "$tflite_runtime" = 1 ]; then
   ops=()
   [ "$run_matrix" = 1 ] && ops=(--ignore=tests/test_ops.py)
-  step venv "tflite_runtime 2.14 (.venv)" env TFLITE_GPU_RUNTIME=tflite_runtime .venv/bin/python "${pytest_q[@]}" "${ops[@]}" "$@"
+  step venv "tflite_runtime 2.14 (.venv)" env "${opt[@]}" TFLITE_GPU_RUNTIME=tflite_runtime .venv/bin/python "${pytest_q[@]}" \
+    "${ops[@]}" "$@"
 else
   echo "== tflite_runtime 2.14 (.venv): skipped, its wheels are for Python 3.9-3.11 and PYTHON=$PYTHON is" \
        "$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 fi
 if [ "$tflite_runtime" = 0 ]; then
   step litert "ai_edge_litert (.venv-litert): every test, the runtime-independent ones included" \
-    env TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python "${pytest_q[@]}" "$@"
+    env "${opt[@]}" TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python "${pytest_q[@]}" "$@"
 elif [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
   # Tests that never load a runtime ran in the first pass: C units, the CMake
   # install, the strict-compiler gate (its coverage check's builds do not
@@ -97,7 +106,7 @@ elif [ "${TFLITE_GPU_SKIP_LITERT:-0}" != 1 ]; then
     TFLITE_GPU_CASE_EVERY="${TFLITE_GPU_CASE_EVERY:-5}" \
     TFLITE_GPU_LIFETIME_CYCLES="${TFLITE_GPU_LIFETIME_CYCLES:-100}" \
     TFLITE_GPU_ASAN_OP_TEST_EVERY="${TFLITE_GPU_ASAN_OP_TEST_EVERY:-30}" \
-    TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python "${pytest_q[@]}" \
+    env "${opt[@]}" TFLITE_GPU_RUNTIME=ai_edge_litert .venv-litert/bin/python "${pytest_q[@]}" \
       --ignore=tests/test_c_units.py --ignore=tests/test_install.py --ignore=tests/test_cl_kernels.py \
       --ignore=tests/test_source_layout.py --ignore=tests/test_cl_strict.py \
       --ignore=tests/test_cl_conv_gpu.py --ignore=tests/test_cl_reduce_gpu.py \
