@@ -19,7 +19,7 @@
 /* A built program is keyed by (file, defines) on its device: one file
  * specialised by -D defines gives several programs. Its defines are the
  * variant's (GD_MAX_DEFINES), the storage one and the kernel selection
- * (executor.c); the VM program's, its opcode masks (vm_defines.h). */
+ * (executor.c); the VM program's, its opcode and math masks (vm_defines.h). */
 #define GD_MAX_PROGRAM_FILE 64
 #define GD_MAX_PROGRAM_DEFINES 232
 typedef struct GpuProgram {

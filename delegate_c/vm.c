@@ -160,10 +160,6 @@ static int encode_phase(const Executor* ex, Plan* p, int i, int shift) {
   op += storage ? VM_FLOAT_COPY : 0;
   if (lmem > p->lmem) p->lmem = lmem;
   p->epi_un |= epi_un;
-  unsigned un, bin;
-  ex_recorded_math(&ex->enc, i, &un, &bin);
-  p->math[0] |= un;
-  p->math[1] |= bin;
   int start = p->num_words;
   Access acc[VM_ARGS];
   int num_acc = 0;
@@ -194,6 +190,11 @@ static int encode_phase(const Executor* ex, Plan* p, int i, int shift) {
       if (push(p, x)) return -1;
     }
   }
+  /* The math the phase computes: the program holds it (GD_UN_OPS, GD_BIN_OPS). */
+  unsigned un, bin;
+  ex_recorded_math(&ex->enc, i, &un, &bin);
+  p->math[0] |= un;
+  p->math[1] |= bin;
   return add_accesses(p, acc, num_acc) ? -1 : 1;
 }
 

@@ -70,8 +70,8 @@ typedef struct VmState {
   int last_launches;
   int locked;          /* holds the process's persistent-grid lock (one grid on a device at a time) */
   /* The VM program's build defines: -DGD_VM_PROGRAM=1 and the masks of the
-   * opcodes this partition runs (tools/gen_vm.py), so that a driver
-   * compiles those bodies alone. */
+   * opcodes this partition runs (tools/gen_vm.py) and of the math ops they
+   * compute (vm_defines.h), so that a driver compiles those alone. */
   char defines[GD_MAX_PROGRAM_DEFINES];
   /* Checked mode (vm_checked.c): guards checked after every phase. */
   int checked;
