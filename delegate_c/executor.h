@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "encode.h"
+#include "kernel_abi.h"
 #include "tflite_abi.h"
 
 typedef struct BoundaryTensor {
@@ -53,7 +54,7 @@ typedef struct Executor {
   struct VmState* vm;   /* execution=stepped|persistent: the partition as the VM's op list; NULL: kernels */
   char vm_declined[128]; /* a VM mode asked, kernels run: why (vm_plan) */
   VmProgramCache vm_cache;
-  cl_mem vm_staging[8]; /* the staging buffers the VM's launches take (vm.c) */
+  cl_mem vm_staging[VM_STAGING_SET * VM_STAGING_SETS]; /* the staging buffers the VM's launches take (vm.c) */
   int vm_num_staging;
 } Executor;
 

@@ -16,7 +16,8 @@
 
 /* Work-items per group: select_vm_group (selectors.h), at most what the
  * VM kernel's registers allow (vm_finish). */
-enum { VM_SPACES = 10, VM_STAGING = 8, VM_ARGS = 32, VM_OTHER_ALIGN = 64 };
+/* VM_STAGING: the most staging buffers a program takes (kernel_abi.h). */
+enum { VM_STAGING = VM_STAGING_SET * VM_STAGING_SETS, VM_ARGS = 32, VM_OTHER_ALIGN = 64 };
 _Static_assert(VM_NO_BARRIER > 0 && (VM_NO_BARRIER & (VM_NO_BARRIER - 1)) == 0, "VM_NO_BARRIER is one bit of an offset");
 
 typedef struct Place {
@@ -296,6 +297,7 @@ int vm_plan(Executor* ex, int mode) {
     unsigned ops_mask[VM_MASK_WORDS] = {0};
     ops_mask[VM_UN_WORD] = p.math[0];
     ops_mask[VM_BIN_WORD] = p.math[1];
+    ops_mask[VM_STAGING_WORD] = vm_defines_staging_word(p.num_staging);
     for (int k = 0; rc == 0 && k < phases; ++k) {
       int op = p.words[offsets[k]] & ~VM_GROUPED;
       vm->group_phases += op != p.words[offsets[k]];
@@ -379,13 +381,20 @@ int vm_plan(Executor* ex, int mode) {
 /* vm_run's arguments; timing only for a persistent launch. */
 static int set_args(Executor* ex, cl_kernel k, int first, int last, int persistent, cl_ulong limit) {
   VmState* vm = ex->vm;
-  cl_mem spaces[VM_SPACES];
+  /* The program's staging sets: its defines', which a program this device
+   * or the cache held may have widened (vm_finish). */
+  unsigned masks[VM_MASK_WORDS];
+  const char* rest;
+  int staging = vm_defines_parse(vm->defines, masks, &rest) ? VM_STAGING_SET : vm_defines_staging(masks);
+  if (staging < ex->vm_num_staging) return ex_fail(&ex->enc, "the VM program takes %d staging buffers, not %d", staging,
+                                                   ex->vm_num_staging);
+  cl_mem spaces[2 + VM_STAGING];
   spaces[0] = ex->arena;
   spaces[1] = vm->other;
-  for (int s = 0; s < VM_STAGING; ++s) spaces[2 + s] = s < ex->vm_num_staging ? ex->vm_staging[s] : vm->dummy;
+  for (int s = 0; s < staging; ++s) spaces[2 + s] = s < ex->vm_num_staging ? ex->vm_staging[s] : vm->dummy;
   cl_int rc = CL_SUCCESS;
   cl_uint a = 0;
-  for (int s = 0; s < VM_SPACES && rc == CL_SUCCESS; ++s) rc = cl.clSetKernelArg(k, a++, sizeof(cl_mem), &spaces[s]);
+  for (int s = 0; s < 2 + staging && rc == CL_SUCCESS; ++s) rc = cl.clSetKernelArg(k, a++, sizeof(cl_mem), &spaces[s]);
   if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(cl_mem), &vm->ops);
   if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(int), &first);
   if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(int), &last);

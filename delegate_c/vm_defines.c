@@ -13,8 +13,8 @@ enum { ALWAYS = VM_FLOAT_COPY / VM_OPS_BITS };
 _Static_assert(VM_FLOAT_COPY % VM_OPS_BITS == 0 && (int)ALWAYS < (int)VM_OPS_WORDS, "the float copies start a word");
 
 /* The words after the opcodes', in this order. */
-static const char* const kMath[] = {" -DGD_UN_OPS=0x", " -DGD_BIN_OPS=0x"};
-_Static_assert(sizeof(kMath) / sizeof(kMath[0]) == VM_MASK_WORDS - VM_OPS_WORDS, "a name per math word");
+static const char* const kTail[] = {" -DGD_UN_OPS=0x", " -DGD_BIN_OPS=0x", " -DGD_STAGING=0x"};
+_Static_assert(sizeof(kTail) / sizeof(kTail[0]) == VM_MASK_WORDS - VM_OPS_WORDS, "a name per word after the opcodes'");
 
 int vm_defines_format(char* out, size_t size, const unsigned masks[VM_MASK_WORDS], const char* rest) {
   int words = ALWAYS;
@@ -23,7 +23,7 @@ int vm_defines_format(char* out, size_t size, const unsigned masks[VM_MASK_WORDS
   size_t n = (size_t)snprintf(out, size, "%s", kHead);
   for (int w = 0; w < words && n < size; ++w) n += (size_t)snprintf(out + n, size - n, " -DVM_OPS_%d=0x%x", w, masks[w]);
   for (int w = VM_OPS_WORDS; w < VM_MASK_WORDS && n < size; ++w)
-    n += (size_t)snprintf(out + n, size - n, "%s%x", kMath[w - VM_OPS_WORDS], masks[w]);
+    n += (size_t)snprintf(out + n, size - n, "%s%x", kTail[w - VM_OPS_WORDS], masks[w]);
   if (n < size) n += (size_t)snprintf(out + n, size - n, "%s", rest ? rest : "");
   return n >= size ? -1 : 0;
 }
@@ -56,10 +56,21 @@ int vm_defines_parse(const char* defines, unsigned masks[VM_MASK_WORDS], const c
     if (read_word(&p, want, &masks[w])) return -1;
   }
   for (int w = VM_OPS_WORDS; w < VM_MASK_WORDS; ++w)
-    if (read_word(&p, kMath[w - VM_OPS_WORDS], &masks[w])) return -1;
+    if (read_word(&p, kTail[w - VM_OPS_WORDS], &masks[w])) return -1;
   if (*p && *p != ' ') return -1;
   *rest = p;
   return 0;
+}
+
+int vm_defines_staging(const unsigned masks[VM_MASK_WORDS]) {
+  int sets = 0;
+  while (sets < VM_STAGING_SETS && (masks[VM_STAGING_WORD] >> sets & 1u)) ++sets;
+  return (sets ? sets : 1) * VM_STAGING_SET;
+}
+
+unsigned vm_defines_staging_word(int n) {
+  int sets = n <= VM_STAGING_SET ? 1 : (n + VM_STAGING_SET - 1) / VM_STAGING_SET;
+  return sets > VM_STAGING_SETS ? 0u : (1u << sets) - 1u;
 }
 
 int vm_defines_count(const unsigned masks[VM_MASK_WORDS]) {

@@ -400,26 +400,59 @@ def test_a_barrier_timeout_reruns_stepped_and_says_why(monkeypatch, capfd):
     assert run["execution"] == "stepped" and "timed out" in run["fallback"]
 
 
-def test_a_partition_the_vm_cannot_take_says_why(capfd, tmp_path):
-    """The VM program takes 8 staging buffers: a partition with more inputs
-    and outputs runs its kernels, right, and the warning, the partition and
-    run reports and explain name the reason."""
+def _muls(n_in, n_out):
+    """n_in inputs x_k, n_out outputs x_k * x_(k + 1 mod n_in)."""
     from tflite_gpu.model_builder import ModelBuilder
     mb = ModelBuilder()
-    xs = [mb.add_input([1, 3, 5, 3]) for _ in range(5)]
-    for a, b in zip(xs, xs[1:]):
+    xs = [mb.add_input([1, 3, 5, 3]) for _ in range(n_in)]
+    for k in range(n_out):
+        a, b = xs[k], xs[(k + 1) % n_in]
         out = mb.add_tensor([1, 3, 5, 3])
         mb.add_op("MUL", [a, b], [out], dict(fused_activation="NONE"))
         mb.mark_output(out)
-    model = mb.build()
-    inputs = [np.random.default_rng(k).standard_normal([1, 3, 5, 3]).astype(np.float32) for k in range(5)]
+    return mb.build(), [np.random.default_rng(k).standard_normal([1, 3, 5, 3]).astype(np.float32) for k in range(n_in)]
+
+
+def test_a_partition_of_16_inputs_and_outputs_runs_on_the_vm():
+    """The VM program takes 16 staging buffers (kernel_abi.h VM_NUM_SPACES):
+    8 inputs and 8 outputs run persistent, one launch, right."""
+    model, inputs = _muls(8, 8)
+    d = tflite_gpu.load_delegate(log_level="silent", execution="persistent")
+    it = interpreters.make(model, delegate=d)
+    got = interpreters.run(it, inputs)
+    for k, g in enumerate(got):
+        np.testing.assert_allclose(g, inputs[k] * inputs[(k + 1) % 8], rtol=1e-6)
+    ((part,), (run,)) = _capi.delegate_partitions(d._get_native_delegate_pointer()), \
+        _capi.delegate_runs(d._get_native_delegate_pointer())
+    assert (part["execution"], part["declined"], run["execution"], run["launches"]) == \
+        ("persistent", "", "persistent", 1), (part, run)
+
+
+@pytest.mark.parametrize("n_in, n_out, staging", [(4, 3, "0x1"), (8, 8, "0x3")])
+def test_the_program_takes_the_staging_sets_its_partition_needs(tmp_path, n_in, n_out, staging):
+    """Up to 8 inputs and outputs, one set of staging arguments (the
+    program's select over them stays short); 9-16, two (kernel_abi.h)."""
+    import re
+    path = tmp_path / "m.tflite"
+    path.write_bytes(_muls(n_in, n_out)[0])
+    p = run_cli("explain", str(path), "--opt", "execution=persistent", env={"TFLITE_GPU_BUILD_LOG": "1"})
+    assert p.returncode == 0, p.stderr
+    (options,) = re.findall(r"build vm_program\.cl \[([^\]]*)\]", p.stderr + p.stdout)
+    assert f" -DGD_STAGING={staging}" in options, options
+
+
+def test_a_partition_the_vm_cannot_take_says_why(capfd, tmp_path):
+    """A partition with more inputs and outputs than the VM program's 16
+    staging buffers runs its kernels, right, and the warning, the partition
+    and run reports and explain name the reason."""
+    model, inputs = _muls(9, 8)
     capfd.readouterr()
     d = tflite_gpu.load_delegate(log_level="warning", execution="stepped")
     it = interpreters.make(model, delegate=d)
     got = interpreters.run(it, inputs)
     for k, g in enumerate(got):
         np.testing.assert_allclose(g, inputs[k] * inputs[k + 1], rtol=1e-6)
-    why = "9 inputs and outputs, more than the 8 the VM program takes"
+    why = "17 inputs and outputs, more than the 16 the VM program takes"
     assert f"execution=stepped: the partition runs its kernels: {why}" in capfd.readouterr().err
     pointer = d._get_native_delegate_pointer()
     ((part,), (run,)) = _capi.delegate_partitions(pointer), _capi.delegate_runs(pointer)

@@ -116,11 +116,12 @@ VARIANTS = {
     # besides every opcode and float copy (VM_BASE), one opcode: the
     # library's opcode masks only drop cases; one opcode and its float copy
     # (an FP16 program running fp16_guard's float nodes); and every opcode
-    # with the epilogue steps (-DEPI_UN=1, above) and some of the unary and
+    # with the epilogue steps (-DEPI_UN=1, above), some of the unary and
     # binary ops (the others' cases give NaN; conv.cl's build has them all)
+    # and both sets of staging arguments (the others, one)
     "vm_program.cl": ["-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0",
                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0 -DVM_OPS_3=0x1 -DVM_OPS_4=0x0 "
-                      "-DVM_OPS_5=0x0", "-DGD_VM_PROGRAM=1 -DEPI_UN=1 -DGD_UN_OPS=0x18 -DGD_BIN_OPS=0x103"],
+                      "-DVM_OPS_5=0x0", "-DGD_VM_PROGRAM=1 -DEPI_UN=1 -DGD_UN_OPS=0x18 -DGD_BIN_OPS=0x103 -DGD_STAGING=0x3"],
 }
 # Defines the kernel files test that are not variant knobs: set by the
 # device (GD_POCL, FP16_STORAGE), per node (FP32_STORAGE), by the kernel
@@ -217,9 +218,10 @@ def _split(words) -> tuple[frozenset, frozenset]:
     return pair, frozenset(words) - pair
 
 
-# The VM program's masks of opcodes and math ops: they only drop switch
-# cases (its variants above compile every body, and masked math).
-VM_MASKS = ("-DVM_OPS_", "-DGD_UN_OPS=", "-DGD_BIN_OPS=")
+# The VM program's masks of opcodes and math ops, which only drop switch
+# cases, and of staging sets (its variants above compile every body, masked
+# math, and one and both sets).
+VM_MASKS = ("-DVM_OPS_", "-DGD_UN_OPS=", "-DGD_BIN_OPS=", "-DGD_STAGING=")
 
 
 def covered(listed: list[Program], file: str, words) -> bool:

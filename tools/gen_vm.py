@@ -51,7 +51,6 @@ import subprocess
 # (not written as GROUP_KERNEL: in that form PoCL 3.1's LLVM crashed
 # compiling them as kernels), the barrier probe, the VM itself.
 NOT_BODIES = re.compile(r"(^conv_gpu|^grid_sync|^common|^vm_program)\.cl$")
-SPACES = 10  # m0 (activations), m1 (constants), s0-s7 (staging buffers)
 KINDS = {"int": "i", "uint": "i", "float": "f", "int2": "2", "int4": "4", "float2": "d", "float4": "q"}
 WORDS = {"p": 2, "c": 2, "i": 1, "f": 1, "2": 2, "4": 4, "d": 2, "q": 4}
 
@@ -272,11 +271,20 @@ def vm_program_source(kernels: pathlib.Path) -> str:
         text = f.read_text()
         parts.append(f"/* ---- {f.name} ---- */\n#if {guards[f.name]}\n{text}\n#endif\n")
         parts += [f"#undef {m}\n" for m in sorted(set(_DEFINE.findall(text)))]
-    spaces = ", ".join(["__global uchar* m0", "__global uchar* m1"] + [f"__global uchar* s{i}" for i in range(SPACES - 2)])
-    names = ", ".join(["m0", "m1"] + [f"s{i}" for i in range(SPACES - 2)])
-    parts.append(f"#define VM_SPACES_PARAMS {spaces}\n#define VM_SPACES {names}\n")
-    chain = " : ".join(f"s == {i} ? {n}" for i, n in enumerate(names.split(", ")[:-1])) + f" : {names.split(', ')[-1]}"
-    parts.append(f"GD_INLINE __global uchar* vm_space(int s, VM_SPACES_PARAMS) {{ return {chain}; }}\n")
+    # The buffer arguments: m0 activations, m1 other buffers, s0.. staging
+    # buffers, VM_STAGING_SET per bit of GD_STAGING (kernel_abi.h).
+    per_set, sets = _abi_value(kernels, "VM_STAGING_SET"), _abi_value(kernels, "VM_STAGING_SETS")
+    for n in range(sets, 0, -1):
+        if sets > 1:
+            test = f"defined(GD_STAGING) && ((GD_STAGING >> {n - 1}) & 1)"
+            parts.append(f"#if {test}\n" if n == sets else f"#elif {test}\n" if n > 1 else "#else\n")
+        names = ["m0", "m1"] + [f"s{i}" for i in range(n * per_set)]
+        spaces = ", ".join(f"__global uchar* {m}" for m in names)
+        chain = " : ".join(f"s == {i} ? {m}" for i, m in enumerate(names[:-1])) + f" : {names[-1]}"
+        parts.append(f"#define VM_SPACES_PARAMS {spaces}\n#define VM_SPACES {', '.join(names)}\n"
+                     f"GD_INLINE __global uchar* vm_space(int s, VM_SPACES_PARAMS) {{ return {chain}; }}\n")
+    if sets > 1:
+        parts.append("#endif\n")
     words, bits, copy = (_abi_value(kernels, n) for n in ("VM_OPS_WORDS", "VM_OPS_BITS", "VM_FLOAT_COPY"))
     if len(table) > copy or copy % bits or copy + len(table) > bits * words:
         raise SystemExit(f"gen_vm.py: {len(table)} opcodes and their float copies from VM_FLOAT_COPY = {copy} need "
