@@ -104,20 +104,14 @@ GD_INLINE int idx1(int4 shape, int b, int y, int x, int c) { return idx4(shape, 
  * row-major) in a PHWC4 tensor; its other slices follow H * W apart.
  * For the kernels that walk one pixel's channel row. */
 GD_INLINE int pixel_base(int gid, int4 shape) {
-  int x = gid % shape.x;
   int t = gid / shape.x;
-  return idx4(shape, t / shape.y, 0, t % shape.y, x);
+  return idx4(shape, t / shape.y, 0, t % shape.y, gid % shape.x);
 }
 
 /* Splits a flat work-item id into (x, y, s, b) over a PHWC4 output. */
 GD_INLINE int4 split_gid(int gid, int4 shape) {
-  int x = gid % shape.x;
-  int t = gid / shape.x;
-  int y = t % shape.y;
-  t /= shape.y;
-  int s = t % SLICES(shape);
-  int b = t / SLICES(shape);
-  return (int4)(x, y, s, b);
+  int t = gid / shape.x, u = t / shape.y;
+  return (int4)(gid % shape.x, t % shape.y, u % SLICES(shape), u / SLICES(shape));
 }
 
 /* Index of the fused residual's float4 for output float4 o (batch b, slice
@@ -155,9 +149,11 @@ GD_INLINE float4 mask_tail(float4 v, int s, int C) {
  * every body took 2.5-3.0 s to build on PoCL, 1.2 s with its own). */
 #ifdef GD_POCL
 #define ALWAYS_INLINE __attribute__((always_inline)) GD_INLINE
+#define GD_X4_STORE_FN ALWAYS_INLINE /* x4_store, below */
 #pragma clang diagnostic ignored "-Wpsabi"
 #else
 #define ALWAYS_INLINE GD_INLINE
+#define GD_X4_STORE_FN GD_NOINLINE
 #endif
 #if defined(GD_POCL) || (defined(GD_NVIDIA) && !defined(GD_INLINE_RARE))
 #define GD_NOINLINE __attribute__((noinline)) GD_STATIC
@@ -388,18 +384,6 @@ GD_INLINE float4 dw_value(__global const storage_t* src, int4 src_shape, __globa
   acc2 = fma((float4)(i2.x), w0, fma((float4)(i2.y), w1, fma((float4)(i2.z), w2, fma((float4)(i2.w), w3, acc2)))); \
   acc3 = fma((float4)(i3.x), w0, fma((float4)(i3.y), w1, fma((float4)(i3.z), w2, fma((float4)(i3.w), w3, acc3))));
 
-/* The store of the 4-pixel kernels' (conv.cl) accumulators acc0..acc3 (pixels x..x+3
- * of row p.y, slice p.z, batch p.w): activation, epilogue (a residual read
- * through a pool or a resize included: conv_residual), tail mask. */
-#define X4_STORE                                                                                       \
-  float4 accs[4] = {acc0, acc1, acc2, acc3};                                                           \
-  for (int i = 0; i < 4 && x + i < dst_shape.x; ++i) {                                                 \
-    int o = idx4(dst_shape, p.w, p.z, p.y, x + i);                                                     \
-    float4 res = conv_residual(residual, epi, dst_shape, p.w, p.z, p.y * dst_shape.x + x + i, res_slices); \
-    float4 r = epilogue_r(activate(accs[i], act), epi, alpha, res, p.z);                               \
-    STORE4(mask_tail(r, p.z, dst_shape.z), dst, o);                                                    \
-  }
-
 /* Fused epilogue steps (delegate_c/fuse_epilogue.c): epi = (op0, act0, op1, act1),
  * op 1 = PReLU with a per-channel alpha (float4 per slice), op 2 = ADD of
  * the residual float4 r, then act (EPI_ADD_MAX2 / _UP2: r read through a
@@ -541,6 +525,22 @@ GD_INLINE void convg_store(float4 v, __global storage_t* dst, int4 dst_shape, in
   STORE4(mask_tail(v, s, dst_shape.z), dst, o);
 #endif
 }
+
+/* The 4-pixel kernels' (conv.cl, depthwise.cl) store, X4_STORE: acc0..acc3
+ * at pixels x..x+3 of row p.y, slice p.z, batch p.w, each with activation,
+ * epilogue (a residual read through a pool or a resize included) and tail
+ * mask. x4_store is out of line on NVIDIA, a call per float4: inlined four
+ * times into each 4-pixel body it was a sixth of selfie_segmentation's VM
+ * program (docs/benchmarks/nvptx-build-time.md; GD_INLINE_RARE inlines it). */
+GD_X4_STORE_FN void x4_store(float4 v, __global storage_t* dst, int4 dst_shape, int b, int s, int p, int act,
+                            __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices) {
+  v = epilogue_r(activate(v, act), epi, alpha, conv_residual(residual, epi, dst_shape, b, s, p, res_slices), s);
+  STORE4(mask_tail(v, s, dst_shape.z), dst, (b * SLICES(dst_shape) + s) * dst_shape.x * dst_shape.y + p);
+}
+#define X4_STORE                                                                                        \
+  float4 accs[4] = {acc0, acc1, acc2, acc3};                                                           \
+  for (int i = 0; i < 4 && x + i < dst_shape.x; ++i)                                                   \
+    x4_store(accs[i], dst, dst_shape, p.w, p.z, p.y * dst_shape.x + x + i, act, alpha, residual, epi, res_slices);
 
 /* Reduction helpers shared by reduce.cl and reduce_gpu.cl (op: REDUCE_*,
  * kernel_abi.h). */

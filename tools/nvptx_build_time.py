@@ -133,6 +133,16 @@ def compile_one(kernels: pathlib.Path, file: str, defines: list, ptxas: str, wor
     return {"front": t1 - t0, "ptxas": t2 - t1, "ptx_lines": lines, "registers": regs}
 
 
+def ptx_functions(ptx: str) -> list:
+    """[(function, PTX lines)] of a PTX file, largest first: each .entry or
+    .func from its header to the next one's."""
+    starts = [(m.start(), m.group(1)) for m in re.finditer(r"^\.(?:visible |weak )?(?:entry|func)\s*(?:\([^)]*\)\s*)?(\w+)",
+                                                           ptx, re.M)]
+    sizes = [(name, ptx.count("\n", at, starts[i + 1][0] if i + 1 < len(starts) else len(ptx)))
+             for i, (at, name) in enumerate(starts)]
+    return sorted(sizes, key=lambda fn: -fn[1])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model", help="a model name (tflite-gpu models) or .tflite path")
@@ -141,6 +151,8 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline", help="another tree's opencl_kernels directory, compiled too (A/B)")
     ap.add_argument("--inline-threshold", type=int, default=100000, help="LLVM's (clang's default: 225)")
     ap.add_argument("--ptxas", help="ptxas to run (default: $PTXAS, the venv's nvidia-cuda-nvcc-cu12, PATH)")
+    ap.add_argument("--functions", type=int, default=0, metavar="N",
+                    help="also list each program's N largest PTX functions (lines), where its size is")
     args = ap.parse_args(argv)
     for tool in (f"clang-{LLVM}", f"llvm-link-{LLVM}", f"opt-{LLVM}", f"llc-{LLVM}"):
         if not shutil.which(tool):
@@ -165,6 +177,10 @@ def main(argv=None) -> int:
                 regs = ", ".join(f"{k} {n}" for k, n in sorted(r["registers"].items(), key=lambda kv: -kv[1])[:2])
                 cells += [f"{r['front']:.2f}", f"{r['ptxas']:.2f}", str(r["ptx_lines"]), regs]
             print(f"| {file} | {' '.join(defines[1:])} | " + " | ".join(cells) + " |", flush=True)
+            if args.functions:
+                sizes = ptx_functions((pathlib.Path(tmp) / "a.ptx").read_text())[:args.functions]
+                print("|  | largest functions: " + ", ".join(f"{f} {n}" for f, n in sizes) + " |" + " |" * len(cells),
+                      flush=True)
     cells = [x for name, _ in reversed(trees) for x in (f"{totals[name][0]:.2f}", f"{totals[name][1]:.2f}",
                                                          str(totals[name][2]), "")]
     print(f"| **{len(progs)} programs** | | " + " | ".join(cells) + " |")
