@@ -40,3 +40,12 @@ def test_the_vm_program_source_is_the_one_the_library_embeds():
     pool = nv.source(nv.KERNELS, "pool.cl")
     assert pool.startswith((nv.KERNELS / "kernel_abi.h").read_text())
     assert pool.endswith((nv.KERNELS / "pool.cl").read_text())
+
+
+def test_it_sizes_the_ptx_functions_by_their_definitions():
+    """--functions: each .entry or .func from its header to the next one's,
+    largest first; a prototype is a function of its own line or two."""
+    ptx = ("//\n.func  (.param .b32 func_retval0) rare\n(\n\t.param .b32 rare_param_0\n);\n"
+           ".visible .entry vm_run(\n\t.param .u64 a\n)\n{\n\tret;\n\tret;\n\tret;\n}\n"
+           ".func  (.param .b32 func_retval0) rare(\n\t.param .b32 rare_param_0\n)\n{\n\tret;\n}\n")
+    assert nv.ptx_functions(ptx) == [("vm_run", 8), ("rare", 6), ("rare", 4)]

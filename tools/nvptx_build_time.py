@@ -136,7 +136,7 @@ def compile_one(kernels: pathlib.Path, file: str, defines: list, ptxas: str, wor
 def ptx_functions(ptx: str) -> list:
     """[(function, PTX lines)] of a PTX file, largest first: each .entry or
     .func from its header to the next one's."""
-    starts = [(m.start(), m.group(1)) for m in re.finditer(r"^\.(?:visible |weak )?(?:entry|func)\s*(?:\([^)]*\)\s*)?(\w+)",
+    starts = [(m.start(), m.group(1)) for m in re.finditer(r"^(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\s*(?:\([^)]*\)\s*)?(\w+)",
                                                            ptx, re.M)]
     sizes = [(name, ptx.count("\n", at, starts[i + 1][0] if i + 1 < len(starts) else len(ptx)))
              for i, (at, name) in enumerate(starts)]
