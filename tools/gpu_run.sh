@@ -77,7 +77,7 @@
 #   GPU_RUN_OPS_K       a pytest -k expression for the op tests
 #   GPU_RUN_VMCACHE_AB  NAME=VALUE: the vmcache step also times the kernel set and persistent
 #                       with no cache in processes with it set, interleaved (default
-#                       TFLITE_GPU_INLINE_RARE=1: NVIDIA's rare paths inlined again; "" for none)
+#                       TFLITE_GPU_INLINE_RARE=1: NVIDIA's rare paths and conv stores inlined again; "" for none)
 #   GPU_RUN_AB_ROUNDS   rounds of the ab step's A/Bs (default 2)
 #   GPU_RUN_AB_MODELS   the ab step's models (default: six whose fused pairs changed last, and a control)
 #   GPU_RUN_JOBS        pytest-xdist workers (default: the cores), when xdist is installed
