@@ -1,9 +1,11 @@
 #include "cl_device.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "capture.h"
 #include "kernel_cache.h"
@@ -254,33 +256,55 @@ static void report_build_failure(GpuDevice* dev, cl_program prog, const char* fi
   free(log);
 }
 
-static cl_program build_program(GpuDevice* dev, const char* file, const char* defines, char* err, size_t errlen) {
+static double seconds_since(const struct timespec* t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+/* Compiles one program from source; touches nothing of dev's but reads its
+ * context and options, so that several run at once (gpu_device_prebuild).
+ * NULL with *rc (the program, if one was made, in *failed). */
+static cl_program compile_source(const GpuDevice* dev, const char* file, const char* defines, cl_int* rc,
+                                 cl_program* failed) {
   const char* abi = embedded_kernel_source("kernel_abi.h");
   const char* common = embedded_kernel_source("common.cl");
   const char* body = embedded_kernel_source(file);
-  if (!abi || !common || !body) {
+  *failed = NULL;
+  if (!abi || !common || !body) return *rc = CL_INVALID_VALUE, NULL;
+  const char* sources[3] = {abi, common, body};
+  cl_program prog = cl.clCreateProgramWithSource(dev->context, 3, sources, NULL, rc);
+  if (!prog) return NULL;
+  char opts[512];
+  program_options(dev, defines, opts, sizeof(opts));
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  *rc = cl.clBuildProgram(prog, 1, &dev->device, opts, NULL, NULL);
+  double secs = seconds_since(&t0);
+  if (build_log_enabled()) fprintf(stderr, "tflite-gpu build %s [%s]: %.3f s\n", file, opts, secs);
+  if (*rc == CL_SUCCESS) return prog;
+  *failed = prog;
+  return NULL;
+}
+
+static cl_program build_program(GpuDevice* dev, const char* file, const char* defines, char* err, size_t errlen) {
+  if (!embedded_kernel_source(file)) {
     snprintf(err, errlen, "kernel file %s is not embedded in the library", file);
     return NULL;
   }
-  const char* sources[3] = {abi, common, body};
   cl_int rc;
-  cl_program prog = cl.clCreateProgramWithSource(dev->context, 3, sources, NULL, &rc);
-  if (!prog) {
-    snprintf(err, errlen, "clCreateProgramWithSource(%s): %s", file, cl_error_name(rc));
+  cl_program failed;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  cl_program prog = compile_source(dev, file, defines, &rc, &failed);
+  dev->compile_seconds += seconds_since(&t0);
+  if (failed) {
+    report_build_failure(dev, failed, file, defines, rc, err, errlen);
+    cl.clReleaseProgram(failed);
     return NULL;
   }
-  char opts[512];
-  program_options(dev, defines, opts, sizeof(opts));
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  rc = cl.clBuildProgram(prog, 1, &dev->device, opts, NULL, NULL);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-  dev->compile_seconds += secs;
-  if (build_log_enabled()) fprintf(stderr, "tflite-gpu build %s [%s]: %.3f s\n", file, opts, secs);
-  if (rc != CL_SUCCESS) {
-    report_build_failure(dev, prog, file, defines, rc, err, errlen);
-    cl.clReleaseProgram(prog);
+  if (!prog) {
+    snprintf(err, errlen, "clCreateProgramWithSource(%s): %s", file, cl_error_name(rc));
     return NULL;
   }
   dev->source_builds++;
@@ -400,6 +424,79 @@ cl_kernel gpu_device_kernel(GpuDevice* dev, const char* file, const char* define
   if (!k) snprintf(err, errlen, "clCreateKernel(%s in %s%s%s): %s", kernel, file, *defines ? " " : "", defines,
                    cl_error_name(rc));
   return k;
+}
+
+/* gpu_device_prebuild's work: programs[i] of files[i] with defines[i],
+ * taken in turn by every thread (next, atomic). */
+typedef struct Prebuild {
+  const GpuDevice* dev;
+  const char* const* files;
+  const char* const* defines;
+  cl_program* programs;
+  int n, next;
+} Prebuild;
+
+static void* prebuild_worker(void* arg) {
+  Prebuild* pb = arg;
+  for (int i; (i = __atomic_fetch_add(&pb->next, 1, __ATOMIC_RELAXED)) < pb->n;) {
+    cl_int rc;
+    cl_program failed;
+    pb->programs[i] = compile_source(pb->dev, pb->files[i], pb->defines[i], &rc, &failed);
+    if (failed) cl.clReleaseProgram(failed); /* gpu_device_kernel builds it again and reports why */
+  }
+  return NULL;
+}
+
+/* Threads for gpu_device_prebuild: TFLITE_GPU_BUILD_THREADS (0: the
+ * host's cores), at most 8. 1 by default: PoCL and Intel's CPU runtime
+ * compile one program at a time whatever the threads (measured); whether
+ * NVIDIA's driver does is the GPU run's A/B. */
+static int prebuild_threads(void) {
+  long n = env_long("TFLITE_GPU_BUILD_THREADS", 1);
+  if (n <= 0) n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+int gpu_device_prebuild(GpuDevice* dev, const char* const* files, const char* const* defines, int n) {
+  int threads = prebuild_threads(), todo = 0;
+  const char** f = malloc((size_t)(n ? n : 1) * 2 * sizeof(char*));
+  cl_program* progs = calloc((size_t)(n ? n : 1), sizeof(cl_program));
+  if (!f || !progs || threads < 2) {
+    free(f);
+    free(progs);
+    return 0;
+  }
+  const char** d = f + n;
+  for (int i = 0; i < n; ++i) {
+    int dup = find_program(dev, files[i], defines[i]) != NULL || !embedded_kernel_source(files[i]);
+    for (int j = 0; j < todo && !dup; ++j) dup = !strcmp(f[j], files[i]) && !strcmp(d[j], defines[i]);
+    if (!dup && dev->num_programs + todo < GD_MAX_PROGRAMS) f[todo] = files[i], d[todo++] = defines[i];
+  }
+  Prebuild pb = {dev, f, d, progs, todo, 0};
+  pthread_t tid[8];
+  int started = 0;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  if (todo >= 2)
+    while (started < threads - 1 && started < todo - 1 && pthread_create(&tid[started], NULL, prebuild_worker, &pb) == 0)
+      ++started;
+  prebuild_worker(&pb);
+  for (int t = 0; t < started; ++t) pthread_join(tid[t], NULL);
+  dev->compile_seconds += seconds_since(&t0); /* the wait, not the threads' sum */
+  int built = 0;
+  char err[256];
+  for (int i = 0; i < todo; ++i) {
+    if (!progs[i]) continue;
+    if (add_program(dev, f[i], d[i], progs[i], 0, err, sizeof(err))) {
+      cl.clReleaseProgram(progs[i]);
+      continue;
+    }
+    dev->source_builds++;
+    ++built;
+  }
+  free(f);
+  free(progs);
+  return built;
 }
 
 void gpu_device_profile_add(GpuDevice* dev, const char* kernel, double ns) {

@@ -98,6 +98,14 @@ void gpu_device_retain(GpuDevice* dev);
 void gpu_device_wait_cache_writes(GpuDevice* dev);
 void gpu_device_release(GpuDevice* dev);
 
+/* With TFLITE_GPU_BUILD_THREADS=N (2-8; 0: the host's cores; an A/B, off
+ * by default), compiles the (files[i], defines[i]) programs the device
+ * lacks on N threads at once, so that the gpu_device_kernel calls that
+ * follow find them built (call as those, with dev->mutex held): a model's
+ * first build would wait for its longest program, not their sum, where the
+ * driver compiles in the calling thread. A program that fails is left for
+ * gpu_device_kernel, which reports why. Returns the programs built. */
+int gpu_device_prebuild(GpuDevice* dev, const char* const* files, const char* const* defines, int n);
 /* A kernel from an embedded .cl file built with extra `defines` ("" for
  * none), building its program on first use. Call with dev->mutex held. On
  * a build failure (dev->build_failures counts them) err names the program,

@@ -156,16 +156,45 @@ static long usable_mask(const GpuDevice* dev, const char* file, const char* base
   return dev->num_programs >= GD_MAX_PROGRAMS * 3 / 4 ? -1 : mask;
 }
 
-/* The kernel of variant v with its program's selection. */
-static cl_kernel selected_kernel(Encoder* ex, const KernelVariant* v, int on_float, int dst_bhwc, long mask) {
-  char defines[2 * GD_MAX_DEFINES + 96];
-  storage_defines(v, on_float, dst_bhwc, defines, sizeof(defines));
+/* The defines of variant v's program, with its selection. */
+enum { PROGRAM_DEFINES = 2 * GD_MAX_DEFINES + 96 };
+static void program_defines(Encoder* ex, const KernelVariant* v, int on_float, int dst_bhwc, long mask,
+                            char defines[PROGRAM_DEFINES]) {
+  storage_defines(v, on_float, dst_bhwc, defines, PROGRAM_DEFINES);
   mask = usable_mask(ex->dev, v->file, defines, mask);
   if (mask >= 0) {
     size_t n = strlen(defines);
-    snprintf(defines + n, sizeof(defines) - n, "%s-DGD_KSEL=0x%lx", n ? " " : "", (unsigned long)mask);
+    snprintf(defines + n, PROGRAM_DEFINES - n, "%s-DGD_KSEL=0x%lx", n ? " " : "", (unsigned long)mask);
   }
+}
+
+/* The kernel of variant v with its program's selection. */
+static cl_kernel selected_kernel(Encoder* ex, const KernelVariant* v, int on_float, int dst_bhwc, long mask) {
+  char defines[PROGRAM_DEFINES];
+  program_defines(ex, v, on_float, dst_bhwc, mask, defines);
   return gpu_device_kernel(ex->dev, v->file, defines, v->kernel, ex->err, ex->errlen);
+}
+
+/* The programs of the dispatches that run as kernels, compiled at once
+ * (gpu_device_prebuild) before finish_dispatch takes them one by one. */
+static void prebuild(Encoder* ex) {
+  int n = 0;
+  const char** files = malloc((size_t)(ex->num_dispatches + 1) * 2 * sizeof(char*));
+  char(*defines)[PROGRAM_DEFINES] = malloc((size_t)(ex->num_dispatches + 1) * sizeof(*defines));
+  if (files && defines) {
+    const char** names = files + ex->num_dispatches + 1;
+    for (int i = 0; i < ex->num_dispatches; ++i) {
+      const PendingDispatch* p = ex->dispatches[i].pending;
+      if (ex->dispatches[i].vm || !p) continue;
+      program_defines(ex, &p->v, p->on_float, p->dst_bhwc, selection_mask(ex, i), defines[n]);
+      files[n] = p->v.file;
+      names[n] = defines[n];
+      ++n;
+    }
+    gpu_device_prebuild(ex->dev, files, names, n);
+  }
+  free(files);
+  free(defines);
 }
 
 /* Dispatch d's kernel, built, fitted to the device's group limit, with
@@ -219,6 +248,7 @@ static int finish_dispatch(Encoder* ex, Dispatch* d, long mask) {
 }
 
 int ex_finish_dispatches(Encoder* ex) {
+  prebuild(ex);
   for (int i = 0; i < ex->num_dispatches; ++i) {
     Dispatch* d = &ex->dispatches[i];
     if (d->vm) continue;

@@ -2,7 +2,7 @@
 """Time to first result of execution=persistent with the kernel cache's
 shared VM program (issue 36 item 7), against the CPU interpreter's.
 
-    python tools/bench_vm_cache.py [--repeat N] [--ab-env NAME=VALUE] [MODEL ...]   (default: the first 4 MediaPipe models)
+    python tools/bench_vm_cache.py [--repeat N] [--ab-env NAME=VALUE ...] [MODEL ...]   (default: the first 4 MediaPipe models)
     python tools/bench_vm_cache.py --sequence [--library PATH ...] [MODEL ...]   (default: all 14)
 
 Every run is a fresh process with POCL_KERNEL_CACHE=0 and
@@ -18,7 +18,8 @@ those cells per model, the median of each (the shared directory's file then
 exists after the first round). --ab-env NAME=VALUE: two more cells per
 model, the kernel set and persistent with no cache in processes with that
 variable set, interleaved with the others (an A/B of the build time, such
-as TFLITE_GPU_INLINE_RARE=1: the rare paths inlined on NVIDIA).
+as TFLITE_GPU_INLINE_RARE=1: the rare paths inlined on NVIDIA); repeat it
+for more A/Bs (TFLITE_GPU_BUILD_THREADS=8: programs compiled on 8 threads).
 
 --sequence: the models one after another, twice, each a fresh process
 starting on one shared directory (per library: an A/B of two builds, the
@@ -114,7 +115,7 @@ def main():
             else:
                 names.append(a)
         return sequence(names or list(models.MODELS), libraries or ["default"])
-    repeat, ab = 1, None
+    repeat, abs_ = 1, []
     while args[:1] in (["--repeat"], ["--ab-env"]):
         if args[0] == "--repeat":
             repeat = int(args[1])
@@ -122,18 +123,21 @@ def main():
             name, sep, value = args[1].partition("=")
             if not sep or not name:
                 raise SystemExit(f"bench_vm_cache.py: --ab-env takes NAME=VALUE, not {args[1]!r}")
-            ab = {name: value}
+            abs_.append({name: value})
         args = args[2:]
     names = args or models.MODELS[:4]
     paths = models.fetch_models(names, progress=False)
     cache = tempfile.mkdtemp(prefix="vm-cache-")
     os.chmod(cache, 0o700)
-    tag = f" ({next(iter(ab))}={next(iter(ab.values()))})" if ab else ""
-    extra = f" | kernels{tag} (s) | x CPU | persistent, no cache{tag} (s) | x CPU" if ab else ""
+    extra = ""
+    for ab in abs_:
+        tag = f" ({next(iter(ab))}={next(iter(ab.values()))})"
+        extra += f" | kernels{tag} (s) | x CPU | persistent, no cache{tag} (s) | x CPU"
     print("| model | CPU (s) | kernels (s) | x CPU | persistent, no cache (s) | x CPU "
           f"| persistent, shared VM cache (s) | x CPU{extra} |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:" + ("|---:|---:|---:|---:" if ab else "") + "|")
-    cells = [("cpu", None), ("kernels", None), ("-", None), (cache, None)] + ([("kernels", ab), ("-", ab)] if ab else [])
+    print("|---|---:|---:|---:|---:|---:|---:|---:" + "|---:|---:|---:|---:" * len(abs_) + "|")
+    cells = [("cpu", None), ("kernels", None), ("-", None), (cache, None)]
+    cells += [cell for ab in abs_ for cell in (("kernels", ab), ("-", ab))]
     for i, name in enumerate(names):
         runs = [[first_result(paths[name], c, extra_env=e) for c, e in cells] for _ in range(repeat)]
         times = [None if None in col else statistics.median(col) for col in zip(*runs)]

@@ -75,9 +75,10 @@
 #   GPU_RUN_OPS_EVERY   TFLITE_GPU_OP_TEST_EVERY for the ops step (default 3:1; 1 = every test)
 #   GPU_RUN_OPS_KSETS   kernel sets of the ops step (default gpu)
 #   GPU_RUN_OPS_K       a pytest -k expression for the op tests
-#   GPU_RUN_VMCACHE_AB  NAME=VALUE: the vmcache step also times the kernel set and persistent
-#                       with no cache in processes with it set, interleaved (default
-#                       TFLITE_GPU_INLINE_RARE=1: NVIDIA's rare paths and conv stores inlined again; "" for none)
+#   GPU_RUN_VMCACHE_AB  NAME=VALUE ...: the vmcache step also times the kernel set and persistent
+#                       with no cache in processes with each set, interleaved (default
+#                       "TFLITE_GPU_INLINE_RARE=1 TFLITE_GPU_BUILD_THREADS=8": NVIDIA's rare paths
+#                       and conv stores inlined again; programs compiled on 8 threads; "" for none)
 #   GPU_RUN_AB_ROUNDS   rounds of the ab step's A/Bs (default 2)
 #   GPU_RUN_AB_MODELS   the ab step's models (default: six whose fused pairs changed last, and a control)
 #   GPU_RUN_JOBS        pytest-xdist workers (default: the cores), when xdist is installed
@@ -529,8 +530,11 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
         ;;
       vmcache)
         # shellcheck disable=SC2086
-        vmcache_ab="${GPU_RUN_VMCACHE_AB-TFLITE_GPU_INLINE_RARE=1}"
-        limited "$python" "$ROOT/tools/bench_vm_cache.py" ${vmcache_ab:+--ab-env "$vmcache_ab"} \
+        local vmcache_ab=()
+        for spec in ${GPU_RUN_VMCACHE_AB-TFLITE_GPU_INLINE_RARE=1 TFLITE_GPU_BUILD_THREADS=8}; do
+          vmcache_ab+=(--ab-env "$spec")
+        done
+        limited "$python" "$ROOT/tools/bench_vm_cache.py" "${vmcache_ab[@]}" \
           ${GPU_RUN_VMCACHE_MODELS:-face_detection_short_range hand_recrop iris_landmark palm_detection_lite} \
           >"$files/vmcache.log" 2>&1 || rc=1
         cat "$files/vmcache.log"
