@@ -14,9 +14,9 @@
 #include "vm_defines.h"
 #include "vm_schedule.h"
 
-/* Work-items per group: select_vm_group (selectors.h), at most what the
- * VM kernel's registers allow (vm_finish). */
-/* VM_STAGING: the most staging buffers a program takes (kernel_abi.h). */
+/* VM_STAGING: the most staging buffers a program takes (kernel_abi.h).
+ * (Work-items per group: select_vm_group, selectors.h, at most what the VM
+ * kernel's registers allow, vm_finish.) */
 enum { VM_STAGING = VM_STAGING_SET * VM_STAGING_SETS, VM_ARGS = 32, VM_OTHER_ALIGN = 64 };
 _Static_assert(VM_NO_BARRIER > 0 && (VM_NO_BARRIER & (VM_NO_BARRIER - 1)) == 0, "VM_NO_BARRIER is one bit of an offset");
 
