@@ -63,9 +63,10 @@ int vm_defines_parse(const char* defines, unsigned masks[VM_MASK_WORDS], const c
 }
 
 int vm_defines_staging(const unsigned masks[VM_MASK_WORDS]) {
-  int sets = 0;
-  while (sets < VM_STAGING_SETS && (masks[VM_STAGING_WORD] >> sets & 1u)) ++sets;
-  return (sets ? sets : 1) * VM_STAGING_SET;
+  /* The highest bit decides, as the program's #if (tools/gen_vm.py) does. */
+  int sets = 1;
+  while (sets < VM_STAGING_SETS && (masks[VM_STAGING_WORD] >> sets)) ++sets;
+  return sets * VM_STAGING_SET;
 }
 
 unsigned vm_defines_staging_word(int n) {

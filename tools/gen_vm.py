@@ -276,7 +276,7 @@ def vm_program_source(kernels: pathlib.Path) -> str:
     per_set, sets = _abi_value(kernels, "VM_STAGING_SET"), _abi_value(kernels, "VM_STAGING_SETS")
     for n in range(sets, 0, -1):
         if sets > 1:
-            test = f"defined(GD_STAGING) && ((GD_STAGING >> {n - 1}) & 1)"
+            test = f"defined(GD_STAGING) && (GD_STAGING >> {n - 1})"  # its highest bit, as vm_defines.c
             parts.append(f"#if {test}\n" if n == sets else f"#elif {test}\n" if n > 1 else "#else\n")
         names = ["m0", "m1"] + [f"s{i}" for i in range(n * per_set)]
         spaces = ", ".join(f"__global uchar* {m}" for m in names)

@@ -104,6 +104,12 @@ int main(void) {
   OK(vm_defines_staging(st) == VM_STAGING_SET);
   st[VM_STAGING_WORD] = 0x3;
   OK(vm_defines_staging(st) == 2 * VM_STAGING_SET);
+  /* Words the library never writes (a damaged cache file): the highest bit
+   * decides, as in the program's source, capped at the sets there are. */
+  st[VM_STAGING_WORD] = 0x2;
+  OK(vm_defines_staging(st) == 2 * VM_STAGING_SET);
+  st[VM_STAGING_WORD] = 0xffffffffu;
+  OK(vm_defines_staging(st) == VM_STAGING_SETS * VM_STAGING_SET);
   OK(vm_defines_staging_word(0) == 0x1 && vm_defines_staging_word(VM_STAGING_SET) == 0x1);
   OK(vm_defines_staging_word(VM_STAGING_SET + 1) == 0x3 && vm_defines_staging_word(2 * VM_STAGING_SET) == 0x3);
   OK(vm_defines_staging_word(VM_STAGING_SET * VM_STAGING_SETS + 1) == 0);
