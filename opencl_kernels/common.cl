@@ -149,7 +149,7 @@ GD_INLINE float4 mask_tail(float4 v, int s, int C) {
  * every body took 2.5-3.0 s to build on PoCL, 1.2 s with its own). */
 #ifdef GD_POCL
 #define ALWAYS_INLINE __attribute__((always_inline)) GD_INLINE
-#define GD_STORE_FN GD_INLINE /* the conv stores x4_store and convg_store, below */
+#define GD_STORE_FN GD_INLINE /* convg_store, below */
 #pragma clang diagnostic ignored "-Wpsabi"
 #else
 #define ALWAYS_INLINE GD_INLINE
@@ -506,7 +506,11 @@ GD_INLINE float4 conv_residual(__global const storage_t* residual, int4 epi, int
 /* Activation, fused epilogue, tail mask and store of output float4 (b, s,
  * p). Built with CONVG_DST_BHWC=1, dst is instead the runtime's BHWC
  * float32 output (or the part of one that starts at element `total`):
- * channels 4s .. 4s+3 of pixel p, those below C (output_direct.c). Out of line on NVIDIA (x4_store). */
+ * channels 4s .. 4s+3 of pixel p, those below C (output_direct.c). Out of
+ * line on NVIDIA (GD_STORE_FN), a call per float4: inlined at every store it
+ * was three fifths of the GPU set's conv programs and a sixth of
+ * selfie_segmentation's VM program (docs/benchmarks/nvptx-build-time.md;
+ * GD_INLINE_RARE inlines it). */
 GD_STORE_FN void convg_store(float4 v, __global storage_t* dst, int4 dst_shape, int b, int s, int p, int act,
                              __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices,
                              int total) {
@@ -526,22 +530,14 @@ GD_STORE_FN void convg_store(float4 v, __global storage_t* dst, int4 dst_shape, 
 #endif
 }
 
-/* The 4-pixel kernels' (conv.cl, depthwise.cl) store, X4_STORE: acc0..acc3
- * at pixels x..x+3 of row p.y, slice p.z, batch p.w, each with activation,
- * epilogue (a residual read through a pool or a resize included) and tail
- * mask. It and convg_store are out of line on NVIDIA (GD_STORE_FN), a call per float4: inlined at
- * every store they were a sixth of selfie_segmentation's VM program and three fifths of the GPU
- * set's conv programs (docs/benchmarks/nvptx-build-time.md; GD_INLINE_RARE inlines them). */
-GD_STORE_FN void x4_store(float4 v, __global storage_t* dst, int4 dst_shape, int b, int s, int p, int act,
-                          __global const float4* alpha, __global const storage_t* residual, int4 epi,
-                          int res_slices) {
-  v = epilogue_r(activate(v, act), epi, alpha, conv_residual(residual, epi, dst_shape, b, s, p, res_slices), s);
-  STORE4(mask_tail(v, s, dst_shape.z), dst, (b * SLICES(dst_shape) + s) * dst_shape.x * dst_shape.y + p);
-}
+/* The 4-pixel kernels' (conv.cl, depthwise.cl) store: acc0..acc3 at pixels
+ * x..x+3 of row p.y, slice p.z, batch p.w, through convg_store (their
+ * programs never have CONVG_DST_BHWC: output_direct.c stores only through
+ * the GPU set's convs, and their `total` counts work-items). */
 #define X4_STORE                                                                                        \
   float4 accs[4] = {acc0, acc1, acc2, acc3};                                                           \
   for (int i = 0; i < 4 && x + i < dst_shape.x; ++i)                                                   \
-    x4_store(accs[i], dst, dst_shape, p.w, p.z, p.y * dst_shape.x + x + i, act, alpha, residual, epi, res_slices);
+    convg_store(accs[i], dst, dst_shape, p.w, p.z, p.y * dst_shape.x + x + i, act, alpha, residual, epi, res_slices, 0);
 
 /* Reduction helpers shared by reduce.cl and reduce_gpu.cl (op: REDUCE_*,
  * kernel_abi.h). */
