@@ -106,6 +106,9 @@ void gpu_device_release(GpuDevice* dev);
  * driver compiles in the calling thread. A program that fails is left for
  * gpu_device_kernel, which reports why. Returns the programs built. */
 int gpu_device_prebuild(GpuDevice* dev, const char* const* files, const char* const* defines, int n);
+/* The threads gpu_device_prebuild compiles on: TFLITE_GPU_BUILD_THREADS (0:
+ * the host's cores), at most 8; below 2 it builds nothing. */
+int gpu_device_build_threads(void);
 /* A kernel from an embedded .cl file built with extra `defines` ("" for
  * none), building its program on first use. Call with dev->mutex held. On
  * a build failure (dev->build_failures counts them) err names the program,
