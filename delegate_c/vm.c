@@ -381,13 +381,7 @@ int vm_plan(Executor* ex, int mode) {
 /* vm_run's arguments; timing only for a persistent launch. */
 static int set_args(Executor* ex, cl_kernel k, int first, int last, int persistent, cl_ulong limit) {
   VmState* vm = ex->vm;
-  /* The program's staging sets: its defines', which a program this device
-   * or the cache held may have widened (vm_finish). */
-  unsigned masks[VM_MASK_WORDS];
-  const char* rest;
-  int staging = vm_defines_parse(vm->defines, masks, &rest) ? VM_STAGING_SET : vm_defines_staging(masks);
-  if (staging < ex->vm_num_staging) return ex_fail(&ex->enc, "the VM program takes %d staging buffers, not %d", staging,
-                                                   ex->vm_num_staging);
+  int staging = vm->staging_args;
   cl_mem spaces[2 + VM_STAGING];
   spaces[0] = ex->arena;
   spaces[1] = vm->other;
@@ -433,6 +427,13 @@ int vm_finish(Executor* ex) {
   cl_ulong limit = e->dev->caps.vendor_id == GD_VENDOR_NVIDIA ? 1000000000ull : 400000000ull;
   reuse_program(e->dev, vm);
   if (ex->vm_cache.load) ex->vm_cache.load(ex->vm_cache.ctx, vm->defines, sizeof(vm->defines));
+  /* Staging arguments: the program's sets, which the program reused or
+   * loaded may have widened. */
+  unsigned masks[VM_MASK_WORDS];
+  const char* rest;
+  vm->staging_args = vm_defines_parse(vm->defines, masks, &rest) ? VM_STAGING_SET : vm_defines_staging(masks);
+  if (vm->staging_args < ex->vm_num_staging)
+    return ex_fail(e, "the VM program takes %d staging buffers, not %d", vm->staging_args, ex->vm_num_staging);
   if (vm_profile_init(ex)) return -1;
   for (int p = 0; p < vm->num_phases; ++p) {
     if (!(vm->steps[p] = gpu_device_kernel(e->dev, "vm_program.cl", vm->defines, "vm_run", e->err, e->errlen))) return -1;

@@ -73,6 +73,7 @@ typedef struct VmState {
    * opcodes this partition runs (tools/gen_vm.py) and of the math ops they
    * compute (vm_defines.h), so that a driver compiles those alone. */
   char defines[GD_MAX_PROGRAM_DEFINES];
+  int staging_args; /* the program's staging arguments (its GD_STAGING sets; vm_finish) */
   /* Checked mode (vm_checked.c): guards checked after every phase. */
   int checked;
   size_t other_bytes;
