@@ -38,6 +38,18 @@ int select_vm_group_bodies(const GpuDevice* dev) {
   return select_vm_fine(dev) && select_vm_group() == VM_GROUP_SIZE && env_flag("TFLITE_GPU_VM_GROUP_BODIES", 1);
 }
 
+/* The VM on a GPU with TFLITE_GPU_VM_TILES=1: the GPU set's conv and
+ * depthwise kernels as group bodies (conv_gpu.cl, depthwise_gpu.cl: work-
+ * groups that share input and weight tiles in __local memory) instead of
+ * the fine bodies, at their default groups (16 x 4 and 8 x 8: the VM's
+ * 64). Fewer work-items, each reusing what its group loaded: whether that
+ * beats spreading a conv over the grid is for a GPU run to say, so it is
+ * an A/B switch, off by default. */
+int select_vm_tiles(const GpuDevice* dev) {
+  return select_vm_group_bodies(dev) && CONVG_LX * CONVG_LY == VM_GROUP_SIZE && DWG_LX * DWG_LY == VM_GROUP_SIZE &&
+         env_flag("TFLITE_GPU_VM_TILES", 0);
+}
+
 size_t select_vm_group(void) {
   long group = env_long("TFLITE_GPU_VM_GROUP", VM_GROUP_SIZE);
   return group > 0 ? (size_t)group : VM_GROUP_SIZE;
@@ -285,8 +297,10 @@ static void dw_1x1_group(const GpuDevice* dev, size_t tiles, size_t blocks, size
 /* 0 when the device cannot run the GPU conv kernels (too small groups or
  * local memory): the CPU set's kernels run there instead. A fused
  * depthwise + 1x1 node runs over its 1x1's grid through dw_conv2d_1x1_gpu,
- * in groups of its own (dw_1x1_group). */
-static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+ * in groups of its own (dw_1x1_group). vm: a VM body (select_vm_tiles),
+ * always the default group; 0 for outputs of one or two blocks, which
+ * would leave rows of it idle (the fine bodies run those). */
+static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v, int vm) {
   const int* ds = g->tensors[n->outputs[0]].shape;
   int fused = n->op == &kGOpDwConv1x1;
   int gemm = fused || (n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
@@ -295,10 +309,12 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
   size_t blocks = div_up(so, CONVG_BS);
   /* 16 x 4 by default; outputs of one or two blocks (<= 16 channels) would
    * leave half the rows of such a group idle, so they take 64 x 1. */
-  size_t lx = blocks <= 2 ? 64 : CONVG_LX, ly = blocks <= 2 ? 1 : CONVG_LY;
-  if (!fits(dev, lx, ly, convg_local_bytes(lx, ly))) return 0;
+  size_t lx = blocks <= 2 && !vm ? 64 : CONVG_LX, ly = blocks <= 2 && !vm ? 1 : CONVG_LY;
+  if ((vm && blocks <= 2) || !fits(dev, lx, ly, convg_local_bytes(lx, ly))) return 0;
   size_t tiles = div_up(plane, CONVG_TP);
-  if (fused)
+  if (vm)
+    ; /* the VM's group */
+  else if (fused)
     dw_1x1_group(dev, tiles, blocks, (size_t)ds[GD_B], &lx, &ly);
   else
     occupancy_group(dev, tiles, blocks, (size_t)ds[GD_B], convg_local_bytes, &lx, &ly);
@@ -334,7 +350,11 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
 }
 
 void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
-  if (dev->kernel_set != GD_KSET_GPU || !gpu_conv2d(dev, g, n, v)) cpu_conv2d(g, n, v, select_vm_fine(dev));
+  /* The VM's tiles: not through a PRELU (no such tiled kernel), nor where
+   * a conv of few tiles splits its reduction (select_conv_split). */
+  if (select_vm_tiles(dev) && !n->p.conv.prelu_input && !select_conv_split(dev, g, n) && gpu_conv2d(dev, g, n, v, 1))
+    return;
+  if (dev->kernel_set != GD_KSET_GPU || !gpu_conv2d(dev, g, n, v, 0)) cpu_conv2d(g, n, v, select_vm_fine(dev));
 }
 
 /* The GPU set, with both of gpu_conv2d's default groups fitting, so that a
@@ -351,7 +371,8 @@ int select_pw_depthwise_fits(const GpuDevice* dev) { return fits(dev, 16, 1, 16 
 /* The GPU set: dw_conv2d_1x1_gpu; the VM on a GPU (the dw_1x1 pass runs
  * there too, fuse.c): conv.cl's conv2d_x4_dw, over conv2d_x4's work-items. */
 void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
-  if (dev->kernel_set == GD_KSET_GPU && !select_vm_fine(dev) && gpu_conv2d(dev, g, n, v)) return;
+  if (select_vm_tiles(dev) && gpu_conv2d(dev, g, n, v, 1)) return;
+  if (dev->kernel_set == GD_KSET_GPU && !select_vm_fine(dev) && gpu_conv2d(dev, g, n, v, 0)) return;
   const int* ds = g->tensors[n->outputs[0]].shape;
   int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
   *v = variant_1d("conv.cl", "conv2d_x4_dw", phwc4_items(tiled));
@@ -381,14 +402,15 @@ void select_pw_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, K
 
 void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
   /* The multiplier kernel already runs one output float4 per work-item. */
-  if (dev->kernel_set != GD_KSET_GPU || n->p.conv.multiplier != 1 || !fits(dev, DWG_LX, DWG_LY, 0)) {
+  int vm = select_vm_tiles(dev);
+  if ((dev->kernel_set != GD_KSET_GPU && !vm) || n->p.conv.multiplier != 1 || !fits(dev, DWG_LX, DWG_LY, 0)) {
     cpu_depthwise(g, n, v, select_vm_fine(dev));
     return;
   }
   const int* ds = g->tensors[n->outputs[0]].shape;
   size_t so = (size_t)(ds[GD_C] + 3) / 4;
   size_t nx = div_up((size_t)ds[GD_W], DWG_TX), ny = (size_t)ds[GD_H], lx = DWG_LX, ly = DWG_LY;
-  occupancy_group(dev, nx, ny, so * (size_t)ds[GD_B], NULL, &lx, &ly);
+  if (!vm) occupancy_group(dev, nx, ny, so * (size_t)ds[GD_B], NULL, &lx, &ly); /* the VM: its group */
   *v = (KernelVariant){"depthwise_gpu.cl", "depthwise_gpu", "", 3,
                        {nx, ny, so * (size_t)ds[GD_B]},
                        {lx, ly, 1}, 0, 1, CONV_ARGS_GEOMETRY, 0, {"DWG_LX", "DWG_LY", NULL}, 0};

@@ -62,6 +62,8 @@ size_t select_vm_group(void);
  * group size: with the fine bodies, groups of VM_GROUP_SIZE, and
  * TFLITE_GPU_VM_GROUP_BODIES (default 1). */
 int select_vm_group_bodies(const GpuDevice* dev);
+/* The GPU set's conv and depthwise kernels as the VM's bodies (TFLITE_GPU_VM_TILES=1, select_conv.c). */
+int select_vm_tiles(const GpuDevice* dev);
 /* Whether a reduction runs as two (W, then H: ops_reduce.c): with the VM's
  * fine bodies, over H and W alone, a window of at least 64 in more than
  * one row. */

@@ -86,6 +86,61 @@
 #define CONVG_W_LOADS ((CONVG_W_N + CONVG_WG - 1) / CONVG_WG)
 #define CONVG_ACC (CONVG_TP * CONVG_BS)
 
+/* Each kernel is written once and compiled in two forms:
+ * - as a kernel (the GPU set): its __local tiles declared in it, its ids
+ *   asked for. Not common.cl's GROUP_KERNEL form, whose body takes them
+ *   as arguments: in that form PoCL 3.1's LLVM crashed (InstCombine)
+ *   compiling dw_conv2d_1x1_gpu for one-row groups;
+ * - in the VM program (GD_VM_PROGRAM), a GROUP_KERNEL body at the default
+ *   16 x 4 group (the VM's), its tiles carved from the VM's __local memory
+ *   and its ids passed in (TFLITE_GPU_VM_TILES, select_conv.c).
+ * tools/gen_vm.py reads the bodies' signatures and group shapes with
+ * GD_VM_SCAN, where a kernel is written as GROUP_KERNEL's kernel form (it
+ * only preprocesses that form). */
+#define CONVG_LMEM (CONVG_IN_N + CONVG_W_N)
+#if defined(GD_VM_PROGRAM) || defined(GD_VM_SCAN)
+#define CONVG_KERNEL(NAME, FORM) GROUP_KERNEL(NAME, CONVG_LX, CONVG_LY, CONVG_LMEM, FORM##_PARAMS, FORM##_ARGS)
+#define CONVG_TILES                   \
+  __local float4* in_l = lmem;        \
+  __local float4* w_l = lmem + CONVG_IN_N;
+#define CONVG_LOCAL_ID(D, C) loc.C
+#define CONVG_GROUP_ID(D, C) grp.C
+#define CONVG_GLOBAL_ID_Z grp.z
+#else
+#define CONVG_KERNEL(NAME, FORM) \
+  __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void NAME(FORM##_PARAMS)
+#define CONVG_TILES                   \
+  __local float4 in_l[CONVG_IN_N];    \
+  __local float4 w_l[CONVG_W_N];
+#define CONVG_LOCAL_ID(D, C) get_local_id(D)
+#define CONVG_GROUP_ID(D, C) get_group_id(D)
+#define CONVG_GLOBAL_ID_Z get_global_id(2)
+#endif
+
+/* The kernels' parameters (the launch contract above) and arguments: FORM_PARAMS and FORM_ARGS
+ * (CONVG_KERNEL pastes the names, so that each list reaches GROUP_KERNEL as one argument). */
+#define CONVG_OUT __global storage_t* dst, __global const float* weights, __global const float* bias, int4 src_shape, int4 dst_shape
+#define CONVG_OUT_ARGS dst, weights, bias, src_shape, dst_shape
+#define CONVG_EPI int act, __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total
+#define CONVG_EPI_ARGS act, alpha, residual, epi, res_slices, total
+#define CONVG_1X1_PARAMS __global const storage_t* src, CONVG_OUT, CONVG_EPI
+#define CONVG_1X1_ARGS src, CONVG_OUT_ARGS, CONVG_EPI_ARGS
+#define CONVG_SCALED_PARAMS __global const storage_t* src, CONVG_OUT, __global const storage_t* scale, CONVG_EPI
+#define CONVG_SCALED_ARGS src, CONVG_OUT_ARGS, scale, CONVG_EPI_ARGS
+#define CONVG_SCALED_ADD_PARAMS \
+  __global const storage_t* src, CONVG_OUT, __global const storage_t* scale, __global const storage_t* addend, CONVG_EPI
+#define CONVG_SCALED_ADD_ARGS src, CONVG_OUT_ARGS, scale, addend, CONVG_EPI_ARGS
+#define CONVG_UP2_PARAMS __global const storage_t* src, CONVG_OUT, int src_code, CONVG_EPI
+#define CONVG_UP2_ARGS src, CONVG_OUT_ARGS, src_code, CONVG_EPI_ARGS
+#define CONVG_GEOM_PARAMS __global const storage_t* src, CONVG_OUT, int4 geom, int4 pad_dil, CONVG_EPI
+#define CONVG_GEOM_ARGS src, CONVG_OUT_ARGS, geom, pad_dil, CONVG_EPI_ARGS
+#define CONVG_BHWC_PARAMS __global const float* src, CONVG_OUT, int4 geom, int4 pad_dil, CONVG_EPI
+#define CONVG_BHWC_ARGS CONVG_GEOM_ARGS
+#define CONVG_DW_1X1_PARAMS                                                                                          \
+  __global const storage_t* src, CONVG_OUT, __global const float4* dw_weights, __global const float4* dw_bias, int4 geom, \
+      int4 pad_dil, int dw_act, CONVG_EPI
+#define CONVG_DW_1X1_ARGS src, CONVG_OUT_ARGS, dw_weights, dw_bias, geom, pad_dil, dw_act, CONVG_EPI_ARGS
+
 /* The weight tile: K-slices k0 .. k0+KT-1 of blocks g0 .. g0+LY-1 into
  * w_l[KT][4][LY][BS]. Block g's reduction rows are contiguous (k_slices of
  * them, 4 lanes x BS float4 each), so consecutive work-items read
@@ -127,11 +182,10 @@ GD_INLINE void convg_load_weights(__local float4* w_l, __global const float* wei
 /* Shared start of both conv kernels: the work-item's place, and the
  * accumulators initialised with the bias (zero for blocks past the end). */
 #define CONVG_PROLOGUE                                                                 \
-  __local float4 in_l[CONVG_IN_N];                                                     \
-  __local float4 w_l[CONVG_W_N];                                                       \
-  int lx = get_local_id(0), ly = get_local_id(1), lid = ly * CONVG_LX + lx;            \
-  int p0 = get_group_id(0) * CONVG_TILE_P, g0 = get_group_id(1) * CONVG_LY;            \
-  int b = get_global_id(2), g = g0 + ly;                                               \
+  CONVG_TILES                                                                          \
+  int lx = CONVG_LOCAL_ID(0, x), ly = CONVG_LOCAL_ID(1, y), lid = ly * CONVG_LX + lx;  \
+  int p0 = CONVG_GROUP_ID(0, x) * CONVG_TILE_P, g0 = CONVG_GROUP_ID(1, y) * CONVG_LY;  \
+  int b = CONVG_GLOBAL_ID_Z, g = g0 + ly;                                              \
   int so = SLICES(dst_shape), groups = (so + CONVG_BS - 1) / CONVG_BS;                 \
   int plane = dst_shape.x * dst_shape.y, src_slices = SLICES(src_shape);               \
   float4 acc[CONVG_ACC];                                                               \
@@ -187,10 +241,7 @@ GD_INLINE void convg_load_weights(__local float4* w_l, __global const float* wei
 
 #define CONVG_PLAIN(SI, P) LOAD4(src, (b * src_slices + (SI)) * plane + (P))
 #if GD_SELECTED(conv2d_1x1_gpu, 0)
-__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_gpu(
-    __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
-    int4 src_shape, int4 dst_shape, int act, __global const float4* alpha, __global const storage_t* residual,
-    int4 epi, int res_slices, int total) {
+CONVG_KERNEL(conv2d_1x1_gpu, CONVG_1X1) {
   CONVG_1X1_GEMM(CONVG_PLAIN)
 }
 #endif
@@ -201,10 +252,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
  * fused (fuse_conv_source.c). */
 #define CONVG_SCALED(SI, P) (CONVG_PLAIN(SI, P) * LOAD4(scale, b * src_slices + (SI)))
 #if GD_SELECTED(conv2d_1x1_scaled_gpu, 5)
-__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_scaled_gpu(
-    __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
-    int4 src_shape, int4 dst_shape, __global const storage_t* scale, int act, __global const float4* alpha,
-    __global const storage_t* residual, int4 epi, int res_slices, int total) {
+CONVG_KERNEL(conv2d_1x1_scaled_gpu, CONVG_SCALED) {
   CONVG_1X1_GEMM(CONVG_SCALED)
 }
 #endif
@@ -216,10 +264,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
  * (fuse_conv_source.c). */
 #define CONVG_SCALED_ADD(SI, P) (CONVG_SCALED(SI, P) + LOAD4(addend, (b * src_slices + (SI)) * plane + (P)))
 #if GD_SELECTED(conv2d_1x1_scaled_add_gpu, 7)
-__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_scaled_add_gpu(
-    __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
-    int4 src_shape, int4 dst_shape, __global const storage_t* scale, __global const storage_t* addend, int act,
-    __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total) {
+CONVG_KERNEL(conv2d_1x1_scaled_add_gpu, CONVG_SCALED_ADD) {
   CONVG_1X1_GEMM(CONVG_SCALED_ADD)
 }
 #endif
@@ -231,10 +276,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
 #define CONVG_UPSAMPLED(SI, P) \
   conv_up2(src, src_code, dst_shape, b * src_slices + (SI), (P) % dst_shape.x, (P) / dst_shape.x)
 #if GD_SELECTED(conv2d_1x1_up2_gpu, 6)
-__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_1x1_up2_gpu(
-    __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
-    int4 src_shape, int4 dst_shape, int src_code, int act, __global const float4* alpha,
-    __global const storage_t* residual, int4 epi, int res_slices, int total) {
+CONVG_KERNEL(conv2d_1x1_up2_gpu, CONVG_UP2) {
   CONVG_1X1_GEMM(CONVG_UPSAMPLED)
 }
 #endif
@@ -291,10 +333,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
 #define CONVG_TAP_PHWC4(CI, SY, SX) LOAD4(src, ((b * src_slices + (CI)) * src_shape.y + (SY)) * src_shape.x + (SX))
 
 #if GD_SELECTED(conv2d_gpu, 1)
-__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_gpu(
-    __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
-    int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act, __global const float4* alpha,
-    __global const storage_t* residual, int4 epi, int res_slices, int total) {
+CONVG_KERNEL(conv2d_gpu, CONVG_GEOM) {
   CONVG_IMPLICIT_GEMM(CONVG_TAP_PHWC4)
 }
 #endif
@@ -313,10 +352,7 @@ GD_INLINE float4 convg_bhwc_tap(__global const float* src, int4 shape, int b, in
  * float32 bytes (its staging buffer, any storage), so the input needs no
  * conversion launch (fuse.c keep_inputs_bhwc). */
 #if GD_SELECTED(conv2d_bhwc_gpu, 4)
-__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2d_bhwc_gpu(
-    __global const float* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
-    int4 src_shape, int4 dst_shape, int4 geom, int4 pad_dil, int act, __global const float4* alpha,
-    __global const storage_t* residual, int4 epi, int res_slices, int total) {
+CONVG_KERNEL(conv2d_bhwc_gpu, CONVG_BHWC) {
   CONVG_IMPLICIT_GEMM(CONVG_TAP_BHWC)
 }
 #endif
@@ -330,11 +366,7 @@ __kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void conv2
  * where a launch costs more than either. Each load's pixel is the same at
  * every K step, so its source origin is computed once. */
 #if GD_SELECTED(dw_conv2d_1x1_gpu, 3)
-__kernel __attribute__((reqd_work_group_size(CONVG_LX, CONVG_LY, 1))) void dw_conv2d_1x1_gpu(
-    __global const storage_t* src, __global storage_t* dst, __global const float* weights, __global const float* bias,
-    int4 src_shape, int4 dst_shape, __global const float4* dw_weights, __global const float4* dw_bias, int4 geom,
-    int4 pad_dil, int dw_act, int act, __global const float4* alpha, __global const storage_t* residual, int4 epi,
-    int res_slices, int total) {
+CONVG_KERNEL(dw_conv2d_1x1_gpu, CONVG_DW_1X1) {
   CONVG_PROLOGUE
   int sx0[CONVG_IN_LOADS], sy0[CONVG_IN_LOADS], kk[CONVG_IN_LOADS];
   bool live[CONVG_IN_LOADS];

@@ -50,9 +50,13 @@ def test_every_group_kernel_is_a_group_body_of_its_shape():
     dispatch's local size against them, vm.c group_fits; vm_run's __local
     argument is the most its phases take)."""
     kernels = ROOT / "opencl_kernels"
-    declared = {m for f in gen_vm.body_files(kernels) for m in re.findall(r"^GROUP_KERNEL\((\w+),", f.read_text(), re.M)}
+    # conv_gpu.cl's CONVG_KERNEL: a kernel of its own form, a GROUP_KERNEL in the VM
+    declared = {m for f in gen_vm.body_files(kernels)
+                for m in re.findall(r"^(?:GROUP_KERNEL|CONVG_KERNEL)\((\w+),", f.read_text(), re.M)}
     found = {k: g for (_, _, k, _), g in zip(gen_vm.vm_table(kernels), gen_vm.vm_groups(kernels)) if g[0]}
-    assert set(found) == declared and len(declared) >= 8, (found, declared)
+    assert set(found) == declared and len(declared) >= 15, (found, declared)
+    for conv in ("conv2d_1x1_gpu", "conv2d_gpu", "dw_conv2d_1x1_gpu", "conv2d_1x1_up2_gpu"):
+        assert found[conv] == (16, 4, 384)  # CONVG_LX x CONVG_LY; KT x (64 pixels + 4 lanes x 4 x 2 slices)
     assert found["fully_connected_gpu"] == (64, 1, 64)
     assert found["softmax_gpu"] == (64, 1, 16)         # WG floats
     assert found["fc_pair_gpu"] == (64, 1, 512)        # two rows of FCP_MAX_SLICES

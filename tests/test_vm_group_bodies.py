@@ -5,7 +5,8 @@ one phase: each physical group of the VM runs virtual groups of 64 one
 after another, its work-items splitting the reduction and adding their
 partials in __local memory (vm/vm_run.cl). Where the fine bodies give a
 work-item the whole reduction, or split it in two phases with a grid
-barrier between (TFLITE_GPU_VM_GROUP_BODIES=0 keeps them).
+barrier between (TFLITE_GPU_VM_GROUP_BODIES=0 keeps them). With
+TFLITE_GPU_VM_TILES=1 the GPU set's tiled convs and depthwise run so too.
 
 Tolerances: against the CPU interpreter, FP32 1e-5 of the output's scale
 (the same products summed in another order: a tree of 64 partials); FP16
@@ -170,3 +171,69 @@ def test_a_long_window_of_few_outputs_is_split_over_the_grid(gpu_bodies, case, c
         np.testing.assert_array_equal(a, b)
     for a, b in zip(got["persistent"], want):
         assert_close(a, b, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(b).max())))
+
+
+def _tile_cases():
+    """(id, model, inputs, the group kernel it must run). Output blocks of
+    2 slices: each conv below has 3 or more (17+ channels)."""
+    from op_cases.conv import _conv_case
+    from test_fusion_conv_source import _se_block, _up_block
+    from test_fusion_dw_conv import _block
+
+    def case(c):
+        model, reference, inputs = c.make()
+        return model, inputs
+
+    return [
+        ("1x1-batch2", *case(_conv_case(2, 7, 9, 40, 33, 1, 1, 1, "VALID", 1, "RELU")), "conv2d_1x1_gpu"),
+        ("3x3-s2-batch2", *case(_conv_case(2, 13, 11, 33, 40, 3, 3, 2, "SAME", 1, "NONE")), "conv2d_gpu"),
+        ("5x5-s2-3ch", *case(_conv_case(1, 9, 10, 3, 24, 5, 5, 2, "SAME", 1, "RELU6")), "conv2d_gpu"),
+        ("dw-3x3-batch2", *case(_conv_case(2, 6, 37, 17, 0, 3, 3, 1, "SAME", 1, "RELU", depthwise=True)),
+         "depthwise_gpu"),
+        ("dw-then-1x1", *_block(cin=17, cout=40, tail=("prelu",), seed=3), "dw_conv2d_1x1_gpu"),
+        ("scaled-add", *_se_block(1, 11, 13, 40, 24, seed=4, addend="after"), "conv2d_1x1_scaled_add_gpu"),
+        ("upsampled-batch2", *_up_block(2, 8, 4, 5, 17, half_pixel=True, seed=5), "conv2d_1x1_up2_gpu"),
+    ]
+
+
+TILE_CASES = _tile_cases()
+# Every case in FP32; FP16 (the same bodies' half loads and stores) on one
+# (each case is a VM program of its own: 4-6 s of cold PoCL compile).
+TILE_RUNS = [(*c, False) for c in TILE_CASES] + [(*c, True) for c in TILE_CASES if c[0] == "dw-then-1x1"]
+
+
+@pytest.mark.parametrize("name,model,inputs,kernel,fp16", TILE_RUNS,
+                         ids=[f"{r[0]}-{'fp16' if r[-1] else 'fp32'}" for r in TILE_RUNS])
+def test_vm_tiles_run_the_gpu_sets_convs(gpu_bodies, name, model, inputs, kernel, fp16):
+    """TFLITE_GPU_VM_TILES=1: conv_gpu.cl's and depthwise_gpu.cl's kernels
+    (tiles shared in __local memory) as group bodies at their default 16 x 4
+    and 8 x 8 groups, stepped and persistent, one launch."""
+    gpu_bodies.setenv("TFLITE_GPU_VM_TILES", "1")
+    want = run_cpu(model, inputs)
+    tol = 1e-2 if fp16 else 1e-5
+    got = {}
+    for execution in ("stepped", "persistent"):
+        outs, kernels, run, stats = _run(model, inputs, execution, is_precision_loss_allowed=int(fp16))
+        assert run["execution"] == execution and run["fallback"] == "", run
+        assert stats["cpu_nodes"] == 0 and kernel in kernels, (kernels, stats)
+        assert run["launches"] == (1 if execution == "persistent" else stats["dispatches"]), (run, stats)
+        got[execution] = outs[0]
+    for a, b in zip(got["persistent"], got["stepped"]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(got["persistent"], want):
+        assert_close(a, b, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(b).max())))
+
+
+def test_vm_tiles_keep_fine_bodies_where_a_tile_would_idle(gpu_bodies):
+    """Outputs of at most two blocks (8 channels) keep conv2d_x4, and the
+    switch off keeps the fine bodies everywhere."""
+    from op_cases.conv import _conv_case
+
+    model, _, inputs = _conv_case(1, 7, 9, 5, 8, 3, 3, 1, "SAME", 1, "NONE").make()
+    gpu_bodies.setenv("TFLITE_GPU_VM_TILES", "1")
+    _, kernels, run, _ = _run(model, inputs, "persistent", invokes=1)
+    assert kernels == ["conv2d_x4"] and run["launches"] == 1, (kernels, run)
+    model, inputs = TILE_CASES[0][1:3]
+    gpu_bodies.setenv("TFLITE_GPU_VM_TILES", "0")
+    _, kernels, run, _ = _run(model, inputs, "persistent", invokes=1)
+    assert kernels == ["conv2d_x4"] and run["launches"] == 1, (kernels, run)

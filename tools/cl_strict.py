@@ -204,7 +204,8 @@ def programs(kernels: pathlib.Path = KERNELS, files: list[str] | None = None) ->
             turn += 1
         # An OpenCL C 1.1 device gets -cl-std=CL1.1 (cl_device.c), which has
         # no `static` (common.cl's GD_INLINE): each file once per storage.
-        out += [Program(name, storage, NVIDIA_EXTENSIONS, "CL1.1") for storage in STORAGES.values()]
+        out += [Program(name, " ".join(x for x in (storage, selections[0]) if x), NVIDIA_EXTENSIONS, "CL1.1")
+                for storage in STORAGES.values()]
     return out
 
 

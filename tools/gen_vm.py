@@ -4,7 +4,7 @@ dispatch list as data, from the kernels' own bodies.
 Every kernel written as an OUTLINED_KERNEL (common.cl; the CPU set's) has a
 body function taking its work-item's id; the VM calls those bodies for
 virtual work-items. Every GROUP_KERNEL (common.cl; the GPU set's fc_gpu.cl,
-reduce_gpu.cl and depthwise_gpu.cl) has a body taking its work-group's id,
+reduce_gpu.cl, depthwise_gpu.cl and conv_gpu.cl) has a body taking its work-group's id,
 its work-item's local id and its __local memory; the VM calls those for
 virtual work-groups, a physical group of the same size running them in
 turn. So a kernel and its VM opcode run the same code. This module finds
@@ -47,10 +47,9 @@ import shlex
 import shutil
 import subprocess
 
-# Files whose kernels are not bodies the VM can call: the GPU set's convs
-# (not written as GROUP_KERNEL: in that form PoCL 3.1's LLVM crashed
-# compiling them as kernels), the barrier probe, the VM itself.
-NOT_BODIES = re.compile(r"(^conv_gpu|^grid_sync|^common|^vm_program)\.cl$")
+# Files whose kernels are not bodies the VM can call: the barrier probe,
+# the VM itself.
+NOT_BODIES = re.compile(r"(^grid_sync|^common|^vm_program)\.cl$")
 KINDS = {"int": "i", "uint": "i", "float": "f", "int2": "2", "int4": "4", "float2": "d", "float4": "q"}
 WORDS = {"p": 2, "c": 2, "i": 1, "f": 1, "2": 2, "4": 4, "d": 2, "q": 4}
 
@@ -173,7 +172,9 @@ def bodies(kernels: pathlib.Path) -> list:
     (LX, LY, __local float4s) of a GROUP_KERNEL's body."""
     out = []
     for f in body_files(kernels):
-        text = _expanded(kernels, f.read_text())
+        # GD_VM_SCAN: a kernel written twice (conv_gpu.cl's CONVG_KERNEL)
+        # shows its GROUP_KERNEL form here.
+        text = _expanded(kernels, f.read_text(), defines=("-DGD_VM_SCAN=1",))
         found = [(m.start(), m.group(1), m.group(2), m.group(3) + "_body", None) for m in _OUTLINED.finditer(text)]
         found += [(m.start(), m.group(3), m.group(4), m.group(6) + "_gbody",
                    (_constant(m.group(1)), _constant(m.group(2)), _constant(m.group(5)))) for m in _GROUP.finditer(text)]
