@@ -289,3 +289,24 @@ def test_summary_of_the_ab_step(tmp_path):
     assert "## Passes A/B" in text and line in text and "B/A 0.905" in text, text
     assert "pinned-staging:" in text and "ab-pinned-staging.log: no geomean" in text, text
     assert rc != 0
+
+
+def test_bench_execution_keeps_the_models_it_finished(tmp_path):
+    """tools/bench_execution.py (the execution step) writes its JSON after
+    each model, so a run cut short keeps the rows it finished: here the
+    second model is not a file. Each mode's outputs match the CPU
+    interpreter's (the tool's own 1e-4 check)."""
+    import bench_execution
+    from op_cases.conv import _conv_case
+
+    model, _, _ = _conv_case(1, 7, 9, 5, 17, 3, 3, 1, "SAME", 1, "RELU").make()
+    path = tmp_path / "conv.tflite"
+    path.write_bytes(model)
+    out = tmp_path / "execution.json"
+    with pytest.raises(Exception):
+        bench_execution.main([str(path), str(tmp_path / "missing.tflite"), "--rounds", "2", "--json", str(out),
+                              "--mode", "cpu:kernel_set=cpu", "--mode", "persistent:execution=persistent"])
+    (row,) = json.loads(out.read_text())
+    assert row["model"] == "conv" and set(row["modes"]) == {"cpu", "persistent"}, row
+    assert all(m["rel_l2"] < 1e-4 for m in row["modes"].values()), row
+    assert row["modes"]["persistent"]["launches"] == 1, row

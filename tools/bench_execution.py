@@ -113,8 +113,8 @@ def main(argv=None) -> int:
         cells = [f"{x['median_ms']:.3f} ms ({x['dispatches']}{', fallback' if x['fallback'] else ''})"
                  for x in r["modes"].values()]
         print(f"| {r['model']} | " + " | ".join(cells) + f" | {max(errs) if errs else float('nan'):.2e} |", flush=True)
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+        if args.json:  # after each model: a run cut short by a deadline keeps the models it finished
+            pathlib.Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     return 1 if bad else 0
 
 
