@@ -291,6 +291,25 @@ def test_summary_of_the_ab_step(tmp_path):
     assert rc != 0
 
 
+def test_summary_of_the_vmcache_step(tmp_path):
+    """bench_vm_cache's two tables (the first result, then where it goes)
+    stay two tables, the line between them kept; a failed cell is a problem."""
+    _machine(tmp_path)
+    first = ("| model | CPU (s) | kernels (s) | x CPU |\n|---|---:|---:|---:|\n"
+             "| hand_recrop (writes the VM file) | 0.01 | 3.20 | 320 |\n")
+    where = ("Where the first result goes with no cache (s, median of the rounds): load_delegate, Interpreter + "
+             "inputs, first invoke\n\n| model | kernels: load_delegate |\n|---|---:|\n| hand_recrop | 0.61 |\n")
+    _write(tmp_path, "vmcache.log", "fetching\n" + first + "\n" + where)
+    rc, text = _summary(tmp_path)
+    section = text.split("## First result with the shared VM program", 1)[1]
+    assert "| 320 |\n\nWhere the first result goes" in section, section
+    assert "first invoke\n\n| model | kernels: load_delegate |" in section and "| hand_recrop | 0.61 |" in section
+    assert "vmcache: no complete table" not in text, text
+    _write(tmp_path, "vmcache.log", first.replace("3.20", "failed"))
+    rc, text = _summary(tmp_path)
+    assert "vmcache: no complete table" in text, text
+
+
 def test_bench_execution_keeps_the_models_it_finished(tmp_path):
     """tools/bench_execution.py (the execution step) writes its JSON after
     each model, so a run cut short keeps the rows it finished: here the

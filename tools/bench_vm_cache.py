@@ -13,7 +13,11 @@ file, every later model loads it ("cached VM"). Per model, interleaved: the
 CPU interpreter (XNNPACK), the device's kernel set (execution=kernels, no
 cache; the CPU set on PoCL: the yardstick for the VM's cold start),
 execution=persistent with no cache and with the shared directory. Prints a
-Markdown table with the ratios to the CPU's time. --repeat N: N rounds of
+Markdown table with the ratios to the CPU's time, then where the kernel
+set's and persistent's first result with no cache goes: load_delegate (the
+device: on a GPU the driver's context), Interpreter + allocate_tensors +
+inputs (the partition prepared, its programs built) and the first invoke
+(on PoCL the work-group functions compiled; the VM's self-test). --repeat N: N rounds of
 those cells per model, the median of each (the shared directory's file then
 exists after the first round). --ab-env NAME=VALUE: two more cells per
 model, the kernel set and persistent with no cache in processes with that
@@ -49,25 +53,31 @@ import tflite_gpu
 mod = tflite_gpu.runtime()
 path, cache = sys.argv[1], sys.argv[2]
 t0 = time.perf_counter()
-if cache == "cpu":
-    it = mod.Interpreter(model_path=path)
-elif cache == "kernels":
-    opts = dict(execution="kernels", log_level="silent")
-    it = mod.Interpreter(model_path=path, experimental_delegates=[tflite_gpu.load_delegate(**opts)])
-else:
-    opts = dict(execution="persistent", log_level="silent")
-    if cache != "-":
+delegates = []
+if cache != "cpu":
+    opts = dict(execution="kernels" if cache == "kernels" else "persistent", log_level="silent")
+    if cache not in ("kernels", "-"):
         opts.update(tflite_gpu.cache_options(cache, path))
-    it = mod.Interpreter(model_path=path, experimental_delegates=[tflite_gpu.load_delegate(**opts)])
+    delegates.append(tflite_gpu.load_delegate(**opts))
+t1 = time.perf_counter()
+it = mod.Interpreter(model_path=path, experimental_delegates=delegates)
 it.allocate_tensors()
 for d in it.get_input_details():
     it.set_tensor(d["index"], np.zeros(d["shape"], d["dtype"]))
+t2 = time.perf_counter()
 it.invoke()
-print(json.dumps(time.perf_counter() - t0))
+t3 = time.perf_counter()
+print(json.dumps([t3 - t0, t1 - t0, t2 - t1, t3 - t2]))
 """
+# The child's times: the whole first result, then its parts: load_delegate
+# (the device: platform, context, queue), Interpreter + allocate_tensors +
+# inputs (the partition prepared: its programs built or loaded), the first invoke.
+PARTS = ("load_delegate", "Interpreter + inputs", "first invoke")
 
 
-def first_result(path, cache, library=None, built=None, extra_env=None):
+def first_result(path, cache, library=None, built=None, extra_env=None, parts=None):
+    """Seconds to the first result in a fresh process (None: it failed);
+    parts, a list: the child's PARTS appended."""
     env = dict(os.environ, POCL_KERNEL_CACHE="0", CUDA_CACHE_DISABLE="1", **(extra_env or {}))
     if library:
         env["TFLITE_GPU_LIBRARY"] = library
@@ -76,7 +86,12 @@ def first_result(path, cache, library=None, built=None, extra_env=None):
     r = subprocess.run([sys.executable, "-c", CHILD, str(path), cache], env=env, capture_output=True, text=True)
     if built is not None:
         built.append(len(re.findall(r"tflite-gpu build vm_program\.cl ", r.stderr)))
-    return json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None
+    if r.returncode != 0:
+        return None
+    total, *split = json.loads(r.stdout.strip().splitlines()[-1])
+    if parts is not None:
+        parts.append(split)
+    return total
 
 
 def sequence(names, libraries):
@@ -138,14 +153,27 @@ def main():
     print("|---|---:|---:|---:|---:|---:|---:|---:" + "|---:|---:|---:|---:" * len(abs_) + "|")
     cells = [("cpu", None), ("kernels", None), ("-", None), (cache, None)]
     cells += [cell for ab in abs_ for cell in (("kernels", ab), ("-", ab))]
+    split = {}  # model -> {cell label: [PARTS of each round]}
+    labels = {1: "kernels", 2: "persistent, no cache"}
     for i, name in enumerate(names):
-        runs = [[first_result(paths[name], c, extra_env=e) for c, e in cells] for _ in range(repeat)]
+        split[name] = {label: [] for label in labels.values()}
+        runs = [[first_result(paths[name], c, extra_env=e, parts=split[name].get(labels.get(k)))
+                 for k, (c, e) in enumerate(cells)] for _ in range(repeat)]
         times = [None if None in col else statistics.median(col) for col in zip(*runs)]
         cpu = times[0]
         note = (" (writes the VM file)" if repeat == 1 else " (writes the VM file in round 1)") if i == 0 else ""
         f = lambda v: "failed" if v is None else f"{v:.2f}"  # noqa: E731
         r = lambda v: "–" if v is None or not cpu else f"{v / cpu:.0f}"  # noqa: E731
         print(f"| {name}{note} | {f(cpu)} | " + " | ".join(f"{f(v)} | {r(v)}" for v in times[1:]) + " |", flush=True)
+    print("\nWhere the first result goes with no cache (s, median of the rounds): " + ", ".join(PARTS) + "\n")
+    print("| model | " + " | ".join(f"{label}: {part}" for label in labels.values() for part in PARTS) + " |")
+    print("|---|" + "---:|" * (len(labels) * len(PARTS)))
+    for name, by_label in split.items():
+        cells_out = []
+        for label in labels.values():
+            rounds = by_label[label]
+            cells_out += [f"{statistics.median(col):.2f}" for col in zip(*rounds)] if rounds else ["failed"] * len(PARTS)
+        print(f"| {name} | " + " | ".join(cells_out) + " |", flush=True)
 
 if __name__ == "__main__":
     main()
