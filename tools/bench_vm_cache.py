@@ -12,7 +12,9 @@ cache directory for the whole run: its first model writes the device's VM
 file, every later model loads it ("cached VM"). Per model, interleaved: the
 CPU interpreter (XNNPACK), the device's kernel set (execution=kernels, no
 cache; the CPU set on PoCL: the yardstick for the VM's cold start),
-execution=persistent with no cache and with the shared directory. Prints a
+execution=persistent with no cache, with the shared directory, and a second
+start (the shared directory and the driver's caches on, the model started
+once before: an application's next start). Prints a
 Markdown table with the ratios to the CPU's time, then where the kernel
 set's and persistent's first result with no cache goes: load_delegate (the
 device: on a GPU the driver's context), Interpreter + allocate_tensors +
@@ -78,7 +80,8 @@ PARTS = ("load_delegate", "Interpreter + inputs", "first invoke")
 def first_result(path, cache, library=None, built=None, extra_env=None, parts=None):
     """Seconds to the first result in a fresh process (None: it failed);
     parts, a list: the child's PARTS appended."""
-    env = dict(os.environ, POCL_KERNEL_CACHE="0", CUDA_CACHE_DISABLE="1", **(extra_env or {}))
+    env = dict(os.environ, POCL_KERNEL_CACHE="0", CUDA_CACHE_DISABLE="1")
+    env.update(extra_env or {})
     if library:
         env["TFLITE_GPU_LIBRARY"] = library
     if built is not None:
@@ -149,15 +152,22 @@ def main():
         tag = f" ({next(iter(ab))}={next(iter(ab.values()))})"
         extra += f" | kernels{tag} (s) | x CPU | persistent, no cache{tag} (s) | x CPU"
     print("| model | CPU (s) | kernels (s) | x CPU | persistent, no cache (s) | x CPU "
-          f"| persistent, shared VM cache (s) | x CPU{extra} |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:" + "|---:|---:|---:|---:" * len(abs_) + "|")
-    cells = [("cpu", None), ("kernels", None), ("-", None), (cache, None)]
+          f"| persistent, shared VM cache (s) | x CPU | persistent, second start (s) | x CPU{extra} |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:" + "|---:|---:|---:|---:" * len(abs_) + "|")
+    # The second start: what an application's next start takes, the shared
+    # directory and the driver's own caches on (private ones: NVIDIA's
+    # compiled-PTX cache, PoCL's), the model started once before it.
+    drivers = tempfile.mkdtemp(prefix="driver-caches-")
+    second = {"CUDA_CACHE_DISABLE": "0", "CUDA_CACHE_PATH": os.path.join(drivers, "cuda"),
+              "POCL_KERNEL_CACHE": "1", "POCL_CACHE_DIR": os.path.join(drivers, "pocl")}
+    cells = [("cpu", None), ("kernels", None), ("-", None), (cache, None), (cache, second)]
     cells += [cell for ab in abs_ for cell in (("kernels", ab), ("-", ab))]
     split = {}  # model -> {cell label: [PARTS of each round]}
     labels = {1: "kernels", 2: "persistent, no cache"}
     for i, name in enumerate(names):
         split[name] = {label: [] for label in labels.values()}
         runs = [[first_result(paths[name], c, extra_env=e, parts=split[name].get(labels.get(k)))
+                 if e is not second or first_result(paths[name], c, extra_env=e) is not None else None
                  for k, (c, e) in enumerate(cells)] for _ in range(repeat)]
         times = [None if None in col else statistics.median(col) for col in zip(*runs)]
         cpu = times[0]
