@@ -14,8 +14,9 @@ other KEY a delegate option, e.g.
   --mode tiled64:execution=persistent,TFLITE_GPU_VM_FINE=0,TFLITE_GPU_VM_GROUP=64
 
 Prints per model and mode: median invoke ms, dispatches per invoke (from
-the library's report; the JSON also has the last invoke's launches and any
-fallback, which the table marks), the relative L2 error of the worst output against the
+the library's report; the JSON also has the last invoke's launches, any
+fallback, which the table marks, and setup_s: load_delegate to the first
+result, mostly the mode's programs compiled; no kernel cache), the relative L2 error of the worst output against the
 CPU interpreter's builtin kernels, and for persistent whether a fallback
 happened. Exit 0; 1 when a mode's outputs are wrong (relative L2 > 1e-4).
 """
@@ -71,13 +72,15 @@ def bench(name: str, rounds: int, modes=None) -> dict:
     runs = {}
     for mode, opts, env in modes or [(m, o, {}) for m, o in MODES]:
         with environment(f"{k}={v}" for k, v in env.items()):
+            t = time.perf_counter()
             d = tflite_gpu.load_delegate(log_level="silent", **opts)
             it = interpreters.make(source, delegate=d)
             x = inputs or check.random_inputs(it.get_input_details(), 0)
             got = interpreters.run(it, x)
+            setup = time.perf_counter() - t  # the first result: mostly this mode's programs compiled
             interpreters.run(it, x)  # warm
         stats = _capi.delegate_stats(d._get_native_delegate_pointer())
-        runs[mode] = {"it": it, "d": d, "times": [], "dispatches": stats["dispatches"],
+        runs[mode] = {"it": it, "d": d, "times": [], "dispatches": stats["dispatches"], "setup_s": setup,
                       "rel_l2": max((_rel(g, w) for g, w in zip(got, want)), default=0.0) if want else None}
     for _ in range(rounds):
         for r in runs.values():
@@ -88,7 +91,7 @@ def bench(name: str, rounds: int, modes=None) -> dict:
     for mode, r in runs.items():
         last = _capi.delegate_runs(r["d"]._get_native_delegate_pointer())
         out["modes"][mode] = {"median_ms": statistics.median(r["times"]) * 1e3, "min_ms": min(r["times"]) * 1e3,
-                              "dispatches": r["dispatches"], "rel_l2": r["rel_l2"],
+                              "dispatches": r["dispatches"], "rel_l2": r["rel_l2"], "setup_s": r["setup_s"],
                               "launches": sum(x["launches"] for x in last),
                               "fallback": "; ".join(x["fallback"] for x in last if x["fallback"])}
     return out

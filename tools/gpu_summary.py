@@ -475,6 +475,16 @@ def _execution(d, out, problems):
         if worst is not None and worst > 1e-4:
             problems.add(f"execution: {r.get('model')} has an output off by {worst:.2e}")
     out.append("")
+    # Each mode's set-up (load_delegate to the first result: its programs compiled, no kernel cache).
+    setups = [(r, r.get("modes") or {}) for r in doc if isinstance(r, dict)]
+    if any(isinstance(x, dict) and _num(x.get("setup_s")) is not None for _, m in setups for x in m.values()):
+        out += ["Set-up per mode (s: load_delegate to the first result, the mode's programs compiled):", ""]
+        out += ["| model | " + " | ".join(modes) + " |", "|---|" + "---:|" * len(modes)]
+        for r, m in setups:
+            cells = [f"{_num(m[k].get('setup_s')):.2f}" if isinstance(m.get(k), dict) and _num(m[k].get("setup_s"))
+                     is not None else "–" for k in modes]
+            out.append(f"| {_cell(r.get('model', '?'))} | " + " | ".join(cells) + " |")
+        out.append("")
 
 
 def _vmcache(d, out, problems):
