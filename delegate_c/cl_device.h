@@ -21,7 +21,7 @@
  * variant's (GD_MAX_DEFINES), the storage one and the kernel selection
  * (executor.c); the VM program's, its opcode and math masks (vm_defines.h). */
 #define GD_MAX_PROGRAM_FILE 64
-#define GD_MAX_PROGRAM_DEFINES 256
+#define GD_MAX_PROGRAM_DEFINES 288
 typedef struct GpuProgram {
   char file[GD_MAX_PROGRAM_FILE]; /* embedded kernel file name, e.g. "conv.cl" */
   char defines[GD_MAX_PROGRAM_DEFINES];

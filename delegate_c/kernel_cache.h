@@ -21,7 +21,7 @@
 #define KC_FORMAT_VERSION 1u
 #define KC_HEADER_SIZE 32u
 #define KC_MAX_ENTRIES 64
-#define KC_MAX_NAME 344
+#define KC_MAX_NAME 376
 #define KC_MAX_KEY 8192
 #define KC_MAX_FILE_BYTES (512u << 20) /* refuse to read anything larger */
 

@@ -6,20 +6,23 @@
 #include <string.h>
 
 static const char kHead[] = "-DGD_VM_PROGRAM=1";
-/* Words 0..2 (the bodies at the program's storage) are always written;
- * the float copies' words (VM_FLOAT_COPY on) only when one is set, so that
- * a program without them keeps the defines it always had. */
-enum { ALWAYS = VM_FLOAT_COPY / VM_OPS_BITS };
-_Static_assert(VM_FLOAT_COPY % VM_OPS_BITS == 0 && (int)ALWAYS < (int)VM_OPS_WORDS, "the float copies start a word");
+/* Words 0..2 of the bodies at the program's storage are always written,
+ * the rest of theirs (up to COPIES) up to the last one with a bit set, and
+ * the float copies' words (COPIES on) all, only when one is set: so a
+ * program that uses neither keeps the defines it always had. A word left
+ * out is 0 (tools/gen_vm.py's defaults once VM_OPS_0 is defined). */
+enum { BASE_WORDS = 3, COPIES = VM_FLOAT_COPY / VM_OPS_BITS };
+_Static_assert(VM_FLOAT_COPY % VM_OPS_BITS == 0 && (int)BASE_WORDS <= (int)COPIES && (int)COPIES < (int)VM_OPS_WORDS,
+               "the float copies start a word after the base words");
 
 /* The words after the opcodes', in this order. */
 static const char* const kTail[] = {" -DGD_UN_OPS=0x", " -DGD_BIN_OPS=0x", " -DGD_STAGING=0x"};
 _Static_assert(sizeof(kTail) / sizeof(kTail[0]) == VM_MASK_WORDS - VM_OPS_WORDS, "a name per word after the opcodes'");
 
 int vm_defines_format(char* out, size_t size, const unsigned masks[VM_MASK_WORDS], const char* rest) {
-  int words = ALWAYS;
-  for (int w = ALWAYS; w < VM_OPS_WORDS; ++w)
-    if (masks[w]) words = VM_OPS_WORDS;
+  int words = BASE_WORDS;
+  for (int w = BASE_WORDS; w < VM_OPS_WORDS; ++w)
+    if (masks[w]) words = w < COPIES ? w + 1 : VM_OPS_WORDS;
   size_t n = (size_t)snprintf(out, size, "%s", kHead);
   for (int w = 0; w < words && n < size; ++w) n += (size_t)snprintf(out + n, size - n, " -DVM_OPS_%d=0x%x", w, masks[w]);
   for (int w = VM_OPS_WORDS; w < VM_MASK_WORDS && n < size; ++w)
@@ -52,7 +55,8 @@ int vm_defines_parse(const char* defines, unsigned masks[VM_MASK_WORDS], const c
   for (int w = 0; w < VM_OPS_WORDS; ++w) {
     char want[16];
     snprintf(want, sizeof(want), " -DVM_OPS_%d=0x", w);
-    if (w == ALWAYS && strncmp(p, want, strlen(want)) != 0) break; /* no float copies: none of their words */
+    /* Past the base words, up to the float copies' first: the words left out are 0. */
+    if (w >= BASE_WORDS && w <= COPIES && strncmp(p, want, strlen(want)) != 0) break;
     if (read_word(&p, want, &masks[w])) return -1;
   }
   for (int w = VM_OPS_WORDS; w < VM_MASK_WORDS; ++w)

@@ -32,12 +32,13 @@ enum { GS_COUNT = 0, GS_ABORT = 1, GS_WORDS = 2 };
 
 /* The VM program's opcode masks (tools/gen_vm.py, vm.c): VM_OPS_0.. words of
  * 32 opcodes each, the program's build defines. Opcodes from VM_FLOAT_COPY
- * on (words 3..5) are the bodies' copies on float storage, which an FP16
- * program runs for the nodes mixed_storage.c keeps on float. VM_NO_BARRIER:
+ * on (words 4..7) are the bodies' copies on float storage, which an FP16
+ * program runs for the nodes mixed_storage.c keeps on float; the bodies
+ * themselves may take opcodes up to VM_FLOAT_COPY (words 0..3). VM_NO_BARRIER:
  * the bit of an op list's phase offset that says no grid barrier comes
  * before it. VM_GROUPED: the bit of a phase's opcode word that says its
  * body is a group's (GROUP_KERNEL, common.cl; vm/vm_run.cl). */
-enum { VM_OPS_WORDS = 6, VM_OPS_BITS = 32, VM_FLOAT_COPY = 96, VM_NO_BARRIER = 1 << 30, VM_GROUPED = 1 << 16 };
+enum { VM_OPS_WORDS = 8, VM_OPS_BITS = 32, VM_FLOAT_COPY = 128, VM_NO_BARRIER = 1 << 30, VM_GROUPED = 1 << 16 };
 /* The VM kernel's buffer arguments ("spaces", tools/gen_vm.py, vm.c): 0 the
  * activation arena, 1 the arena of every other buffer, then the staging
  * buffers of the partition's inputs and outputs in sets of VM_STAGING_SET,

@@ -52,6 +52,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gen_vm  # noqa: E402
 
 KERNELS = pathlib.Path(__file__).resolve().parent.parent / "opencl_kernels"
+# The VM program's opcode words, and the one where the float copies start (kernel_abi.h).
+_OPS_WORDS = gen_vm._abi_value(KERNELS, "VM_OPS_WORDS")
+_COPY_WORD = gen_vm._abi_value(KERNELS, "VM_FLOAT_COPY") // gen_vm._abi_value(KERNELS, "VM_OPS_BITS")
 
 # The OpenCL C extensions of NVIDIA's driver 580 (H200,
 # ../shared/reference/gpu-h200-2026-11-26.md) that clang knows; the rest of
@@ -120,8 +123,9 @@ VARIANTS = {
     # binary ops (the others' cases give NaN; conv.cl's build has them all)
     # and both sets of staging arguments (the others, one)
     "vm_program.cl": ["-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0",
-                      "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0 -DVM_OPS_3=0x1 -DVM_OPS_4=0x0 "
-                      "-DVM_OPS_5=0x0", "-DGD_VM_PROGRAM=1 -DEPI_UN=1 -DGD_UN_OPS=0x18 -DGD_BIN_OPS=0x103 -DGD_STAGING=0x3"],
+                      "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0 " + " ".join(
+                          f"-DVM_OPS_{w}=0x{int(w == _COPY_WORD):x}" for w in range(3, _OPS_WORDS)),
+                      "-DGD_VM_PROGRAM=1 -DEPI_UN=1 -DGD_UN_OPS=0x18 -DGD_BIN_OPS=0x103 -DGD_STAGING=0x3"],
 }
 # Defines the kernel files test that are not variant knobs: set by the
 # device (GD_POCL, FP16_STORAGE), per node (FP32_STORAGE), by the kernel

@@ -13,7 +13,7 @@
 #define OK(cond) CHECK(cond, "%s", #cond)
 
 int main(void) {
-  char d[256], c[256];
+  char d[GD_MAX_PROGRAM_DEFINES], c[GD_MAX_PROGRAM_DEFINES];
   unsigned ops[VM_MASK_WORDS] = {0x5, 0x80000000u, 0x0}, got[VM_MASK_WORDS];
   ops[VM_UN_WORD] = 1u << UN_TANH;
   ops[VM_BIN_WORD] = 1u << BIN_POW | 1u << BIN_ADD;
@@ -26,13 +26,20 @@ int main(void) {
   OK(memcmp(got, ops, sizeof(ops)) == 0 && strcmp(rest, " -DVM_TCLK") == 0);
   OK(vm_defines_count(ops) == 3);
   OK(vm_defines_format(d, 20, ops, "") == -1); /* does not fit */
-  /* A float copy (opcode VM_FLOAT_COPY + 1): every word. */
-  unsigned copies[VM_MASK_WORDS] = {0x5, 0x0, 0x0, 0x2, 0x0, 0x0};
+  /* A float copy (opcode VM_FLOAT_COPY + 1, word 4): every word. */
+  _Static_assert(VM_FLOAT_COPY == 128 && VM_OPS_WORDS == 8, "the words below");
+  unsigned copies[VM_MASK_WORDS] = {0x5, 0x0, 0x0, 0x0, 0x2, 0x0, 0x0, 0x0};
   OK(vm_defines_format(d, sizeof(d), copies, "") == 0);
-  OK(strcmp(d, "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0 -DVM_OPS_3=0x2 -DVM_OPS_4=0x0 "
-               "-DVM_OPS_5=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0 -DGD_STAGING=0x0") == 0);
+  OK(strcmp(d, "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0 -DVM_OPS_3=0x0 -DVM_OPS_4=0x2 "
+               "-DVM_OPS_5=0x0 -DVM_OPS_6=0x0 -DVM_OPS_7=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0 -DGD_STAGING=0x0") == 0);
   OK(vm_defines_parse(d, got, &rest) == 0 && memcmp(got, copies, sizeof(copies)) == 0 && !strcmp(rest, ""));
   OK(vm_defines_count(copies) == 3);
+  /* A body of opcode 96 or more (word 3) and no float copy: that word too. */
+  unsigned high[VM_MASK_WORDS] = {0x5, 0x0, 0x0, 0x1};
+  OK(vm_defines_format(d, sizeof(d), high, "") == 0);
+  OK(strcmp(d, "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0 -DVM_OPS_3=0x1 "
+               "-DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0 -DGD_STAGING=0x0") == 0);
+  OK(vm_defines_parse(d, got, &rest) == 0 && memcmp(got, high, sizeof(high)) == 0 && !strcmp(rest, ""));
   /* The longest defines the library writes fit its program records. */
   unsigned full[VM_MASK_WORDS];
   memset(full, 0xff, sizeof(full));
@@ -54,10 +61,13 @@ int main(void) {
                        /* the math words swapped */
                        "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DGD_BIN_OPS=0x0 -DGD_UN_OPS=0x0 -DGD_STAGING=0x0",
                        /* some of the float copies' words, not all */
-                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DVM_OPS_3=0x1 -DGD_UN_OPS=0x0 "
-                       "-DGD_BIN_OPS=0x0 -DGD_STAGING=0x0",
+                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DVM_OPS_3=0x0 -DVM_OPS_4=0x1 "
+                       "-DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0 -DGD_STAGING=0x0",
+                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DVM_OPS_3=0x0 -DVM_OPS_4=0x1 "
+                       "-DVM_OPS_5=0x0 -DVM_OPS_6=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0 -DGD_STAGING=0x0",
+                       /* a word skipped */
                        "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DVM_OPS_4=0x1 -DGD_UN_OPS=0x0 "
-                       "-DGD_BIN_OPS=0x0"};
+                       "-DGD_BIN_OPS=0x0 -DGD_STAGING=0x0"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) OK(vm_defines_parse(bad[i], got, &rest) == -1);
 
   /* The cached program holds all: defines become the cached ones. */
@@ -71,8 +81,8 @@ int main(void) {
   OK(vm_defines_merge(d, sizeof(d), c) == 0);
   OK(vm_defines_parse(d, got, &rest) == 0 && memcmp(got, both, sizeof(both)) == 0 && !strcmp(rest, ""));
   /* A float copy more: the union holds it. */
-  unsigned copy[VM_MASK_WORDS] = {0x4, 0x0, 0x0, 0x0, 0x0, 0x80000000u};
-  unsigned with_copy[VM_MASK_WORDS] = {0x6, 0x10, 0x1, 0x0, 0x0, 0x80000000u};
+  unsigned copy[VM_MASK_WORDS] = {0x4, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x80000000u};
+  unsigned with_copy[VM_MASK_WORDS] = {0x6, 0x10, 0x1, 0x0, 0x0, 0x0, 0x0, 0x80000000u};
   vm_defines_format(d, sizeof(d), copy, "");
   OK(vm_defines_merge(d, sizeof(d), c) == 0);
   OK(vm_defines_parse(d, got, &rest) == 0 && memcmp(got, with_copy, sizeof(with_copy)) == 0);
@@ -82,13 +92,13 @@ int main(void) {
   vm_defines_format(d, sizeof(d), math, "");
   OK(vm_defines_merge(d, sizeof(d), c) == 0);
   OK(vm_defines_parse(d, got, &rest) == 0 && memcmp(got, with_math, sizeof(with_math)) == 0);
-  char wide[256];
+  char wide[GD_MAX_PROGRAM_DEFINES];
   strcpy(wide, d);
   vm_defines_format(d, sizeof(d), math, "");
   OK(vm_defines_merge(d, sizeof(d), wide) == 1 && strcmp(d, wide) == 0);
   /* Other test hooks: unchanged. */
   vm_defines_format(d, sizeof(d), mine, " -DVM_TCLK");
-  char before[256];
+  char before[GD_MAX_PROGRAM_DEFINES];
   strcpy(before, d);
   OK(vm_defines_merge(d, sizeof(d), c) == -1 && strcmp(d, before) == 0);
   OK(vm_defines_merge(d, sizeof(d), "garbage") == -1 && strcmp(d, before) == 0);
