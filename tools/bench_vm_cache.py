@@ -166,9 +166,14 @@ def main():
     labels = {1: "kernels", 2: "persistent, no cache"}
     for i, name in enumerate(names):
         split[name] = {label: [] for label in labels.values()}
-        runs = [[first_result(paths[name], c, extra_env=e, parts=split[name].get(labels.get(k)))
-                 if e is not second or first_result(paths[name], c, extra_env=e) is not None else None
-                 for k, (c, e) in enumerate(cells)] for _ in range(repeat)]
+
+        def cell(k, c, e):
+            """Cell k's seconds; the second start's after a start that fills the caches."""
+            if e is second and first_result(paths[name], c, extra_env=e) is None:
+                return None
+            return first_result(paths[name], c, extra_env=e, parts=split[name].get(labels.get(k)))
+
+        runs = [[cell(k, c, e) for k, (c, e) in enumerate(cells)] for _ in range(repeat)]
         times = [None if None in col else statistics.median(col) for col in zip(*runs)]
         cpu = times[0]
         note = (" (writes the VM file)" if repeat == 1 else " (writes the VM file in round 1)") if i == 0 else ""
