@@ -312,11 +312,9 @@ static int gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
   size_t lx = blocks <= 2 && !vm ? 64 : CONVG_LX, ly = blocks <= 2 && !vm ? 1 : CONVG_LY;
   if ((vm && blocks <= 2) || !fits(dev, lx, ly, convg_local_bytes(lx, ly))) return 0;
   size_t tiles = div_up(plane, CONVG_TP);
-  if (vm)
-    ; /* the VM's group */
-  else if (fused)
+  if (fused && !vm)
     dw_1x1_group(dev, tiles, blocks, (size_t)ds[GD_B], &lx, &ly);
-  else
+  else if (!vm) /* the VM keeps its group */
     occupancy_group(dev, tiles, blocks, (size_t)ds[GD_B], convg_local_bytes, &lx, &ly);
   /* A source kept BHWC (input_direct.c) or scaled per channel
    * or upsampled (fuse_conv_source.c, 1x1s only) has its own kernel. */
