@@ -225,11 +225,11 @@ def test_vm_tiles_run_the_gpu_sets_convs(gpu_bodies, name, model, inputs, kernel
 
 
 def test_vm_tiles_keep_fine_bodies_where_a_tile_would_idle(gpu_bodies):
-    """Outputs of at most two blocks (8 channels) keep conv2d_x4, and the
+    """Outputs of at most two blocks (16 channels) keep conv2d_x4, and the
     switch off keeps the fine bodies everywhere."""
     from op_cases.conv import _conv_case
 
-    model, _, inputs = _conv_case(1, 7, 9, 5, 8, 3, 3, 1, "SAME", 1, "NONE").make()
+    model, _, inputs = _conv_case(1, 7, 9, 5, 16, 3, 3, 1, "SAME", 1, "NONE").make()
     gpu_bodies.setenv("TFLITE_GPU_VM_TILES", "1")
     _, kernels, run, _ = _run(model, inputs, "persistent", invokes=1)
     assert kernels == ["conv2d_x4"] and run["launches"] == 1, (kernels, run)
