@@ -218,7 +218,8 @@ static const OptionSpec kOptions[] = {
      "upstream tools' spelling of is_precision_loss_allowed", set_precision_loss},
     {"inference_preference", "", "FAST_SINGLE_ANSWER, SUSTAINED_SPEED, BALANCED or 0-2", "FAST_SINGLE_ANSWER",
      "TfLiteGpuInferenceUsage; SUSTAINED_SPEED also tunes each kernel's work-group size at start-up (every "
-     "dispatch timed at 4 group sizes), remembered beside the kernel-cache file when serialization_dir is set",
+     "dispatch timed at 4 group sizes; with execution=persistent, the grid's groups per compute unit: 1, 2 or 4), "
+     "remembered beside the kernel-cache file when serialization_dir is set",
      set_preference},
     {"gpu_inference_for_sustained_speed", "", "true/false", "false",
      "true sets inference_preference=SUSTAINED_SPEED", set_sustained},

@@ -25,6 +25,7 @@
 #include "serialization.h"
 #include "int_fold.h"
 #include "tune.h"
+#include "vm_tune.h"
 #include "vm.h"
 
 typedef struct PartitionKernel {
@@ -49,6 +50,7 @@ typedef struct PartitionKernel {
   int sustained;           /* inference_preference=SUSTAINED_SPEED: work-groups tuned (tune.c) */
   signed char* tune;       /* per dispatch, log2 of its group's scale; NULL: the selector's groups */
   int tune_len;
+  int grid_per_unit;       /* persistent, SUSTAINED_SPEED: the grid's groups per compute unit (vm_tune.c); 0 as built */
   unsigned passes;         /* the fusion passes of the last build (fuse.h) */
   int pass_counts[FUSE_NUM_PASSES]; /* and what each did */
   const void* owner;       /* the delegate that built it: a key for capture.h, never dereferenced */
@@ -163,6 +165,7 @@ static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t er
     rc = executor_build_tuned(ex, k->dev, &g, outputs, k->output_tensors->size, k->tune, k->tune_len,
                               d && d->cache_on ? &vm_cache : NULL, err, errlen);
     if (rc == 0 && d) ser_partition_built(&k->cache, k->dev, k->log_level);
+    if (rc == 0) vm_tune_apply(ex, k->grid_per_unit); /* a re-plan keeps the tuned grid */
     if (rc) executor_free(ex);
     pthread_mutex_unlock(&k->dev->mutex);
   } else {
@@ -381,6 +384,7 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
   int rejected_before = k->dev->build_failures;
   k->built = build_executor(k, &k->ex, k->error, sizeof(k->error), d, params) == 0;
   if (k->built && k->sustained && !k->tune && k->ex.enc.num_dispatches > 0 && !k->ex.vm) tune_partition(k);
+  if (k->built && k->sustained && k->ex.vm) k->grid_per_unit = vm_tune_grid(&k->ex, k->cache.path, k->log_level);
   if (k->built) {
     k->input_shapes = malloc((size_t)(k->ex.num_inputs + 1) * 4 * sizeof(int));
     if (!k->input_shapes) {

@@ -206,6 +206,13 @@ static int make_buffer(Executor* ex, cl_mem* out, cl_mem_flags flags, size_t byt
   return *out ? 0 : ex_fail(&ex->enc, "creating a VM buffer (%zu bytes): %s", bytes, cl_error_name(rc));
 }
 
+size_t vm_grid_size(const GpuDevice* dev, int per_unit) {
+  size_t grid = dev->caps.compute_units ? dev->caps.compute_units : 1;
+  if (per_unit > 1) grid *= (size_t)(per_unit < VM_MAX_PER_UNIT ? per_unit : VM_MAX_PER_UNIT);
+  long groups = env_long("TFLITE_GPU_VM_GROUPS", 0); /* a test hook: a smaller grid */
+  return groups > 0 && (size_t)groups < grid ? (size_t)groups : grid;
+}
+
 /* The partition runs its kernels although a VM mode was asked: why, for
  * reports (Executor.vm_declined) and a warning. */
 static int decline(Executor* ex, int mode, const char* why) {
@@ -312,14 +319,11 @@ int vm_plan(Executor* ex, int mode) {
     phase_of = NULL;
     vm->group = p.group;
     vm->lmem_bytes = (size_t)(p.lmem ? p.lmem : 1) * 4 * sizeof(float);
-    long groups = env_long("TFLITE_GPU_VM_GROUPS", 0); /* a test hook: a smaller grid */
-    /* An A/B switch: N groups per compute unit (1-4). More than one is not
-     * known to stay resident: a grid that is not makes the self-test or a
-     * barrier's bounded wait fail, and the partition runs stepped. */
-    long per_unit = env_long("TFLITE_GPU_VM_GROUPS_PER_UNIT", 1);
-    vm->grid = e->dev->caps.compute_units ? e->dev->caps.compute_units : 1;
-    if (per_unit > 1) vm->grid *= (size_t)(per_unit < 4 ? per_unit : 4);
-    if (groups > 0 && (size_t)groups < vm->grid) vm->grid = (size_t)groups;
+    /* An A/B switch: N groups per compute unit (1-4; SUSTAINED_SPEED times
+     * them, vm_tune.c). More than one is not known to stay resident: a grid
+     * that is not makes the self-test or a barrier's bounded wait fail, and
+     * the partition runs stepped. */
+    vm->grid = vm_grid_size(e->dev, (int)env_long("TFLITE_GPU_VM_GROUPS_PER_UNIT", 1));
     for (int i = 0; rc == 0 && i < e->num_dispatches; ++i) {
       int is_vm = vm->phase_of[i] >= 0;
       VmSegment* last = vm->num_segs ? &vm->segs[vm->num_segs - 1] : NULL;

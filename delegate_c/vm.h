@@ -107,6 +107,13 @@ cl_int vm_enqueue(Executor* ex);
 /* After the invoke's wait: 1 when a persistent launch aborted (the caller
  * enqueues the invoke again, now stepped), else 0. Releases the grid lock. */
 int vm_aborted(Executor* ex);
+/* The self-test on ex's grid (once per device, driver, grid and group in
+ * the process): 1 when it passed, else 0 and why. */
+int vm_selftest(Executor* ex, char* why, size_t whylen);
+/* Groups of a persistent grid of per_unit groups per compute unit (at most
+ * VM_MAX_PER_UNIT; TFLITE_GPU_VM_GROUPS=N, a test hook, caps it). */
+enum { VM_MAX_PER_UNIT = 4 };
+size_t vm_grid_size(const GpuDevice* dev, int per_unit);
 /* Launches per invoke: persistent (one per segment) or stepped (one per dispatch). */
 int vm_launches(const VmState* vm, int persistent);
 void vm_free(VmState* vm);

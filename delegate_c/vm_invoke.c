@@ -77,31 +77,39 @@ static int run_selftest(Executor* ex, char* why, size_t whylen) {
   return 1;
 }
 
-/* Whether persistent launches may run here: the self-test, once per device
- * (name, driver, grid, group) in the process. */
-static int selftest(Executor* ex) {
+int vm_selftest(Executor* ex, char* why, size_t whylen) {
   const GpuCaps* c = &ex->enc.dev->caps;
   char key[600];
   snprintf(key, sizeof(key), "%.250s|%.250s|%zu|%zu", c->name, c->driver, ex->vm->grid, ex->vm->group);
   pthread_mutex_lock(&g_selftests_lock);
   int i = 0;
   while (i < g_num_selftests && strcmp(g_selftests[i].key, key) != 0) ++i;
-  if (i == g_num_selftests) {
-    char why[160] = "";
-    int passed = run_selftest(ex, why, sizeof(why));
+  int passed;
+  if (i < g_num_selftests) {
+    passed = g_selftests[i].passed;
+    snprintf(why, whylen, "%s", g_selftests[i].why);
+  } else {
+    char reason[160] = "";
+    passed = run_selftest(ex, reason, sizeof(reason));
+    snprintf(why, whylen, "%s", reason);
     if (i < MAX_SELFTESTS) {
       snprintf(g_selftests[i].key, sizeof(g_selftests[i].key), "%s", key);
       g_selftests[i].passed = passed;
-      snprintf(g_selftests[i].why, sizeof(g_selftests[i].why), "%s", why);
+      snprintf(g_selftests[i].why, sizeof(g_selftests[i].why), "%s", reason);
       g_num_selftests++;
     }
-    if (!passed) stay_stepped(ex, why);
-    pthread_mutex_unlock(&g_selftests_lock);
-    return passed;
   }
-  if (!g_selftests[i].passed) stay_stepped(ex, g_selftests[i].why);
   pthread_mutex_unlock(&g_selftests_lock);
-  return g_selftests[i].passed;
+  return passed;
+}
+
+/* Whether persistent launches may run here (vm_selftest); if not, the
+ * partition stays stepped and says why. */
+static int selftest(Executor* ex) {
+  char why[160] = "";
+  int passed = vm_selftest(ex, why, sizeof(why));
+  if (!passed) stay_stepped(ex, why);
+  return passed;
 }
 
 static cl_int launch(cl_command_queue q, cl_kernel k, size_t items, size_t group, cl_event* event) {

@@ -149,3 +149,36 @@ def test_a_resize_keeps_working(cache_dir):
     ref.allocate_tensors()
     for a, e in zip(out, _run(ref, x)):
         assert_close(a, e)
+
+
+def test_persistent_times_its_grid_and_remembers_it(cache_dir, capfd):
+    """execution=persistent: no work-groups to tune (one program, one
+    group size), but the grid's groups per compute unit (vm_tune.c): each
+    candidate grid runs its self-test, then whole invokes. On a CPU device
+    the larger grids are not all resident, so their self-tests fail: that
+    must drop the candidate, not send the partition to its stepped
+    fallback."""
+    from tflite_gpu import _capi
+
+    model, x = tuned_model(7)
+    expected = run_cpu(model, x)
+    for start in ("first", "cached"):
+        d = tflite_gpu.load_delegate(**test_options(
+            serialization_dir=str(cache_dir), model_token="tuning-test", execution="persistent",
+            inference_preference="SUSTAINED_SPEED", log_level="info"))
+        it = _interpreter(model, [d])
+        out = _run(it, x)
+        (run,) = _capi.delegate_runs(d._get_native_delegate_pointer())
+        del it
+        log = capfd.readouterr().err
+        assert run["execution"] == "persistent" and run["launches"] == 1 and run["fallback"] == "", (run, log)
+        for a, e in zip(out, expected):
+            assert_close(a, e)
+        (grid,) = pathlib.Path(cache_dir).glob("*.grid")
+        magic, per_unit = grid.read_text().rsplit(maxsplit=1)
+        assert magic == "tflite-gpu vm grid 1" and per_unit in ("1", "2", "4"), grid.read_text()
+        if start == "first":
+            assert f"persistent grid of {per_unit} group(s) per compute unit (" in log and "1 per unit: " in log, log
+        else:
+            assert f"persistent grid of {per_unit} group(s) per compute unit, from " in log, log
+        assert "runs stepped" not in log and not _tune_files(cache_dir), log
