@@ -73,7 +73,7 @@ def bench(name: str, rounds: int, modes=None) -> dict:
     for mode, opts, env in modes or [(m, o, {}) for m, o in MODES]:
         with environment(f"{k}={v}" for k, v in env.items()):
             t = time.perf_counter()
-            d = tflite_gpu.load_delegate(log_level="silent", **opts)
+            d = tflite_gpu.load_delegate(**{"log_level": "silent", **opts})  # a mode may ask for log_level=info
             it = interpreters.make(source, delegate=d)
             x = inputs or check.random_inputs(it.get_input_details(), 0)
             got = interpreters.run(it, x)
