@@ -7,6 +7,7 @@ reduction order (a smaller reduction group sums in another order)."""
 from __future__ import annotations
 
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -158,7 +159,7 @@ def test_persistent_times_its_grid_and_remembers_it(cache_dir, capfd):
     the larger grids are not all resident, so their self-tests fail: that
     must drop the candidate, not send the partition to its stepped
     fallback."""
-    from tflite_gpu import _capi
+    from tflite_gpu import _capi, explain
 
     model, x = tuned_model(7)
     expected = run_cpu(model, x)
@@ -182,3 +183,14 @@ def test_persistent_times_its_grid_and_remembers_it(cache_dir, capfd):
         else:
             assert f"persistent grid of {per_unit} group(s) per compute unit, from " in log, log
         assert "runs stepped" not in log and not _tune_files(cache_dir), log
+        if start == "first":
+            units = int(re.search(r"per compute unit \((\d+) groups\)", log).group(1)) // int(per_unit)
+    # A remembered choice is the grid the partition is built with (explain
+    # builds without invoking: a grid a CPU device cannot keep resident
+    # never runs here).
+    path = pathlib.Path(cache_dir) / "m.tflite"
+    path.write_bytes(model)
+    grid.write_text("tflite-gpu vm grid 1 2\n")
+    report = explain.explain(path, dict(serialization_dir=str(cache_dir), model_token="tuning-test",
+                                        execution="persistent", inference_preference="SUSTAINED_SPEED"))
+    assert {p["groups"] for p in report["phases"]} == {2 * units}, report["phases"][:1]
