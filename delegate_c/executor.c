@@ -17,9 +17,18 @@
 #include "selectors.h"
 #include "vm.h"
 
+/* A boundary tensor's bytes as its staging holds them: float32, int32,
+ * int64, one-byte bool, or int8/uint8 bytes (ENABLE_QUANT). */
+static size_t boundary_bytes(const GTensor* t) {
+  int quant = t->qtype != GD_QNONE;
+  return shape_elements(t->shape) * (quant || t->dtype == kTfLiteBool ? 1 : t->dtype == kTfLiteInt64 ? 8 : 4);
+}
+
 /* Lifetimes over dispatch steps: boundary inputs are written before step
  * 0, outputs (and parts of assembled outputs, GTensor.out_part) must survive to the
- * end. */
+ * end. In the VM modes the boundary tensors' staging gets regions of the
+ * arena too, live throughout (the VM program takes no buffer argument per
+ * boundary tensor: kernel_abi.h VM_NUM_SPACES). */
 static int plan_memory(Executor* ex) {
   Graph* g = &ex->enc.g;
   for (int i = 0; i < g->num_tensors; ++i) {
@@ -40,9 +49,15 @@ static int plan_memory(Executor* ex) {
       if (k > t->last_use) t->last_use = k;
     }
   }
-  int* ids = malloc((size_t)(g->num_tensors + 1) * sizeof(int));
-  MemoryRequest* req = malloc((size_t)(g->num_tensors + 1) * sizeof(MemoryRequest));
-  size_t* offsets = malloc((size_t)(g->num_tensors + 1) * sizeof(size_t));
+  /* TFLITE_GPU_SEPARATE_BUFFERS=1 (a test setting): each activation in a
+   * buffer of its own, so checking tools such as Oclgrind see an overrun
+   * that a sub-buffer would hide inside the arena (the VM declines it). */
+  int separate = env_flag("TFLITE_GPU_SEPARATE_BUFFERS", 0);
+  int boundaries = ex->enc.record_buffers && !separate ? ex->num_inputs + ex->num_outputs : 0;
+  size_t cap = (size_t)(g->num_tensors + boundaries + 1);
+  int* ids = malloc(cap * sizeof(int));
+  MemoryRequest* req = malloc(cap * sizeof(MemoryRequest));
+  size_t* offsets = malloc(cap * sizeof(size_t));
   if (!ids || !req || !offsets) {
     free(ids);
     free(req);
@@ -61,6 +76,13 @@ static int plan_memory(Executor* ex) {
     ids[n] = i;
     req[n++] = (MemoryRequest){t->bytes + guard, t->first_use, t->last_use};
   }
+  for (int k = 0; k < boundaries; ++k) {
+    BoundaryTensor* b = k < ex->num_inputs ? &ex->inputs[k] : &ex->outputs[k - ex->num_inputs];
+    size_t bytes = boundary_bytes(&g->tensors[b->tensor]);
+    b->reserved = bytes > 16 ? bytes : 16;
+    ids[n] = -1 - k;
+    req[n++] = (MemoryRequest){b->reserved + guard, -1, g->num_nodes};
+  }
   int rc = memory_plan(req, n, ex->enc.dev->caps.mem_base_align, offsets, &ex->arena_bytes, &ex->lower_bound_bytes);
   if (rc == 0) {
     cl_int err;
@@ -77,11 +99,12 @@ static int plan_memory(Executor* ex) {
   } else {
     ex_fail(&ex->enc, "out of memory");
   }
-  /* TFLITE_GPU_SEPARATE_BUFFERS=1 (a test setting): each activation in a
-   * buffer of its own, so checking tools such as Oclgrind see an overrun
-   * that a sub-buffer would hide inside the arena. */
-  int separate = env_flag("TFLITE_GPU_SEPARATE_BUFFERS", 0);
   for (int k = 0; rc == 0 && k < n; ++k) {
+    if (ids[k] < 0) { /* a boundary tensor's region: staging_buffer makes its buffer */
+      int i = -1 - ids[k];
+      (i < ex->num_inputs ? &ex->inputs[i] : &ex->outputs[i - ex->num_inputs])->arena_at = offsets[k];
+      continue;
+    }
     GTensor* t = &g->tensors[ids[k]];
     cl_buffer_region region = {offsets[k], t->bytes ? t->bytes : 16};
     cl_int err;
@@ -119,6 +142,29 @@ static int convert_out(Executor* ex, int tensor, cl_mem dst, size_t dst_offset) 
   return karg_done(&ex->enc, &a);
 }
 
+/* A boundary tensor's staging buffer of b->bytes: the region plan_memory
+ * reserved in the arena (the VM modes), else a buffer of its own. */
+static cl_mem staging_buffer(Executor* ex, BoundaryTensor* b, cl_mem_flags flags) {
+  if (!b->reserved) return ex_buffer(&ex->enc, flags, b->bytes, NULL);
+  if (b->bytes > b->reserved) {
+    ex_fail(&ex->enc, "a staging buffer of %zu bytes in a region of %zu", b->bytes, b->reserved);
+    return NULL;
+  }
+  cl_buffer_region region = {b->arena_at, b->bytes ? b->bytes : 16};
+  cl_int err;
+  cl_mem m = cl.clCreateSubBuffer(ex->arena, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+  if (!m) {
+    ex_fail(&ex->enc, "creating a staging buffer in the arena (%zu bytes): %s", region.size, cl_error_name(err));
+    return NULL;
+  }
+  if (ex_own(&ex->enc, m)) {
+    cl.clReleaseMemObject(m);
+    return NULL;
+  }
+  b->in_arena = 1;
+  return m;
+}
+
 /* The staging buffers of the outputs (or parts) their convs store as BHWC
  * (output_direct.c), made before the convs are encoded: the stored
  * tensors' buffer is their output's. */
@@ -130,7 +176,7 @@ static int stage_direct_outputs(Executor* ex) {
       if (!g->tensors[i].bhwc_out || g->tensors[i].bhwc_output != b->tensor) continue;
       if (!b->staging) {
         b->bytes = shape_elements(g->tensors[b->tensor].shape) * 4;
-        if (!(b->staging = ex_buffer(&ex->enc, CL_MEM_READ_WRITE, b->bytes, NULL))) return -1;
+        if (!(b->staging = staging_buffer(ex, b, CL_MEM_READ_WRITE))) return -1;
       }
       g->tensors[i].mem = b->staging;
     }
@@ -157,8 +203,8 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
   /* int8/uint8 runtime tensors (ENABLE_QUANT) are staged as bytes and
    * (de)quantized by the conversion kernel. */
   int quant = t->qtype != GD_QNONE;
-  b->bytes = shape_elements(t->shape) * (quant || t->dtype == kTfLiteBool ? 1 : t->dtype == kTfLiteInt64 ? 8 : 4);
-  b->staging = ex_buffer(&ex->enc, to_device ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY, b->bytes, NULL);
+  b->bytes = boundary_bytes(t);
+  b->staging = staging_buffer(ex, b, to_device ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY);
   if (!b->staging) return -1;
   if (t->is_int32 || t->bhwc) {
     /* Indices stay row-major int32, and inputs only conv2d_bhwc_gpu reads
@@ -209,7 +255,7 @@ static int add_assembled(Executor* ex, BoundaryTensor* b) {
     b->staging = p->mem;
     return 0;
   }
-  if (!b->staging && !(b->staging = ex_buffer(&ex->enc, CL_MEM_WRITE_ONLY, b->bytes, NULL))) return -1;
+  if (!b->staging && !(b->staging = staging_buffer(ex, b, CL_MEM_WRITE_ONLY))) return -1;
   for (int i = 0; i < as->num_parts; ++i)
     if (as->parts[i].output == b->tensor && !ex->enc.g.tensors[as->parts[i].tensor].bhwc_out &&
         convert_out(ex, as->parts[i].tensor, b->staging, as->parts[i].offset))
@@ -273,7 +319,7 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
       GTensor* t = &gr->tensors[gr->nodes[k].inputs[j]];
       if (t->data || written[gr->nodes[k].inputs[j]] || t->is_input) continue;
       t->is_input = 1;
-      ex->inputs[ex->num_inputs++] = (BoundaryTensor){t->tflite_index, gr->nodes[k].inputs[j], NULL, 0, NULL, NULL};
+      ex->inputs[ex->num_inputs++] = (BoundaryTensor){.tflite_index = t->tflite_index, .tensor = gr->nodes[k].inputs[j]};
     }
   }
   /* A part of an assembled output that no node reads or writes: a
@@ -283,7 +329,7 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
     GTensor* t = &gr->tensors[id];
     if (t->data || written[id] || t->is_input) continue;
     t->is_input = 1;
-    ex->inputs[ex->num_inputs++] = (BoundaryTensor){t->tflite_index, id, NULL, 0, NULL, NULL};
+    ex->inputs[ex->num_inputs++] = (BoundaryTensor){.tflite_index = t->tflite_index, .tensor = id};
   }
   for (int k = 0; k < num_outputs; ++k) {
     int id = outputs[k];
@@ -292,13 +338,13 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
       return ex_fail(&ex->enc, "partition output %d is not computed by the partition", k);
     }
     gr->tensors[id].is_output = 1;
-    ex->outputs[ex->num_outputs++] = (BoundaryTensor){gr->tensors[id].tflite_index, id, NULL, 0, NULL, NULL};
+    ex->outputs[ex->num_outputs++] = (BoundaryTensor){.tflite_index = gr->tensors[id].tflite_index, .tensor = id};
   }
   /* Sequence ops' final states, read back into their variable tensors. */
   for (int id = 0; id < gr->num_tensors; ++id) {
     if (gr->tensors[id].write_back < 0 || !written[id]) continue;
     gr->tensors[id].is_output = 1;
-    ex->outputs[ex->num_outputs++] = (BoundaryTensor){gr->tensors[id].write_back, id, NULL, 0, NULL, NULL};
+    ex->outputs[ex->num_outputs++] = (BoundaryTensor){.tflite_index = gr->tensors[id].write_back, .tensor = id};
     ex->num_state_outputs++;
   }
   free(written);

@@ -19,6 +19,10 @@ typedef struct BoundaryTensor {
   size_t bytes;
   cl_mem pinned;       /* its host side, mapped at `host` (pinned_staging.c); NULL: pageable transfers */
   void* host;
+  /* The VM modes: a region of the activation arena plan_memory reserved
+   * for its staging (bytes at arena_at; 0: none), and whether staging is it. */
+  size_t arena_at, reserved;
+  int in_arena;
 } BoundaryTensor;
 
 /* Called with the VM program's build defines before it is built (vm.c):
@@ -54,8 +58,6 @@ typedef struct Executor {
   struct VmState* vm;   /* execution=stepped|persistent: the partition as the VM's op list; NULL: kernels */
   char vm_declined[128]; /* a VM mode asked, kernels run: why (vm_plan) */
   VmProgramCache vm_cache;
-  cl_mem vm_staging[VM_STAGING_SET * VM_STAGING_SETS]; /* the staging buffers the VM's launches take (vm.c) */
-  int vm_num_staging;
 } Executor;
 
 /* Takes ownership of g. Plans memory, uploads constants, builds kernels.

@@ -14,18 +14,17 @@
 #include "vm_defines.h"
 #include "vm_schedule.h"
 
-/* VM_STAGING: the most staging buffers a program takes (kernel_abi.h).
- * (Work-items per group: select_vm_group, selectors.h, at most what the VM
+/* (Work-items per group: select_vm_group, selectors.h, at most what the VM
  * kernel's registers allow, vm_finish.) */
-enum { VM_STAGING = VM_STAGING_SET * VM_STAGING_SETS, VM_ARGS = 32, VM_OTHER_ALIGN = 64 };
+enum { VM_ARGS = 32, VM_OTHER_ALIGN = 64 };
 _Static_assert(VM_NO_BARRIER > 0 && (VM_NO_BARRIER & (VM_NO_BARRIER - 1)) == 0, "VM_NO_BARRIER is one bit of an offset");
 
 typedef struct Place {
   cl_mem mem;
-  int space;     /* 0 activations, 1 the other buffers, 2.. staging */
+  int space;     /* 0 activations and staging buffers, 1 the other buffers */
   size_t offset; /* bytes */
   size_t bytes;  /* spaces 0 and 1: the buffer's size (the checked mode's guard follows) */
-  int id;        /* space 0: the graph tensor; 1: the record */
+  int id;        /* space 0: the graph tensor (-1 - k: boundary tensor k's staging); 1: the record */
 } Place;
 
 typedef struct Plan {
@@ -36,8 +35,6 @@ typedef struct Plan {
   Access* acc;
   int num_acc, cap_acc;
   int* acc_at;
-  cl_mem staging[VM_STAGING];
-  int num_staging;
   int* words; /* phase offsets, then the phases */
   int num_words, cap_words;
   int epi_un; /* a phase's body needs the unary epilogue steps (EPI_UN_DEFINE) */
@@ -64,9 +61,9 @@ static const Place* find(const Plan* p, cl_mem m) {
   return NULL;
 }
 
-/* Where every buffer a dispatch can name lives: the activations by their
- * planned offsets, the staging buffers as spaces of their own, and every
- * other buffer the encoders made packed into one arena (its contents
+/* Where every buffer a dispatch can name lives: the activations and the
+ * staging buffers by their planned offsets in the arena (executor.c), and
+ * every other buffer the encoders made packed into one arena (its contents
  * written once, here). Returns the other arena's host bytes (size *bytes),
  * NULL with *bytes 0 when there is none; -1 in *ok when the partition
  * cannot run on the VM. */
@@ -81,11 +78,10 @@ static unsigned char* place_buffers(Executor* ex, Plan* p, size_t* bytes, int* o
     if (t->in_arena && t->mem) p->places[p->num_places++] = (Place){t->mem, 0, t->offset, t->bytes, i};
   }
   for (int k = 0; k < ex->num_inputs + ex->num_outputs; ++k) {
-    cl_mem m = k < ex->num_inputs ? ex->inputs[k].staging : ex->outputs[k - ex->num_inputs].staging;
-    if (!m || find(p, m)) continue;
-    if (p->num_staging == VM_STAGING) return *ok = 0, NULL; /* more boundary buffers than the program takes */
-    p->staging[p->num_staging] = m;
-    p->places[p->num_places++] = (Place){m, 2 + p->num_staging++, 0, 0, -1};
+    const BoundaryTensor* b = k < ex->num_inputs ? &ex->inputs[k] : &ex->outputs[k - ex->num_inputs];
+    if (!b->staging || find(p, b->staging)) continue;
+    if (!b->in_arena) return *ok = 0, NULL; /* a staging buffer of its own: no space holds it */
+    p->places[p->num_places++] = (Place){b->staging, 0, b->arena_at, b->bytes, -1 - k};
   }
   for (int i = 0; i < e->num_records; ++i) {
     if (find(p, e->records[i].mem)) continue;
@@ -249,8 +245,7 @@ int vm_plan(Executor* ex, int mode) {
   if (ok < 0 || (ok > 0 && !p.acc_at)) rc = ex_fail(e, "out of memory");
   if (ok == 0) {
     char why[96];
-    snprintf(why, sizeof(why), "%d inputs and outputs, more than the %d the VM program takes", ex->num_inputs +
-             ex->num_outputs, VM_STAGING);
+    snprintf(why, sizeof(why), "a staging buffer outside the activation arena");
     decline(ex, mode, why);
   }
   p.group = select_vm_group();
@@ -304,7 +299,6 @@ int vm_plan(Executor* ex, int mode) {
     unsigned ops_mask[VM_MASK_WORDS] = {0};
     ops_mask[VM_UN_WORD] = p.math[0];
     ops_mask[VM_BIN_WORD] = p.math[1];
-    ops_mask[VM_STAGING_WORD] = vm_defines_staging_word(p.num_staging);
     for (int k = 0; rc == 0 && k < phases; ++k) {
       int op = p.words[offsets[k]] & ~VM_GROUPED;
       vm->group_phases += op != p.words[offsets[k]];
@@ -350,8 +344,7 @@ int vm_plan(Executor* ex, int mode) {
     if (rc == 0 && vm->checked && !(vm->guards = calloc((size_t)p.num_places + 1, sizeof(VmGuard))))
       rc = ex_fail(e, "out of memory");
     for (int i = 0; rc == 0 && vm->checked && i < p.num_places; ++i)
-      if (p.places[i].space < 2)
-        vm->guards[vm->num_guards++] = (VmGuard){p.places[i].space, p.places[i].offset + p.places[i].bytes, p.places[i].id};
+      vm->guards[vm->num_guards++] = (VmGuard){p.places[i].space, p.places[i].offset + p.places[i].bytes, p.places[i].id};
     for (int i = 0, seg = -1; rc == 0 && i < e->num_dispatches; ++i) {
       RecordedArg args[VM_ARGS];
       int n = 0, k = vm->phase_of[i];
@@ -363,11 +356,6 @@ int vm_plan(Executor* ex, int mode) {
       vm->phase[k].level = level[k];
       vm->phase[k].segment = seg;
       vm->phase[k].node = e->dispatches[i].node;
-    }
-    if (rc == 0) {
-      /* Staging buffers: spaces 2.. of every launch (unused ones get the dummy). */
-      memcpy(ex->vm_staging, p.staging, sizeof(p.staging));
-      ex->vm_num_staging = p.num_staging;
     }
   }
   free(phase_of);
@@ -385,14 +373,10 @@ int vm_plan(Executor* ex, int mode) {
 /* vm_run's arguments; timing only for a persistent launch. */
 static int set_args(Executor* ex, cl_kernel k, int first, int last, int persistent, cl_ulong limit) {
   VmState* vm = ex->vm;
-  int staging = vm->staging_args;
-  cl_mem spaces[2 + VM_STAGING];
-  spaces[0] = ex->arena;
-  spaces[1] = vm->other;
-  for (int s = 0; s < staging; ++s) spaces[2 + s] = s < ex->vm_num_staging ? ex->vm_staging[s] : vm->dummy;
+  cl_mem spaces[VM_NUM_SPACES] = {ex->arena, vm->other};
   cl_int rc = CL_SUCCESS;
   cl_uint a = 0;
-  for (int s = 0; s < 2 + staging && rc == CL_SUCCESS; ++s) rc = cl.clSetKernelArg(k, a++, sizeof(cl_mem), &spaces[s]);
+  for (int s = 0; s < VM_NUM_SPACES && rc == CL_SUCCESS; ++s) rc = cl.clSetKernelArg(k, a++, sizeof(cl_mem), &spaces[s]);
   if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(cl_mem), &vm->ops);
   if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(int), &first);
   if (rc == CL_SUCCESS) rc = cl.clSetKernelArg(k, a++, sizeof(int), &last);
@@ -431,13 +415,6 @@ int vm_finish(Executor* ex) {
   cl_ulong limit = e->dev->caps.vendor_id == GD_VENDOR_NVIDIA ? 1000000000ull : 400000000ull;
   reuse_program(e->dev, vm);
   if (ex->vm_cache.load) ex->vm_cache.load(ex->vm_cache.ctx, vm->defines, sizeof(vm->defines));
-  /* Staging arguments: the program's sets, which the program reused or
-   * loaded may have widened. */
-  unsigned masks[VM_MASK_WORDS];
-  const char* rest;
-  vm->staging_args = vm_defines_parse(vm->defines, masks, &rest) ? VM_STAGING_SET : vm_defines_staging(masks);
-  if (vm->staging_args < ex->vm_num_staging)
-    return ex_fail(e, "the VM program takes %d staging buffers, not %d", vm->staging_args, ex->vm_num_staging);
   if (vm_profile_init(ex)) return -1;
   for (int p = 0; p < vm->num_phases; ++p) {
     if (!(vm->steps[p] = gpu_device_kernel(e->dev, "vm_program.cl", vm->defines, "vm_run", e->err, e->errlen))) return -1;

@@ -1,8 +1,8 @@
 /* A partition as data for one program (issue 36): the dispatch list the
  * encoders recorded becomes an op list of phases, each a kernel's body
  * (opcode, work-items, its arguments as words: buffers as offsets in
- * the activation arena, one arena of the other buffers, or a staging
- * buffer), run by the VM program (tools/gen_vm.py, vm/vm_run.cl):
+ * the activation arena, which holds the staging buffers too, or in one
+ * arena of the other buffers), run by the VM program (tools/gen_vm.py, vm/vm_run.cl):
  * - stepped: one launch per phase;
  * - persistent: one launch per segment of phases, a grid barrier between
  *   phases (grid_sync.cl). The grid is at most one group per compute unit
@@ -28,8 +28,9 @@ typedef struct VmSegment {
 } VmSegment;
 
 /* A guard zone of the checked mode (vm_checked.c): VM_GUARD_BYTES behind
- * a buffer that ends at byte `end` of space 0 (activations) or 1 (the
- * other buffers); id: the graph tensor, or the buffer's index. */
+ * a buffer that ends at byte `end` of space 0 (activations and staging
+ * buffers) or 1 (the other buffers); id: the graph tensor (-1 - k: boundary
+ * tensor k's staging), or the buffer's index. */
 enum { VM_GUARD_BYTES = 256, VM_GUARD_PATTERN = 0xA5 };
 typedef struct VmGuard {
   int space;
@@ -73,7 +74,6 @@ typedef struct VmState {
    * opcodes this partition runs (tools/gen_vm.py) and of the math ops they
    * compute (vm_defines.h), so that a driver compiles those alone. */
   char defines[GD_MAX_PROGRAM_DEFINES];
-  int staging_args; /* the program's staging arguments (its GD_STAGING sets; vm_finish) */
   /* Checked mode (vm_checked.c): guards checked after every phase. */
   int checked;
   size_t other_bytes;

@@ -36,7 +36,9 @@ cl_int vm_check_guards(Executor* ex, int dispatch) {
              "checked VM (TFLITE_GPU_VM_CHECKED): phase %d (dispatch %d, kernel %s) wrote past the end of %s %d: "
              "bytes %zu-%zu of its guard changed",
              vm->phase_of[dispatch], dispatch, vm->phase[vm->phase_of[dispatch]].kernel,
-             g->space ? "the weights and scratch buffer" : "activation tensor", g->id, bad, last - 1);
+             g->space ? "the weights and scratch buffer" : g->id < 0 ? "the staging buffer of boundary tensor"
+                                                                     : "activation tensor",
+             g->id < 0 ? -1 - g->id : g->id, bad, last - 1);
   }
   free(host[0]);
   free(host[1]);

@@ -16,7 +16,7 @@ _Static_assert(VM_FLOAT_COPY % VM_OPS_BITS == 0 && (int)BASE_WORDS <= (int)COPIE
                "the float copies start a word after the base words");
 
 /* The words after the opcodes', in this order. */
-static const char* const kTail[] = {" -DGD_UN_OPS=0x", " -DGD_BIN_OPS=0x", " -DGD_STAGING=0x"};
+static const char* const kTail[] = {" -DGD_UN_OPS=0x", " -DGD_BIN_OPS=0x"};
 _Static_assert(sizeof(kTail) / sizeof(kTail[0]) == VM_MASK_WORDS - VM_OPS_WORDS, "a name per word after the opcodes'");
 
 int vm_defines_format(char* out, size_t size, const unsigned masks[VM_MASK_WORDS], const char* rest) {
@@ -64,18 +64,6 @@ int vm_defines_parse(const char* defines, unsigned masks[VM_MASK_WORDS], const c
   if (*p && *p != ' ') return -1;
   *rest = p;
   return 0;
-}
-
-int vm_defines_staging(const unsigned masks[VM_MASK_WORDS]) {
-  /* The highest bit decides, as the program's #if (tools/gen_vm.py) does. */
-  int sets = 1;
-  while (sets < VM_STAGING_SETS && (masks[VM_STAGING_WORD] >> sets)) ++sets;
-  return sets * VM_STAGING_SET;
-}
-
-unsigned vm_defines_staging_word(int n) {
-  int sets = n <= VM_STAGING_SET ? 1 : (n + VM_STAGING_SET - 1) / VM_STAGING_SET;
-  return sets > VM_STAGING_SETS ? 0u : (1u << sets) - 1u;
 }
 
 int vm_defines_count(const unsigned masks[VM_MASK_WORDS]) {

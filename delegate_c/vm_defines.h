@@ -1,9 +1,8 @@
 /* The VM program's build defines (vm.c): "-DGD_VM_PROGRAM=1", the masks of
  * the opcodes whose bodies it holds ("-DVM_OPS_0=0x.. -DVM_OPS_1=0x..
  * -DVM_OPS_2=0x.."), of the unary and binary ops they compute
- * ("-DGD_UN_OPS=0x.. -DGD_BIN_OPS=0x..", common.cl), of its sets of staging
- * buffers ("-DGD_STAGING=0x..", kernel_abi.h VM_STAGING_SET), then the rest
- * (storage, test hooks). A program whose masks hold a partition's, with the
+ * ("-DGD_UN_OPS=0x.. -DGD_BIN_OPS=0x..", common.cl), then the rest (storage,
+ * test hooks). A program whose masks hold a partition's, with the
  * same rest, runs that partition: the kernel cache keeps one per device,
  * precision and rest, widened to the union of what its models ran
  * (serialization.c).
@@ -15,20 +14,15 @@
 
 #include "kernel_abi.h"
 
-/* The masks' words: VM_OPS_WORDS of opcodes, then the unary ops (bit UN_*),
- * the binary ops (bit BIN_*) and the staging sets (bits 0..sets - 1). */
-enum { VM_UN_WORD = VM_OPS_WORDS, VM_BIN_WORD, VM_STAGING_WORD, VM_MASK_WORDS };
+/* The masks' words: VM_OPS_WORDS of opcodes, then the unary ops (bit UN_*)
+ * and the binary ops (bit BIN_*). */
+enum { VM_UN_WORD = VM_OPS_WORDS, VM_BIN_WORD, VM_MASK_WORDS };
 
 /* Writes the defines for masks and rest ("" or " -D..."); -1 if they do not fit. */
 int vm_defines_format(char* out, size_t size, const unsigned masks[VM_MASK_WORDS], const char* rest);
 /* Reads what vm_defines_format wrote: 0 with masks and *rest (a pointer into
  * defines), -1 for anything else. */
 int vm_defines_parse(const char* defines, unsigned masks[VM_MASK_WORDS], const char** rest);
-/* The staging buffers a program of these masks takes (VM_STAGING_SET per
- * set, at least one set), and the staging word for n buffers: 0 when more
- * than the VM_STAGING_SETS sets would hold them. */
-int vm_defines_staging(const unsigned masks[VM_MASK_WORDS]);
-unsigned vm_defines_staging_word(int n);
 /* The number of opcodes in masks. */
 int vm_defines_count(const unsigned masks[VM_MASK_WORDS]);
 /* Widens defines (a partition's) by cached's masks when both parse and

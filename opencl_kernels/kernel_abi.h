@@ -40,16 +40,13 @@ enum { GS_COUNT = 0, GS_ABORT = 1, GS_WORDS = 2 };
  * body is a group's (GROUP_KERNEL, common.cl; vm/vm_run.cl). */
 enum { VM_OPS_WORDS = 8, VM_OPS_BITS = 32, VM_FLOAT_COPY = 128, VM_NO_BARRIER = 1 << 30, VM_GROUPED = 1 << 16 };
 /* The VM kernel's buffer arguments ("spaces", tools/gen_vm.py, vm.c): 0 the
- * activation arena, 1 the arena of every other buffer, then the staging
- * buffers of the partition's inputs and outputs in sets of VM_STAGING_SET,
- * as many sets as the bits of the program's GD_STAGING mask (0x1, 0x3: one
- * more bit per set, so that widening a cached program's masks by OR keeps
- * the larger). Each set lengthens the select that finds a space, at every
- * buffer argument of every body (a fifth more PTX for the second set):
- * programs whose partitions have 8 or fewer take one. With every set,
- * vm_run's arguments take about 200 bytes, within the 256 that OpenCL's
- * embedded profile guarantees (CL_DEVICE_MAX_PARAMETER_SIZE). */
-enum { VM_STAGING_SET = 8, VM_STAGING_SETS = 2 };
+ * activation arena, the staging buffers of the partition's inputs and
+ * outputs included (regions of it in the VM modes, executor.c), 1 the
+ * arena of every other buffer. Two, whatever the partition's inputs and
+ * outputs: each more would lengthen the select that finds a space at every
+ * buffer argument of every body (16 staging arguments made the VM
+ * programs 20-26% more PTX). */
+enum { VM_NUM_SPACES = 2 };
 
 /* Remaps (layout.cl) and what they read outside [0, size). */
 enum { REMAP_RESHAPE = 0, REMAP_SLICE = 1, REMAP_PAD = 2 };

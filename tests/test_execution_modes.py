@@ -413,46 +413,55 @@ def _muls(n_in, n_out):
     return mb.build(), [np.random.default_rng(k).standard_normal([1, 3, 5, 3]).astype(np.float32) for k in range(n_in)]
 
 
-def test_a_partition_of_16_inputs_and_outputs_runs_on_the_vm():
-    """The VM program takes 16 staging buffers (kernel_abi.h VM_NUM_SPACES):
-    8 inputs and 8 outputs run persistent, one launch, right."""
-    model, inputs = _muls(8, 8)
+@pytest.mark.parametrize("n_in, n_out", [(8, 8), (9, 8), (21, 20)])
+def test_any_number_of_inputs_and_outputs_runs_on_the_vm(n_in, n_out):
+    """The staging buffers of a partition's inputs and outputs are regions
+    of the activation arena in the VM modes (executor.c plan_memory), not
+    buffer arguments of the program: 16 or 41 of them run persistent, one
+    launch, right (a partition of more than 16 used to run its kernels)."""
+    model, inputs = _muls(n_in, n_out)
     d = tflite_gpu.load_delegate(log_level="silent", execution="persistent")
     it = interpreters.make(model, delegate=d)
-    got = interpreters.run(it, inputs)
-    for k, g in enumerate(got):
-        np.testing.assert_allclose(g, inputs[k] * inputs[(k + 1) % 8], rtol=1e-6)
+    for _ in range(2):
+        got = interpreters.run(it, inputs)
+        for k, g in enumerate(got):
+            np.testing.assert_allclose(g, inputs[k] * inputs[(k + 1) % n_in], rtol=1e-6)
     ((part,), (run,)) = _capi.delegate_partitions(d._get_native_delegate_pointer()), \
         _capi.delegate_runs(d._get_native_delegate_pointer())
     assert (part["execution"], part["declined"], run["execution"], run["launches"]) == \
         ("persistent", "", "persistent", 1), (part, run)
 
 
-@pytest.mark.parametrize("n_in, n_out, staging", [(4, 3, "0x1"), (8, 8, "0x3")])
-def test_the_program_takes_the_staging_sets_its_partition_needs(tmp_path, n_in, n_out, staging):
-    """Up to 8 inputs and outputs, one set of staging arguments (the
-    program's select over them stays short); 9-16, two (kernel_abi.h)."""
+def test_the_program_does_not_depend_on_the_inputs_and_outputs(tmp_path):
+    """The program takes the two arenas alone (kernel_abi.h VM_NUM_SPACES):
+    partitions of the same ops with 4 + 3 and 9 + 8 boundary tensors build
+    the same program, the same defines."""
     import re
-    path = tmp_path / "m.tflite"
-    path.write_bytes(_muls(n_in, n_out)[0])
-    p = run_cli("explain", str(path), "--opt", "execution=persistent", env={"TFLITE_GPU_BUILD_LOG": "1"})
-    assert p.returncode == 0, p.stderr
-    (options,) = re.findall(r"build vm_program\.cl \[([^\]]*)\]", p.stderr + p.stdout)
-    assert f" -DGD_STAGING={staging}" in options, options
+    built = []
+    for n_in, n_out in ((4, 3), (9, 8)):
+        path = tmp_path / f"m{n_in}.tflite"
+        path.write_bytes(_muls(n_in, n_out)[0])
+        p = run_cli("explain", str(path), "--opt", "execution=persistent", env={"TFLITE_GPU_BUILD_LOG": "1"})
+        assert p.returncode == 0, p.stderr
+        (options,) = re.findall(r"build vm_program\.cl \[([^\]]*)\]", p.stderr + p.stdout)
+        built.append(options)
+    assert built[0] == built[1] and "STAGING" not in built[0], built
 
 
-def test_a_partition_the_vm_cannot_take_says_why(capfd, tmp_path):
-    """A partition with more inputs and outputs than the VM program's 16
-    staging buffers runs its kernels, right, and the warning, the partition
-    and run reports and explain name the reason."""
-    model, inputs = _muls(9, 8)
+def test_a_partition_the_vm_cannot_take_says_why(capfd, tmp_path, monkeypatch):
+    """A partition the VM cannot take (here each activation in a buffer of
+    its own, a test setting, where the VM needs offsets in one arena) runs
+    its kernels, right, and the warning, the partition and run reports and
+    explain name the reason."""
+    monkeypatch.setenv("TFLITE_GPU_SEPARATE_BUFFERS", "1")
+    model, inputs = _muls(3, 2)
     capfd.readouterr()
     d = tflite_gpu.load_delegate(log_level="warning", execution="stepped")
     it = interpreters.make(model, delegate=d)
     got = interpreters.run(it, inputs)
     for k, g in enumerate(got):
         np.testing.assert_allclose(g, inputs[k] * inputs[k + 1], rtol=1e-6)
-    why = "17 inputs and outputs, more than the 16 the VM program takes"
+    why = "its activations are in buffers of their own (TFLITE_GPU_SEPARATE_BUFFERS)"
     assert f"execution=stepped: the partition runs its kernels: {why}" in capfd.readouterr().err
     pointer = d._get_native_delegate_pointer()
     ((part,), (run,)) = _capi.delegate_partitions(pointer), _capi.delegate_runs(pointer)

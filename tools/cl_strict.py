@@ -121,11 +121,10 @@ VARIANTS = {
     # (an FP16 program running fp16_guard's float nodes); and every opcode
     # with the epilogue steps (-DEPI_UN=1, above), some of the unary and
     # binary ops (the others' cases give NaN; conv.cl's build has them all)
-    # and both sets of staging arguments (the others, one)
     "vm_program.cl": ["-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0",
                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x1 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0 " + " ".join(
                           f"-DVM_OPS_{w}=0x{int(w == _COPY_WORD):x}" for w in range(3, _OPS_WORDS)),
-                      "-DGD_VM_PROGRAM=1 -DEPI_UN=1 -DGD_UN_OPS=0x18 -DGD_BIN_OPS=0x103 -DGD_STAGING=0x3"],
+                      "-DGD_VM_PROGRAM=1 -DEPI_UN=1 -DGD_UN_OPS=0x18 -DGD_BIN_OPS=0x103"],
 }
 # Defines the kernel files test that are not variant knobs: set by the
 # device (GD_POCL, FP16_STORAGE), per node (FP32_STORAGE), by the kernel
@@ -224,9 +223,8 @@ def _split(words) -> tuple[frozenset, frozenset]:
 
 
 # The VM program's masks of opcodes and math ops, which only drop switch
-# cases, and of staging sets (its variants above compile every body, masked
-# math, and one and both sets).
-VM_MASKS = ("-DVM_OPS_", "-DGD_UN_OPS=", "-DGD_BIN_OPS=", "-DGD_STAGING=")
+# cases (its variants above compile every body, and masked math).
+VM_MASKS = ("-DVM_OPS_", "-DGD_UN_OPS=", "-DGD_BIN_OPS=")
 
 
 def covered(listed: list[Program], file: str, words) -> bool:

@@ -33,7 +33,7 @@ writes:
 Argument kinds, one letter each, and the words an op stores for them:
 p a buffer the body may write and c one it only reads (`const`; the library
 lets phases that touch no buffer another writes share a barrier interval,
-vm.c) (2: the space, 0 activations, 1 the other buffers, 2.. staging
+vm.c) (2: the space, 0 activations and staging buffers, 1 the other
 buffers, and the byte offset in it), i int or uint (1), f float (1), 2 int2
 (2), 4 int4 (4), d float2 (2), q float4 (4). A kernel taking anything else has no opcode (its dispatches run
 as kernels). Used by tools/embed_kernels.py and tools/cl_strict.py.
@@ -272,20 +272,12 @@ def vm_program_source(kernels: pathlib.Path) -> str:
         text = f.read_text()
         parts.append(f"/* ---- {f.name} ---- */\n#if {guards[f.name]}\n{text}\n#endif\n")
         parts += [f"#undef {m}\n" for m in sorted(set(_DEFINE.findall(text)))]
-    # The buffer arguments: m0 activations, m1 other buffers, s0.. staging
-    # buffers, VM_STAGING_SET per bit of GD_STAGING (kernel_abi.h).
-    per_set, sets = _abi_value(kernels, "VM_STAGING_SET"), _abi_value(kernels, "VM_STAGING_SETS")
-    for n in range(sets, 0, -1):
-        if sets > 1:
-            test = f"defined(GD_STAGING) && (GD_STAGING >> {n - 1})"  # its highest bit, as vm_defines.c
-            parts.append(f"#if {test}\n" if n == sets else f"#elif {test}\n" if n > 1 else "#else\n")
-        names = ["m0", "m1"] + [f"s{i}" for i in range(n * per_set)]
-        spaces = ", ".join(f"__global uchar* {m}" for m in names)
-        chain = " : ".join(f"s == {i} ? {m}" for i, m in enumerate(names[:-1])) + f" : {names[-1]}"
-        parts.append(f"#define VM_SPACES_PARAMS {spaces}\n#define VM_SPACES {', '.join(names)}\n"
-                     f"GD_INLINE __global uchar* vm_space(int s, VM_SPACES_PARAMS) {{ return {chain}; }}\n")
-    if sets > 1:
-        parts.append("#endif\n")
+    # The buffer arguments: m0 activations (boundary staging included), m1
+    # the other buffers (kernel_abi.h VM_NUM_SPACES).
+    if _abi_value(kernels, "VM_NUM_SPACES") != 2:
+        raise SystemExit("gen_vm.py: the VM program is written for VM_NUM_SPACES = 2 (kernel_abi.h)")
+    parts.append("#define VM_SPACES_PARAMS __global uchar* m0, __global uchar* m1\n#define VM_SPACES m0, m1\n"
+                 "GD_INLINE __global uchar* vm_space(int s, VM_SPACES_PARAMS) { return s ? m1 : m0; }\n")
     words, bits, copy = (_abi_value(kernels, n) for n in ("VM_OPS_WORDS", "VM_OPS_BITS", "VM_FLOAT_COPY"))
     if len(table) > copy or copy % bits or copy + len(table) > bits * words:
         raise SystemExit(f"gen_vm.py: {len(table)} opcodes and their float copies from VM_FLOAT_COPY = {copy} need "

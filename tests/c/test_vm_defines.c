@@ -1,7 +1,7 @@
 /* uses: vm_defines.c */
 /* The VM program's defines (vm_defines.c): format and parse round-trip,
- * malformed strings refused, the staging sets, and merge: a cached program
- * holding every opcode, math op and staging set is taken as it is, one
+ * malformed strings refused, and merge: a cached program holding every
+ * opcode and math op is taken as it is, one
  * lacking some becomes the union, and one with other defines besides the
  * masks is never merged. */
 #include <string.h>
@@ -21,7 +21,7 @@ int main(void) {
   OK(vm_defines_format(d, sizeof(d), ops, " -DVM_TCLK") == 0);
   /* No float copy: the three words the defines always had, then the math ops. */
   OK(strcmp(d, "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x80000000 -DVM_OPS_2=0x0 -DGD_UN_OPS=0x8 "
-               "-DGD_BIN_OPS=0x101 -DGD_STAGING=0x0 -DVM_TCLK") == 0);
+               "-DGD_BIN_OPS=0x101 -DVM_TCLK") == 0);
   OK(vm_defines_parse(d, got, &rest) == 0);
   OK(memcmp(got, ops, sizeof(ops)) == 0 && strcmp(rest, " -DVM_TCLK") == 0);
   OK(vm_defines_count(ops) == 3);
@@ -31,14 +31,14 @@ int main(void) {
   unsigned copies[VM_MASK_WORDS] = {0x5, 0x0, 0x0, 0x0, 0x2, 0x0, 0x0, 0x0};
   OK(vm_defines_format(d, sizeof(d), copies, "") == 0);
   OK(strcmp(d, "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0 -DVM_OPS_3=0x0 -DVM_OPS_4=0x2 "
-               "-DVM_OPS_5=0x0 -DVM_OPS_6=0x0 -DVM_OPS_7=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0 -DGD_STAGING=0x0") == 0);
+               "-DVM_OPS_5=0x0 -DVM_OPS_6=0x0 -DVM_OPS_7=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0") == 0);
   OK(vm_defines_parse(d, got, &rest) == 0 && memcmp(got, copies, sizeof(copies)) == 0 && !strcmp(rest, ""));
   OK(vm_defines_count(copies) == 3);
   /* A body of opcode 96 or more (word 3) and no float copy: that word too. */
   unsigned high[VM_MASK_WORDS] = {0x5, 0x0, 0x0, 0x1};
   OK(vm_defines_format(d, sizeof(d), high, "") == 0);
   OK(strcmp(d, "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x0 -DVM_OPS_2=0x0 -DVM_OPS_3=0x1 "
-               "-DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0 -DGD_STAGING=0x0") == 0);
+               "-DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0") == 0);
   OK(vm_defines_parse(d, got, &rest) == 0 && memcmp(got, high, sizeof(high)) == 0 && !strcmp(rest, ""));
   /* The longest defines the library writes fit its program records. */
   unsigned full[VM_MASK_WORDS];
@@ -47,27 +47,25 @@ int main(void) {
 
   /* Malformed: each is refused. */
   const char* bad[] = {"", "-DGD_VM_PROGRAM=1", "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1",
-                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0 -DGD_STAGING=0x0",
+                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0",
                        "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x123456789 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DGD_UN_OPS=0x0 "
-                       "-DGD_BIN_OPS=0x0 -DGD_STAGING=0x0",
-                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0 -DGD_STAGING=0x0x",
-                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0xA -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0 -DGD_STAGING=0x0",
+                       "-DGD_BIN_OPS=0x0",
+                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0x",
+                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0xA -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0",
                        "-DFOO=1",
                        /* the opcodes alone, or one math word */
                        "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0",
                        "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DGD_UN_OPS=0x0",
-                       /* the math words without the staging word */
-                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0",
                        /* the math words swapped */
-                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DGD_BIN_OPS=0x0 -DGD_UN_OPS=0x0 -DGD_STAGING=0x0",
+                       "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DGD_BIN_OPS=0x0 -DGD_UN_OPS=0x0",
                        /* some of the float copies' words, not all */
                        "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DVM_OPS_3=0x0 -DVM_OPS_4=0x1 "
-                       "-DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0 -DGD_STAGING=0x0",
+                       "-DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0",
                        "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DVM_OPS_3=0x0 -DVM_OPS_4=0x1 "
-                       "-DVM_OPS_5=0x0 -DVM_OPS_6=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0 -DGD_STAGING=0x0",
+                       "-DVM_OPS_5=0x0 -DVM_OPS_6=0x0 -DGD_UN_OPS=0x0 -DGD_BIN_OPS=0x0",
                        /* a word skipped */
                        "-DGD_VM_PROGRAM=1 -DVM_OPS_0=0x5 -DVM_OPS_1=0x1 -DVM_OPS_2=0x0 -DVM_OPS_4=0x1 -DGD_UN_OPS=0x0 "
-                       "-DGD_BIN_OPS=0x0 -DGD_STAGING=0x0"};
+                       "-DGD_BIN_OPS=0x0"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i) OK(vm_defines_parse(bad[i], got, &rest) == -1);
 
   /* The cached program holds all: defines become the cached ones. */
@@ -106,34 +104,6 @@ int main(void) {
   vm_defines_format(d, sizeof(d), more, "");
   strcpy(before, d);
   OK(vm_defines_merge(d, strlen(d) + 1, c) == -1 && strcmp(d, before) == 0);
-  /* Staging sets: 8 buffers each, one at least; the word for n buffers
-   * sets one bit more per set, 0 past the last set. */
-  unsigned st[VM_MASK_WORDS] = {0};
-  OK(vm_defines_staging(st) == VM_STAGING_SET);
-  st[VM_STAGING_WORD] = 0x1;
-  OK(vm_defines_staging(st) == VM_STAGING_SET);
-  st[VM_STAGING_WORD] = 0x3;
-  OK(vm_defines_staging(st) == 2 * VM_STAGING_SET);
-  /* Words the library never writes (a damaged cache file): the highest bit
-   * decides, as in the program's source, capped at the sets there are. */
-  st[VM_STAGING_WORD] = 0x2;
-  OK(vm_defines_staging(st) == 2 * VM_STAGING_SET);
-  st[VM_STAGING_WORD] = 0xffffffffu;
-  OK(vm_defines_staging(st) == VM_STAGING_SETS * VM_STAGING_SET);
-  OK(vm_defines_staging_word(0) == 0x1 && vm_defines_staging_word(VM_STAGING_SET) == 0x1);
-  OK(vm_defines_staging_word(VM_STAGING_SET + 1) == 0x3 && vm_defines_staging_word(2 * VM_STAGING_SET) == 0x3);
-  OK(vm_defines_staging_word(VM_STAGING_SET * VM_STAGING_SETS + 1) == 0);
-  /* A cached program with both sets holds a partition of one; one with one
-   * set widens to both for a partition of two. */
-  unsigned one[VM_MASK_WORDS] = {0x4}, two[VM_MASK_WORDS] = {0x4};
-  one[VM_STAGING_WORD] = 0x1;
-  two[VM_STAGING_WORD] = 0x3;
-  vm_defines_format(c, sizeof(c), two, "");
-  vm_defines_format(d, sizeof(d), one, "");
-  OK(vm_defines_merge(d, sizeof(d), c) == 1 && strcmp(d, c) == 0);
-  vm_defines_format(c, sizeof(c), one, "");
-  vm_defines_format(d, sizeof(d), two, "");
-  OK(vm_defines_merge(d, sizeof(d), c) == 0 && vm_defines_parse(d, got, &rest) == 0 && vm_defines_staging(got) == 16);
   printf("%d checks, %d failures\n", g_checks, g_failures);
   return g_failures ? 1 : 0;
 }
