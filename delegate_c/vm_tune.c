@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "env_hooks.h"
 #include "log.h"
 #include "options.h"
 #include "tune.h"
@@ -108,7 +109,7 @@ static int time_grids(Executor* ex, const size_t* grids, double* us, char (*why)
 int vm_tune_grid(Executor* ex, const char* cache_path, int log_level) {
   VmState* vm = ex->vm;
   if (!vm || vm->mode != GD_EXEC_PERSISTENT || vm->checked || vm->stepped_only ||
-      getenv("TFLITE_GPU_VM_GROUPS_PER_UNIT"))
+      env_text("TFLITE_GPU_VM_GROUPS_PER_UNIT"))
     return 0;
   char path[4096] = "";
   if (cache_path && snprintf(path, sizeof(path), "%s.grid", cache_path) >= (int)sizeof(path)) path[0] = '\0';
