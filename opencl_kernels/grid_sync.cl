@@ -91,13 +91,16 @@ GD_INLINE int gs_grid_sync(volatile __global int* sync, int k, int groups, ulong
 }
 
 /* The barrier alone: `phases` barriers, nothing between them. The host
- * times it against `phases` empty launches. */
+ * times it against `phases` empty launches (tools/cl_grid_barrier.py; not
+ * in the VM program, whose self-test runs gs_litmus alone). */
+#ifndef GD_VM_PROGRAM
 __kernel void gs_empty_phases(volatile __global int* sync, int phases, ulong limit) {
   __local volatile int ok;
   const int groups = (int)get_num_groups(0);
   for (int k = 1; k <= phases; ++k)
     if (!gs_grid_sync(sync, k, groups, limit, &ok)) return;
 }
+#endif
 
 /* Message passing across groups through lines cached before: `words`
  * ints per group. In phase p every group writes its block with values of
