@@ -194,3 +194,4 @@ def test_persistent_times_its_grid_and_remembers_it(cache_dir, capfd):
     report = explain.explain(path, dict(serialization_dir=str(cache_dir), model_token="tuning-test",
                                         execution="persistent", inference_preference="SUSTAINED_SPEED"))
     assert {p["groups"] for p in report["phases"]} == {2 * units}, report["phases"][:1]
+    assert f"on a grid of {2 * units} groups of 64" in explain.format_explain(report)

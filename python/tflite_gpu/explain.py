@@ -61,11 +61,15 @@ def format_explain(report: dict) -> str:
     lines.append(f"\n{gpu} of {len(nodes)} nodes on the GPU in {len(parts)} partition(s)")
     for i, p in enumerate(parts):
         nodes_text = ",".join(map(str, p["nodes"][:12])) + (",..." if len(p["nodes"]) > 12 else "")
+        # A persistent launch's grid (SUSTAINED_SPEED may have sized it), as its phases were built.
+        grid = next(((ph["groups"], ph["group_size"]) for ph in report.get("phases") or [] if ph["partition"] == i),
+                    None) if p.get("execution") == "persistent" else None
         how = (f"{p['dispatches']} kernel launches per invoke"
                + (f" (not the VM: {p['declined']})" if p.get("declined") else "")
                if p.get("execution", "kernels") == "kernels" else
                f"{p['dispatches']} dispatches run {p['execution']}: {p['launches']} launch(es) per invoke"
-               + (f", {p['barriers']} grid barrier(s)" if p.get("barriers") else ""))
+               + (f", {p['barriers']} grid barrier(s)" if p.get("barriers") else "")
+               + (f" on a grid of {grid[0]} groups of {grid[1]}" if grid else ""))
         lines.append(f"  partition {i}: {len(p['nodes'])} nodes ({nodes_text}), {how}")
     if report.get("show_passes"):
         lines += ["", format_passes(report)]
