@@ -224,7 +224,8 @@ def test_summary_of_error_rows_old_error_objects_and_truncated_files(tmp_path):
     {"bench-cpu.json": '{"models": [{"model": "m", "configs": {"fp32": {"median_ms": "NaN"}}, "flops": 3}]}',
      "models-gpu-fp16.json": '[{"model": null, "passed": true, "outputs": [{"rel_l2": "inf"}, 5]}]',
      "steps.tsv": "bench\tdone\tx\t0\t1\n"},
-    {"execution.json": '[{"model": "m", "modes": {"a": {"median_ms": 1, "setup_s": "x"}, "b": 7}}, 3]'},
+    {"execution.json": '[{"model": "m", "modes": {"a": {"median_ms": 1, "setup_s": "x", "grid": [1]}, "b": 7}}, 3]'},
+    {"execution.json": '[{"model": "m", "modes": {"a": {"setup_s": 1, "grid": 2}, "b": {"grid": "3"}}}]'},
 ])
 def test_summary_never_crashes(tmp_path, files):
     for name, text in files.items():
@@ -315,13 +316,19 @@ def test_summary_of_the_execution_step(tmp_path):
     """bench_execution's JSON: the medians, then each mode's set-up seconds
     where the rows have them (a row without is a dash); a fallback is a problem."""
     _machine(tmp_path)
-    modes = {"persistent": {"median_ms": 0.611, "dispatches": 33, "rel_l2": 1e-7, "setup_s": 3.25},
-             "tiles": {"median_ms": 0.5, "dispatches": 33, "rel_l2": 2e-7, "fallback": "a barrier timed out"}}
+    modes = {"persistent": {"median_ms": 0.611, "dispatches": 33, "rel_l2": 1e-7, "setup_s": 3.25, "grid": 132},
+             "tiles": {"median_ms": 0.5, "dispatches": 33, "rel_l2": 2e-7, "fallback": "a barrier timed out",
+                       "grid": 264}}
     _write(tmp_path, "execution.json", [{"model": "face_detection_short_range", "modes": modes}])
     rc, text = _summary(tmp_path)
     assert "| face_detection_short_range | 0.611 (33) | 0.500 (33, fallback) | 2.00e-07 |" in text, text
     assert "Set-up per mode" in text and "| face_detection_short_range | 3.25 | – |" in text, text
     assert rc == 1 and "tiles fell back: a barrier timed out" in text, text
+    # Grids that differ between modes (SUSTAINED_SPEED, or a switch) get a table; the same grid, none.
+    assert "Grid per mode" in text and "| face_detection_short_range | 132 | 264 |" in text, text
+    modes["tiles"]["grid"] = 132
+    _write(tmp_path, "execution.json", [{"model": "face_detection_short_range", "modes": modes}])
+    assert "Grid per mode" not in _summary(tmp_path)[1]
 
 
 def test_bench_execution_keeps_the_models_it_finished(tmp_path):
@@ -343,3 +350,4 @@ def test_bench_execution_keeps_the_models_it_finished(tmp_path):
     assert row["model"] == "conv" and set(row["modes"]) == {"cpu", "persistent"}, row
     assert all(m["rel_l2"] < 1e-4 for m in row["modes"].values()), row
     assert row["modes"]["persistent"]["launches"] == 1 and all(m["setup_s"] > 0 for m in row["modes"].values()), row
+    assert row["modes"]["persistent"]["grid"] >= 1 and row["modes"]["cpu"]["grid"] is None, row

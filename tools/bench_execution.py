@@ -15,8 +15,9 @@ other KEY a delegate option, e.g.
 
 Prints per model and mode: median invoke ms, dispatches per invoke (from
 the library's report; the JSON also has the last invoke's launches, any
-fallback, which the table marks, and setup_s: load_delegate to the first
-result, mostly the mode's programs compiled; no kernel cache), the relative L2 error of the worst output against the
+fallback, which the table marks, setup_s: load_delegate to the first
+result, mostly the mode's programs compiled; no kernel cache; and grid: a
+VM mode's groups per launch), the relative L2 error of the worst output against the
 CPU interpreter's builtin kernels, and for persistent whether a fallback
 happened. Exit 0; 1 when a mode's outputs are wrong (relative L2 > 1e-4).
 """
@@ -80,7 +81,9 @@ def bench(name: str, rounds: int, modes=None) -> dict:
             setup = time.perf_counter() - t  # the first result: mostly this mode's programs compiled
             interpreters.run(it, x)  # warm
         stats = _capi.delegate_stats(d._get_native_delegate_pointer())
-        runs[mode] = {"it": it, "d": d, "times": [], "dispatches": stats["dispatches"], "setup_s": setup,
+        # A persistent grid's groups (SUSTAINED_SPEED may size it): the most any partition's phases have.
+        grid = max((ph["groups"] for ph in _capi.delegate_phases(d._get_native_delegate_pointer())), default=None)
+        runs[mode] = {"it": it, "d": d, "times": [], "dispatches": stats["dispatches"], "setup_s": setup, "grid": grid,
                       "rel_l2": max((_rel(g, w) for g, w in zip(got, want)), default=0.0) if want else None}
     for _ in range(rounds):
         for r in runs.values():
@@ -92,6 +95,7 @@ def bench(name: str, rounds: int, modes=None) -> dict:
         last = _capi.delegate_runs(r["d"]._get_native_delegate_pointer())
         out["modes"][mode] = {"median_ms": statistics.median(r["times"]) * 1e3, "min_ms": min(r["times"]) * 1e3,
                               "dispatches": r["dispatches"], "rel_l2": r["rel_l2"], "setup_s": r["setup_s"],
+                              "grid": r["grid"],
                               "launches": sum(x["launches"] for x in last),
                               "fallback": "; ".join(x["fallback"] for x in last if x["fallback"])}
     return out

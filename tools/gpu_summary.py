@@ -485,6 +485,18 @@ def _execution(d, out, problems):
                      is not None else "–" for k in modes]
             out.append(f"| {_cell(r.get('model', '?'))} | " + " | ".join(cells) + " |")
         out.append("")
+    # The VM modes' grids (work-groups per launch), where SUSTAINED_SPEED or a switch changed them.
+    def grid(m, k):
+        x = m.get(k) if isinstance(m, dict) else None
+        return _num(x.get("grid")) if isinstance(x, dict) else None
+
+    if len({grid(m, k) for _, m in setups for k in modes} - {None}) > 1:
+        out += ["Grid per mode (work-groups of a VM launch):", ""]
+        out += ["| model | " + " | ".join(modes) + " |", "|---|" + "---:|" * len(modes)]
+        for r, m in setups:
+            cells = ["–" if grid(m, k) is None else f"{grid(m, k):g}" for k in modes]
+            out.append(f"| {_cell(r.get('model', '?'))} | " + " | ".join(cells) + " |")
+        out.append("")
 
 
 def _vmcache(d, out, problems):
