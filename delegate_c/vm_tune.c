@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "env_hooks.h"
+#include "kernel_cache.h"
 #include "log.h"
 #include "options.h"
 #include "tune.h"
@@ -54,19 +54,11 @@ static int grid_load(const char* path) {
   return ok ? v : 0;
 }
 
-/* Written aside and renamed into place: a reader sees the old file or the new one. */
+/* Through the kernel cache's writer: aside, then renamed into place. */
 static int grid_save(const char* path, int per_unit) {
-  char tmp[4096];
-  if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof(tmp)) return -1;
-  FILE* f = fopen(tmp, "w");
-  if (!f) return -1;
-  int ok = fprintf(f, GRID_MAGIC " %d\n", per_unit) > 0;
-  ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmp, path) != 0) {
-    remove(tmp);
-    return -1;
-  }
-  return 0;
+  char text[64], why[256];
+  int n = snprintf(text, sizeof(text), GRID_MAGIC " %d\n", per_unit);
+  return kc_write_file(path, (const unsigned char*)text, (size_t)n, why, sizeof(why));
 }
 
 /* Times the candidates on ex (dev->mutex held): us[c] each one's best

@@ -1,4 +1,4 @@
-/* uses: vm_tune.c env_hooks.c */
+/* uses: vm_tune.c env_hooks.c kernel_cache.c */
 /* The persistent grid's tuning (vm_tune.c) against stand-ins for what it
  * calls: a device of 10 compute units whose self-test passes on the grids
  * the case says are resident, invokes that take the time the case gives
