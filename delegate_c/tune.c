@@ -9,14 +9,13 @@
  * cached start does not time again. */
 #include "tune.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cl_api.h"
+#include "kernel_cache.h"
 
 const signed char kTuneScales[GD_TUNE_CANDIDATES] = {0, -1, -2, 1};
 
@@ -98,17 +97,15 @@ signed char* tune_load(const char* path, int* n) {
 }
 
 int tune_save(const char* path, const signed char* tune, int n) {
-  char tmp[4096];
-  if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof(tmp)) return -1;
-  FILE* f = fopen(tmp, "w");
-  if (!f) return -1;
-  int ok = fprintf(f, TUNE_MAGIC " %d\n", n) > 0;
-  for (int i = 0; ok && i < n; ++i) ok = fprintf(f, "%d\n", tune[i]) > 0;
-  ok = (fclose(f) == 0) && ok;
-  /* Renamed into place: a reader sees the old file or the whole new one. */
-  if (!ok || rename(tmp, path) != 0) {
-    remove(tmp);
-    return -1;
-  }
-  return 0;
+  /* A scale takes at most 4 characters and its newline ("-2\n"). */
+  size_t cap = sizeof(TUNE_MAGIC) + 16 + (size_t)(n > 0 ? n : 0) * 5, used = 0;
+  char* text = malloc(cap);
+  if (!text) return -1;
+  used += (size_t)snprintf(text, cap, TUNE_MAGIC " %d\n", n);
+  for (int i = 0; i < n && used < cap; ++i) used += (size_t)snprintf(text + used, cap - used, "%d\n", tune[i]);
+  char why[256];
+  /* Through the kernel cache's writer: a reader sees the old file or the whole new one. */
+  int rc = used < cap ? kc_write_file(path, (const unsigned char*)text, used, why, sizeof(why)) : -1;
+  free(text);
+  return rc;
 }
