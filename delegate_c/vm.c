@@ -209,6 +209,10 @@ size_t vm_grid_size(const GpuDevice* dev, int per_unit) {
   return groups > 0 && (size_t)groups < grid ? (size_t)groups : grid;
 }
 
+cl_ulong vm_wait_bound(const GpuDevice* dev) {
+  return dev->caps.vendor_id == GD_VENDOR_NVIDIA ? 1000000000ull : 400000000ull;
+}
+
 /* The partition runs its kernels although a VM mode was asked: why, for
  * reports (Executor.vm_declined) and a warning. */
 static int decline(Executor* ex, int mode, const char* why) {
@@ -410,9 +414,7 @@ static void reuse_program(const GpuDevice* dev, VmState* vm) {
 int vm_finish(Executor* ex) {
   VmState* vm = ex->vm;
   Encoder* e = &ex->enc;
-  /* A wait's bound: NVIDIA's timer in ns (one phase of these models takes
-   * microseconds; a second is a hang), else spin iterations. */
-  cl_ulong limit = e->dev->caps.vendor_id == GD_VENDOR_NVIDIA ? 1000000000ull : 400000000ull;
+  cl_ulong limit = vm_wait_bound(e->dev);
   reuse_program(e->dev, vm);
   if (ex->vm_cache.load) ex->vm_cache.load(ex->vm_cache.ctx, vm->defines, sizeof(vm->defines));
   if (vm_profile_init(ex)) return -1;

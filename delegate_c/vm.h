@@ -114,6 +114,10 @@ int vm_selftest(Executor* ex, char* why, size_t whylen);
  * VM_MAX_PER_UNIT; TFLITE_GPU_VM_GROUPS=N, a test hook, caps it). */
 enum { VM_MAX_PER_UNIT = 4 };
 size_t vm_grid_size(const GpuDevice* dev, int per_unit);
+/* A grid barrier wait's bound on dev: NVIDIA's timer in ns (one phase of
+ * these models takes microseconds; a second is a hang), else spin
+ * iterations. The VM program and the self-test both wait with it. */
+cl_ulong vm_wait_bound(const GpuDevice* dev);
 /* Launches per invoke: persistent (one per segment) or stepped (one per dispatch). */
 int vm_launches(const VmState* vm, int persistent);
 void vm_free(VmState* vm);

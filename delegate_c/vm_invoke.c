@@ -50,7 +50,7 @@ static int run_selftest(Executor* ex, char* why, size_t whylen) {
   cl_mem s = cl.clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(zeros), zeros, &rc);
   cl_mem d = cl.clCreateBuffer(dev->context, CL_MEM_READ_WRITE, vm->grid * words * sizeof(int), NULL, &rc);
   cl_mem e = cl.clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(result), result, &rc);
-  cl_ulong limit = dev->caps.vendor_id == GD_VENDOR_NVIDIA ? 1000000000ull : 400000000ull;
+  cl_ulong limit = vm_wait_bound(dev);
   size_t global = vm->grid * vm->group, local = vm->group;
   rc = s && d && e ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
   cl_uint a = 0;
