@@ -55,9 +55,7 @@ static inline float4 gd_misaligned_load(int line) {
   printf("tflite-gpu: misaligned LOAD4 at line %d\n", line);
   return (float4)(1.0e30f);
 }
-static inline void gd_misaligned_store(int line) {
-  printf("tflite-gpu: misaligned STORE4 at line %d\n", line);
-}
+static inline void gd_misaligned_store(int line) { printf("tflite-gpu: misaligned STORE4 at line %d\n", line); }
 #define GD_MISALIGNED(p) (((size_t)(p)) & GD_ALIGN4_MASK)
 #define LOAD4(p, i) (GD_MISALIGNED((p) + 4 * (i)) ? gd_misaligned_load(__LINE__) : GD_ALOAD4(p, i))
 #define STORE4(v, p, i) (GD_MISALIGNED((p) + 4 * (i)) ? gd_misaligned_store(__LINE__) : (void)GD_ASTORE4(v, p, i))
@@ -458,20 +456,26 @@ GD_INLINE float4 epilogue(float4 v, int4 epi, __global const float4* alpha, __gl
 #define CONVG_DST_BHWC 0
 #endif
 
-/* The residual's float4 for output pixel (x, y) of slice s through a 2x
- * bilinear upsampling of a W/2 x H/2 source (EPI_ADD_UP2), as resize.cl
- * computes RESIZE_BILINEAR with scale 1/2: lower index max(floor(v), 0),
- * upper min(ceil(v), size - 1), weights from v minus the lower index. */
-GD_INLINE float4 conv_up2(__global const storage_t* residual, int code, int4 dst_shape, int c0, int x, int y) {
+/* Pixel (x, y) of a 2x bilinear upsampling of W/2 x H/2 (EPI_ADD_UP2) as resize.cl: lower index max(floor(v), 0),
+ * upper min(ceil(v), size - 1). up2_taps: the taps' offsets in a slice and weights (*k), alike in every slice. */
+GD_INLINE int4 up2_taps(int code, int4 dst_shape, int x, int y, float4* k) {
   int sw = dst_shape.x / 2, sh = dst_shape.y / 2;
   float off = (code & EPI_UP2_HALF_PIXEL) ? 0.25f : 0.0f; /* (o + 0.5) / 2 - 0.5 = o / 2 - 0.25 */
   float fy = (float)y * 0.5f - off, fx = (float)x * 0.5f - off;
   int y0 = min(max((int)floor(fy), 0), sh - 1), y1 = min((int)ceil(fy), sh - 1);
   int x0 = min(max((int)floor(fx), 0), sw - 1), x1 = min((int)ceil(fx), sw - 1);
   float dy = fy - (float)y0, dx = fx - (float)x0;
-  int r0 = (c0 * sh + y0) * sw, r1 = (c0 * sh + y1) * sw;
-  return LOAD4(residual, r0 + x0) * (1.0f - dy) * (1.0f - dx) + LOAD4(residual, r1 + x0) * dy * (1.0f - dx) +
-         LOAD4(residual, r0 + x1) * (1.0f - dy) * dx + LOAD4(residual, r1 + x1) * dy * dx;
+  *k = (float4)((1.0f - dy) * (1.0f - dx), dy * (1.0f - dx), (1.0f - dy) * dx, dy * dx);
+  return (int4)(y0 * sw + x0, y1 * sw + x0, y0 * sw + x1, y1 * sw + x1);
+}
+GD_INLINE float4 up2_mix(__global const storage_t* src, int base, int4 o, float4 k) { /* base: the slice's */
+  return LOAD4(src, base + o.x) * k.x + LOAD4(src, base + o.y) * k.y + LOAD4(src, base + o.z) * k.z +
+         LOAD4(src, base + o.w) * k.w;
+}
+GD_INLINE float4 conv_up2(__global const storage_t* residual, int code, int4 dst_shape, int c0, int x, int y) {
+  float4 k;
+  int4 o = up2_taps(code, dst_shape, x, y, &k);
+  return up2_mix(residual, c0 * (dst_shape.x / 2) * (dst_shape.y / 2), o, k);
 }
 
 /* The fused residual's float4 for output float4 o = (b, s, p): a residual

@@ -238,24 +238,32 @@ OUTLINED_KERNEL(conv2d_1x1_scaled_add, CONV_1X1_SCALED_ADD_PARAMS, CONV_1X1_SCAL
 }
 #endif
 /* conv2d_1x1 whose source is a 2x bilinear upsampling of src (src_shape is
- * the W/2 x H/2 source's), interpolated per pixel and slice into a private
- * row (common.cl conv_up2): the RESIZE_BILINEAR before the 1x1, fused
- * (fuse_conv_source.c; conv_gpu.cl's conv2d_1x1_up2_gpu in the GPU set). */
+ * the W/2 x H/2 source's): the RESIZE_BILINEAR before the 1x1, fused
+ * (fuse_conv_source.c; conv_gpu.cl's conv2d_1x1_up2_gpu in the GPU set).
+ * Each pixel's taps and weights (common.cl up2_taps) are found once, before
+ * the slice loop; per slice its four float4s are mixed into a private row.
+ * Found per slice, they made this kernel 6-10x the time of the resize and
+ * the 1x1 it replaces on PoCL (palm_detection_full, pose_detection). */
 #define CONV_1X1_UP2_PARAMS                                                                                 \
   __global const storage_t* src, __global storage_t* dst, __global const float* weights,                     \
    __global const float* bias, int4 src_shape, int4 dst_shape, int src_code, int act,                        \
    __global const float4* alpha, __global const storage_t* residual, int4 epi, int res_slices, int total
 #define CONV_1X1_UP2_ARGS \
   src, dst, weights, bias, src_shape, dst_shape, src_code, act, alpha, residual, epi, res_slices, total
-#define UP2_INIT(i) float16 a##i = bv; int u##i = min(p0 + (i), plane - 1);
-#define UP2_PIXEL(i) vstore4(conv_up2(src, src_code, dst_shape, c0, u##i % dst_shape.x, u##i / dst_shape.x), i, px);
+#define UP2_INIT(i)                                                                          \
+  float16 a##i = bv;                                                                         \
+  float4 k##i;                                                                               \
+  int4 o##i = up2_taps(src_code, dst_shape, min(p0 + (i), plane - 1) % dst_shape.x,          \
+                       min(p0 + (i), plane - 1) / dst_shape.x, &k##i);
+#define UP2_PIXEL(i) vstore4(up2_mix(src, base, o##i, k##i), i, px);
 #define UP2_VALUE(i, J) px[4 * (i) + (J)]
 #if GD_SELECTED(conv2d_1x1_up2, 11)
 OUTLINED_KERNEL(conv2d_1x1_up2, CONV_1X1_UP2_PARAMS, CONV_1X1_UP2_ARGS) {
   GEMM_PROLOGUE(16, 4)
   GEMM_EACH(UP2_INIT)
   __global const float* w = weights + (size_t)g * src_slices * 4 * 16;
-  for (int si = 0, c0 = b * src_slices; si < src_slices; ++si, ++c0) {
+  int src_plane = (dst_shape.x / 2) * (dst_shape.y / 2);
+  for (int si = 0, base = b * src_slices * src_plane; si < src_slices; ++si, base += src_plane) {
     float px[4 * GEMM_TILE];
     GEMM_EACH(UP2_PIXEL)
     GEMM_LANE(16, 0, UP2_VALUE, 1.0f)
