@@ -1,7 +1,7 @@
 """Builds libgpu_delegate.so with delegate_c/Makefile and ships it inside
 the tflite_gpu package, so `pip install .` gives a working delegate, with
 the public headers the package reads at import (tflite_gpu/include/: the
-cffi declarations and the version). The version is delegate_c/version.h's."""
+cffi declarations and the version). The version is delegate_c/include/version.h's."""
 import os
 import re
 import runpy
@@ -19,7 +19,7 @@ HEADERS = runpy.run_path(os.path.join(ROOT, "python", "tflite_gpu", "_headers.py
 
 
 def library_version():
-    with open(os.path.join(ROOT, "delegate_c", "version.h")) as f:
+    with open(os.path.join(ROOT, "delegate_c", "include", "version.h")) as f:
         return re.search(r'^#define TFLITE_GPU_VERSION "([^"]+)"', f.read(), flags=re.M).group(1)
 
 
@@ -34,7 +34,7 @@ class BuildWithLibrary(build_py):
         os.makedirs(os.path.join(target, "include"), exist_ok=True)
         shutil.copy2(os.path.join(build_dir, "libgpu_delegate.so"), os.path.join(target, "libgpu_delegate.so"))
         for name in HEADERS:
-            shutil.copy2(os.path.join(ROOT, "delegate_c", name), os.path.join(target, "include", name))
+            shutil.copy2(os.path.join(ROOT, "delegate_c", "include", name), os.path.join(target, "include", name))
 
 
 class BinaryDistribution(Distribution):

@@ -382,7 +382,7 @@ GD_INLINE float4 dw_value(__global const storage_t* src, int4 src_shape, __globa
   acc2 = fma((float4)(i2.x), w0, fma((float4)(i2.y), w1, fma((float4)(i2.z), w2, fma((float4)(i2.w), w3, acc2)))); \
   acc3 = fma((float4)(i3.x), w0, fma((float4)(i3.y), w1, fma((float4)(i3.z), w2, fma((float4)(i3.w), w3, acc3))));
 
-/* Fused epilogue steps (delegate_c/fuse_epilogue.c): epi = (op0, act0, op1, act1),
+/* Fused epilogue steps (delegate_c/passes/fuse_epilogue.c): epi = (op0, act0, op1, act1),
  * op 1 = PReLU with a per-channel alpha (float4 per slice), op 2 = ADD of
  * the residual float4 r, then act (EPI_ADD_MAX2 / _UP2: r read through a
  * max pool / an upsampling), op 3 = a quantize-dequantize (quantize.cl) with alpha[0] =

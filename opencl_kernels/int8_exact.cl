@@ -1,5 +1,5 @@
 /* The CPU's integer requantization for int8 CONV_2D, FULLY_CONNECTED and
- * PRELU (delegate_c/int8_exact.c, docs/int8-fidelity.md). Tensors hold the
+ * PRELU (delegate_c/ops/int8_exact.c, docs/int8-fidelity.md). Tensors hold the
  * float view (q - zero_point) * scale; these kernels recover the integers
  * exactly, apply TFLite's MultiplyByQuantizedMultiplier and write the float
  * view back. 64-bit integers: OpenCL full profile (PoCL, desktop GPUs).

@@ -1,4 +1,4 @@
-/* LOCAL_RESPONSE_NORMALIZATION (delegate_c/ops_lrn.c): per channel c,
+/* LOCAL_RESPONSE_NORMALIZATION (delegate_c/ops/ops_lrn.c): per channel c,
  * x[c] * (bias + alpha * sum of x[k]^2 over k in [c - radius, c + radius]
  * within the channels)^-beta. One work-item per float4 of the output. */
 

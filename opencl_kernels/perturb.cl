@@ -1,4 +1,4 @@
-/* A test hook's kernels (TFLITE_GPU_TEST_PERTURB_NODE, delegate_c/launch_groups.c):
+/* A test hook's kernels (TFLITE_GPU_TEST_PERTURB_NODE, delegate_c/runtime/launch_groups.c):
  * add 1 to every value a launch wrote, so that tests can make one node
  * wrong on purpose and check that `tflite-gpu check --bisect` finds it. */
 

@@ -1,4 +1,4 @@
-/* Recurrent sequence ops (delegate_c/ops_sequence.c): one dispatch per time
+/* Recurrent sequence ops (delegate_c/ops/ops_sequence.c): one dispatch per time
  * step, one work-item per (batch b, unit u). step = (t, prev, first, last):
  * the step computes output row t and reads the previous output h from the
  * initial state (first step) or from row prev of the output sequence (t - 1,

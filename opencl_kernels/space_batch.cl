@@ -1,4 +1,4 @@
-/* SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (delegate_c/ops_space_batch.c).
+/* SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (delegate_c/ops/ops_space_batch.c).
  * TFLite's batch order: batch (sy * block_w + sx) * B + b holds the pixels
  * at offset (sy, sx) of every block. Channels do not move, so each
  * work-item moves one float4. bp = (block_h, block_w, top, left): padding

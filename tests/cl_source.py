@@ -1,5 +1,5 @@
 """Shared pieces of the single-kernel pyopencl tests: program sources
-assembled the way the library builds them (delegate_c/cl_device.c: the
+assembled the way the library builds them (delegate_c/cl/cl_device.c: the
 codes shared with C in kernel_abi.h, then common.cl, then the kernel file),
 and the PHWC4 layout on the numpy side."""
 import pathlib
@@ -11,7 +11,7 @@ KERNELS = pathlib.Path(__file__).resolve().parent.parent / "opencl_kernels"
 
 def device_options(context, fp16: bool = False) -> str:
     """The options the library builds every program with on this context's
-    device (delegate_c/cl_device.c compose_build_options): -cl-std=CL1.2,
+    device (delegate_c/cl/cl_device.c compose_build_options): -cl-std=CL1.2,
     -DGD_POCL=1 on PoCL (its clang-only pragmas and attributes), and
     -DFP16_STORAGE=1 for half storage."""
     platform = context.devices[0].platform.name

@@ -1,4 +1,4 @@
-"""The dispatch-list replay (delegate_c/cmdbuf.c): where the device offers
+"""The dispatch-list replay (delegate_c/runtime/cmdbuf.c): where the device offers
 cl_khr_command_buffer, invokes after the first replay the partition's
 kernels as one recorded command buffer. It must give the same bits as the
 kernel-by-kernel path (the default; TFLITE_GPU_COMMAND_BUFFER=1 turns the

@@ -1,4 +1,4 @@
-"""execution=stepped and execution=persistent (issue 36, delegate_c/vm.h):
+"""execution=stepped and execution=persistent (issue 36, delegate_c/vm/vm.h):
 the partition as an op list for one VM program of the CPU kernel set's
 bodies, launched per phase or once per segment with grid barriers between
 phases. On PoCL (2 compute units: a persistent grid of 2 groups).

@@ -229,7 +229,7 @@ def test_long_pairs_by_taps_per_work_item(monkeypatch, cin, cout, bound, fused):
 @pytest.mark.parametrize("units", ["132", "2"])
 def test_fused_groups_on_a_large_gpu(monkeypatch, units):
     """TFLITE_GPU_COMPUTE_UNITS=132 narrows the fused launch's LX below 16
-    (select_conv.c dw_1x1_group) on PoCL; results stay the CPU's."""
+    (select_conv_gpu.c dw_1x1_group) on PoCL; results stay the CPU's."""
     monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", units)
     model, inputs = _block(h=13, w=11, cin=36, cout=24, k=5, seed=11)
     _check(model, inputs, monkeypatch)

@@ -1,4 +1,4 @@
-"""The fuse stage's table of passes (delegate_c/fuse.c): the one source of
+"""The fuse stage's table of passes (delegate_c/passes/fuse.c): the one source of
 what fuses into what, in which kernel set, in which order, and which hook
 switches it off. The library lists it (tflite_gpu_describe_passes), each
 partition reports the passes that ran on it and what each did, `explain

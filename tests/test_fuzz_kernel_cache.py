@@ -14,8 +14,9 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HARNESS = ROOT / "tests" / "fuzz" / "fuzz_kernel_cache.c"
 CLANG = os.environ.get("CLANG") or shutil.which("clang") or shutil.which("clang-15")
-FLAGS = ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-g", "-O1", "-I", str(ROOT / "delegate_c")]
-SOURCES = [str(HARNESS), str(ROOT / "delegate_c" / "kernel_cache.c")]
+FLAGS = ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-g", "-O1", "-I", str(ROOT / "delegate_c"),
+         "-I", str(ROOT / "delegate_c" / "include")]
+SOURCES = [str(HARNESS), str(ROOT / "delegate_c" / "cl" / "kernel_cache.c")]
 
 
 @pytest.mark.skipif(not CLANG, reason="libFuzzer needs clang (set CLANG=, or apt-get install clang)")

@@ -15,7 +15,7 @@ as TF 2.14's converter does. What holds:
   target (>= 99% within 1 step, all within 2); in emulation, doing
   CONV_2D, PRELU and FULLY_CONNECTED the CPU's integer way (MAX_POOL_2D,
   RESHAPE and SOFTMAX unchanged) removes the drift;
-- the delegate now does exactly that (delegate_c/int8_exact.c): every
+- the delegate now does exactly that (delegate_c/ops/int8_exact.c): every
   tensor of these nets is identical to the CPU's, and the whole-model
   target holds;
 - but only bit for bit: TFLite's own reference kernels (BUILTIN_REF, whose
@@ -83,7 +83,7 @@ def test_cpu_emulation_is_bit_exact(nets, key):
 @pytest.mark.parametrize("key", list(NETS))
 def test_delegate_is_bit_exact(nets, key):
     """CONV_2D, FULLY_CONNECTED and PRELU run TFLite's integer
-    requantization (delegate_c/int8_exact.c); the other ops are exact in the
+    requantization (delegate_c/ops/int8_exact.c); the other ops are exact in the
     float view: every tensor equals the CPU's."""
     net, x, cpu, gpu = nets[key]
     for k, v in gpu.items():

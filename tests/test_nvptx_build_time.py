@@ -15,7 +15,7 @@ def test_it_reads_the_build_log_line_the_library_prints():
     """cl_device.c's TFLITE_GPU_BUILD_LOG format, filled in as printf
     would, is what the tool parses: a changed format fails here, not
     silently in a measurement."""
-    src = (ROOT / "delegate_c" / "cl_device.c").read_text()
+    src = (ROOT / "delegate_c" / "cl" / "cl_device.c").read_text()
     fmt = re.search(r'fprintf\(stderr, "(tflite-gpu build [^"]*)\\n", file, opts, secs\)', src)
     assert fmt, "cl_device.c's build log line moved"
     line = fmt.group(1).replace("%s", "vm_program.cl", 1).replace("%s", "-cl-std=CL1.2 -DGD_POCL=1 -DVM_OPS_0=0x5", 1)

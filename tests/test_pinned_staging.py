@@ -1,4 +1,4 @@
-"""Pinned host staging (delegate_c/pinned_staging.c): on GPUs each input
+"""Pinned host staging (delegate_c/runtime/pinned_staging.c): on GPUs each input
 and output goes through a mapped CL_MEM_ALLOC_HOST_PTR buffer, so the
 driver's DMA reads and writes it without a pageable bounce. PoCL is a CPU
 device, where it is off; TFLITE_GPU_PINNED_STAGING=1 turns it on here so

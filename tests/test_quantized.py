@@ -360,7 +360,7 @@ def test_quantized_op_matches_cpu_integer_kernels(build, dtype, c):
         assert len(np.unique(e)) > 1 or e.size == 1 or (c == 1 and build in (softmax, softmax_beta))
         assert_within_steps(a, e, case_id)
         if dtype == np.int8 and build in (conv, fully_connected, prelu):
-            # TFLite's integer requantization (delegate_c/int8_exact.c): bit exact.
+            # TFLite's integer requantization (delegate_c/ops/int8_exact.c): bit exact.
             np.testing.assert_array_equal(a, e, case_id)
 
 
@@ -582,7 +582,7 @@ def test_quantize_dequantize_is_fused_into_conv():
     """The grid step after a quantized conv that keeps the float view (here
     uint8; int8 with FP16 storage) runs inside the conv kernel: input
     conversion, conv, output conversion; an int8 conv takes the integer
-    path (delegate_c/int8_exact.c): input conversion, integer view, conv,
+    path (delegate_c/ops/int8_exact.c): input conversion, integer view, conv,
     requantization, output conversion. A quantized ADD still gets its own
     small kernel."""
     for dtype, dispatches in ((np.uint8, 3), (np.int8, 5)):
@@ -631,7 +631,7 @@ def test_model_builder_quantization_params():
 
 @pytest.mark.parametrize("wmax,dispatches", [(100, 5), (127, 4)], ids=["exact", "over-2^24"])
 def test_int8_fully_connected_accumulation_bound(wmax, dispatches):
-    """The integer path (delegate_c/int8_exact.c) needs every partial sum
+    """The integer path (delegate_c/ops/int8_exact.c) needs every partial sum
     below 2^24: 600 inputs with |q - zp| up to 255 and |w| = 100 stay under
     it (15.3M: input conversion, integer view, FC, requantization, output;
     bit exact), |w| = 127 do not (19.4M: the float view, FC then its grid
@@ -663,7 +663,7 @@ def test_int8_fully_connected_accumulation_bound(wmax, dispatches):
 
 @pytest.mark.parametrize("alpha_shape", [[1], [1, 1, 6]], ids=["scalar", "per-channel"])
 def test_int8_prelu_integer_path(alpha_shape):
-    """PRELU on the integers (delegate_c/int8_exact.c) with one alpha or one
+    """PRELU on the integers (delegate_c/ops/int8_exact.c) with one alpha or one
     per channel, and an alpha zero point: one kernel, bit exact."""
     from tflite_gpu.model_builder import quantization
     rng = np.random.default_rng(7)

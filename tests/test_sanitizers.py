@@ -89,7 +89,7 @@ def _records_of_ours(log, pattern):
     first frame of the first stack that is not an allocator (the code that
     allocated a lost block, or that made the bad access). Stacks that merely
     pass through us (ld.so inside dlopen inside the ICD loader) are not."""
-    ours = {p.name for p in (ROOT / "delegate_c").glob("*.c") if p.name != "alloc_count.c"}
+    ours = {p.name for p in (ROOT / "delegate_c").rglob("*.c") if p.name != "alloc_count.c"}
     bad = []
     for r in re.split(r"==\d+== \n", log):
         if not re.search(pattern, r):

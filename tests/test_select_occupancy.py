@@ -1,4 +1,4 @@
-"""Occupancy-aware selection (select_conv.c, issue 28): a GPU-set conv or
+"""Occupancy-aware selection (select_conv_gpu.c, issue 28): a GPU-set conv or
 depthwise launch with fewer work-groups than twice the device's compute
 units runs in smaller groups (powers of two within the default, 16 work-
 items or more). tests/c/test_select_occupancy.c replays the selectors on

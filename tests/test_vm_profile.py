@@ -1,4 +1,4 @@
-"""The VM's profile (TFLITE_GPU_PROFILE=1, delegate_c/vm_profile.c):
+"""The VM's profile (TFLITE_GPU_PROFILE=1, delegate_c/vm/vm_profile.c):
 stepped, each phase's launch is a row of the kernel whose body it runs;
 persistent, one launch runs every phase, so where the GPU has a timer
 (NVIDIA) each phase stamps its start and end (vm/vm_run.cl) and its time

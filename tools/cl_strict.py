@@ -7,7 +7,7 @@ NVIDIA's compiler (and Mali's, Adreno's) reject: a variadic macro in
 common.cl stopped every kernel on the first real GPU. So a kernel counts as
 portable only once a strict compiler accepts it. Each program is compiled
 as the library builds it (kernel_abi.h + common.cl + the file, with the
-device's options and the variant's defines; delegate_c/cl_device.c) for a
+device's options and the variant's defines; delegate_c/cl/cl_device.c) for a
 SPIR target, at -O0 with the IR kept, and must:
   - compile with no diagnostic at all under -cl-std=CL1.2 -pedantic-errors
     -Werror, with only NVIDIA's OpenCL C extensions enabled (no cl_khr_fp16)
@@ -93,7 +93,7 @@ def _groups(x_name: str, max_x: int, y_name: str, max_y: int, max_items: int = 2
 # Variant defines per file, beside "" (the file's own defaults). Each knob
 # varies alone, the others at their defaults. Sources: select_elementwise.c
 # (the GPU set's one-pixel row kernels; HALF_MATH with FP16 storage on a
-# cl_khr_fp16 device), select_conv.c (conv 16 x 4 or 64 x 1, fused
+# cl_khr_fp16 device), select_conv_gpu.c (conv 16 x 4 or 64 x 1, fused
 # depthwise + 1x1 up to 16 x 16, depthwise 8 x 8, 1x1 + depthwise 64),
 # select_reduce.c (WG 64 or 256); each group may shrink (variant_fit_group).
 VARIANTS = {

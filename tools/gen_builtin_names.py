@@ -1,4 +1,4 @@
-"""Writes delegate_c/builtin_names.c: the TFLite builtin operator names by
+"""Writes delegate_c/model/builtin_names.c: the TFLite builtin operator names by
 code, from the schema bindings of the `tflite` package, so warnings can
 name any op the way upstream does (EnumNameBuiltinOperator)."""
 import pathlib
@@ -24,6 +24,6 @@ lines += [
     "}",
     "",
 ]
-out = pathlib.Path(__file__).resolve().parent.parent / "delegate_c" / "builtin_names.c"
+out = pathlib.Path(__file__).resolve().parent.parent / "delegate_c" / "model" / "builtin_names.c"
 out.write_text("\n".join(lines))
 print(f"wrote {out} ({top + 1} codes)")

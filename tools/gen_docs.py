@@ -1,6 +1,7 @@
 """Regenerates the generated sections of README.md and docs/how-it-works.md
-from the C library's own tables (ops, options, fusion passes), so the docs
-cannot drift from what the library does.
+from the C library's own tables (ops, options, fusion passes) and its layer
+list (delegate_c/LAYERS and each folder's README.md), so the docs cannot
+drift from what the library does.
 
 Usage: python tools/gen_docs.py [--check]
 """
@@ -23,11 +24,27 @@ def options_markdown() -> str:
 
 
 def passes_markdown() -> str:
-    """The fuse stage's table (delegate_c/fuse.c), in the order the passes run."""
+    """The fuse stage's table (delegate_c/passes/fuse.c), in the order the passes run."""
     rows = ["| # | pass | what it rewrites | kernel sets | switched off by |", "|---:|---|---|---|---|"]
     for i, p in enumerate(_capi.fusion_passes(), 1):
         hook = f"`{p['hook']}=0`" if p["hook"] else "always on"
         rows.append(f"| {i} | `{p['name']}` | {p['matches']} | {', '.join(p['kernel_sets'])} | {hook} |")
+    return "\n".join(rows)
+
+
+def layers_markdown() -> str:
+    """delegate_c/'s layers in their order (delegate_c/LAYERS), each with its
+    README.md: what lives there (its title and notes) and what it may use."""
+    src = ROOT / "delegate_c"
+    order = [line.split()[0] for line in (src / "LAYERS").read_text().splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    rows = ["| # | folder | what lives there | files |", "|---:|---|---|---:|"]
+    for i, name in enumerate(order, 1):
+        lines = (src / name / "README.md").read_text().splitlines()
+        title = lines[0].split(": ", 1)[1]
+        notes = " ".join(ln.strip().lstrip("- ") for ln in lines[1:] if ln.strip() and not ln.startswith("May use:"))
+        files = len([p for p in (src / name).iterdir() if p.suffix in (".c", ".h")])
+        rows.append(f"| {i} | `{name}/` | **{title}**. {notes} | {files} |")
     return "\n".join(rows)
 
 
@@ -40,7 +57,7 @@ def replace(text: str, name: str, body: str) -> str:
 
 def main() -> int:
     pages = {ROOT / "README.md": [("ops", ops_markdown()), ("options", options_markdown())],
-              ROOT / "docs" / "how-it-works.md": [("passes", passes_markdown())]}
+              ROOT / "docs" / "how-it-works.md": [("passes", passes_markdown()), ("layers", layers_markdown())]}
     stale = []
     for page, sections in pages.items():
         old = new = page.read_text()

@@ -13,7 +13,7 @@ import os
 from ._headers import version as _header_version
 from ._library import library_path
 
-# Written once, in delegate_c/version.h (the library and setup.py read it too).
+# Written once, in delegate_c/include/version.h (the library and setup.py read it too).
 __version__ = _header_version()
 __all__ = ["library_path", "load_delegate", "model_token", "cache_options", "default_cache_dir", "runtime",
            "__version__"]

@@ -344,7 +344,7 @@ def debug_counters() -> dict:
 
 def command_buffer_counters() -> dict:
     """Recorded command buffers alive and replays enqueued since the library
-    loaded (the dispatch-list replay, delegate_c/cmdbuf.c)."""
+    loaded (the dispatch-list replay, delegate_c/runtime/cmdbuf.c)."""
     live, replays = ffi.new("int64_t*"), ffi.new("int64_t*")
     lib().tflite_gpu_debug_command_buffers(live, replays)
     return {"live": int(live[0]), "replays": int(replays[0])}

@@ -1,7 +1,7 @@
 """The C headers the package reads at import, so that nothing in them is
 copied by hand: the cffi declarations (_capi.py) and the library version
 (__version__). An installed package carries them in tflite_gpu/include/
-(setup.py copies them there); a source tree reads delegate_c/."""
+(setup.py copies them there); a source tree reads delegate_c/include/."""
 from __future__ import annotations
 
 import pathlib
@@ -10,7 +10,7 @@ import re
 _HERE = pathlib.Path(__file__).resolve().parent
 # The headers setup.py ships in the package.
 HEADERS = ("gpu_delegate.h", "gpu_delegate_introspection.h", "version.h")
-_DIRS = (_HERE / "include", _HERE.parent.parent / "delegate_c")
+_DIRS = (_HERE / "include", _HERE.parent.parent / "delegate_c" / "include")
 
 
 def header_text(name: str) -> str:

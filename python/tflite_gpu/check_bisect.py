@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import _capi, interpreters
-from .check import ABS_FLOOR, FP16_ABS_FLOOR, FP16_RTOL_L2, FP32_RTOL_L2, STEP_MAX, _rel_l2, apply_delegate, load
-from .check import random_inputs
+from .check_base import (ABS_FLOOR, FP16_ABS_FLOOR, FP16_RTOL_L2, FP32_RTOL_L2, STEP_MAX, apply_delegate, load,
+                         random_inputs)
+from .check_base import rel_l2 as _rel_l2
 
 
 def _model(source) -> tuple:

@@ -1,12 +1,12 @@
-/* uses: flexbuffer.c */
-/* Standalone test for delegate_c/flexbuffer.c: reads a map written by
+/* uses: util/flexbuffer.c */
+/* Standalone test for delegate_c/util/flexbuffer.c: reads a map written by
  * Python's flatbuffers.flexbuffers.Dumps, then every truncation and every
  * single-byte corruption of it (ASan checks that no read leaves the buffer). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "flexbuffer.h"
+#include "util/flexbuffer.h"
 #include "check.h"
 
 

@@ -1,11 +1,11 @@
-/* uses: kernel_cache.c */
-/* Standalone test for delegate_c/kernel_cache.c: the cache file reader as
+/* uses: cl/kernel_cache.c */
+/* Standalone test for delegate_c/cl/kernel_cache.c: the cache file reader as
  * a pure function over bytes (every truncation, every byte flip, crafted
  * payloads with valid checksums), file names from tokens, atomic 0600
  * writes and the directory checks.
  *
  *   gcc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fsanitize=address,undefined -I delegate_c \
- *       tests/c/test_kernel_cache.c delegate_c/kernel_cache.c && ./a.out
+ *       tests/c/test_kernel_cache.c delegate_c/cl/kernel_cache.c && ./a.out
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernel_cache.h"
+#include "cl/kernel_cache.h"
 #include "check.h"
 
 

@@ -1,16 +1,16 @@
-/* uses: memory_plan.c */
-/* Standalone test for delegate_c/memory_plan.c: on seeded random lifetimes
+/* uses: util/memory_plan.c */
+/* Standalone test for delegate_c/util/memory_plan.c: on seeded random lifetimes
  * and sizes, and on hand-made cases, tensors alive at the same step never
  * share bytes, offsets are aligned, the arena holds every tensor, and it is
  * at least the lower bound (and exactly it where the answer is known).
  *
  *   gcc -std=c11 -Wall -Wextra -Werror -fsanitize=address,undefined -I delegate_c \
- *       tests/c/test_memory_plan.c delegate_c/memory_plan.c && ./a.out
+ *       tests/c/test_memory_plan.c delegate_c/util/memory_plan.c && ./a.out
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "memory_plan.h"
+#include "util/memory_plan.h"
 #include "check.h"
 
 

@@ -1,6 +1,6 @@
-/* uses: options.c log.c target.c */
+/* uses: config/options.c util/log.c cl/target.c */
 /* Standalone test of the option parser's handling of hostile strings
- * (delegate_c/options.c): huge values are echoed cut short with their
+ * (delegate_c/config/options.c): huge values are echoed cut short with their
  * length, control bytes escaped, and a path that is a Python bytes repr
  * refused with a message saying so. */
 #include <limits.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "options.h"
+#include "config/options.h"
 
 /* Parses one key=value; returns the parser's result, message in err. */
 static int parse1(const char* key, const char* value, char* err, size_t errlen) {

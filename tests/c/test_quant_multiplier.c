@@ -1,13 +1,13 @@
-/* uses: quant_multiplier.c */
+/* uses: util/quant_multiplier.c */
 /* TFLite's QuantizeMultiplier and MultiplyByQuantizedMultiplier
- * (delegate_c/quant_multiplier.c) against tests/int8_emulate.py, which
+ * (delegate_c/util/quant_multiplier.c) against tests/int8_emulate.py, which
  * reproduces the CPU interpreter bit for bit (tests/test_int8_fidelity.py).
  * The table was printed by int8_emulate.quantize_multiplier and .mbqm
  * (rounding "up" and "away") for the multipliers and inputs below. */
 #include <stdint.h>
 
 #include "check.h"
-#include "quant_multiplier.h"
+#include "util/quant_multiplier.h"
 
 #define NX 21
 static const int32_t kX[NX] = {0, 1, -1, 127, -128, 512, -512, 1023, -1023, 4095, -4097, 65535, -65536, 1000000, -1000001, 8388607, -8388607, -126880, 19345, -170678, 104925};

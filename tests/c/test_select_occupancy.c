@@ -1,5 +1,5 @@
-/* uses: select_conv.c select_reduce.c target.c env_hooks.c */
-/* Occupancy-aware selection (select_conv.c occupancy_group, issue 28):
+/* uses: select/select_conv.c select/select_conv_gpu.c select/select_vm.c select/select_reduce.c cl/target.c util/env_hooks.c */
+/* Occupancy-aware selection (select_conv_gpu.c occupancy_group, issue 28):
  * the GPU-set selectors replayed on synthetic devices over the conv and
  * depthwise shapes of two real MediaPipe models, with the work-group count
  * of each launch asserted.
@@ -20,15 +20,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "fuse_dw_conv.h"
-#include "fuse_pw_dw.h"
-#include "options.h"
-#include "selectors.h"
-
-/* select_conv.c tells the fused depthwise + 1x1 node by its op (ops_conv.c
- * defines it in the library). */
-const GOpDesc kGOpDwConv1x1 = {"DEPTHWISE+CONV2D_1X1", NULL};
-const GOpDesc kGOpPwDepthwise = {"CONV2D_1X1+DEPTHWISE", NULL};
+#include "select/conv_geometry.h"
+#include "config/options.h"
+#include "select/selectors.h"
 
 enum { FD = 0, PL = 1 };
 static const char* kModels[] = {"face_detection_short_range", "pose_landmark_full"};
@@ -138,7 +132,7 @@ static const Case kCases[] = {
 
 /* The 132-unit GPU's target: 2 groups per unit. */
 #define TARGET 264
-/* select_conv.c's OCC_MIN_GROUP. */
+/* select_conv_gpu.c's OCC_MIN_GROUP. */
 #define MIN_GROUP 16
 
 static GpuDevice* device(unsigned units, int is_gpu, size_t local_mem, size_t max_group, KernelSet set) {
@@ -212,7 +206,7 @@ static int same_variant(const KernelVariant* a, const KernelVariant* b) {
 
 static int pow2(size_t x) { return x && !(x & (x - 1)); }
 
-/* The default group of the case's kernel (select_conv.c): conv 16 x 4, or
+/* The default group of the case's kernel (select_conv_gpu.c): conv 16 x 4, or
  * 64 x 1 for one or two 8-channel blocks; depthwise 8 x 8. */
 static void default_group(const Case* c, size_t* lx, size_t* ly) {
   if (c->op == 'd') {
@@ -414,7 +408,7 @@ static void test_fused_pair_groups(void) {
       OneNode o;
       conv_node(c, &o);
       /* The fused node holds the depthwise's geometry (a 3x3, stride 2). */
-      o.n.op = &kGOpDwConv1x1;
+      o.n.op = GOP_DW_CONV1X1;
       o.n.p.conv.kw = o.n.p.conv.kh = 3;
       o.n.p.conv.sx = o.n.p.conv.sy = 2;
       o.n.p.conv.pad_x = o.n.p.conv.pad_y = 1;
@@ -486,7 +480,7 @@ static void test_pw_dw_groups(void) {
       memcpy(c.dst, pairs[i].dst, sizeof(c.dst));
       OneNode o;
       conv_node(&c, &o);
-      o.n.op = &kGOpPwDepthwise;
+      o.n.op = GOP_PW_DEPTHWISE;
       o.n.p.conv.mean_of = -1;
       KernelVariant v;
       select_pw_depthwise(devs[d], &o.g, &o.n, &v);

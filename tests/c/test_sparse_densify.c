@@ -1,8 +1,8 @@
-/* uses: sparse_densify.c */
-/* Standalone test for delegate_c/sparse_densify.c.
+/* uses: model/sparse_densify.c */
+/* Standalone test for delegate_c/model/sparse_densify.c.
  *
  *   gcc -std=c11 -Wall -Wextra -Werror -fsanitize=address,undefined -I delegate_c \
- *       tests/c/test_sparse_densify.c delegate_c/sparse_densify.c -lm && ./a.out
+ *       tests/c/test_sparse_densify.c delegate_c/model/sparse_densify.c -lm && ./a.out
  */
 #include <limits.h>
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sparse_densify.h"
+#include "model/sparse_densify.h"
 #include "check.h"
 
 

@@ -1,10 +1,10 @@
-/* uses: target.c */
+/* uses: cl/target.c */
 /* The OpenCL C version a device's kernels are built as (target.c
  * gpu_opencl_c_minor, which picks -cl-std): a 1.1 device is not asked for
  * 1.2 (NVIDIA's compiler rejected what PoCL accepted; a 1.1 one rejects
  * 1.2 outright), a 2.0 or 3.0 device builds the 1.2 kernels as 1.2. */
 #include "check.h"
-#include "target.h"
+#include "cl/target.h"
 
 int main(void) {
   static const struct {

@@ -1,4 +1,4 @@
-/* uses: vm_defines.c */
+/* uses: vm/vm_defines.c */
 /* The VM program's defines (vm_defines.c): format and parse round-trip,
  * malformed strings refused, and merge: a cached program holding every
  * opcode and math op is taken as it is, one
@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "cl_device.h"
-#include "vm_defines.h"
+#include "cl/cl_device.h"
+#include "vm/vm_defines.h"
 
 #define OK(cond) CHECK(cond, "%s", #cond)
 

@@ -1,4 +1,4 @@
-/* uses: vm_schedule.c */
+/* uses: vm/vm_schedule.c */
 /* The persistent launch's phase order (vm_schedule.c): levels, barriers
  * and the order on small synthetic op lists that cover each kind of
  * dependency: read after write, write after read, write after write,
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "vm_schedule.h"
+#include "vm/vm_schedule.h"
 
 enum { MAX = 16 };
 

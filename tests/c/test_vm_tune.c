@@ -1,4 +1,4 @@
-/* uses: vm_tune.c env_hooks.c kernel_cache.c */
+/* uses: vm/vm_tune.c util/env_hooks.c cl/kernel_cache.c */
 /* The persistent grid's tuning (vm_tune.c) against stand-ins for what it
  * calls: a device of 10 compute units whose self-test passes on the grids
  * the case says are resident, invokes that take the time the case gives
@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "options.h"
-#include "vm.h"
-#include "vm_tune.h"
+#include "config/options.h"
+#include "vm/vm.h"
+#include "vm/vm_tune.h"
 
 enum { UNITS = 10 };
 

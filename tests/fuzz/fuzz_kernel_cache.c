@@ -1,5 +1,5 @@
 /* libFuzzer harness for the kernel-cache reader kc_parse
- * (delegate_c/kernel_cache.c), a pure function over the bytes of a cache
+ * (delegate_c/cl/kernel_cache.c), a pure function over the bytes of a cache
  * file. Every input is parsed twice: as given (header checks, checksum),
  * and with the header repaired (payload size and checksum recomputed) so
  * that mutations reach the payload parser instead of stopping at the
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_cache.h"
+#include "cl/kernel_cache.h"
 
 static const char kKey[] = "fuzz key\nplatform P\ndevice D\n";
 

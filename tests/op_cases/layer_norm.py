@@ -1,6 +1,6 @@
 """Layer norms as converters write them (issue 14): the delegate fuses
 MEAN -> SQUARED_DIFFERENCE -> MEAN -> ADD(eps) -> RSQRT into one statistics
-kernel (delegate_c/fuse_layer_norm.c) and must still give the CPU's
+kernel (delegate_c/passes/fuse_layer_norm.c) and must still give the CPU's
 result; test_fusion.py checks that the fusion happens."""
 
 import numpy as np
