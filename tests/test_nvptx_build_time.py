@@ -12,12 +12,12 @@ import nvptx_build_time as nv  # noqa: E402
 
 
 def test_it_reads_the_build_log_line_the_library_prints():
-    """cl_device.c's TFLITE_GPU_BUILD_LOG format, filled in as printf
+    """cl_program.c's TFLITE_GPU_BUILD_LOG format, filled in as printf
     would, is what the tool parses: a changed format fails here, not
     silently in a measurement."""
-    src = (ROOT / "delegate_c" / "cl" / "cl_device.c").read_text()
+    src = (ROOT / "delegate_c" / "cl" / "cl_program.c").read_text()
     fmt = re.search(r'fprintf\(stderr, "(tflite-gpu build [^"]*)\\n", file, opts, secs\)', src)
-    assert fmt, "cl_device.c's build log line moved"
+    assert fmt, "cl_program.c's build log line moved"
     line = fmt.group(1).replace("%s", "vm_program.cl", 1).replace("%s", "-cl-std=CL1.2 -DGD_POCL=1 -DVM_OPS_0=0x5", 1)
     line = line.replace("%.3f", "1.250")
     assert nv.BUILD_LINE.findall("noise\n" + line + "\nmore\n") == [
@@ -33,7 +33,7 @@ def test_pocl_options_become_nvidias():
 
 def test_the_vm_program_source_is_the_one_the_library_embeds():
     """vm_program.cl is generated (tools/gen_vm.py); every other file is
-    read as it is; both behind kernel_abi.h and common.cl, as cl_device.c
+    read as it is; both behind kernel_abi.h and common.cl, as cl_program.c
     builds them."""
     vm = nv.source(nv.KERNELS, "vm_program.cl")
     assert "__kernel void vm_run(" in vm and vm.index("GD_NOINLINE") < vm.index("vm_run(")

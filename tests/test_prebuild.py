@@ -1,4 +1,4 @@
-"""TFLITE_GPU_BUILD_THREADS=N (cl_device.c gpu_device_prebuild): a
+"""TFLITE_GPU_BUILD_THREADS=N (cl_program.c gpu_device_prebuild): a
 partition's programs compiled on N threads at once before its kernels are
 made. The same programs as one at a time, each built once, results right.
 (Whether it shortens the first result is the driver's: PoCL and Intel's CPU
