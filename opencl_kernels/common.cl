@@ -46,7 +46,7 @@ typedef float storage_t;
  * of 4 elements of an aligned buffer (memory_plan.c, vm.c); vload4 may only
  * assume a float's alignment, and clang's NVPTX back end split it in four
  * scalar loads. On NVIDIA (-DGD_NVIDIA=1) one aligned access; -DGD_VLOAD=1
- * (TFLITE_GPU_VLOAD4=1, an A/B) keeps vload4. -DGD_CHECK_ALIGN=1 (any
+ * (policy vload4=1, an A/B) keeps vload4. -DGD_CHECK_ALIGN=1 (any
  * device, tests/test_aligned_access.py): aligned accesses, and a misaligned
  * one prints "tflite-gpu: misaligned LOAD4 at line N" and is skipped (a
  * load reads 1e30). Inline: PoCL 3.1 crashed on a printf out of line. */

@@ -93,7 +93,7 @@
  *   compiling dw_conv2d_1x1_gpu for one-row groups;
  * - in the VM program (GD_VM_PROGRAM), a GROUP_KERNEL body at the default
  *   16 x 4 group (the VM's), its tiles carved from the VM's __local memory
- *   and its ids passed in (TFLITE_GPU_VM_TILES, select_conv.c).
+ *   and its ids passed in (policy vm_tiles, select_conv.c).
  * tools/gen_vm.py reads the bodies' signatures and group shapes with
  * GD_VM_SCAN, where a kernel is written as GROUP_KERNEL's kernel form (it
  * only preprocesses that form). */

@@ -14,6 +14,7 @@
 #include "ops/op_table.h"
 #include "config/options.h"
 #include "cl/target.h"
+#include "util/env_hooks.h"
 
 TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const TfLiteDelegate* delegate, TfLiteGpuDelegateReport* out) {
   const GpuDelegate* d = (const GpuDelegate*)delegate;
@@ -115,6 +116,7 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const TfLiteDelegate* delegat
                      : what == 2   ? d->last.candidates
                      : what == 3   ? d->groups_report
                      : what == 5   ? d->phases_report
+                     : what == 7   ? d->tune_report
                                    : d->partition_report;
   if (!text) text = "";
   size_t len = strlen(text);
@@ -170,12 +172,26 @@ TFLITE_GPU_EXPORT int tflite_gpu_list_devices(char* buf, size_t size, char* err,
 }
 
 TFLITE_GPU_EXPORT int tflite_gpu_describe_device(int index, char* buf, size_t size, char* err, size_t errlen) {
-  return gpu_device_describe(index, buf, size, err, errlen);
+  GpuCaps caps;
+  if (gpu_device_query_caps(index, &caps, err, errlen)) return -1;
+  Policy rule;
+  policy_rule(&caps, &rule);
+  char policy[2048];
+  policy_format(&rule, 0, policy, sizeof(policy));
+  size_t used = gpu_caps_format(&caps, buf, size);
+  int w = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0,
+                   "kernel_set_auto\t%s\npolicy_rule\t%s\npolicy\t%s\n",
+                   kernel_set_name((KernelSet)rule.v[POL_KERNEL_SET]), rule.rule, policy);
+  return (int)(used + (w > 0 ? (size_t)w : 0));
 }
 
 TFLITE_GPU_EXPORT size_t tflite_gpu_describe_ops(char* buf, size_t size) { return op_table_describe(buf, size); }
 
 TFLITE_GPU_EXPORT size_t tflite_gpu_describe_passes(char* buf, size_t size) { return fuse_passes_text(buf, size); }
+
+TFLITE_GPU_EXPORT size_t tflite_gpu_describe_policy(char* buf, size_t size) { return policy_describe(buf, size); }
+
+TFLITE_GPU_EXPORT size_t tflite_gpu_describe_env(char* buf, size_t size) { return env_describe(buf, size); }
 
 TFLITE_GPU_EXPORT size_t tflite_gpu_describe_options(char* buf, size_t size) {
   return gpu_config_describe(buf, size);
@@ -191,6 +207,7 @@ TFLITE_GPU_EXPORT int tflite_gpu_delegate_failure(const TfLiteDelegate* delegate
 TFLITE_GPU_EXPORT int tflite_gpu_delegate_device(const TfLiteDelegate* delegate, char* buf, size_t size) {
   const GpuDelegate* d = (const GpuDelegate*)delegate;
   if (!d) return -1;
-  return snprintf(buf, size, "%s\t%s\t%s\t%s\t%s", d->dev->caps.platform, d->dev->caps.name, d->dev->caps.version,
-                  d->cfg.fp16 ? "fp16" : "fp32", kernel_set_name(d->dev->kernel_set));
+  return snprintf(buf, size, "%s\t%s\t%s\t%s\t%s\t%s", d->dev->caps.platform, d->dev->caps.name,
+                  d->dev->caps.version, d->cfg.fp16 ? "fp16" : "fp32",
+                  kernel_set_name((KernelSet)d->policy.v[POL_KERNEL_SET]), d->policy.rule);
 }

@@ -89,9 +89,9 @@ static int pick(const DeviceEntry* list, int n, const char* selector, char* err,
  * reject or warn about. -DGD_NVIDIA=1 on NVIDIA's driver: the grid
  * barrier's device-wide fence and timer (grid_sync.cl), the rare paths
  * out of line (common.cl GD_NOINLINE) and aligned float4 accesses
- * (LOAD4). A/Bs on NVIDIA: TFLITE_GPU_INLINE_RARE=1 adds
- * -DGD_INLINE_RARE=1 (the rare paths inlined), TFLITE_GPU_VLOAD4=1
- * -DGD_VLOAD=1 (vload4). TFLITE_GPU_TEST_CHECK_ALIGN=1, any device:
+ * (LOAD4). The device's choices on NVIDIA (gpu_device_set_choices, from
+ * the policy): inline_rare adds -DGD_INLINE_RARE=1 (the rare paths
+ * inlined), vload4 -DGD_VLOAD=1 (vload4). TFLITE_GPU_TEST_CHECK_ALIGN=1, any device:
  * -DGD_CHECK_ALIGN=1 (aligned accesses that report a misaligned address).
  * TFLITE_GPU_TEST_OPT_DISABLE=1, any device: -cl-opt-disable (the test
  * suite's many small graphs beside the portability matrix, which builds
@@ -102,14 +102,19 @@ static void compose_build_options(GpuDevice* dev) {
   int nvidia = dev->caps.vendor_id == GD_VENDOR_NVIDIA;
   snprintf(dev->build_options, sizeof(dev->build_options), "%s%s%s%s%s%s%s%s", std,
            dev->caps.vendor_id == GD_VENDOR_POCL ? " -DGD_POCL=1" : "", nvidia ? " -DGD_NVIDIA=1" : "",
-           nvidia && env_flag("TFLITE_GPU_INLINE_RARE", 0) ? " -DGD_INLINE_RARE=1" : "",
-           nvidia && env_flag("TFLITE_GPU_VLOAD4", 0) ? " -DGD_VLOAD=1" : "",
+           nvidia && dev->inline_rare ? " -DGD_INLINE_RARE=1" : "", nvidia && dev->vload4 ? " -DGD_VLOAD=1" : "",
            env_flag("TFLITE_GPU_TEST_CHECK_ALIGN", 0) ? " -DGD_CHECK_ALIGN=1" : "", dev->fp16 ? " -DFP16_STORAGE=1" : "",
            env_flag("TFLITE_GPU_TEST_OPT_DISABLE", 0) ? " -cl-opt-disable" : "");
 }
 
-int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuDevice** out, char* err,
-                      size_t errlen) {
+void gpu_device_set_choices(GpuDevice* dev, int inline_rare, int vload4, int build_threads) {
+  dev->inline_rare = inline_rare;
+  dev->vload4 = vload4;
+  dev->build_threads = build_threads;
+  compose_build_options(dev);
+}
+
+int gpu_device_create(const char* selector, int fp16, GpuDevice** out, char* err, size_t errlen) {
   DeviceEntry list[GD_MAX_DEVICES];
   int n = enumerate(list, GD_MAX_DEVICES, err, errlen);
   if (n < 0) return -1;
@@ -127,7 +132,7 @@ int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuD
   dev->device = list[i].device;
   dev->fp16 = fp16;
   gpu_caps_query(dev->platform, dev->device, &dev->caps);
-  dev->kernel_set = kernel_set_resolve(kernel_set, &dev->caps);
+  dev->build_threads = 1;
   compose_build_options(dev);
 
   cl_int rc;
@@ -198,7 +203,7 @@ int gpu_device_list(char* buf, size_t size, char* err, size_t errlen) {
   return (int)used;
 }
 
-int gpu_device_describe(int index, char* buf, size_t size, char* err, size_t errlen) {
+int gpu_device_query_caps(int index, GpuCaps* caps, char* err, size_t errlen) {
   DeviceEntry list[GD_MAX_DEVICES];
   int n = enumerate(list, GD_MAX_DEVICES, err, errlen);
   if (n < 0) return -1;
@@ -206,10 +211,6 @@ int gpu_device_describe(int index, char* buf, size_t size, char* err, size_t err
     snprintf(err, errlen, "device %d is out of range; %d OpenCL device(s) exist", index, n);
     return -1;
   }
-  GpuCaps caps;
-  gpu_caps_query(list[index].platform, list[index].device, &caps);
-  size_t used = gpu_caps_format(&caps, buf, size);
-  int w = snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0, "kernel_set_auto\t%s\n",
-                   kernel_set_name(kernel_set_resolve(GD_KSET_AUTO, &caps)));
-  return (int)(used + (w > 0 ? (size_t)w : 0));
+  gpu_caps_query(list[index].platform, list[index].device, caps);
+  return 0;
 }

@@ -48,8 +48,10 @@ typedef struct GpuDevice {
   cl_context context;
   cl_command_queue queue;
   int fp16;    /* activations stored as half */
-  KernelSet kernel_set; /* resolved: GD_KSET_CPU or GD_KSET_GPU */
   GpuCaps caps;
+  /* The device's own choices (the policy's per-device fields, set by the
+   * delegate before anything is built; gpu_device_set_choices). */
+  int inline_rare, vload4, build_threads;
   GpuProgram programs[GD_MAX_PROGRAMS];
   int num_programs;
   char build_options[160]; /* every program's options (gpu_device_build_options) */
@@ -64,7 +66,6 @@ typedef struct GpuDevice {
   /* With TFLITE_GPU_PROFILE=1 the queue records event times; invokes add
    * them here per kernel name (under mutex). */
   int profiling;
-  int execution;        /* GD_EXEC_* (options.h): how partitions built on this device run (vm.h) */
   int log_level;        /* the delegate's (its warnings from the VM's fallbacks) */
   /* Per partition (its order in the last Prepare): how its last invoke ran
    * (GD_EXEC_KERNELS, _STEPPED or _PERSISTENT), its launches, and why a
@@ -87,27 +88,31 @@ typedef struct GpuDevice {
 } GpuDevice;
 
 /* selector: NULL (first GPU, else first device), an index into the list of
- * all devices, or a case-insensitive substring of "platform device".
- * kernel_set: GD_KSET_AUTO resolves from the device's caps. */
-int gpu_device_create(const char* selector, int fp16, KernelSet kernel_set, GpuDevice** out, char* err,
-                      size_t errlen);
+ * all devices, or a case-insensitive substring of "platform device". The
+ * kernel set and the execution are a partition's (the policy), not the
+ * device's. */
+int gpu_device_create(const char* selector, int fp16, GpuDevice** out, char* err, size_t errlen);
+/* The device's choices (the policy's per-device fields): the rare paths
+ * inlined and vload4 on NVIDIA (build options), the threads programs
+ * compile on. Before anything is built. */
+void gpu_device_set_choices(GpuDevice* dev, int inline_rare, int vload4, int build_threads);
 void gpu_device_retain(GpuDevice* dev);
 /* Waits until no kernel-cache write of this device is running (dev->mutex
  * held; it is released while waiting). */
 void gpu_device_wait_cache_writes(GpuDevice* dev);
 void gpu_device_release(GpuDevice* dev);
 
-/* With TFLITE_GPU_BUILD_THREADS=N (2-8; 0: the host's cores; an A/B, off
- * by default), compiles the (files[i], defines[i]) programs the device
+/* With the device's build_threads N (2-8; 0: the host's cores; 1, the
+ * rule's, builds nothing here), compiles the (files[i], defines[i]) programs the device
  * lacks on N threads at once, so that the gpu_device_kernel calls that
  * follow find them built (call as those, with dev->mutex held): a model's
  * first build would wait for its longest program, not their sum, where the
  * driver compiles in the calling thread. A program that fails is left for
  * gpu_device_kernel, which reports why. Returns the programs built. */
 int gpu_device_prebuild(GpuDevice* dev, const char* const* files, const char* const* defines, int n);
-/* The threads gpu_device_prebuild compiles on: TFLITE_GPU_BUILD_THREADS (0:
- * the host's cores), at most 8; below 2 it builds nothing. */
-int gpu_device_build_threads(void);
+/* The threads gpu_device_prebuild compiles on: the device's build_threads
+ * (0: the host's cores), at most 8; below 2 it builds nothing. */
+int gpu_device_build_threads(const GpuDevice* dev);
 /* A kernel from an embedded .cl file built with extra `defines` ("" for
  * none), building its program on first use. Call with dev->mutex held. On
  * a build failure (dev->build_failures counts them) err names the program,
@@ -149,8 +154,7 @@ void gpu_device_profile_event(GpuDevice* dev, cl_event event, const char* row, c
 
 /* One line per device: "index\tplatform\tdevice\ttype\tversion\tdriver\tglobal_mem_bytes\tfp16". */
 int gpu_device_list(char* buf, size_t size, char* err, size_t errlen);
-/* Device `index`'s capabilities as gpu_caps_format lines, plus the kernel
- * set `auto` picks there. Returns the length, or -1 (err set). */
-int gpu_device_describe(int index, char* buf, size_t size, char* err, size_t errlen);
+/* Device `index`'s capabilities. 0, or -1 (err set). */
+int gpu_device_query_caps(int index, GpuCaps* caps, char* err, size_t errlen);
 
 #endif

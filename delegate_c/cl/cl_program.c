@@ -284,17 +284,17 @@ static void* prebuild_worker(void* arg) {
   return NULL;
 }
 
-/* 1 by default: PoCL and Intel's CPU runtime compile one program at a time
- * whatever the threads (measured); whether NVIDIA's driver does is the GPU
- * run's A/B. */
-int gpu_device_build_threads(void) {
-  long n = env_long("TFLITE_GPU_BUILD_THREADS", 1);
+/* 1 by rule: PoCL and Intel's CPU runtime compile one program at a time
+ * whatever the threads (measured); whether NVIDIA's driver does is for a
+ * GPU to time. */
+int gpu_device_build_threads(const GpuDevice* dev) {
+  long n = dev->build_threads;
   if (n <= 0) n = sysconf(_SC_NPROCESSORS_ONLN);
   return n < 1 ? 1 : n > 8 ? 8 : (int)n;
 }
 
 int gpu_device_prebuild(GpuDevice* dev, const char* const* files, const char* const* defines, int n) {
-  int threads = gpu_device_build_threads(), todo = 0;
+  int threads = gpu_device_build_threads(dev), todo = 0;
   const char** f = malloc((size_t)(n ? n : 1) * 2 * sizeof(char*));
   cl_program* progs = calloc((size_t)(n ? n : 1), sizeof(cl_program));
   if (!f || !progs || threads < 2) {

@@ -3,11 +3,6 @@
 #include <stdio.h>
 #include <strings.h>
 
-KernelSet kernel_set_resolve(KernelSet requested, const GpuCaps* caps) {
-  if (requested != GD_KSET_AUTO) return requested;
-  return caps->is_gpu ? GD_KSET_GPU : GD_KSET_CPU;
-}
-
 const char* kernel_set_name(KernelSet set) {
   return set == GD_KSET_CPU ? "cpu" : set == GD_KSET_GPU ? "gpu" : "auto";
 }

@@ -16,12 +16,10 @@
 
 #include "cl/device_caps.h"
 
-/* The kernel families a device runs (option kernel_set). AUTO resolves by
- * device type: the GPU set on GPUs (Oclgrind, which emulates one, too),
- * the CPU set (register tiles for SIMD cores, no local memory) elsewhere. */
+/* The kernel families (option kernel_set; the policy's field): the CPU set
+ * (register tiles for SIMD cores, no local memory) and the GPU set
+ * (work-group kernels); AUTO is the policy's rule (select/policy_rules.c). */
 typedef enum KernelSet { GD_KSET_AUTO = 0, GD_KSET_CPU = 1, GD_KSET_GPU = 2 } KernelSet;
-
-KernelSet kernel_set_resolve(KernelSet requested, const GpuCaps* caps);
 const char* kernel_set_name(KernelSet set);
 /* "auto", "cpu" or "gpu" (case-insensitive); -1 otherwise. */
 int kernel_set_parse(const char* s);

@@ -27,13 +27,15 @@ void gpu_config_default(GpuConfig* cfg) {
   memset(cfg, 0, sizeof(*cfg));
   cfg->v2 = TfLiteGpuDelegateOptionsV2Default();
   cfg->log_level = GD_LOG_WARNING;
+  cfg->tune_budget = GD_TUNE_BUDGET_DEFAULT;
 }
 
 void gpu_config_free(GpuConfig* cfg) {
   free(cfg->serialization_dir);
   free(cfg->model_token);
   free(cfg->device);
-  cfg->serialization_dir = cfg->model_token = cfg->device = NULL;
+  free(cfg->policy);
+  cfg->serialization_dir = cfg->model_token = cfg->device = cfg->policy = NULL;
   cfg->v2.serialization_dir = cfg->v2.model_token = NULL;
 }
 
@@ -195,6 +197,21 @@ static const char* const kGuardNames[] = {"off", "on"};
 const char* const kExecutionNames[4] = {"auto", "kernels", "stepped", "persistent"};
 static int set_execution(GpuConfig* c, const char* v) { return parse_enum(v, kExecutionNames, 4, "", &c->execution); }
 static int set_fp16_guard(GpuConfig* c, const char* v) { return parse_enum(v, kGuardNames, 2, "", &c->fp16_guard); }
+const char* const kTuneNames[3] = {"auto", "force", "clear"};
+static int set_tune(GpuConfig* c, const char* v) { return parse_enum(v, kTuneNames, 3, "", &c->tune); }
+static int set_tune_budget(GpuConfig* c, const char* v) {
+  char* end;
+  double s = strtod(v, &end);
+  if (end == v || *end || !(s >= 0 && s <= 3600)) return -1;
+  c->tune_budget = s;
+  return 0;
+}
+/* Checked field by field when the delegate is created (select/policy.c),
+ * where the field table lives; here only its shape. */
+static int set_policy(GpuConfig* c, const char* v) {
+  if (strlen(v) >= 2000 || strpbrk(v, " \t;:")) return -1;
+  return *v ? dup_string(&c->policy, v) : 0;
+}
 static int set_log_level(GpuConfig* c, const char* v) {
   int e;
   if (parse_enum(v, kLogNames, 4, "", &e)) return -1;
@@ -217,9 +234,9 @@ static const OptionSpec kOptions[] = {
     {"gpu_precision_loss_allowed", "precision_loss_allowed", "true/false/1/0", "-1",
      "upstream tools' spelling of is_precision_loss_allowed", set_precision_loss},
     {"inference_preference", "", "FAST_SINGLE_ANSWER, SUSTAINED_SPEED, BALANCED or 0-2", "FAST_SINGLE_ANSWER",
-     "TfLiteGpuInferenceUsage; SUSTAINED_SPEED also tunes each kernel's work-group size at start-up (every "
-     "dispatch timed at 4 group sizes; with execution=persistent, the grid's groups per compute unit: 1, 2 or 4), "
-     "remembered beside the kernel-cache file when serialization_dir is set",
+     "TfLiteGpuInferenceUsage; SUSTAINED_SPEED also tunes each partition at its first start on a device (option "
+     "tune): its candidate policies (kernels, persistent, the VM's bodies and grids) and then the kernels' "
+     "work-group sizes timed, the fastest that agrees with the first remembered in the cache directory",
      set_preference},
     {"gpu_inference_for_sustained_speed", "", "true/false", "false",
      "true sets inference_preference=SUSTAINED_SPEED", set_sustained},
@@ -258,13 +275,26 @@ static const OptionSpec kOptions[] = {
      "which OpenCL device to use", set_device},
     {"kernel_set", "", "auto, cpu or gpu", "auto",
      "which kernel family runs the ops: gpu (work-group tiles in local memory), cpu (register tiles for SIMD "
-     "cores), or auto (gpu on GPU devices, cpu elsewhere)",
+     "cores), or auto (the device's policy: gpu on GPU devices, cpu elsewhere)",
      set_kernel_set},
     {"execution", "", "auto, kernels, stepped or persistent", "auto",
      "how a partition runs: kernels (one launch per kernel), stepped (the partition as data for one VM program "
      "of the cpu kernel set's bodies, a launch per step), persistent (the same program, one launch per segment, "
-     "grid barriers between steps; falls back to stepped where a barrier times out); auto is kernels",
+     "grid barriers between steps; falls back to stepped where a barrier times out); auto: what the tuner "
+     "remembered for the partition on this device, else the device's rule (kernels on every device class so far)",
      set_execution},
+    {"policy", "", "name=value[,name=value...] of the policy's fields", "",
+     "overrides the device's choices for experiments (the fields and their values: tflite-gpu explain, "
+     "docs/policy.md); beats the rule, the remembered tuning and the options",
+     set_policy},
+    {"tune", "", "auto, force or clear", "auto",
+     "when the tuner times each partition's candidate policies on the device and remembers the fastest that "
+     "agrees with the first: auto (with SUSTAINED_SPEED, when nothing is remembered), force (now), clear (forget "
+     "what is remembered, time nothing)",
+     set_tune},
+    {"tune_budget", "", "seconds, 0-3600", "30",
+     "the most one partition's tuning may take; candidates past it are skipped, and said to be (0 times nothing)",
+     set_tune_budget},
     {"log_level", "", "silent, warning, info, verbose or 0-3", "warning", "what the delegate prints to stderr",
      set_log_level},
 };
@@ -456,9 +486,9 @@ size_t gpu_config_describe(char* buf, size_t size) {
  * option spellings: precision (fp16 or fp32), is_precision_loss_allowed,
  * inference_preference, inference_priority1-3, experimental_flags,
  * max_delegated_partitions, partition_policy, fp16_guard, serialization (1: kernel cache on),
- * serialization_dir, model_token, device, kernel_set (as requested; auto
- * is resolved per device when the delegate is created), execution and
- * log_level.
+ * serialization_dir, model_token, device, kernel_set and execution (as
+ * requested; auto is the policy's, per partition), log_level, policy (the
+ * overrides as given), tune and tune_budget.
  * Returns the text's length (call with size 0 to size the buffer), or -1
  * with the reason in err when the options are rejected. */
 TFLITE_GPU_EXPORT int tflite_gpu_resolve_options(const char* const* keys, const char* const* values, int n,
@@ -472,7 +502,8 @@ TFLITE_GPU_EXPORT int tflite_gpu_resolve_options(const char* const* keys, const 
       buf, size,
       "precision\t%s\nis_precision_loss_allowed\t%d\ninference_preference\t%s\ninference_priority1\t%s\n"
       "inference_priority2\t%s\ninference_priority3\t%s\nexperimental_flags\t%lld\nmax_delegated_partitions\t%d\n"
-      "partition_policy\t%s\nfp16_guard\t%s\nserialization\t%d\nserialization_dir\t%s\nmodel_token\t%s\ndevice\t%s\nkernel_set\t%s\nexecution\t%s\nlog_level\t%s\n",
+      "partition_policy\t%s\nfp16_guard\t%s\nserialization\t%d\nserialization_dir\t%s\nmodel_token\t%s\ndevice\t%s\nkernel_set\t%s\nexecution\t%s\nlog_level\t%s\n"
+      "policy\t%s\ntune\t%s\ntune_budget\t%g\n",
       cfg.fp16 ? "fp16" : "fp32", o->is_precision_loss_allowed,
       o->inference_preference >= 0 && o->inference_preference < 3 ? kUsageNames[o->inference_preference] : "?",
       kPriorityNames[o->inference_priority1], kPriorityNames[o->inference_priority2],
@@ -481,7 +512,8 @@ TFLITE_GPU_EXPORT int tflite_gpu_resolve_options(const char* const* keys, const 
       (o->experimental_flags & TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_SERIALIZATION) ? 1 : 0,
       cfg.serialization_dir ? cfg.serialization_dir : "", cfg.model_token ? cfg.model_token : "",
       cfg.device ? cfg.device : "", kernel_set_name((KernelSet)cfg.kernel_set), kExecutionNames[cfg.execution],
-      cfg.log_level >= 0 && cfg.log_level < 4 ? kLogNames[cfg.log_level] : "?");
+      cfg.log_level >= 0 && cfg.log_level < 4 ? kLogNames[cfg.log_level] : "?", cfg.policy ? cfg.policy : "",
+      kTuneNames[cfg.tune], cfg.tune_budget);
   gpu_config_free(&cfg);
   return len;
 }

@@ -20,7 +20,16 @@ typedef struct GpuConfig {
   int fp16;                       /* resolved precision: 1 = FP16 storage, 0 = FP32 */
   int fp16_guard;                 /* 1: FP16 partitions keep outputs that drift from float on float (fp16_guard.c) */
   int execution;                  /* GD_EXEC_*: how a partition's dispatches run (vm.h) */
+  char* policy;                   /* owned: the option `policy`, overrides of the policy's fields; NULL: none */
+  int tune;                       /* GD_TUNE_*: when the tuner times a partition's candidates */
+  double tune_budget;             /* seconds a partition's tuning may take */
 } GpuConfig;
+
+/* tune: auto (under SUSTAINED_SPEED, when nothing is remembered), force
+ * (now, and remember), clear (forget what is remembered; time nothing). */
+enum { GD_TUNE_AUTO = 0, GD_TUNE_FORCE = 1, GD_TUNE_CLEAR = 2 };
+extern const char* const kTuneNames[3];
+#define GD_TUNE_BUDGET_DEFAULT 30.0
 
 /* partition_policy: the largest max_delegated_partitions (upstream's
  * rule), every partition, or those that measure faster on the device than

@@ -37,7 +37,7 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
   PartitionResult pr;
   pthread_mutex_lock(&d->prepare_mutex);
   TfLiteStatus status = kTfLiteOk;
-  PartitionPolicy policy = {d->cfg.partition_policy, d->cfg.v2.max_delegated_partitions, d->dev};
+  PartitionPolicy policy = {d->cfg.partition_policy, d->cfg.v2.max_delegated_partitions, d->dev, &d->policy};
   if (partition_select(&mv, &policy, d->cfg.log_level, &pr, err, sizeof(err))) {
     context->ReportError(context, "TfLiteGpuDelegate Prepare: %s", err);
     status = kTfLiteDelegateError;
@@ -52,6 +52,8 @@ static TfLiteStatus delegate_prepare(TfLiteContext* context, TfLiteDelegate* del
     d->groups_report = NULL;
     free(d->phases_report);
     d->phases_report = NULL;
+    free(d->tune_report);
+    d->tune_report = NULL;
     gpu_device_runs_reset(d->dev);
     TfLiteRegistration reg = partition_kernel_registration();
     d->current_view = &mv;
@@ -80,14 +82,20 @@ GpuDelegate* delegate_create(GpuConfig* cfg, char* err, size_t errlen) {
     return NULL;
   }
   d->cfg = *cfg;
-  /* The VM modes run the CPU kernel set's bodies (vm.h). */
-  int vm = d->cfg.execution == GD_EXEC_STEPPED || d->cfg.execution == GD_EXEC_PERSISTENT;
-  if (gpu_device_create(d->cfg.device, d->cfg.fp16, vm ? GD_KSET_CPU : (KernelSet)d->cfg.kernel_set, &d->dev, err,
-                        errlen)) {
+  if (gpu_device_create(d->cfg.device, d->cfg.fp16, &d->dev, err, errlen)) {
     gpu_config_free(&d->cfg);
     free(d);
     return NULL;
   }
+  PolicyRequest req = policy_request(&d->cfg);
+  if (policy_resolve(&d->dev->caps, &req, NULL, &d->policy, err, errlen)) {
+    gpu_device_release(d->dev);
+    gpu_config_free(&d->cfg);
+    free(d);
+    return NULL;
+  }
+  gpu_device_set_choices(d->dev, (int)d->policy.v[POL_INLINE_RARE], (int)d->policy.v[POL_VLOAD4],
+                         (int)d->policy.v[POL_BUILD_THREADS]);
   d->capture = capture_store_new();
   if (!d->capture) {
     snprintf(err, errlen, "out of memory");
@@ -96,7 +104,6 @@ GpuDelegate* delegate_create(GpuConfig* cfg, char* err, size_t errlen) {
     free(d);
     return NULL;
   }
-  d->dev->execution = d->cfg.execution;
   d->dev->log_level = d->cfg.log_level;
   pthread_mutex_init(&d->prepare_mutex, NULL);
   if (d->cfg.v2.experimental_flags & TFLITE_GPU_EXPERIMENTAL_FLAGS_ENABLE_SERIALIZATION) {
@@ -115,9 +122,10 @@ GpuDelegate* delegate_create(GpuConfig* cfg, char* err, size_t errlen) {
    * prepare, at the cost of handling repeated kernel prepares ourselves. */
   d->base.flags = kTfLiteDelegateFlagsAllowDynamicTensors;
   d->base.opaque_delegate_builder = NULL;
-  gd_log(d->cfg.log_level, GD_LOG_INFO, "OpenCL device: %s (%s, %s), %s, %s kernels", d->dev->caps.name,
-         d->dev->caps.platform, d->dev->caps.version, d->cfg.fp16 ? "FP16 storage" : "FP32",
-         kernel_set_name(d->dev->kernel_set));
+  gd_log(d->cfg.log_level, GD_LOG_INFO, "OpenCL device: %s (%s, %s), %s, %s kernels, %s execution (policy row %s)",
+         d->dev->caps.name, d->dev->caps.platform, d->dev->caps.version, d->cfg.fp16 ? "FP16 storage" : "FP32",
+         kernel_set_name((KernelSet)d->policy.v[POL_KERNEL_SET]), kExecutionNames[d->policy.v[POL_EXECUTION]],
+         d->policy.rule);
   return d;
 }
 
@@ -133,6 +141,7 @@ void delegate_destroy(GpuDelegate* d) {
   free(d->partition_report);
   free(d->groups_report);
   free(d->phases_report);
+  free(d->tune_report);
   pthread_mutex_destroy(&d->prepare_mutex);
   free(d);
 }

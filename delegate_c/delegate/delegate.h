@@ -13,6 +13,7 @@
 #include "config/options.h"
 #include "delegate/partition.h"
 #include "model/tflite_abi.h"
+#include "select/policy.h"
 #include "util/log.h" /* GD_ERR_LEN */
 
 typedef struct GpuDelegate {
@@ -20,6 +21,10 @@ typedef struct GpuDelegate {
   GpuConfig cfg;
   GpuDevice* dev;
   struct CaptureStore* capture; /* check --bisect's read-backs (runtime/capture.h); its kernels hold references */
+  /* The policy as the device's rule and the options give it, nothing
+   * remembered: its per-device fields are the device's (set at create);
+   * each partition resolves its own (partition_kernel.c). */
+  Policy policy;
   int cache_on;        /* serialization: flag, dir and token given, dir safe */
   /* Prepare runs synchronously and calls kernel init from inside
    * ReplaceNodeSubsetsWithDelegateKernels; the view is valid only then. */
@@ -34,11 +39,13 @@ typedef struct GpuDelegate {
   char* partition_report;   /* one line per kernel: "nodes\tkernels\tnode,node,...\tpasses" */
   char* groups_report;      /* one line per graph node of every kernel (launch_groups.h) */
   char* phases_report;      /* one line per VM phase of every kernel (partition_kernel.c, record_phases) */
+  char* tune_report;        /* one line per tuner candidate of every tuned kernel (partition_kernel.c) */
   char init_error[GD_ERR_LEN]; /* first kernel init failure of the running Prepare */
   int init_failure;            /* its TFLITE_GPU_FAILURE_* kind (gpu_delegate_introspection.h) */
 } GpuDelegate;
 
-/* Takes cfg (freed on failure); NULL with err set when no device opens. */
+/* Takes cfg (freed on failure); NULL with err set when no device opens or
+ * an override of the policy is not valid. */
 GpuDelegate* delegate_create(GpuConfig* cfg, char* err, size_t errlen);
 /* NULL is a no-op. Kernels still alive keep their own device reference. */
 void delegate_destroy(GpuDelegate* d);

@@ -126,7 +126,7 @@ static int choose_partitions(const ModelView* mv, unsigned char* in_set, const P
     free(costs);
     return snprintf(err, errlen, "out of memory"), -1;
   }
-  if (measured) partition_costs(mv, pol->dev, parts, np, log_level, costs);
+  if (measured) partition_costs(mv, pol->dev, pol->run, parts, np, log_level, costs);
   for (int p = 0; p < np; ++p) {
     info[p] = (PartInfo){parts[p].nodes_to_replace, parts[p].nodes_to_replace->size, 0};
     if (measured) info[p].gain_us = costs[p].device_us < 0 ? -1e300 : costs[p].cpu_us - costs[p].device_us;

@@ -9,6 +9,7 @@
 
 #include "cl/cl_device.h"
 #include "model/model_view.h"
+#include "select/policy.h"
 
 typedef struct PartitionResult {
   TfLiteIntArray* nodes; /* malloc'd; node indices to replace */
@@ -27,7 +28,8 @@ typedef struct PartitionResult {
 typedef struct PartitionPolicy {
   int policy;         /* GD_PARTS_* (options.h) */
   int max_partitions; /* largest and measured keep at most this many */
-  GpuDevice* dev;     /* measured: where candidates are timed */
+  GpuDevice* dev;     /* measured: where candidates are timed, */
+  const Policy* run;  /* and how (the delegate's policy: the rule and the options) */
 } PartitionPolicy;
 
 void partition_result_free(PartitionResult* r);

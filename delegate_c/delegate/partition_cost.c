@@ -192,8 +192,8 @@ static double nodes_cpu_us(const ModelView* mv, const TfLiteIntArray* nodes) {
 
 static int cmp_int(const void* a, const void* b) { return *(const int*)a - *(const int*)b; }
 
-static double device_us(const ModelView* mv, GpuDevice* dev, const TfLiteDelegateParams* p, char* err,
-                        size_t errlen) {
+static double device_us(const ModelView* mv, GpuDevice* dev, const Policy* run, const TfLiteDelegateParams* p,
+                        char* err, size_t errlen) {
   TfLiteIntArray* nodes = malloc(sizeof(int) * (size_t)(p->nodes_to_replace->size + 1));
   double us = -1;
   if (!nodes) {
@@ -204,12 +204,12 @@ static double device_us(const ModelView* mv, GpuDevice* dev, const TfLiteDelegat
   qsort(nodes->data, (size_t)nodes->size, sizeof(int), cmp_int); /* execution order, as kernel init does */
   ModelView view = *mv; /* shallow: only the storage flag differs (pipeline_plan sets it) */
   PartitionPlan plan;
-  if (pipeline_plan(&view, nodes, p->output_tensors, dev, NULL, &plan, err, errlen)) goto done;
+  if (pipeline_plan(&view, nodes, p->output_tensors, dev, run, NULL, &plan, err, errlen)) goto done;
   Executor ex = {0};
   pthread_mutex_lock(&dev->mutex);
   double t;
   if (pipeline_build(&plan, &ex, dev, NULL, 0, NULL, err, errlen) == 0) {
-    if (executor_time(&ex, 3, &t, err, errlen) == 0) us = t;
+    if (executor_time(&ex, 3, NULL, &t, err, errlen) == 0) us = t;
     executor_free(&ex);
   }
   pthread_mutex_unlock(&dev->mutex);
@@ -219,7 +219,7 @@ done:
   return us;
 }
 
-void partition_costs(const ModelView* mv, GpuDevice* dev, const TfLiteDelegateParams* parts, int np,
+void partition_costs(const ModelView* mv, GpuDevice* dev, const Policy* run, const TfLiteDelegateParams* parts, int np,
                      int log_level, PartCost* costs) {
   const HostRates* r = host_rates();
   gd_log(log_level, GD_LOG_INFO,
@@ -227,7 +227,7 @@ void partition_costs(const ModelView* mv, GpuDevice* dev, const TfLiteDelegatePa
   for (int p = 0; p < np; ++p) {
     char err[512] = "";
     costs[p].cpu_us = nodes_cpu_us(mv, parts[p].nodes_to_replace);
-    costs[p].device_us = device_us(mv, dev, &parts[p], err, sizeof(err));
+    costs[p].device_us = device_us(mv, dev, run, &parts[p], err, sizeof(err));
     if (costs[p].device_us < 0)
       gd_log(log_level, GD_LOG_INFO, "partition of %d nodes not timed: %s", parts[p].nodes_to_replace->size, err);
   }

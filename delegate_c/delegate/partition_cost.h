@@ -9,6 +9,7 @@
 
 #include "cl/cl_device.h"
 #include "model/model_view.h"
+#include "select/policy.h"
 #include "model/tflite_abi.h"
 
 typedef struct PartCost {
@@ -18,7 +19,7 @@ typedef struct PartCost {
 
 /* Fills costs[p] for parts[0..np). Never fails as a whole: a partition
  * that cannot be built or run gets device_us -1 (reason logged at info). */
-void partition_costs(const ModelView* mv, GpuDevice* dev, const TfLiteDelegateParams* parts, int np,
+void partition_costs(const ModelView* mv, GpuDevice* dev, const Policy* run, const TfLiteDelegateParams* parts, int np,
                      int log_level, PartCost* costs);
 
 /* Host rates behind the CPU estimate: FLOP/us of a register-tiled FP32

@@ -24,8 +24,7 @@
 #include "delegate/pipeline.h"
 #include "delegate/serialization.h"
 #include "model/int_fold.h"
-#include "delegate/tune.h"
-#include "vm/vm_tune.h"
+#include "delegate/partition_policy.h"
 #include "vm/vm.h"
 
 typedef struct PartitionKernel {
@@ -47,10 +46,10 @@ typedef struct PartitionKernel {
   int stale;               /* a re-plan failed: output shapes must be inferred again */
   int replans;             /* successful re-plans, for reports and tests */
   char* float_outputs;     /* fp16_guard: per output, 1 = it and what it depends on stay on float */
-  int sustained;           /* inference_preference=SUSTAINED_SPEED: work-groups tuned (tune.c) */
+  Policy policy;           /* the partition's choices (select/policy.h): rule, remembered, options, overrides */
+  PolicyStore store;       /* where its remembered policy lives (policy_store.h) */
   signed char* tune;       /* per dispatch, log2 of its group's scale; NULL: the selector's groups */
   int tune_len;
-  int grid_per_unit;       /* persistent, SUSTAINED_SPEED: the grid's groups per compute unit (vm_tune.c); 0 as built */
   unsigned passes;         /* the fusion passes of the last build (fuse.h) */
   int pass_counts[FUSE_NUM_PASSES]; /* and what each did */
   struct CaptureStore* capture; /* its delegate's (runtime/capture.h), a reference of its own */
@@ -60,9 +59,11 @@ typedef struct PartitionKernel {
 
 /* Appends a kernel's line to d->partition_report (best effort). */
 static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int dispatches, unsigned passes,
-                             const int* counts, const VmState* vm, const char* declined) {
+                             const int* counts, const VmState* vm, const char* declined, const Policy* pol) {
+  char policy[2048];
+  policy_format(pol, 1, policy, sizeof(policy));
   size_t old = d->partition_report ? strlen(d->partition_report) : 0;
-  size_t add = 32 + (size_t)nodes->size * 12 + FUSE_NUM_PASSES * 40 + strlen(declined);
+  size_t add = 32 + (size_t)nodes->size * 12 + FUSE_NUM_PASSES * 40 + strlen(declined) + strlen(policy);
   char* r = realloc(d->partition_report, old + add);
   if (!r) return;
   d->partition_report = r;
@@ -84,6 +85,8 @@ static void record_partition(GpuDelegate* d, const TfLiteIntArray* nodes, int di
   used += (size_t)snprintf(r + used, old + add - used, "\t%s:%d:%d\t%s", kExecutionNames[mode],
                            vm ? vm_launches(vm, mode == GD_EXEC_PERSISTENT) : dispatches,
                            vm && mode == GD_EXEC_PERSISTENT ? vm->barriers : 0, declined);
+  /* The policy it was built with, each field with its source (select/policy.h). */
+  used += (size_t)snprintf(r + used, old + add - used, "\t%s", policy);
   snprintf(r + used, old + add - used, "\n");
 }
 
@@ -121,14 +124,15 @@ static void vm_cache_load(void* ctx, char* defines, size_t size) {
 }
 
 /* Lowers k->nodes from k->mv (whose tensors hold the current shapes),
- * fuses and builds an executor into ex. Programs already built on the
- * device are reused; only buffers, arguments and sizes are new. */
-/* d and params are given for the first build only: it may load programs
- * from the kernel cache (serialization.c); a re-plan reuses what is built. */
-static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t errlen, const GpuDelegate* d,
-                          const TfLiteDelegateParams* params) {
+ * fuses and builds an executor into ex under policy pol (work-group scales
+ * tune). Programs already built on the device are reused; only buffers,
+ * arguments and sizes are new. d and params are given for the first build
+ * only: it may load programs from the kernel cache (serialization.c); a
+ * re-plan reuses what is built. */
+static int build_with(PartitionKernel* k, const Policy* pol, const signed char* tune, int tune_len, Executor* ex,
+                      char* err, size_t errlen, const GpuDelegate* d, const TfLiteDelegateParams* params) {
   PartitionPlan plan;
-  int rc = pipeline_plan(&k->mv, k->nodes, k->output_tensors, k->dev, k->float_outputs, &plan, err, errlen);
+  int rc = pipeline_plan(&k->mv, k->nodes, k->output_tensors, k->dev, pol, k->float_outputs, &plan, err, errlen);
   if (rc == 0) {
     k->passes = plan.fuse.passes;
     memcpy(k->pass_counts, plan.fuse.counts, sizeof(k->pass_counts));
@@ -140,24 +144,25 @@ static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t er
     pthread_mutex_lock(&k->dev->mutex);
     if (d && d->cache_on)
       ser_partition_begin(&k->cache, d->cfg.serialization_dir, d->cfg.model_token, k->dev, d->current_view, params,
-                          k->dev->execution == GD_EXEC_STEPPED || k->dev->execution == GD_EXEC_PERSISTENT, k->log_level);
-    /* A tuning remembered beside the kernel-cache file: built with it
-     * straight away, so that the cached programs are the ones it uses. */
-    if (d && k->sustained && !k->tune && k->cache.path) {
-      char path[4096];
-      if (snprintf(path, sizeof(path), "%s.tune", k->cache.path) < (int)sizeof(path)) {
-        k->tune = tune_load(path, &k->tune_len);
-        if (k->tune) gd_log(k->log_level, GD_LOG_INFO, "SUSTAINED_SPEED: work-groups from %s", path);
-      }
-    }
+                          (KernelSet)pol->v[POL_KERNEL_SET], policy_vm(pol), k->log_level);
     VmProgramCache vm_cache = {vm_cache_load, k};
-    rc = pipeline_build(&plan, ex, k->dev, k->tune, k->tune_len, d && d->cache_on ? &vm_cache : NULL, err, errlen);
+    rc = pipeline_build(&plan, ex, k->dev, tune, tune_len, d && d->cache_on ? &vm_cache : NULL, err, errlen);
     if (rc == 0 && d) ser_partition_built(&k->cache, k->dev, k->log_level);
-    if (rc == 0) vm_tune_apply(ex, k->grid_per_unit); /* a re-plan keeps the tuned grid */
     pthread_mutex_unlock(&k->dev->mutex);
     pipeline_plan_free(&plan);
   }
   return rc;
+}
+
+static int build_executor(PartitionKernel* k, Executor* ex, char* err, size_t errlen, const GpuDelegate* d,
+                          const TfLiteDelegateParams* params) {
+  return build_with(k, &k->policy, k->tune, k->tune_len, ex, err, errlen, d, params);
+}
+
+/* The tuner's builds (tuner.h TuneBuildFn): a candidate's policy, no cache. */
+static int tune_build(void* ctx, const Policy* p, const signed char* tune, int tune_len, Executor* ex, char* err,
+                      size_t errlen) {
+  return build_with(ctx, p, tune, tune_len, ex, err, errlen, NULL, NULL);
 }
 
 /* fp16_guard=on (FP16 partitions): builds the partition as planned and on
@@ -205,61 +210,16 @@ static void guard_fp16(PartitionKernel* k) {
   free(rel);
 }
 
-/* inference_preference=SUSTAINED_SPEED without a remembered tuning: the
- * partition built once per candidate group scale, every dispatch timed
- * (tune.c), then built again with each dispatch's best scale, which the
- * kernel cache remembers. Any failure keeps the selector's groups. */
-static void tune_partition(PartitionKernel* k) {
-  int n = k->ex.enc.num_dispatches;
-  double* us[GD_TUNE_CANDIDATES] = {NULL};
-  signed char* scales = malloc((size_t)n + 1);
-  signed char* tune = malloc((size_t)n + 1);
-  char err[GD_ERR_LEN] = "";
-  int ok = scales && tune;
-  for (int c = 0; ok && c < GD_TUNE_CANDIDATES; ++c) ok = (us[c] = malloc(sizeof(double) * (size_t)(n + 1))) != NULL;
-  if (!ok) snprintf(err, sizeof(err), "out of memory");
-  for (int c = 0; ok && c < GD_TUNE_CANDIDATES; ++c) {
-    Executor ex = {0}, *run = &k->ex; /* candidate 0 is the executor just built */
-    if (c > 0) {
-      memset(scales, kTuneScales[c], (size_t)n);
-      k->tune = scales, k->tune_len = n;
-      ok = build_executor(k, &ex, err, sizeof(err), NULL, NULL) == 0;
-      k->tune = NULL, k->tune_len = 0;
-      if (ok && ex.enc.num_dispatches != n) ok = 0, snprintf(err, sizeof(err), "the dispatch lists differ");
-      run = &ex;
-    }
-    pthread_mutex_lock(&k->dev->mutex);
-    if (ok) ok = tune_time_dispatches(run, 3, us[c], err, sizeof(err)) == 0;
-    if (c > 0) executor_free(&ex);
-    pthread_mutex_unlock(&k->dev->mutex);
-  }
-  Executor tuned = {0};
-  if (ok) {
-    double ratio = tune_choose((const double* const*)us, n, tune);
-    int changed = 0;
-    for (int i = 0; i < n; ++i) changed += tune[i] != 0;
-    gd_log(k->log_level, GD_LOG_INFO, "SUSTAINED_SPEED: %d of %d dispatches take another work-group size; "
-           "kernel time %.2fx the selector's", changed, n, ratio);
-    k->tune = tune, k->tune_len = n;
-    ok = build_executor(k, &tuned, err, sizeof(err), NULL, NULL) == 0;
-  }
-  if (ok) {
-    pthread_mutex_lock(&k->dev->mutex);
-    executor_free(&k->ex);
-    k->ex = tuned;
-    pthread_mutex_unlock(&k->dev->mutex);
-    char path[4096];
-    if (k->cache.path && snprintf(path, sizeof(path), "%s.tune", k->cache.path) < (int)sizeof(path) &&
-        tune_save(path, tune, n))
-      gd_log(k->log_level, GD_LOG_WARNING, "SUSTAINED_SPEED: cannot write %s", path);
-    tune = NULL; /* k->tune owns it */
-  } else {
-    k->tune = NULL, k->tune_len = 0;
-    gd_log(k->log_level, GD_LOG_WARNING, "SUSTAINED_SPEED: tuning failed (%s); the selector's work-groups stay", err);
-  }
-  for (int c = 0; c < GD_TUNE_CANDIDATES; ++c) free(us[c]);
-  free(scales);
-  free(tune);
+/* The partition's policy (select/policy.h): the device's rule, what this
+ * device remembered for this partition (policy_store.h), the options and
+ * the overrides; then, with SUSTAINED_SPEED and nothing remembered (or
+ * tune=force), the tuner's choice, remembered. tune=clear forgets. -1 with
+ * k->error set when the overrides are not valid. */
+/* The partition's policy (partition_policy.h), k->tune its work-group
+ * scales; -1 with k->error set when the overrides are not valid. */
+static int resolve_policy(PartitionKernel* k, GpuDelegate* d, const TfLiteDelegateParams* params) {
+  return partition_policy_resolve(d, k->dev, params, &k->store, &k->policy, &k->tune, &k->tune_len, tune_build, k,
+                          k->log_level, k->error, sizeof(k->error));
 }
 
 static void remember_input_shapes(PartitionKernel* k) {
@@ -364,12 +324,14 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
     return k;
   }
   if (fold_const_outputs(k, k->error, sizeof(k->error))) return k;
-  if (k->dev->fp16 && d->cfg.fp16_guard) guard_fp16(k);
-  k->sustained = d->cfg.v2.inference_preference == TFLITE_GPU_INFERENCE_PREFERENCE_SUSTAINED_SPEED;
   int rejected_before = k->dev->build_failures;
+  /* The rule's policy for the guard's builds; the tuner then times the
+   * candidates on float outputs as the guard left them. */
+  PolicyRequest req = policy_request(&d->cfg);
+  if (policy_resolve(&k->dev->caps, &req, NULL, &k->policy, k->error, sizeof(k->error))) return k;
+  if (k->dev->fp16 && d->cfg.fp16_guard) guard_fp16(k);
+  if (resolve_policy(k, d, params)) return k;
   k->built = build_executor(k, &k->ex, k->error, sizeof(k->error), d, params) == 0;
-  if (k->built && k->sustained && !k->tune && k->ex.enc.num_dispatches > 0 && !k->ex.vm) tune_partition(k);
-  if (k->built && k->sustained && k->ex.vm) k->grid_per_unit = vm_tune_grid(&k->ex, k->cache.path, k->log_level);
   if (k->built) {
     k->input_shapes = malloc((size_t)(k->ex.num_inputs + 1) * 4 * sizeof(int));
     if (!k->input_shapes) {
@@ -380,7 +342,7 @@ static void* kernel_init(TfLiteContext* context, const char* buffer, size_t leng
       for (const char* c = d->partition_report; c && *c; ++c) k->index += *c == '\n';
       k->capture = capture_store_ref(d->capture);
       record_partition(d, params->nodes_to_replace, k->ex.enc.num_dispatches, k->passes, k->pass_counts, k->ex.vm,
-                       k->ex.vm_declined);
+                       k->ex.vm_declined, &k->policy);
       launch_groups_report(&k->ex.enc, k->index, &d->groups_report); /* best effort, as the line above */
       record_phases(d, k->index, k->ex.vm);
       d->dispatches += k->ex.enc.num_dispatches;
@@ -416,6 +378,7 @@ static void kernel_free(TfLiteContext* context, void* buffer) {
   }
   capture_store_release(k->capture);
   ser_partition_free(&k->cache);
+  policy_store_free(&k->store);
   mv_free(&k->mv);
   free(k->nodes);
   free(k->output_tensors);

@@ -14,6 +14,7 @@
 
 /* A lowered and fused partition, not yet built. */
 typedef struct PartitionPlan {
+  SelectTarget target; /* the device's caps and the partition's policy (select/policy.h) */
   Graph g;
   int* outputs;        /* the graph tensor of each output tensor */
   int num_outputs;
@@ -21,12 +22,12 @@ typedef struct PartitionPlan {
 } PartitionPlan;
 
 /* Lowers `nodes` of mv (in execution order; mv's storage flag set to the
- * device's) and fuses them for dev: the passes its kernel set and
- * execution take, float_outputs (or NULL) kept on float storage. 0, or -1
- * with err set; plan is then empty. */
+ * device's) and fuses them for dev under policy: the passes its kernel set
+ * and execution take, float_outputs (or NULL) kept on float storage. 0, or
+ * -1 with err set; plan is then empty. */
 int pipeline_plan(ModelView* mv, const TfLiteIntArray* nodes, const TfLiteIntArray* output_tensors, GpuDevice* dev,
-                  const char* float_outputs, PartitionPlan* plan, char* err, size_t errlen);
-/* Builds the plan into ex (which takes its graph, built or not): group
+                  const Policy* policy, const char* float_outputs, PartitionPlan* plan, char* err, size_t errlen);
+/* Builds the plan into ex under its policy (ex takes its graph, built or not): group
  * scales tune (or NULL), the VM program's cache hook vm_cache (or NULL).
  * dev->mutex held. 0, or -1 with err set and ex freed. */
 int pipeline_build(PartitionPlan* plan, Executor* ex, GpuDevice* dev, const signed char* tune, int tune_len,

@@ -26,7 +26,7 @@ static uint64_t hash_str(uint64_t h, const char* s) { return s ? kc_hash(s, strl
 
 /* Node ids, op codes and versions, tensor ids, types, shapes and
  * quantization, and the bytes of every constant the nodes read. */
-static uint64_t partition_fingerprint(const ModelView* mv, const TfLiteDelegateParams* params) {
+uint64_t ser_partition_fingerprint(const ModelView* mv, const TfLiteDelegateParams* params) {
   uint64_t h = hash_ints(0x7061727469ull, params->nodes_to_replace);
   h = hash_ints(h, params->input_tensors);
   h = hash_ints(h, params->output_tensors);
@@ -60,13 +60,12 @@ static uint64_t partition_fingerprint(const ModelView* mv, const TfLiteDelegateP
   return h;
 }
 
-static char* make_key(const GpuDevice* dev, const char* token, uint64_t fingerprint) {
+static char* make_key(const GpuDevice* dev, const char* set, const char* token, uint64_t fingerprint) {
   const char* fmt =
       "tflite-gpu %s, cache format %u\nplatform %s\ndevice %s\ndevice version %s\ndriver %s\n"
       "build options %s\nkernel set %s\ntoken %016llx\npartition %016llx\n";
   unsigned long long tok = (unsigned long long)kc_hash(token, strlen(token), 0x746f6b656eull);
   const GpuCaps* c = &dev->caps;
-  const char* set = kernel_set_name(dev->kernel_set);
   int n = snprintf(NULL, 0, fmt, TFLITE_GPU_VERSION, KC_FORMAT_VERSION, c->platform, c->name, c->version,
                    c->driver, gpu_device_build_options(dev), set, tok, (unsigned long long)fingerprint);
   char* key = n > 0 ? malloc((size_t)n + 1) : NULL;
@@ -175,11 +174,12 @@ static int load_file(const char* path, const char* key, GpuDevice* dev, const Vm
 }
 
 void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token, GpuDevice* dev,
-                         const ModelView* mv, const TfLiteDelegateParams* params, int vm, int log_level) {
+                         const ModelView* mv, const TfLiteDelegateParams* params, KernelSet set, int vm,
+                         int log_level) {
   memset(pc, 0, sizeof(*pc));
   pc->source_builds_before = dev->source_builds;
-  uint64_t fp = partition_fingerprint(mv, params);
-  pc->key = make_key(dev, token, fp);
+  uint64_t fp = ser_partition_fingerprint(mv, params);
+  pc->key = make_key(dev, kernel_set_name(set), token, fp);
   /* One file per (token, partition position, precision, kernel set,
    * device): devices sharing a directory keep their own files; a different
    * model or option under the same token overwrites it. */
@@ -191,11 +191,11 @@ void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token,
   device_hash = kc_hash(c->driver, strlen(c->driver), device_hash);
   const char* prec = dev->fp16 ? "fp16" : "fp32";
   unsigned long long dh = (unsigned long long)(device_hash & 0xffffffffull);
-  snprintf(tag, sizeof(tag), "n%d_%s_%s_%08llx", first, prec, kernel_set_name(dev->kernel_set), dh);
+  snprintf(tag, sizeof(tag), "n%d_%s_%s_%08llx", first, prec, kernel_set_name(set), dh);
   snprintf(pc->vm_tag, sizeof(pc->vm_tag), "vm_%s_%08llx", prec, dh);
   int bad = !pc->key || kc_file_path(path, sizeof(path), dir, token, tag) || !(pc->path = strdup(path));
   /* The shared file's key is the device's and the build options' alone (token "vm", partition 0). */
-  if (!bad && vm) bad = !(pc->vm_dir = strdup(dir)) || !(pc->vm_key = make_key(dev, "vm", 0));
+  if (!bad && vm) bad = !(pc->vm_dir = strdup(dir)) || !(pc->vm_key = make_key(dev, "vm", "vm", 0));
   if (bad) {
     gd_log(log_level, GD_LOG_WARNING, "kernel cache: out of memory or path too long; running without it");
     ser_partition_free(pc);

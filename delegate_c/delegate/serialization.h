@@ -44,11 +44,16 @@ typedef struct PartitionCache {
   int writer_started;
 } PartitionCache;
 
+/* A hash of the partition's content: node ids, op codes and versions,
+ * custom options, tensor ids, types, shapes and quantization, and the
+ * bytes of every constant its nodes read (not the model token). */
+uint64_t ser_partition_fingerprint(const ModelView* mv, const TfLiteDelegateParams* params);
 /* Computes the partition's key and file, and loads the file's programs
  * onto dev (dev->mutex held). Any problem is a miss with one warning line.
  * Hits, misses and writes are counted in dev->cache (dev->mutex held). */
 void ser_partition_begin(PartitionCache* pc, const char* dir, const char* token, GpuDevice* dev,
-                         const ModelView* mv, const TfLiteDelegateParams* params, int vm, int log_level);
+                         const ModelView* mv, const TfLiteDelegateParams* params, KernelSet set, int vm,
+                         int log_level);
 /* Before the VM program with these build defines is built (dev->mutex
  * held; the executor's VmProgramCache hook): loads the device's shared VM
  * file onto dev, widening defines (size bytes) to its program's opcodes

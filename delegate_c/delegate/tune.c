@@ -1,12 +1,10 @@
-/* Work-group tuning for inference_preference=SUSTAINED_SPEED, as upstream
- * does: a partition that will run many times is worth a longer start.
- * partition_kernel.c builds the partition once per candidate group scale
- * (the selector's group x 1, 1/2, 1/4 and 2; a group fixed by a build
- * define only shrinks, variant_fit_group), this file times every dispatch
- * of each build on its own, and each dispatch keeps the scale that ran it
- * fastest (by at least GD_TUNE_MIN_GAIN, else the selector's). The choice
- * is one small text file beside the partition's kernel-cache file, so a
- * cached start does not time again. */
+/* The tuner's work-group step (tuner.c), as upstream tunes: once kernels
+ * won, the partition is built once per candidate group scale (the
+ * selector's group x 1, 1/2, 1/4 and 2; a group fixed by a build define
+ * only shrinks, variant_fit_group), this file times every dispatch of each
+ * build on its own, and each dispatch keeps the scale that ran it fastest
+ * (by at least GD_TUNE_MIN_GAIN, else the selector's). The scales are
+ * remembered with the policy (policy_store.h). */
 #include "delegate/tune.h"
 
 #include <stdio.h>
@@ -15,7 +13,6 @@
 #include <time.h>
 
 #include "cl/cl_api.h"
-#include "cl/kernel_cache.h"
 
 const signed char kTuneScales[GD_TUNE_CANDIDATES] = {0, -1, -2, 1};
 
@@ -65,47 +62,4 @@ double tune_choose(const double* const* us, int n, signed char* tune) {
     after += us[best][i];
   }
   return before > 0 ? after / before : 1.0;
-}
-
-/* The file: a header line naming the format and the dispatch count, then
- * one scale per dispatch. Anything else is not ours: ignored. */
-#define TUNE_MAGIC "tflite-gpu tune 1"
-
-signed char* tune_load(const char* path, int* n) {
-  FILE* f = fopen(path, "r");
-  if (!f) return NULL;
-  int count = -1;
-  signed char* tune = NULL;
-  int ok = fscanf(f, TUNE_MAGIC " %d", &count) == 1 && count > 0 && count <= GD_TUNE_MAX_DISPATCHES &&
-           (tune = malloc((size_t)count)) != NULL;
-  for (int i = 0; ok && i < count; ++i) {
-    int v, known = 0;
-    ok = fscanf(f, "%d", &v) == 1;
-    for (int c = 0; ok && c < GD_TUNE_CANDIDATES; ++c) known |= v == kTuneScales[c];
-    ok = ok && known;
-    if (ok) tune[i] = (signed char)v;
-  }
-  int extra;
-  if (ok && fscanf(f, "%d", &extra) == 1) ok = 0;
-  fclose(f);
-  if (!ok) {
-    free(tune);
-    return NULL;
-  }
-  *n = count;
-  return tune;
-}
-
-int tune_save(const char* path, const signed char* tune, int n) {
-  /* A scale takes at most 4 characters and its newline ("-2\n"). */
-  size_t cap = sizeof(TUNE_MAGIC) + 16 + (size_t)(n > 0 ? n : 0) * 5, used = 0;
-  char* text = malloc(cap);
-  if (!text) return -1;
-  used += (size_t)snprintf(text, cap, TUNE_MAGIC " %d\n", n);
-  for (int i = 0; i < n && used < cap; ++i) used += (size_t)snprintf(text + used, cap - used, "%d\n", tune[i]);
-  char why[256];
-  /* Through the kernel cache's writer: a reader sees the old file or the whole new one. */
-  int rc = used < cap ? kc_write_file(path, (const unsigned char*)text, used, why, sizeof(why)) : -1;
-  free(text);
-  return rc;
 }

@@ -1,4 +1,4 @@
-/* Work-group tuning for inference_preference=SUSTAINED_SPEED (tune.c). */
+/* The tuner's work-group step (tune.c). */
 #ifndef TFLITE_GPU_TUNE_H
 #define TFLITE_GPU_TUNE_H
 
@@ -18,10 +18,4 @@ int tune_time_dispatches(Executor* ex, int reps, double* us, char* err, size_t e
 /* us[c][i]: dispatch i under candidate c. Sets tune[i] to the chosen
  * scales; returns the chosen total time over the selector's. */
 double tune_choose(const double* const* us, int n, signed char* tune);
-/* The remembered choice (malloc'd, n scales), or NULL when the file is
- * missing or not a valid choice. */
-#define GD_TUNE_MAX_DISPATCHES 1000000
-signed char* tune_load(const char* path, int* n);
-int tune_save(const char* path, const signed char* tune, int n);
-
 #endif

@@ -178,7 +178,7 @@ static cl_kernel selected_kernel(Encoder* ex, const KernelVariant* v, int on_flo
 /* The programs of the dispatches that run as kernels, compiled at once
  * (gpu_device_prebuild) before finish_dispatch takes them one by one. */
 static void prebuild(Encoder* ex) {
-  if (gpu_device_build_threads() < 2) return; /* the default: finish_dispatch builds each in turn */
+  if (gpu_device_build_threads(ex->dev) < 2) return; /* the default: finish_dispatch builds each in turn */
   int n = 0;
   const char** files = malloc((size_t)(ex->num_dispatches + 1) * 2 * sizeof(char*));
   char(*defines)[PROGRAM_DEFINES] = malloc((size_t)(ex->num_dispatches + 1) * sizeof(*defines));

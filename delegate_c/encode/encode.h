@@ -12,6 +12,7 @@
 #include "cl/cl_device.h"
 #include "model/graph.h"
 #include "cl/target.h"
+#include "select/selectors.h"
 
 /* A dispatch as the encoders see it while the partition is lowered: its
  * variant and the arguments they set, kept until every dispatch is known.
@@ -41,6 +42,7 @@ typedef struct BufferRecord {
 
 typedef struct Encoder {
   GpuDevice* dev;      /* retained by the executor */
+  SelectTarget target; /* the device's caps and the partition's policy (select/policy.h), as selectors take them */
   Graph g;             /* owned */
   cl_mem* mems;        /* per graph tensor, its device buffer once planned (ex_mem; the graph holds no OpenCL type) */
   cl_mem* owned;       /* constant and staging buffers, sub-buffers */

@@ -46,11 +46,13 @@ TFLITE_GPU_EXPORT int tflite_gpu_delegate_report(const struct TfLiteDelegate* de
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const struct TfLiteDelegate* delegate, char* buf, size_t size);
 /* what = 0: one line per node of the last Prepare,
  * "node\top\tversion\twhere\treason"; what = 1: one line per partition
- * built, "nodes\tkernels\tnode,node,...\tpass=n,pass=n,...\texecution:launches:barriers\tdeclined"
+ * built, "nodes\tkernels\tnode,node,...\tpass=n,pass=n,...\texecution:launches:barriers\tdeclined\tpolicy"
  * (the fusion passes that ran on it, tflite_gpu_describe_passes, each with
  * the rewrites it made; how it runs as built: kernels, stepped or
  * persistent, its launches and grid barriers per invoke; why it runs its
- * kernels where the execution option asked for the VM, empty otherwise); what = 2 (partition_policy=
+ * kernels where the execution option asked for the VM, empty otherwise;
+ * the policy it was built with, "field=value:source,..." with source rule,
+ * measured, option or override, tflite_gpu_describe_policy); what = 2 (partition_policy=
  * measured): one line per candidate partition, "nodes\tdevice_us\tcpu_us\t
  * gpu|cpu\tnode,node,..." (device time measured, -1 when it did not
  * build; CPU time estimated); what = 3: one line per node of every
@@ -73,7 +75,11 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_profile(const struct TfLiteDelegate
  * summed over the profiled persistent invokes that stamped it
  * (TFLITE_GPU_PROFILE=1, a device with a timer: NVIDIA). Each such
  * invoke puts a grid barrier before every phase, so that phases run one at
- * a time. */
+ * a time; what = 7: one line per candidate policy the tuner timed for a
+ * partition of the last Prepare (SUSTAINED_SPEED with nothing remembered,
+ * or tune=force), "partition\tcandidate\tus\tchosen\twhy": its best
+ * invoke in microseconds (-1: not timed, why says why), 1 for the one
+ * chosen. */
 TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const struct TfLiteDelegate* delegate, int what, char* buf,
                                                   size_t size);
 /* Why the delegate's last Prepare failed (the runtime then keeps the CPU
@@ -85,7 +91,9 @@ TFLITE_GPU_EXPORT size_t tflite_gpu_delegate_nodes(const struct TfLiteDelegate* 
  * goes to buf (at most size bytes, NUL included). -1 for NULL. */
 enum { TFLITE_GPU_FAILURE_NONE = 0, TFLITE_GPU_FAILURE_KERNEL_BUILD = 1, TFLITE_GPU_FAILURE_OTHER = 2 };
 TFLITE_GPU_EXPORT int tflite_gpu_delegate_failure(const struct TfLiteDelegate* delegate, char* buf, size_t size);
-/* "platform\tdevice\tversion\tfp16|fp32\tkernel set"; -1 for NULL. */
+/* "platform\tdevice\tversion\tfp16|fp32\tkernel set\tpolicy row": the
+ * kernel set and rule row of the delegate's policy before any partition's
+ * remembered choice; -1 for NULL. */
 TFLITE_GPU_EXPORT int tflite_gpu_delegate_device(const struct TfLiteDelegate* delegate, char* buf, size_t size);
 
 /* Capture for `tflite-gpu check --bisect` (on 1, off 0): while on, each
@@ -107,17 +115,26 @@ TFLITE_GPU_EXPORT int tflite_gpu_delegate_captured_data(const struct TfLiteDeleg
  * global_mem_bytes\tfp16"; returns the length, or -1 (reason in err)
  * without OpenCL. */
 TFLITE_GPU_EXPORT int tflite_gpu_list_devices(char* buf, size_t size, char* err, size_t errlen);
-/* "key\tvalue" lines: the capabilities the kernel selectors read and the
- * kernel set `auto` picks; returns the length, or -1 (reason in err). */
+/* "key\tvalue" lines: the capabilities the kernel selectors read, the
+ * kernel set `auto` picks there (kernel_set_auto), the rule row of the
+ * policy (policy_rule) and its fields (policy, "field=value,..."); returns
+ * the length, or -1 (reason in err). */
 TFLITE_GPU_EXPORT int tflite_gpu_describe_device(int index, char* buf, size_t size, char* err, size_t errlen);
 /* The op table: "op\tcode\tversions\tconstraints" per op. */
 TFLITE_GPU_EXPORT size_t tflite_gpu_describe_ops(char* buf, size_t size);
 /* The string options: "key\taliases\taccepted\tdefault\thelp" per option. */
 TFLITE_GPU_EXPORT size_t tflite_gpu_describe_options(char* buf, size_t size);
-/* The fusion passes in the order they run: "name\tkernel sets\thook\tmatches"
- * per pass (kernel sets "cpu,gpu" or "gpu"; hook: the environment variable
- * that, set to 0, switches it off, or empty). */
+/* The fusion passes in the order they run: "name\tkernel sets\tswitch\tmatches"
+ * per pass (kernel sets "cpu,gpu" or "gpu"; switch: the test hook's
+ * environment variable that, set to 0, switches it off, "policy FIELD"
+ * for a pass the policy's field switches, or empty). */
 TFLITE_GPU_EXPORT size_t tflite_gpu_describe_passes(char* buf, size_t size);
+/* The policy's fields: "name\tmin\tmax\tvalues\tscope\thelp" per field
+ * (values: names joined by "|", or empty for numbers; scope "partition" or
+ * "device"), then "rule\tROW\tfield=value,..." per row of the rule table. */
+TFLITE_GPU_EXPORT size_t tflite_gpu_describe_policy(char* buf, size_t size);
+/* Every environment variable the library reads: "name\tuser|override|test\twhat". */
+TFLITE_GPU_EXPORT size_t tflite_gpu_describe_env(char* buf, size_t size);
 
 /* Test hooks. Live OpenCL objects (created minus released) per kind,
  * program builds, and host allocations of the library's own code. */
@@ -139,7 +156,7 @@ TFLITE_GPU_EXPORT int tflite_gpu_debug_counters(TfLiteGpuDebugCounters* out);
  * kind; 0, or -1 when malformed or the build lacks FAULT_INJECTION=1. */
 TFLITE_GPU_EXPORT int tflite_gpu_fault_inject(const char* spec);
 /* Command buffers alive, and replays enqueued, since the library loaded
- * (cmdbuf.c; TFLITE_GPU_COMMAND_BUFFER=1 turns the replay on). */
+ * (cmdbuf.c; policy command_buffer=1 turns the replay on). */
 TFLITE_GPU_EXPORT int tflite_gpu_debug_command_buffers(int64_t* live, int64_t* replays);
 
 /* cffi-end */

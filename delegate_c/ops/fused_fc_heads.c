@@ -49,7 +49,7 @@ static int encode_fc_heads(Encoder* ex, int node) {
   free(b);
   if (rc) return -1;
   KernelVariant v;
-  select_fc_heads(ex->dev, &ex->g, n, &v);
+  select_fc_heads(&ex->target, &ex->g, n, &v);
   KernelRef kr = ex_dispatch_variant(ex, &v, node);
   if (!kr) return -1;
   KArgs a = {kr, 0, CL_SUCCESS, 0};

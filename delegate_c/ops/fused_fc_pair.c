@@ -16,7 +16,7 @@ static int encode_fc_pair(Encoder* ex, int node) {
       upload_dense_weights(ex, &ex->g.tensors[n->p.conv.weights], mid[GD_C], b2, &w2, &c2))
     return -1;
   KernelVariant v;
-  select_fc_pair(ex->dev, &ex->g, n, &v);
+  select_fc_pair(&ex->target, &ex->g, n, &v);
   KernelRef k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};

@@ -75,7 +75,7 @@ static int encode_batch_matmul(Encoder* ex, int node) {
   const int* d = dst->shape;
   int adj_x = n->p.matmul.adj_x, adj_y = n->p.matmul.adj_y;
   KernelVariant v;
-  select_batch_matmul(ex->dev, &ex->g, n, &v);
+  select_batch_matmul(&ex->target, &ex->g, n, &v);
   KernelRef k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};

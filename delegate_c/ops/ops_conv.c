@@ -291,7 +291,7 @@ static int encode_conv2d(Encoder* ex, int node) {
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* bias = n->p.conv.bias >= 0 ? &ex->g.tensors[n->p.conv.bias] : NULL;
   KernelVariant v;
-  select_conv2d(ex->dev, &ex->g, n, &v);
+  select_conv2d(&ex->target, &ex->g, n, &v);
   /* The input_direct pass keeps a source BHWC only with the GPU set (fuse.c). */
   if (src->bhwc && strcmp(v.kernel, "conv2d_bhwc_gpu") != 0)
     return ex_fail(ex, "%s cannot read a BHWC source", v.kernel);
@@ -305,7 +305,7 @@ static int encode_conv2d(Encoder* ex, int node) {
   if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.weights], src->shape[GD_C], bias, v.weight_block,
                                    &wm, &bm))
     return -1;
-  int chunk = strcmp(v.kernel, "conv2d_x4") == 0 ? select_conv_split(ex->dev, &ex->g, n) : 0;
+  int chunk = strcmp(v.kernel, "conv2d_x4") == 0 ? select_conv_split(&ex->target, &ex->g, n) : 0;
   if (chunk) return encode_conv_split(ex, node, &v, wm, bm, chunk);
   KernelRef k = dispatch_conv(ex, n, &v, node);
   return k ? set_conv_args(ex, k, n, &v, wm, bm, NULL) : -1;
@@ -342,7 +342,7 @@ static int encode_depthwise(Encoder* ex, int node) {
   cl_mem wm, bm;
   if (upload_depthwise(ex, n, &wm, &bm)) return -1;
   KernelVariant v;
-  select_depthwise(ex->dev, &ex->g, n, &v);
+  select_depthwise(&ex->target, &ex->g, n, &v);
   KernelRef k = dispatch_conv(ex, n, &v, node);
   return k ? set_conv_args(ex, k, n, &v, wm, bm, NULL) : -1;
 }
@@ -357,7 +357,7 @@ static int encode_dw_conv1x1(Encoder* ex, int node) {
   cl_mem dw[2], wm, bm;
   if (upload_depthwise(ex, n, &dw[0], &dw[1])) return -1;
   KernelVariant v;
-  select_dw_conv1x1(ex->dev, &ex->g, n, &v);
+  select_dw_conv1x1(&ex->target, &ex->g, n, &v);
   if (upload_dense_weights_blocked(ex, &ex->g.tensors[n->p.conv.pw_weights], src->shape[GD_C], bias,
                                    v.weight_block, &wm, &bm))
     return -1;
@@ -377,7 +377,7 @@ static int encode_pw_depthwise(Encoder* ex, int node) {
       upload_dense_weights(ex, &ex->g.tensors[n->p.conv.first_weights], src->shape[GD_C], bias, &pw[0], &pw[1]))
     return -1;
   KernelVariant v;
-  select_pw_depthwise(ex->dev, &ex->g, n, &v);
+  select_pw_depthwise(&ex->target, &ex->g, n, &v);
   KernelRef k = dispatch_conv(ex, n, &v, node);
   return k ? set_conv_args(ex, k, n, &v, wm, bm, pw) : -1;
 }

@@ -163,7 +163,7 @@ static int encode_binary(Encoder* ex, int node) {
   int per_channel_b = sb[GD_B] == 1 && sb[GD_H] == 1 && sb[GD_W] == 1 && sb[GD_C] == dst->shape[GD_C];
   if (same_a && (same_b || per_channel_b)) {
     KernelVariant v;
-    select_binary_rows(ex->dev, dst->shape, &v);
+    select_binary_rows(&ex->target, dst->shape, &v);
     size_t items = v.total;
     KernelRef k = ex_dispatch_variant(ex, &v, node);
     if (!k) return -1;

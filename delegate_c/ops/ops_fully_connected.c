@@ -147,9 +147,9 @@ static int encode_fully_connected(Encoder* ex, int node) {
   const GTensor* src = &ex->g.tensors[n->inputs[0]];
   const GTensor* dst = &ex->g.tensors[n->outputs[0]];
   KernelVariant v;
-  int chunk = select_fc_split(ex->dev, &ex->g, n);
+  int chunk = select_fc_split(&ex->target, &ex->g, n);
   if (chunk) return encode_split(ex, node, wm, bm, chunk);
-  select_fully_connected(ex->dev, &ex->g, n, &v);
+  select_fully_connected(&ex->target, &ex->g, n, &v);
   KernelRef k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};

@@ -167,7 +167,7 @@ static int encode_reduce(Encoder* ex, int node) {
   cl_mem addend = n->num_inputs > 1 ? ex_tensor_mem(ex, n->inputs[1]) : NULL;
   if (n->num_inputs > 1 && !addend) return -1;
   KernelVariant v, sum;
-  if (select_reduce_split(ex->dev, &ex->g, n)) {
+  if (select_reduce_split(&ex->target, &ex->g, n)) {
     /* Over W into a scratch row per (batch, row, slice), then over H. A
      * MEAN of row means is the MEAN (every row has W values); the
      * activation (a global pool's) goes on the second. */
@@ -180,9 +180,9 @@ static int encode_reduce(Encoder* ex, int node) {
     v = variant_1d("reduce.cl", "reduce", phwc4_items(ds));
     return reduce_launch(ex, node, &v, rows, NULL, dst, mid, ds, over_h, n->act);
   }
-  int chunk, chunks = select_reduce_chunks(ex->dev, &ex->g, n, &chunk, &v, &sum);
+  int chunk, chunks = select_reduce_chunks(&ex->target, &ex->g, n, &chunk, &v, &sum);
   if (chunks) return reduce_chunked(ex, node, &v, &sum, chunk, chunks, src, addend, dst);
-  select_reduce(ex->dev, &ex->g, n, &v);
+  select_reduce(&ex->target, &ex->g, n, &v);
   /* The activation is NONE but for a global pool's (ops_pool.c). */
   return reduce_launch(ex, node, &v, src, addend, dst, ss, ds, n->p.reduce.axes, n->act);
 }

@@ -88,7 +88,7 @@ static int encode_resize_bilinear(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* d = ex->g.tensors[n->outputs[0]].shape;
   KernelVariant v;
-  select_resize_bilinear(ex->dev, d, &v);
+  select_resize_bilinear(&ex->target, d, &v);
   size_t items = v.total;
   KernelRef k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;

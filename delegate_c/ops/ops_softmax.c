@@ -42,7 +42,7 @@ static int encode_softmax(Encoder* ex, int node) {
   const GNode* n = &ex->g.nodes[node];
   const int* s = ex->g.tensors[n->inputs[0]].shape;
   KernelVariant v;
-  select_softmax(ex->dev, &ex->g, n, &v);
+  select_softmax(&ex->target, &ex->g, n, &v);
   KernelRef k = ex_dispatch_variant(ex, &v, node);
   if (!k) return -1;
   KArgs a = {k, 0, CL_SUCCESS, 0};

@@ -6,9 +6,9 @@
 #ifndef TFLITE_GPU_FUSE_H
 #define TFLITE_GPU_FUSE_H
 
-#include "cl/cl_device.h"
 #include "model/graph.h"
 #include "passes/mixed_storage.h"
+#include "select/selectors.h"
 
 /* The passes, in the order they run (kFusePasses has one entry each). */
 typedef enum FusePassId {
@@ -51,8 +51,9 @@ typedef struct FuseStage {
   int num_outputs;
   unsigned passes;     /* FUSE_PASS_BIT of each pass to run (fuse_passes_for) */
   int fp16;            /* FP16 storage: mixed_storage runs */
-  int vm;              /* execution=stepped or persistent (mixed_storage_apply) */
-  int vm_fine;         /* the VM's fine bodies (select_vm_fine): dw_1x1 makes conv2d_x4_dw */
+  /* The device and the partition's policy: its execution (mixed_storage_apply),
+   * the VM's fine bodies (dw_1x1 makes conv2d_x4_dw) and the passes' bounds. */
+  const SelectTarget* target;
   const char* float_outputs; /* per output, kept on float storage (mixed_storage.h); NULL: none */
   char* dead;          /* per node, while the node passes run: removed */
   int counts[FUSE_NUM_PASSES]; /* out: what each pass did (nodes fused, folded, marked) */
@@ -63,20 +64,22 @@ typedef struct FusePass {
   const char* name;    /* as explain --passes prints it */
   const char* matches; /* what it rewrites, one line */
   int kernel_sets;     /* FUSE_KSETS_* */
-  const char* hook;    /* set to 0, switches the pass off; NULL: always on */
-  int (*device_allows)(const GpuDevice* dev); /* beyond the kernel set; NULL: nothing */
+  const char* hook;    /* a test hook: set to 0, switches the pass off; NULL: none */
+  int policy_field;    /* a device's choice (select/policy.h POL_*) that switches it off at 0; -1: none */
+  int (*device_allows)(const SelectTarget* t); /* beyond the kernel set; NULL: nothing */
   int (*run)(FuseStage* s); /* what it did, -1 on out of memory; NULL: an option of the pass before */
 } FusePass;
 
 extern const FusePass kFusePasses[FUSE_NUM_PASSES];
 
-/* The passes that run on this device: its kernel set's, those its limits
- * allow, less those switched off by their hooks. */
-unsigned fuse_passes_for(const GpuDevice* dev);
+/* The passes that run on this device with this policy: its kernel set's,
+ * those its limits allow, less those the policy or a test hook switches off. */
+unsigned fuse_passes_for(const SelectTarget* t);
 /* Runs s->passes of the table in order on s->g; s->counts gets what each
  * did. Returns the total, or -1 on out of memory. */
 int fuse_graph(FuseStage* s);
-/* The table as text, one pass a line: "name\tkernel sets\thook\tmatches". */
+/* The table as text, one pass a line: "name\tkernel sets\tswitch\tmatches"
+ * (switch: the test hook's variable, or "policy FIELD"). */
 size_t fuse_passes_text(char* buf, size_t size);
 
 #endif

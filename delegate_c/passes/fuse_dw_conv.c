@@ -1,11 +1,9 @@
 /* See fuse_dw_conv.h. */
 #include "passes/fuse_dw_conv.h"
-#include "util/env_hooks.h"
 
 #include <stdlib.h>
 
-int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead, int x4) {
-  long bound = env_long("TFLITE_GPU_DW_1X1_MAX_TAPS", GD_DW_1X1_MAX_ITEM_TAPS);
+int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead, int x4, long bound) {
   int fused = 0;
   for (int k = 0; k < g->num_nodes; ++k) {
     GNode* dw = &g->nodes[k];

@@ -14,9 +14,9 @@
  * depthwise's input and parameters (graph.h, conv.pw_*), the depthwise is
  * marked in dead[] and reads nothing. outputs: graph tensors read back by
  * the runtime, never fused away. x4: the pair runs as conv2d_x4_dw (the
- * VM's fine bodies), whose taps the bound holds. Test hook:
- * TFLITE_GPU_DW_1X1_MAX_TAPS=N stands for the bound. Returns the number of
- * nodes removed. */
-int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead, int x4);
+ * VM's fine bodies), whose taps the bound holds: at most `bound` taps per
+ * work-item (policy dw_1x1_max_taps; select/conv_geometry.h). Returns the
+ * number of nodes removed. */
+int fuse_dw_conv(Graph* g, const int* outputs, int num_outputs, char* dead, int x4, long bound);
 
 #endif

@@ -1,6 +1,5 @@
 /* See fuse_pw_dw.h. */
 #include "passes/fuse_pw_dw.h"
-#include "util/env_hooks.h"
 
 #include <stdlib.h>
 
@@ -39,8 +38,7 @@ static int take_mean(Graph* g, int k, const int* outputs, int num_outputs, char*
   return 1;
 }
 
-int fuse_pw_dw(Graph* g, const int* outputs, int num_outputs, char* dead) {
-  long bound = env_long("TFLITE_GPU_PW_DW_MAX_LOADS", GD_PW_DW_MAX_ITEM_LOADS);
+int fuse_pw_dw(Graph* g, const int* outputs, int num_outputs, char* dead, long bound) {
   int fused = 0;
   for (int k = 0; k < g->num_nodes; ++k) {
     GNode* pw = &g->nodes[k];

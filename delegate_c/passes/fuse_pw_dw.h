@@ -25,9 +25,9 @@
  * that alone reads the depthwise, at batch 1 where one band holds the
  * whole tensor, goes too: the group averages its slice (conv.mean_of;
  * hand_landmark's last block, 7x7x1,152, then its heads). outputs: graph
- * tensors read back by the runtime, never fused away. Test hook:
- * TFLITE_GPU_PW_DW_MAX_LOADS=N stands for the bound. Returns the number of
- * nodes removed. */
-int fuse_pw_dw(Graph* g, const int* outputs, int num_outputs, char* dead);
+ * tensors read back by the runtime, never fused away. bound: the most
+ * 1x1 source loads per work-item (policy pw_dw_max_loads). Returns the
+ * number of nodes removed. */
+int fuse_pw_dw(Graph* g, const int* outputs, int num_outputs, char* dead, long bound);
 
 #endif

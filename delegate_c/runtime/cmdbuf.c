@@ -6,7 +6,6 @@
 #include "runtime/executor.h"
 #include "gpu_delegate.h"
 #include "gpu_delegate_introspection.h"
-#include "util/env_hooks.h"
 
 /* Test hooks: command buffers alive, and replays enqueued, since load. */
 static long g_live, g_replays;
@@ -39,13 +38,6 @@ typedef struct CmdBufApi {
   NDRangeFn ndrange;
 } CmdBufApi;
 
-/* Opt-in: on PoCL 3.1 (2 CPU cores) the replay measured no faster than
- * enqueueing each kernel (docs/benchmarks/small-models.md): its
- * clEnqueueCommandBufferKHR re-creates every recorded command per replay,
- * so the host work per kernel stays. */
-int cmdbuf_enabled(void) {
-  return env_flag("TFLITE_GPU_COMMAND_BUFFER", 0);
-}
 
 /* The entry points for a platform; 0 when any is missing. */
 static int load_api(cl_platform_id p, CmdBufApi* api) {
@@ -72,7 +64,12 @@ static int queue_fits(const GpuDevice* dev) {
 int cmdbuf_record(Executor* ex) {
   GpuDevice* dev = ex->enc.dev;
   if (ex->replay) return 1;
-  if (!dev->caps.command_buffer || ex->events || ex->enc.num_dispatches == 0 || !cmdbuf_enabled()) return 0;
+  /* Policy command_buffer, off by rule: on PoCL 3.1 (2 CPU cores) the replay
+   * measured no faster than enqueueing each kernel (docs/benchmarks/small-models.md):
+   * its clEnqueueCommandBufferKHR re-creates every recorded command per replay. */
+  if (!dev->caps.command_buffer || ex->events || ex->enc.num_dispatches == 0 ||
+      !ex->enc.target.pol.v[POL_COMMAND_BUFFER])
+    return 0;
   CmdBufApi api;
   if (!load_api(dev->platform, &api) || !queue_fits(dev)) return 0;
   cl_int rc;

@@ -3,8 +3,8 @@
  * Optional everywhere: a device without the extension, a loader or driver
  * missing one of its functions, a queue whose properties the extension
  * refuses or a profiling queue (per-kernel events) keep the per-kernel
- * enqueue path, and so does the default: TFLITE_GPU_COMMAND_BUFFER=1 turns
- * the replay on (it measured no gain on PoCL, see cmdbuf.c). */
+ * enqueue path, and so does a policy without command_buffer (the rule's
+ * everywhere: it measured no gain on PoCL, see cmdbuf.c). */
 #ifndef TFLITE_GPU_CMDBUF_H
 #define TFLITE_GPU_CMDBUF_H
 
@@ -20,7 +20,5 @@ int cmdbuf_record(Executor* ex);
 /* Enqueues the recorded buffer on the device queue. */
 cl_int cmdbuf_enqueue(Executor* ex);
 void cmdbuf_release(Executor* ex);
-/* Whether TFLITE_GPU_COMMAND_BUFFER=1 asks for the replay (unset: no). */
-int cmdbuf_enabled(void);
 
 #endif

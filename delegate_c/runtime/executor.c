@@ -126,7 +126,7 @@ static int plan_memory(Executor* ex) {
 static int convert_out(Executor* ex, int tensor, cl_mem dst, size_t dst_offset) {
   const GTensor* t = &ex->enc.g.tensors[tensor];
   KernelVariant v;
-  select_boundary(ex->enc.dev, t->shape, 0, &v);
+  select_boundary(&ex->enc.target, t->shape, 0, &v);
   ex->enc.boundary_fp32 = t->fp32;
   KernelRef k = ex_dispatch_variant(&ex->enc, &v, -1);
   ex->enc.boundary_fp32 = 0;
@@ -216,7 +216,7 @@ static int add_conversion(Executor* ex, BoundaryTensor* b, int to_device) {
    * by kernel set); the typed and quantized ones move one float4. */
   if (!quant && !typed && !to_device) return convert_out(ex, b->tensor, b->staging, 0);
   KernelVariant v = variant_1d("layout.cl", name, phwc4_items(t->shape));
-  if (!quant && !typed) select_boundary(ex->enc.dev, t->shape, to_device, &v);
+  if (!quant && !typed) select_boundary(&ex->enc.target, t->shape, to_device, &v);
   size_t items = v.total;
   ex->enc.boundary_fp32 = t->fp32;
   KernelRef k = ex_dispatch_variant(&ex->enc, &v, -1);
@@ -263,16 +263,17 @@ static int add_assembled(Executor* ex, BoundaryTensor* b) {
 static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs, char* err,
                  size_t errlen);
 
-int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs, char* err,
-                   size_t errlen) {
-  return executor_build_tuned(ex, dev, g, outputs, num_outputs, NULL, 0, NULL, NULL, err, errlen);
+int executor_build(Executor* ex, GpuDevice* dev, const Policy* policy, Graph* g, const int* outputs, int num_outputs,
+                   char* err, size_t errlen) {
+  return executor_build_tuned(ex, dev, policy, g, outputs, num_outputs, NULL, 0, NULL, NULL, err, errlen);
 }
 
-int executor_build_tuned(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs,
-                         const signed char* tune, int tune_len, const VmStrategy* vm_run,
+int executor_build_tuned(Executor* ex, GpuDevice* dev, const Policy* policy, Graph* g, const int* outputs,
+                         int num_outputs, const signed char* tune, int tune_len, const VmStrategy* vm_run,
                          const VmProgramCache* vm_cache, char* err, size_t errlen) {
   memset(ex, 0, sizeof(*ex));
   ex->vm_run = vm_run;
+  ex->enc.target = (SelectTarget){&dev->caps, *policy, dev->fp16};
   if (vm_cache) ex->vm_cache = *vm_cache;
   ex->enc.tune = tune;
   ex->enc.tune_len = tune_len;
@@ -291,11 +292,12 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
   ex->enc.errlen = errlen;
   if (errlen) err[0] = '\0'; /* karg_done tells a failed upload by a set error */
   Graph* gr = &ex->enc.g;
-  int vm = (dev->execution == GD_EXEC_STEPPED || dev->execution == GD_EXEC_PERSISTENT) && ex->vm_run;
+  int execution = (int)ex->enc.target.pol.v[POL_EXECUTION];
+  int vm = policy_vm(&ex->enc.target.pol) && ex->vm_run;
   ex->enc.record_buffers = vm; /* the VM packs them into one arena (vm/vm.c) */
   /* Inside one persistent launch no activation may reuse another's memory:
    * a group could read a line it cached before another group rewrote it. */
-  ex->no_reuse = dev->execution == GD_EXEC_PERSISTENT || (vm && ex->vm_run->guard_bytes());
+  ex->no_reuse = execution == GD_EXEC_PERSISTENT || (vm && ex->vm_run->guard_bytes());
 
   /* Partition inputs: runtime tensors read by a node but written by none. */
   char* written = calloc((size_t)gr->num_tensors + 1, 1);
@@ -361,7 +363,7 @@ static int build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int
     BoundaryTensor* b = &ex->outputs[k];
     rc = output_assembled(gr, b->tensor) ? add_assembled(ex, b) : add_conversion(ex, b, 0);
   }
-  if (rc || (vm && ex->vm_run->plan(ex, dev->execution))) return -1;
+  if (rc || (vm && ex->vm_run->plan(ex, execution))) return -1;
   ex_drop_records(&ex->enc);
   if (ex_finish_dispatches(&ex->enc) || (ex->vm && ex->vm_run->finish(ex))) return -1;
   pinned_staging_attach(ex);
@@ -495,24 +497,29 @@ static int read_outputs(Executor* ex, TfLiteContext* ctx) {
   return 0;
 }
 
-int executor_time(Executor* ex, int reps, double* best_us, char* err, size_t errlen) {
+int executor_time(Executor* ex, int reps, unsigned char* const* inputs, double* median_us, char* err, size_t errlen) {
   ex->enc.err = err;
   ex->enc.errlen = errlen;
   cl_command_queue q = ex->enc.dev->queue;
   size_t most = 1;
   for (int k = 0; k < ex->num_inputs; ++k) most = ex->inputs[k].bytes > most ? ex->inputs[k].bytes : most;
   for (int k = 0; k < ex->num_outputs; ++k) most = ex->outputs[k].bytes > most ? ex->outputs[k].bytes : most;
-  /* Zero inputs: every element type reads them as a plain value (no NaN
-   * or denormal slow paths on CPU devices). */
+  /* Without inputs, zeros: every element type reads them as a plain value.
+   * host also receives the outputs. */
   unsigned char* host = calloc(1, most);
   if (!host) return ex_fail(&ex->enc, "out of memory");
-  *best_us = -1;
+  enum { MAX_REPS = 15 };
+  double runs[MAX_REPS];
+  if (reps > MAX_REPS) reps = MAX_REPS;
+  if (reps < 1) reps = 1;
+  *median_us = -1;
   cl_int rc = CL_SUCCESS;
   for (int r = 0; r <= reps && rc == CL_SUCCESS; ++r) { /* r = 0 warms up: first launches compile on some drivers */
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int k = 0; k < ex->num_inputs && rc == CL_SUCCESS; ++k)
-      rc = cl.clEnqueueWriteBuffer(q, ex->inputs[k].staging, CL_FALSE, 0, ex->inputs[k].bytes, host, 0, NULL, NULL);
+      rc = cl.clEnqueueWriteBuffer(q, ex->inputs[k].staging, CL_FALSE, 0, ex->inputs[k].bytes,
+                                   inputs ? inputs[k] : host, 0, NULL, NULL);
     if (rc == CL_SUCCESS) rc = executor_enqueue(ex);
     for (int k = 0; k < ex->num_outputs && rc == CL_SUCCESS; ++k)
       rc = cl.clEnqueueReadBuffer(q, ex->outputs[k].staging, CL_FALSE, 0, ex->outputs[k].bytes, host, 0, NULL, NULL);
@@ -520,11 +527,17 @@ int executor_time(Executor* ex, int reps, double* best_us, char* err, size_t err
     executor_waited(ex);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-3;
-    if (r > 0 && (*best_us < 0 || us < *best_us)) *best_us = us;
+    if (r > 0) runs[r - 1] = us;
   }
   if (rc != CL_SUCCESS) cl.clFinish(q); /* the reads must not outlive host */
   free(host);
   if (rc != CL_SUCCESS) return ex_fail(&ex->enc, "timing the partition: %s", cl_error_name(rc));
+  for (int i = 1; i < reps; ++i) /* insertion sort: a handful of runs */
+    for (int j = i; j > 0 && runs[j] < runs[j - 1]; --j) {
+      double t = runs[j];
+      runs[j] = runs[j - 1], runs[j - 1] = t;
+    }
+  *median_us = reps % 2 ? runs[reps / 2] : 0.5 * (runs[reps / 2 - 1] + runs[reps / 2]);
   return 0;
 }
 

@@ -82,10 +82,11 @@ typedef struct Executor {
   VmProgramCache vm_cache;
 } Executor;
 
-/* Takes ownership of g. Plans memory, uploads constants, builds kernels.
- * Call with dev->mutex held. */
-int executor_build(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs, char* err,
-                   size_t errlen);
+/* Takes ownership of g. Plans memory, uploads constants, builds kernels,
+ * as the policy says (its execution and kernel set among the rest). Call
+ * with dev->mutex held. */
+int executor_build(Executor* ex, GpuDevice* dev, const Policy* policy, Graph* g, const int* outputs, int num_outputs,
+                   char* err, size_t errlen);
 /* Copies inputs in, runs every dispatch, copies outputs back. Call with
  * dev->mutex held. */
 int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen);
@@ -93,13 +94,17 @@ int executor_invoke(Executor* ex, TfLiteContext* ctx, char* err, size_t errlen);
  * work-group is scaled by 2^tune[i] (a fixed group only shrinks); the VM
  * (vm_run, or NULL: kernels whatever the device's execution) and vm_cache
  * (or NULL) to load the VM program from the kernel cache. */
-int executor_build_tuned(Executor* ex, GpuDevice* dev, Graph* g, const int* outputs, int num_outputs,
-                         const signed char* tune, int tune_len, const VmStrategy* vm_run,
+int executor_build_tuned(Executor* ex, GpuDevice* dev, const Policy* policy, Graph* g, const int* outputs,
+                         int num_outputs, const signed char* tune, int tune_len, const VmStrategy* vm_run,
                          const VmProgramCache* vm_cache, char* err, size_t errlen);
-/* Runs the partition reps times after one warm-up run, inputs zero, and
- * sets best_us to the fastest run's wall time: input writes, every
- * dispatch and output reads (partition_cost.c). Call with dev->mutex held. */
-int executor_time(Executor* ex, int reps, double* best_us, char* err, size_t errlen);
+/* Runs the partition reps (at most 15) times after one warm-up run on
+ * inputs[k] (one host buffer per input, as probe_inputs makes; NULL: zero
+ * inputs, which on PoCL ran the persistent VM 4-10% faster than the seeded
+ * ones against 3-4% for kernels, docs/benchmarks/policy-pocl-2026-12-02.md),
+ * and sets median_us to the median run's wall time: input writes,
+ * every dispatch and output reads (partition_cost.c, the tuner): the typical
+ * invoke, not a lucky one. Call with dev->mutex held. */
+int executor_time(Executor* ex, int reps, unsigned char* const* inputs, double* median_us, char* err, size_t errlen);
 /* The launches of one run, nothing else (timing, fp16_guard's probes);
  * call executor_waited after the wait. A CL error. */
 cl_int executor_enqueue(Executor* ex);

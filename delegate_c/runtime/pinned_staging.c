@@ -1,12 +1,8 @@
 #include "runtime/pinned_staging.h"
-#include "util/env_hooks.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int pinned_staging_wanted(const GpuDevice* dev) {
-  return env_flag("TFLITE_GPU_PINNED_STAGING", !dev->caps.is_cpu);
-}
 
 static void pin(Executor* ex, BoundaryTensor* b) {
   cl_int rc = CL_SUCCESS;
@@ -24,7 +20,7 @@ static void pin(Executor* ex, BoundaryTensor* b) {
 }
 
 void pinned_staging_attach(Executor* ex) {
-  if (!pinned_staging_wanted(ex->enc.dev)) return;
+  if (!ex->enc.target.pol.v[POL_PINNED_STAGING]) return;
   for (int k = 0; k < ex->num_inputs; ++k) pin(ex, &ex->inputs[k]);
   for (int k = 0; k < ex->num_outputs; ++k) pin(ex, &ex->outputs[k]);
 }

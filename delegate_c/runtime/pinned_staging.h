@@ -12,13 +12,9 @@
 
 #include "runtime/executor.h"
 
-/* Whether boundaries on this device are staged through pinned memory: GPUs
- * (and other non-CPU devices) only, since a CPU device's buffers already
- * are host memory and the copy would only add work. Test hook:
- * TFLITE_GPU_PINNED_STAGING=1 turns it on for any device, =0 off. */
-int pinned_staging_wanted(const GpuDevice* dev);
-
-/* Gives every input and output of a built executor its mapped pinned
+/* With the policy's pinned_staging (by rule on GPUs only: a CPU device's
+ * buffers already are host memory and the copy would only add work),
+ * gives every input and output of a built executor its mapped pinned
  * buffer. A boundary whose buffer cannot be made or mapped (a driver
  * without ALLOC_HOST_PTR, memory pressure) keeps plain pageable transfers:
  * never an error. */

@@ -95,19 +95,19 @@ static void cpu_depthwise(const Graph* g, const GNode* n, KernelVariant* v, int 
   v->heavy = 1;
 }
 
-void select_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+void select_conv2d(const SelectTarget* t, const Graph* g, const GNode* n, KernelVariant* v) {
   /* The VM's tiles: not through a PRELU (no such tiled kernel), nor where
    * a conv of few tiles splits its reduction (select_conv_split). */
-  if (select_vm_tiles(dev) && !n->p.conv.prelu_input && !select_conv_split(dev, g, n) && select_gpu_conv2d(dev, g, n, v, 1))
+  if (select_vm_tiles(t) && !n->p.conv.prelu_input && !select_conv_split(t, g, n) && select_gpu_conv2d(t, g, n, v, 1))
     return;
-  if (dev->kernel_set != GD_KSET_GPU || !select_gpu_conv2d(dev, g, n, v, 0)) cpu_conv2d(g, n, v, select_vm_fine(dev));
+  if (t->pol.v[POL_KERNEL_SET] != GD_KSET_GPU || !select_gpu_conv2d(t, g, n, v, 0)) cpu_conv2d(g, n, v, select_vm_fine(t));
 }
 
 /* The GPU set: dw_conv2d_1x1_gpu; the VM on a GPU (the dw_1x1 pass runs
  * there too, fuse.c): conv.cl's conv2d_x4_dw, over conv2d_x4's work-items. */
-void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
-  if (select_vm_tiles(dev) && select_gpu_conv2d(dev, g, n, v, 1)) return;
-  if (dev->kernel_set == GD_KSET_GPU && !select_vm_fine(dev) && select_gpu_conv2d(dev, g, n, v, 0)) return;
+void select_dw_conv1x1(const SelectTarget* t, const Graph* g, const GNode* n, KernelVariant* v) {
+  if (select_vm_tiles(t) && select_gpu_conv2d(t, g, n, v, 1)) return;
+  if (t->pol.v[POL_KERNEL_SET] == GD_KSET_GPU && !select_vm_fine(t) && select_gpu_conv2d(t, g, n, v, 0)) return;
   const int* ds = g->tensors[n->outputs[0]].shape;
   int tiled[4] = {ds[GD_B], ds[GD_H], (ds[GD_W] + 3) / 4, ds[GD_C]};
   *v = variant_1d("conv.cl", "conv2d_x4_dw", phwc4_items(tiled));
@@ -116,9 +116,9 @@ void select_dw_conv1x1(const GpuDevice* dev, const Graph* g, const GNode* n, Ker
   v->form = CONV_ARGS_DW_1X1;
 }
 
-void select_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+void select_depthwise(const SelectTarget* t, const Graph* g, const GNode* n, KernelVariant* v) {
   /* The multiplier kernel already runs one output float4 per work-item. */
-  int vm = select_vm_tiles(dev);
-  if ((dev->kernel_set == GD_KSET_GPU || vm) && select_gpu_depthwise(dev, g, n, v, vm)) return;
-  cpu_depthwise(g, n, v, select_vm_fine(dev));
+  int vm = select_vm_tiles(t);
+  if ((t->pol.v[POL_KERNEL_SET] == GD_KSET_GPU || vm) && select_gpu_depthwise(t, g, n, v, vm)) return;
+  cpu_depthwise(g, n, v, select_vm_fine(t));
 }

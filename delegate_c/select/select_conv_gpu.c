@@ -20,8 +20,8 @@ static size_t convg_local_bytes(size_t lx, size_t ly) {
 }
 
 /* Whether the device runs work-groups of lx x ly with `bytes` of __local memory. */
-static int fits(const GpuDevice* dev, size_t lx, size_t ly, size_t bytes) {
-  const GpuCaps* c = &dev->caps;
+static int fits(const SelectTarget* t, size_t lx, size_t ly, size_t bytes) {
+  const GpuCaps* c = t->caps;
   return c->max_work_group >= lx * ly && c->max_item[0] >= lx && c->max_item[1] >= ly && c->local_mem >= bytes;
 }
 
@@ -39,15 +39,15 @@ static int fits(const GpuDevice* dev, size_t lx, size_t ly, size_t bytes) {
  * or AMD warp: smaller groups would leave most of a SIMD unit idle. */
 #define OCC_MIN_GROUP 16
 
-size_t select_occupancy_target(const GpuDevice* dev) {
+size_t select_occupancy_target(const SelectTarget* t) {
   /* Test hook: TFLITE_GPU_COMPUTE_UNITS=N stands for the device's count,
    * on any device (the op sweep runs the smaller groups on PoCL). */
   long n = env_long("TFLITE_GPU_COMPUTE_UNITS", 0);
   if (n > 0) return (size_t)n * OCC_GROUPS_PER_UNIT;
   /* A CPU's units are its cores, each running whole groups over its SIMD
    * lanes: nothing to fill, and PoCL compiles each new group size. */
-  if (dev->caps.is_cpu) return 0;
-  return (size_t)dev->caps.compute_units * OCC_GROUPS_PER_UNIT;
+  if (t->caps->is_cpu) return 0;
+  return (size_t)t->caps->compute_units * OCC_GROUPS_PER_UNIT;
 }
 
 /* Work-groups of an lx x ly group over nx x ny x nz work-items. */
@@ -62,9 +62,9 @@ static size_t launch_groups(size_t nx, size_t ny, size_t nz, size_t lx, size_t l
  * reaches the target with the largest group, else the one with the most
  * groups; ties go to the least padding, then the least __local memory
  * (conv: its tiles, local_bytes), then the widest x (coalescing). */
-static void occupancy_group(const GpuDevice* dev, size_t nx, size_t ny, size_t nz,
+static void occupancy_group(const SelectTarget* t, size_t nx, size_t ny, size_t nz,
                             size_t (*local_bytes)(size_t, size_t), size_t* lx, size_t* ly) {
-  size_t target = select_occupancy_target(dev);
+  size_t target = select_occupancy_target(t);
   size_t lx0 = *lx, ly0 = *ly, base = launch_groups(nx, ny, nz, lx0, ly0);
   if (!target || base >= target) return;
   size_t bx = lx0, by = ly0, bg = base, bpad = 0, bbytes = 0;
@@ -72,7 +72,7 @@ static void occupancy_group(const GpuDevice* dev, size_t nx, size_t ny, size_t n
   for (size_t x = lx0; x >= 1; x /= 2)
     for (size_t y = ly0; y >= 1; y /= 2) {
       size_t bytes = local_bytes ? local_bytes(x, y) : 0;
-      if (x * y < OCC_MIN_GROUP || !fits(dev, x, y, bytes)) continue;
+      if (x * y < OCC_MIN_GROUP || !fits(t, x, y, bytes)) continue;
       size_t g = launch_groups(nx, ny, nz, x, y);
       size_t pad = div_up(nx, x) * x * div_up(ny, y) * y - nx * ny;
       int better;
@@ -105,11 +105,11 @@ static void occupancy_group(const GpuDevice* dev, size_t nx, size_t ny, size_t n
  * DW_1X1_MIN_LX, and OCC_MIN_GROUP work-items) for more groups, which
  * leaves a work-item's depthwise loads as they are. */
 #define DW_1X1_MIN_LX 4 /* narrower, each work-item would load 32 / LX weight float4s per K step */
-static void dw_1x1_group(const GpuDevice* dev, size_t tiles, size_t blocks, size_t batch, size_t* lx, size_t* ly) {
+static void dw_1x1_group(const SelectTarget* t, size_t tiles, size_t blocks, size_t batch, size_t* lx, size_t* ly) {
   size_t x = CONVG_LX, y = (size_t)dw_1x1_rows((long)blocks);
-  while (y > 1 && !fits(dev, x, y, convg_local_bytes(x, y))) y /= 2;
-  if (!fits(dev, x, y, convg_local_bytes(x, y))) return; /* the default group stays */
-  size_t target = select_occupancy_target(dev);
+  while (y > 1 && !fits(t, x, y, convg_local_bytes(x, y))) y /= 2;
+  if (!fits(t, x, y, convg_local_bytes(x, y))) return; /* the default group stays */
+  size_t target = select_occupancy_target(t);
   while (target && launch_groups(tiles, blocks, batch, x, y) < target && x / 2 >= DW_1X1_MIN_LX &&
          (x / 2) * y >= OCC_MIN_GROUP &&
          launch_groups(tiles, blocks, batch, x / 2, y) > launch_groups(tiles, blocks, batch, x, y))
@@ -124,7 +124,7 @@ static void dw_1x1_group(const GpuDevice* dev, size_t tiles, size_t blocks, size
  * in groups of its own (dw_1x1_group). vm: a VM body (select_vm_tiles),
  * always the default group; 0 for outputs of one or two blocks, which
  * would leave rows of it idle (the fine bodies run those). */
-int select_gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v, int vm) {
+int select_gpu_conv2d(const SelectTarget* t, const Graph* g, const GNode* n, KernelVariant* v, int vm) {
   const int* ds = g->tensors[n->outputs[0]].shape;
   int fused = n->op == GOP_DW_CONV1X1;
   int gemm = fused || (n->p.conv.kh == 1 && n->p.conv.kw == 1 && n->p.conv.sx == 1 && n->p.conv.sy == 1 &&
@@ -134,12 +134,12 @@ int select_gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
   /* 16 x 4 by default; outputs of one or two blocks (<= 16 channels) would
    * leave half the rows of such a group idle, so they take 64 x 1. */
   size_t lx = blocks <= 2 && !vm ? 64 : CONVG_LX, ly = blocks <= 2 && !vm ? 1 : CONVG_LY;
-  if ((vm && blocks <= 2) || !fits(dev, lx, ly, convg_local_bytes(lx, ly))) return 0;
+  if ((vm && blocks <= 2) || !fits(t, lx, ly, convg_local_bytes(lx, ly))) return 0;
   size_t tiles = div_up(plane, CONVG_TP);
   if (fused && !vm)
-    dw_1x1_group(dev, tiles, blocks, (size_t)ds[GD_B], &lx, &ly);
+    dw_1x1_group(t, tiles, blocks, (size_t)ds[GD_B], &lx, &ly);
   else if (!vm) /* the VM keeps its group */
-    occupancy_group(dev, tiles, blocks, (size_t)ds[GD_B], convg_local_bytes, &lx, &ly);
+    occupancy_group(t, tiles, blocks, (size_t)ds[GD_B], convg_local_bytes, &lx, &ly);
   /* A source kept BHWC (input_direct.c) or scaled per channel
    * or upsampled (fuse_conv_source.c, 1x1s only) has its own kernel. */
   int bhwc = !fused && g->tensors[n->inputs[0]].bhwc, scaled = !fused && n->p.conv.scale_input;
@@ -174,13 +174,13 @@ int select_gpu_conv2d(const GpuDevice* dev, const Graph* g, const GNode* n, Kern
 /* The GPU set, with both of select_gpu_conv2d's default groups fitting, so that a
  * CONV_2D never falls back to the CPU set's kernels: what the fusion passes
  * that only the GPU set's kernels implement need (fuse.c). */
-int select_gpu_convs_always(const GpuDevice* dev) {
-  return dev->kernel_set == GD_KSET_GPU && fits(dev, 64, 1, convg_local_bytes(64, 1)) &&
-         fits(dev, CONVG_LX, CONVG_LY, convg_local_bytes(CONVG_LX, CONVG_LY));
+int select_gpu_convs_always(const SelectTarget* t) {
+  return t->pol.v[POL_KERNEL_SET] == GD_KSET_GPU && fits(t, 64, 1, convg_local_bytes(64, 1)) &&
+         fits(t, CONVG_LX, CONVG_LY, convg_local_bytes(CONVG_LX, CONVG_LY));
 }
 
 /* pw_depthwise_gpu's __local band (its group shrinks where it must). */
-int select_pw_depthwise_fits(const GpuDevice* dev) { return fits(dev, 16, 1, 16 * (PWDW_LOCAL + PWDW_WG)); }
+int select_pw_depthwise_fits(const SelectTarget* t) { return fits(t, 16, 1, 16 * (PWDW_LOCAL + PWDW_WG)); }
 
 /* pw_depthwise_gpu (depthwise_gpu.cl has the launch contract): a group of
  * PWDW_WG per band of output rows, slice and batch item; the bands as
@@ -188,8 +188,8 @@ int select_pw_depthwise_fits(const GpuDevice* dev) { return fits(dev, 16, 1, 16 
  * would compute their shared source rows more often, and the wide
  * depthwise these pairs have already make hundreds of groups from their
  * slices (1,152 channels: 288). */
-void select_pw_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
-  (void)dev;
+void select_pw_depthwise(const SelectTarget* t, const Graph* g, const GNode* n, KernelVariant* v) {
+  (void)t;
   const int* s = g->tensors[n->inputs[0]].shape;
   const int* d = g->tensors[n->p.conv.mean_of >= 0 ? n->p.conv.mean_of : n->outputs[0]].shape;
   int rows = pw_dw_band_rows(d[GD_H], s[GD_H], s[GD_W], n->p.conv.sy, n->p.conv.kh, n->p.conv.dy);
@@ -204,12 +204,12 @@ void select_pw_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, K
 /* The GPU set's depthwise (depthwise_gpu.cl): 0 where the device cannot
  * run its group or the multiplier is not 1 (the CPU set's kernels run
  * then). vm: a VM body, which keeps the default group. */
-int select_gpu_depthwise(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v, int vm) {
-  if (n->p.conv.multiplier != 1 || !fits(dev, DWG_LX, DWG_LY, 0)) return 0;
+int select_gpu_depthwise(const SelectTarget* t, const Graph* g, const GNode* n, KernelVariant* v, int vm) {
+  if (n->p.conv.multiplier != 1 || !fits(t, DWG_LX, DWG_LY, 0)) return 0;
   const int* ds = g->tensors[n->outputs[0]].shape;
   size_t so = (size_t)(ds[GD_C] + 3) / 4;
   size_t nx = div_up((size_t)ds[GD_W], DWG_TX), ny = (size_t)ds[GD_H], lx = DWG_LX, ly = DWG_LY;
-  if (!vm) occupancy_group(dev, nx, ny, so * (size_t)ds[GD_B], NULL, &lx, &ly); /* the VM: its group */
+  if (!vm) occupancy_group(t, nx, ny, so * (size_t)ds[GD_B], NULL, &lx, &ly); /* the VM: its group */
   *v = (KernelVariant){"depthwise_gpu.cl", "depthwise_gpu", "", 3,
                        {nx, ny, so * (size_t)ds[GD_B]},
                        {lx, ly, 1}, 0, 1, CONV_ARGS_GEOMETRY, 0, {"DWG_LX", "DWG_LY", NULL}, 0};

@@ -14,7 +14,6 @@
  * reduction (several groups per output and a second pass), new kernels. */
 #include <stdio.h>
 
-#include "util/env_hooks.h"
 #include "select/selectors.h"
 
 /* Reductions shorter than this many float4s stay one per work-item. */
@@ -22,11 +21,11 @@
 
 /* The work-group size for a reduction of n float4s: 64, or 256 for long
  * ones (two programs at most per file); 0 when the device cannot. */
-static size_t group_for(const GpuDevice* dev, size_t n) {
-  if (select_vm_group_bodies(dev)) return n >= WG_MIN_REDUCTION ? VM_GROUP_SIZE : 0;
-  if (dev->kernel_set != GD_KSET_GPU || n < WG_MIN_REDUCTION) return 0;
+static size_t group_for(const SelectTarget* t, size_t n) {
+  if (select_vm_group_bodies(t)) return n >= WG_MIN_REDUCTION ? VM_GROUP_SIZE : 0;
+  if (t->pol.v[POL_KERNEL_SET] != GD_KSET_GPU || n < WG_MIN_REDUCTION) return 0;
   size_t wg = n >= 1024 ? 256 : 64;
-  while (wg > dev->caps.max_work_group) wg /= 2;
+  while (wg > t->caps->max_work_group) wg /= 2;
   return wg >= 16 ? wg : 0;
 }
 
@@ -40,9 +39,9 @@ static void group_variant(const char* file, const char* kernel, size_t wg, size_
   v->global_in_groups = 1;
 }
 
-void select_fully_connected(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+void select_fully_connected(const SelectTarget* t, const Graph* g, const GNode* n, KernelVariant* v) {
   size_t items = phwc4_items(g->tensors[n->outputs[0]].shape);
-  size_t wg = group_for(dev, (size_t)(g->tensors[n->inputs[0]].shape[GD_C] + 3) / 4);
+  size_t wg = group_for(t, (size_t)(g->tensors[n->inputs[0]].shape[GD_C] + 3) / 4);
   if (wg)
     group_variant("fc_gpu.cl", "fully_connected_gpu", wg, items, v);
   else
@@ -51,27 +50,27 @@ void select_fully_connected(const GpuDevice* dev, const Graph* g, const GNode* n
 
 /* fc_gpu.cl's fc_pair_gpu: one work-group of 64 (VM_GROUP_SIZE) per batch
  * item (the rows it makes are a few hundred channels at most; fuse_fc_pair.c). */
-void select_fc_pair(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
-  (void)dev;
+void select_fc_pair(const SelectTarget* t, const Graph* g, const GNode* n, KernelVariant* v) {
+  (void)t;
   group_variant("fc_gpu.cl", "fc_pair_gpu", VM_GROUP_SIZE, (size_t)g->tensors[n->outputs[0]].shape[GD_B], v);
 }
 
 /* fc_gpu.cl's fc_heads_gpu: as fully_connected_gpu, one work-group per
  * output float4 of the heads laid end to end (fuse_fc_heads.c); a short
  * row still takes a group (16), since the heads share one launch. */
-void select_fc_heads(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+void select_fc_heads(const SelectTarget* t, const Graph* g, const GNode* n, KernelVariant* v) {
   size_t slices = 0;
   for (int h = 0; h < n->num_outputs; ++h) slices += (size_t)(g->tensors[n->outputs[h]].shape[GD_C] + 3) / 4;
-  size_t wg = group_for(dev, (size_t)(g->tensors[n->inputs[0]].shape[GD_C] + 3) / 4);
-  group_variant("fc_gpu.cl", "fc_heads_gpu", wg ? wg : select_vm_group_bodies(dev) ? VM_GROUP_SIZE : 16, slices, v);
+  size_t wg = group_for(t, (size_t)(g->tensors[n->inputs[0]].shape[GD_C] + 3) / 4);
+  group_variant("fc_gpu.cl", "fc_heads_gpu", wg ? wg : select_vm_group_bodies(t) ? VM_GROUP_SIZE : 16, slices, v);
 }
 
-void select_batch_matmul(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+void select_batch_matmul(const SelectTarget* t, const Graph* g, const GNode* n, KernelVariant* v) {
   const int* a = g->tensors[n->inputs[0]].shape;
   const int* d = g->tensors[n->outputs[0]].shape;
   int adj_x = n->p.matmul.adj_x, adj_y = n->p.matmul.adj_y;
   size_t depth = (size_t)(adj_x ? a[GD_W] : a[GD_C]);
-  size_t wg = group_for(dev, (depth + 3) / 4);
+  size_t wg = group_for(t, (depth + 3) / 4);
   if (wg) {
     group_variant("fc_gpu.cl", "batch_matmul_gpu", wg, phwc4_items(d), v);
     v->form = MATMUL_ARGS_GENERAL;
@@ -94,10 +93,10 @@ static size_t reduce_window(const Graph* g, const GNode* n) {
          (r[GD_C] ? (size_t)(s[GD_C] + 3) / 4 : 1);
 }
 
-void select_reduce(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+void select_reduce(const SelectTarget* t, const Graph* g, const GNode* n, KernelVariant* v) {
   size_t window = reduce_window(g, n);
   size_t items = phwc4_items(g->tensors[n->outputs[0]].shape);
-  size_t wg = group_for(dev, window);
+  size_t wg = group_for(t, window);
   if (wg)
     group_variant("reduce_gpu.cl", "reduce_gpu", wg, items, v);
   else
@@ -108,13 +107,13 @@ void select_reduce(const GpuDevice* dev, const Graph* g, const GNode* n, KernelV
  * VM on a GPU, selfie_segmentation's ten global average pools (up to
  * 128x128, 4 work-items) are why persistent ran 2.8x slower there than the
  * GPU set's kernels. Two passes, each a row's loop long: H x slices
- * work-items over W, then slices over H. A/B switch:
- * TFLITE_GPU_VM_SPLIT_REDUCE=0 keeps one pass. */
-int select_reduce_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
+ * work-items over W, then slices over H. Policy vm_split_reduce=0 keeps one
+ * pass. */
+int select_reduce_split(const SelectTarget* t, const Graph* g, const GNode* n) {
   const int* r = n->p.reduce.axes;
   const int* s = g->tensors[n->inputs[0]].shape;
-  return select_vm_fine(dev) && !select_vm_group_bodies(dev) && !r[GD_B] && r[GD_H] && r[GD_W] && !r[GD_C] && s[GD_H] > 1 &&
-         s[GD_H] * s[GD_W] >= 64 && env_flag("TFLITE_GPU_VM_SPLIT_REDUCE", 1);
+  return select_vm_fine(t) && !select_vm_group_bodies(t) && !r[GD_B] && r[GD_H] && r[GD_W] && !r[GD_C] && s[GD_H] > 1 &&
+         s[GD_H] * s[GD_W] >= 64 && t->pol.v[POL_VM_SPLIT_REDUCE];
 }
 
 /* reduce_gpu gives a work-group an output float4's whole window: on a GPU
@@ -123,15 +122,15 @@ int select_reduce_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
  * each work-item 64-256 loads long, while the other groups idled. Split
  * over chunks of the window, about one group per compute unit in all, each
  * chunk at least 4 float4s a work-item and at most 64 chunks (so that
- * reduce_gpu_sum's work-items take one partial each). A/B switch:
- * TFLITE_GPU_VM_SPLIT_REDUCE=0 keeps one phase. */
+ * reduce_gpu_sum's work-items take one partial each). Policy
+ * vm_split_reduce=0 keeps one phase. */
 #define REDUCE_SPLIT_MIN_PER_ITEM 16
-int select_reduce_chunks(const GpuDevice* dev, const Graph* g, const GNode* n, int* chunk, KernelVariant* part,
+int select_reduce_chunks(const SelectTarget* t, const Graph* g, const GNode* n, int* chunk, KernelVariant* part,
                          KernelVariant* sum) {
   size_t window = reduce_window(g, n);
   size_t outs = phwc4_items(g->tensors[n->outputs[0]].shape);
-  size_t groups = select_vm_lanes(dev) / VM_GROUP_SIZE;
-  if (!select_vm_group_bodies(dev) || !env_flag("TFLITE_GPU_VM_SPLIT_REDUCE", 1) ||
+  size_t groups = select_vm_lanes(t) / VM_GROUP_SIZE;
+  if (!select_vm_group_bodies(t) || !t->pol.v[POL_VM_SPLIT_REDUCE] ||
       window < REDUCE_SPLIT_MIN_PER_ITEM * VM_GROUP_SIZE || outs * 4 > groups)
     return 0;
   size_t chunks = groups / outs, most = window / (4 * VM_GROUP_SIZE);
@@ -149,22 +148,22 @@ int select_reduce_chunks(const GpuDevice* dev, const Graph* g, const GNode* n, i
 /* FULLY_CONNECTED in two phases over K (split_k.cl's
  * fully_connected_split and _sum): in the VM on a GPU, for fewer output
  * float4s than an eighth of the grid's work-items (select_vm_lanes) and an input
- * of VM_SPLIT_MIN_STEPS slices (512 channels) or more. hand_landmark_full's four heads
+ * of vm_split_min_steps slices (by rule 128: 512 channels) or more. hand_landmark_full's four heads
  * (1,152 inputs, 1-63 outputs) ran 1-16 work-items, each 288 slices long.
- * Chunks as select_split_chunk. 0: one pass; else the chunk, in slices. A/B switch:
- * TFLITE_GPU_VM_SPLIT_FC=0 keeps one pass. */
-int select_fc_split(const GpuDevice* dev, const Graph* g, const GNode* n) {
+ * Chunks as select_split_chunk. 0: one pass; else the chunk, in slices.
+ * Policy vm_split_fc=0 keeps one pass. */
+int select_fc_split(const SelectTarget* t, const Graph* g, const GNode* n) {
   int slices = (g->tensors[n->inputs[0]].shape[GD_C] + 3) / 4;
   size_t outs = phwc4_items(g->tensors[n->outputs[0]].shape);
-  if (!select_vm_fine(dev) || select_vm_group_bodies(dev) || slices < select_split_min_steps() || outs * 8 > select_vm_lanes(dev) || !env_flag("TFLITE_GPU_VM_SPLIT_FC", 1))
+  if (!select_vm_fine(t) || select_vm_group_bodies(t) || slices < select_split_min_steps(t) || outs * 8 > select_vm_lanes(t) || !t->pol.v[POL_VM_SPLIT_FC])
     return 0;
   return select_split_chunk(slices);
 }
 
-void select_softmax(const GpuDevice* dev, const Graph* g, const GNode* n, KernelVariant* v) {
+void select_softmax(const SelectTarget* t, const Graph* g, const GNode* n, KernelVariant* v) {
   const int* s = g->tensors[n->inputs[0]].shape;
   size_t pixels = (size_t)s[GD_B] * (size_t)s[GD_H] * (size_t)s[GD_W];
-  size_t wg = group_for(dev, (size_t)(s[GD_C] + 3) / 4);
+  size_t wg = group_for(t, (size_t)(s[GD_C] + 3) / 4);
   if (wg)
     group_variant("reduce_gpu.cl", "softmax_gpu", wg, pixels, v);
   else

@@ -14,7 +14,7 @@
 #include "vm/vm_defines.h"
 #include "vm/vm_schedule.h"
 
-/* (Work-items per group: select_vm_group, selectors.h, at most what the VM
+/* (Work-items per group: VM_GROUP_SIZE, selectors.h, at most what the VM
  * kernel's registers allow, vm_finish.) */
 enum { VM_ARGS = 32, VM_OTHER_ALIGN = 64 };
 _Static_assert(VM_NO_BARRIER > 0 && (VM_NO_BARRIER & (VM_NO_BARRIER - 1)) == 0, "VM_NO_BARRIER is one bit of an offset");
@@ -253,7 +253,7 @@ int vm_plan(Executor* ex, int mode) {
     snprintf(why, sizeof(why), "a staging buffer outside the activation arena");
     decline(ex, mode, why);
   }
-  p.group = select_vm_group();
+  p.group = VM_GROUP_SIZE;
   for (int i = 0, kernel_before = 1; rc == 0 && p.acc_at && i < e->num_dispatches; ++i) {
     offsets[phases] = p.num_words;
     p.acc_at[phases] = p.num_acc;
@@ -282,8 +282,8 @@ int vm_plan(Executor* ex, int mode) {
       rc = ex_fail(e, "the VM's op list is too long (%d words)", 2 * phases + p.num_words);
     for (int a = 0, b; rc == 0 && a < phases; a = b) {
       for (b = a + 1; b < phases && !seg_start[b]; ++b) continue;
-      /* A/B switch: TFLITE_GPU_VM_SCHEDULE=0 keeps dispatch order, a barrier before every phase. */
-      int by_level = env_flag("TFLITE_GPU_VM_SCHEDULE", 1);
+      /* Policy vm_schedule=0 keeps dispatch order, a barrier before every phase. */
+      int by_level = (int)e->target.pol.v[POL_VM_SCHEDULE];
       vm->barriers += vm_schedule(p.acc, p.acc_at, a, b, by_level, level, order, level_start);
     }
     /* Within a level each phase starts its work-items where the one before
@@ -318,11 +318,10 @@ int vm_plan(Executor* ex, int mode) {
     phase_of = NULL;
     vm->group = p.group;
     vm->lmem_bytes = (size_t)(p.lmem ? p.lmem : 1) * 4 * sizeof(float);
-    /* An A/B switch: N groups per compute unit (1-4; SUSTAINED_SPEED times
-     * them, vm_tune.c). More than one is not known to stay resident: a grid
-     * that is not makes the self-test or a barrier's bounded wait fail, and
-     * the partition runs stepped. */
-    vm->grid = vm_grid_size(e->dev, (int)env_long("TFLITE_GPU_VM_GROUPS_PER_UNIT", 1));
+    /* Policy vm_groups_per_unit (1-4; a tuner candidate). More than one is
+     * not known to stay resident: a grid that is not makes the self-test or
+     * a barrier's bounded wait fail, and the partition runs stepped. */
+    vm->grid = vm_grid_size(e->dev, (int)e->target.pol.v[POL_VM_GROUPS_PER_UNIT]);
     for (int i = 0; rc == 0 && i < e->num_dispatches; ++i) {
       int is_vm = vm->phase_of[i] >= 0;
       VmSegment* last = vm->num_segs ? &vm->segs[vm->num_segs - 1] : NULL;

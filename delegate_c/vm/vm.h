@@ -41,7 +41,7 @@ typedef struct VmGuard {
 /* A phase as built: the kernel whose body it runs, its work-items, and
  * its segment (a kernel without a body between two ends one) and level
  * in a persistent launch (vm_schedule; grid barriers separate levels; in
- * dispatch order with TFLITE_GPU_VM_SCHEDULE=0). */
+ * dispatch order with policy vm_schedule=0). */
 typedef struct VmPhase {
   char kernel[48];
   int items, segment, level;

@@ -1,4 +1,4 @@
-/* uses: select/select_conv.c select/select_conv_gpu.c select/select_vm.c select/select_reduce.c cl/target.c util/env_hooks.c */
+/* uses: select/select_conv.c select/select_conv_gpu.c select/select_vm.c select/select_reduce.c select/policy.c select/policy_rules.c select/policy_resolve.c cl/target.c util/env_hooks.c */
 /* Occupancy-aware selection (select_conv_gpu.c occupancy_group, issue 28):
  * the GPU-set selectors replayed on synthetic devices over the conv and
  * depthwise shapes of two real MediaPipe models, with the work-group count
@@ -135,9 +135,15 @@ static const Case kCases[] = {
 /* select_conv_gpu.c's OCC_MIN_GROUP. */
 #define MIN_GROUP 16
 
-static GpuDevice* device(unsigned units, int is_gpu, size_t local_mem, size_t max_group, KernelSet set) {
-  GpuDevice* d = calloc(1, sizeof(*d));
-  d->kernel_set = set;
+/* A device as the selectors see it: its caps and the rule's policy for
+ * them (select/policy_rules.c), with this kernel set; freed with free(). */
+typedef struct FakeDevice {
+  SelectTarget t; /* first: the SelectTarget* is the allocation */
+  GpuCaps caps;
+} FakeDevice;
+
+static SelectTarget* device(unsigned units, int is_gpu, size_t local_mem, size_t max_group, KernelSet set) {
+  FakeDevice* d = calloc(1, sizeof(*d));
   d->caps.is_gpu = is_gpu;
   d->caps.is_cpu = !is_gpu;
   d->caps.compute_units = units;
@@ -145,7 +151,10 @@ static GpuDevice* device(unsigned units, int is_gpu, size_t local_mem, size_t ma
   d->caps.local_mem_dedicated = is_gpu;
   d->caps.max_work_group = max_group;
   for (int i = 0; i < 3; ++i) d->caps.max_item[i] = max_group;
-  return d;
+  d->t.caps = &d->caps;
+  policy_rule(&d->caps, &d->t.pol);
+  d->t.pol.v[POL_KERNEL_SET] = set;
+  return &d->t;
 }
 
 /* The graph of one node: source 0, output 1, weights 2 (TFLite layout:
@@ -178,7 +187,7 @@ static void conv_node(const Case* c, OneNode* o) {
   o->g = (Graph){.tensors = o->t, .num_tensors = 3, .cap_tensors = 3, .nodes = &o->n, .num_nodes = 1, .cap_nodes = 1};
 }
 
-static KernelVariant select_case(const GpuDevice* d, const Case* c) {
+static KernelVariant select_case(const SelectTarget* d, const Case* c) {
   OneNode o;
   conv_node(c, &o);
   KernelVariant v;
@@ -249,8 +258,8 @@ static int cmp_size(const void* a, const void* b) {
 }
 
 static void test_h200_replay(int print) {
-  GpuDevice* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_GPU);
-  GpuDevice* off = device(0, 1, 48 * 1024, 1024, GD_KSET_GPU);
+  SelectTarget* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_GPU);
+  SelectTarget* off = device(0, 1, 48 * 1024, 1024, GD_KSET_GPU);
   CHECK(select_occupancy_target(h200) == TARGET, "target %zu", select_occupancy_target(h200));
   CHECK(select_occupancy_target(off) == 0, "no units: no target");
   size_t* before_all[2];
@@ -323,11 +332,11 @@ static void test_h200_replay(int print) {
  * The hook TFLITE_GPU_COMPUTE_UNITS=132 turns the rule on there and gives
  * the 132-unit GPU's groups. */
 static void test_cpu_unchanged(void) {
-  GpuDevice* cpu = device(2, 0, 2 << 20, 4096, GD_KSET_CPU);
-  GpuDevice* cpu_off = device(0, 0, 2 << 20, 4096, GD_KSET_CPU);
-  GpuDevice* cpu_gpuset = device(2, 0, 2 << 20, 4096, GD_KSET_GPU);
-  GpuDevice* cpu_gpuset_off = device(0, 0, 2 << 20, 4096, GD_KSET_GPU);
-  GpuDevice* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_GPU);
+  SelectTarget* cpu = device(2, 0, 2 << 20, 4096, GD_KSET_CPU);
+  SelectTarget* cpu_off = device(0, 0, 2 << 20, 4096, GD_KSET_CPU);
+  SelectTarget* cpu_gpuset = device(2, 0, 2 << 20, 4096, GD_KSET_GPU);
+  SelectTarget* cpu_gpuset_off = device(0, 0, 2 << 20, 4096, GD_KSET_GPU);
+  SelectTarget* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_GPU);
   CHECK(select_occupancy_target(cpu) == 0 && select_occupancy_target(cpu_gpuset) == 0, "a CPU has a target");
   for (size_t i = 0; i < NCASES; ++i) {
     const Case* c = &kCases[i];
@@ -346,9 +355,6 @@ static void test_cpu_unchanged(void) {
     CHECK(same_variant(&a, &b), "case %zu: the hook changed the CPU set", i);
   }
   unsetenv("TFLITE_GPU_COMPUTE_UNITS");
-  unsetenv("TFLITE_GPU_VM_FINE");
-  unsetenv("TFLITE_GPU_VM_SPLIT_CONV");
-  unsetenv("TFLITE_GPU_VM_SPLIT_FC");
   free(cpu);
   free(cpu_off);
   free(cpu_gpuset);
@@ -361,8 +367,8 @@ static void test_cpu_unchanged(void) {
  * conv group's tiles (16.5 KiB): those convs run the CPU set's kernels
  * there, as before. */
 static void test_small_gpu(void) {
-  GpuDevice* gpu = device(2, 1, 16 * 1024, 256, GD_KSET_GPU);
-  GpuDevice* off = device(0, 1, 16 * 1024, 256, GD_KSET_GPU);
+  SelectTarget* gpu = device(2, 1, 16 * 1024, 256, GD_KSET_GPU);
+  SelectTarget* off = device(0, 1, 16 * 1024, 256, GD_KSET_GPU);
   CHECK(select_occupancy_target(gpu) == 4, "target %zu", select_occupancy_target(gpu));
   for (size_t i = 0; i < NCASES; ++i) {
     KernelVariant a = select_case(gpu, &kCases[i]), b = select_case(off, &kCases[i]);
@@ -382,10 +388,10 @@ static void test_small_gpu(void) {
  * kernel differs. Devices without the GPU set, and the test hook, fuse
  * nothing. */
 static void test_fused_pair_groups(void) {
-  GpuDevice* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_GPU);
-  GpuDevice* small = device(2, 1, 32 * 1024, 256, GD_KSET_GPU);
-  GpuDevice* tiny = device(2, 1, 16 * 1024, 256, GD_KSET_GPU);
-  GpuDevice* cpu = device(2, 0, 512 * 1024, 4096, GD_KSET_CPU);
+  SelectTarget* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_GPU);
+  SelectTarget* small = device(2, 1, 32 * 1024, 256, GD_KSET_GPU);
+  SelectTarget* tiny = device(2, 1, 16 * 1024, 256, GD_KSET_GPU);
+  SelectTarget* cpu = device(2, 0, 512 * 1024, 4096, GD_KSET_CPU);
   CHECK(select_gpu_convs_always(h200) && select_gpu_convs_always(small), "the GPU set fuses");
   CHECK(!select_gpu_convs_always(cpu), "the CPU set does not fuse");
   /* 16 KiB holds 16 x 4 groups' tiles but not 64 x 1's, whose narrow 1x1s
@@ -398,7 +404,7 @@ static void test_fused_pair_groups(void) {
    * (fuse_dw_conv.h): as many rows as output blocks, up to
    * DW_1X1_MAX_ROWS, whatever the occupancy; then LX narrowed from 16 (not
    * below 4, nor 16 work-items) while that adds groups below the target. */
-  GpuDevice* devs[2] = {h200, small};
+  SelectTarget* devs[2] = {h200, small};
   int pairs = 0, narrowed = 0;
   for (size_t i = 0; i < NCASES; ++i) {
     const Case* c = &kCases[i];
@@ -460,8 +466,8 @@ static void test_fused_pair_groups(void) {
  * hand_landmark_full's (14x14 and 7x7 blocks) and pose_detection's first
  * (56x56: four bands). */
 static void test_pw_dw_groups(void) {
-  GpuDevice* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_GPU);
-  GpuDevice* small = device(2, 1, 32 * 1024, 256, GD_KSET_GPU);
+  SelectTarget* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_GPU);
+  SelectTarget* small = device(2, 1, 32 * 1024, 256, GD_KSET_GPU);
   struct {
     int src[4], dst[4], k, stride;
     size_t bands, groups;
@@ -472,7 +478,7 @@ static void test_pw_dw_groups(void) {
       {{1, 56, 56, 24}, {1, 56, 56, 144}, 3, 1, 4, 144},   /* 16 rows a band: 18 source rows of 56 */
       {{2, 112, 112, 16}, {2, 56, 56, 64}, 3, 2, 14, 448}, /* 4 rows: 9 source rows of 112, batch 2 */
   };
-  GpuDevice* devs[2] = {h200, small};
+  SelectTarget* devs[2] = {h200, small};
   for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); ++i)
     for (int d = 0; d < 2; ++d) {
       Case c = {0, 'd', {0}, {0}, pairs[i].k, pairs[i].stride, 1, 1, 0, 0};
@@ -507,8 +513,8 @@ static void test_pw_dw_groups(void) {
  * group size, so the rule has nothing to shrink there (a split reduction
  * would need new kernels); the variants are the same on every GPU. */
 static void test_reductions_unchanged(void) {
-  GpuDevice* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_GPU);
-  GpuDevice* off = device(0, 1, 48 * 1024, 1024, GD_KSET_GPU);
+  SelectTarget* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_GPU);
+  SelectTarget* off = device(0, 1, 48 * 1024, 1024, GD_KSET_GPU);
   struct {
     int src[4], dst[4];
     int mean;
@@ -546,9 +552,9 @@ static void test_reductions_unchanged(void) {
  * sqrt(steps); a full grid's worth of items, a short reduction, kernels
  * mode and a CPU (register tiles, no fine bodies) keep one pass. */
 static void test_vm_splits(void) {
-  GpuDevice* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_CPU);
-  GpuDevice* cpu = device(2, 0, 48 * 1024, 4096, GD_KSET_CPU);
-  h200->execution = cpu->execution = GD_EXEC_PERSISTENT;
+  SelectTarget* h200 = device(132, 1, 48 * 1024, 1024, GD_KSET_CPU);
+  SelectTarget* cpu = device(2, 0, 48 * 1024, 4096, GD_KSET_CPU);
+  h200->pol.v[POL_EXECUTION] = cpu->pol.v[POL_EXECUTION] = GD_EXEC_PERSISTENT;
   static const struct {
     Case c;
     int chunk;
@@ -576,17 +582,17 @@ static void test_vm_splits(void) {
    * with the group bodies off (on, fully_connected_gpu takes them whole). */
   static const int fcs[][3] = {{1152, 63, 17}, {1152, 1, 17}, {600, 63, 13}, {400, 8, 0}, {1152, 8448, 0}};
   for (size_t i = 0; i < sizeof(fcs) / sizeof(fcs[0]); ++i) {
-    setenv("TFLITE_GPU_VM_GROUP_BODIES", "0", 1);
+    h200->pol.v[POL_VM_GROUP_BODIES] = 0;
     GTensor t[2] = {{.rank = 4, .shape = {1, 1, 1, fcs[i][0]}}, {.rank = 4, .shape = {1, 1, 1, fcs[i][1]}}};
     GNode n = {.inputs = {0}, .num_inputs = 1, .outputs = {1}, .num_outputs = 1};
     Graph g = {.tensors = t, .num_tensors = 2, .cap_tensors = 2, .nodes = &n, .num_nodes = 1, .cap_nodes = 1};
     int got = select_fc_split(h200, &g, &n);
     CHECK(got == fcs[i][2], "fc %zu: chunk %d, want %d", i, got, fcs[i][2]);
     CHECK(select_fc_split(cpu, &g, &n) == 0, "fc %zu split on a CPU", i);
-    h200->execution = GD_EXEC_KERNELS;
+    h200->pol.v[POL_EXECUTION] = GD_EXEC_KERNELS;
     CHECK(select_fc_split(h200, &g, &n) == 0, "fc %zu split in kernels mode", i);
-    h200->execution = GD_EXEC_PERSISTENT;
-    unsetenv("TFLITE_GPU_VM_GROUP_BODIES");
+    h200->pol.v[POL_EXECUTION] = GD_EXEC_PERSISTENT;
+    h200->pol.v[POL_VM_GROUP_BODIES] = 1;
     CHECK(select_fc_split(h200, &g, &n) == 0, "fc %zu split beside the group bodies", i);
   }
   free(h200);
