@@ -23,6 +23,23 @@ from tflite_gpu import _capi, interpreters  # noqa: E402
 from tflite_gpu.model_builder import ModelBuilder  # noqa: E402
 
 
+def set_policy(monkeypatch, **fields):
+    """Overrides fields of the library's policy (select/policy.h) for the
+    rest of the test, through TFLITE_GPU_POLICY, which the library reads
+    each time it resolves a partition's policy: merged with the fields the
+    test set before; a field given as None is dropped."""
+    current = dict(kv.split("=", 1) for kv in os.environ.get("TFLITE_GPU_POLICY", "").split(",") if "=" in kv)
+    for k, v in fields.items():
+        if v is None:
+            current.pop(k, None)
+        else:
+            current[k] = str(v)
+    if current:
+        monkeypatch.setenv("TFLITE_GPU_POLICY", ",".join(f"{k}={v}" for k, v in current.items()))
+    else:
+        monkeypatch.delenv("TFLITE_GPU_POLICY", raising=False)
+
+
 @dataclasses.dataclass
 class DelegateReport:
     delegated_nodes: int

@@ -1,6 +1,6 @@
 """Shared by the fusion-pass tests: a model through the delegate with a
-pass on and then off (its test hook set to "0"), both against the CPU
-interpreter.
+pass on and then off (its test hook set to "0", or for a pass the policy
+switches, "policy:FIELD", that field), both against the CPU interpreter.
 
 Tolerance: FP32 1e-4 of the output's scale (the fused kernels take the same
 float operations in another order); FP16 storage 1e-2 relative L2 and of
@@ -8,23 +8,31 @@ the scale, as check's FP16 tolerance (half rounding of each stored
 activation, about 5e-4 relative, through a few stored tensors)."""
 import numpy as np
 
-from conftest import assert_close, run_cpu
+from conftest import assert_close, run_cpu, set_policy, set_policy
 from test_fusion import _run_delegate
+
+
+def switch(monkeypatch, hook, on):
+    """A pass's switch: a test hook's variable, or "policy:FIELD"."""
+    if hook.startswith("policy:"):
+        set_policy(monkeypatch, **{hook[len("policy:"):]: on})
+    else:
+        monkeypatch.setenv(hook, on)
 
 
 def launches_saved(monkeypatch, hook, model, inputs, fp16=False, keep_off=(), **options):
     """Launches per invoke the pass behind `hook` saves (off minus on),
     after checking both runs against the CPU interpreter. keep_off: other
-    hooks held off in both runs, so that only this pass differs."""
+    switches held off in both runs, so that only this pass differs."""
     for other in keep_off:
-        monkeypatch.setenv(other, "0")
+        switch(monkeypatch, other, "0")
     if fp16:
         options["is_precision_loss_allowed"] = 1
     want = run_cpu(model, inputs)
     tol = 1e-2 if fp16 else 1e-4
     launches = []
     for on in ("1", "0"):
-        monkeypatch.setenv(hook, on)
+        switch(monkeypatch, hook, on)
         got, stats = _run_delegate(model, inputs, **options)
         assert stats["cpu_nodes"] == 0, stats
         for g, w in zip(got, want):
@@ -41,9 +49,9 @@ ALL_MODE_IDS = [f"{m}-{'fp16' if h else 'fp32'}" for m, h in ALL_MODES]
 
 
 def mode_options(monkeypatch, mode):
-    """Delegate options for a mode of ALL_MODES (persistent-fine sets
-    TFLITE_GPU_VM_FINE=1)."""
+    """Delegate options for a mode of ALL_MODES (persistent-fine sets the
+    policy's vm_fine=1)."""
     if mode == "persistent-fine":
-        monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+        set_policy(monkeypatch, vm_fine="1")
         return {"execution": "persistent"}
     return {"kernel_set": mode}

@@ -96,7 +96,7 @@ def test_a_misaligned_store_is_reported_and_not_made(ctx, fp16, capfd):
     (["-DFP16_STORAGE=1"], "vload_half4((i), (p))"),
 ])
 def test_each_device_s_options_select_its_access(defines, load):
-    """NVIDIA's options take the aligned access (TFLITE_GPU_VLOAD4=1's
+    """NVIDIA's options take the aligned access (policy vload4=1's
     -DGD_VLOAD=1 keeps vload4 there); every other device keeps vload4 /
     vload_half4, whose element alignment is all a CPU needs."""
     out = gen_vm._expanded(KERNELS, "float4 probe(__global const storage_t* p, int i) { return LOAD4(p, i); }\n",

@@ -1,7 +1,7 @@
 """The dispatch-list replay (delegate_c/runtime/cmdbuf.c): where the device offers
 cl_khr_command_buffer, invokes after the first replay the partition's
 kernels as one recorded command buffer. It must give the same bits as the
-kernel-by-kernel path (the default; TFLITE_GPU_COMMAND_BUFFER=1 turns the
+kernel-by-kernel path (the default; policy command_buffer=1 turns the
 replay on, read when a partition records, after its first invoke), be dropped and re-recorded when a resize
 re-plans, be released with the interpreter, and stay off under profiling."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ import tflite_gpu
 from tflite_gpu import _capi
 from tflite_gpu.model_builder import ModelBuilder
 
-from conftest import _interpreter, _run, assert_close, run_cpu, test_options
+from conftest import _interpreter, _run, assert_close, run_cpu, test_options, set_policy
 
 
 def _has_command_buffer():
@@ -51,7 +51,7 @@ def _model():
 
 
 def _invokes(monkeypatch, setting, xs, model=None):
-    monkeypatch.setenv("TFLITE_GPU_COMMAND_BUFFER", setting)
+    set_policy(monkeypatch, command_buffer=setting)
     delegate = tflite_gpu.load_delegate(**test_options())
     it = _interpreter(model or _model(), [delegate])
     outs = [_run(it, [x])[0] for x in xs]
@@ -69,7 +69,7 @@ def test_replay_gives_the_same_bits_as_enqueueing_each_kernel(monkeypatch):
     before = _capi.command_buffer_counters()
     it_off, off = _invokes(monkeypatch, "0", xs)
     assert _capi.command_buffer_counters() == before  # switched off: nothing recorded
-    monkeypatch.delenv("TFLITE_GPU_COMMAND_BUFFER")
+    set_policy(monkeypatch, command_buffer=None)
     it_default = _interpreter(_model(), [tflite_gpu.load_delegate(**test_options())])
     for x, want in zip(xs, off):
         np.testing.assert_array_equal(_run(it_default, [x])[0], want)
@@ -89,7 +89,7 @@ def test_replay_gives_the_same_bits_as_enqueueing_each_kernel(monkeypatch):
 
 @needs_cb
 def test_a_resize_drops_the_recording_and_records_again(monkeypatch):
-    monkeypatch.setenv("TFLITE_GPU_COMMAND_BUFFER", "1")
+    set_policy(monkeypatch, command_buffer="1")
     model = _model()
     delegate = tflite_gpu.load_delegate(**test_options())
     it = _interpreter(model, [delegate])

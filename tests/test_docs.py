@@ -46,3 +46,15 @@ def test_no_lending_terms_or_remote_calls():
     found = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}" for p in pages
              for n, line in enumerate(p.read_text().splitlines(), 1) if LENDING.search(line)]
     assert not found, "\n".join(found)
+
+
+def test_every_generated_section_is_current():
+    """README.md, docs/how-it-works.md and docs/policy.md hold tables generated
+    from the library (ops, options, passes, layers, the policy's fields and
+    rules, the environment variables): each must read as the library says now."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import gen_docs
+
+    assert gen_docs.stale_pages(write=False) == [], "run python tools/gen_docs.py"

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tflite_gpu
+from conftest import set_policy
 from cli_run import run_cli, strict_json
 from tflite_gpu import _capi, check, explain, interpreters, models
 
@@ -96,9 +97,9 @@ def test_a_gpu_runs_fine_grained_conv_bodies(monkeypatch, fine):
     """On a GPU the VM's convs take the bodies of one float4 or 4 pixels x
     4 channels a work-item (select_vm_fine: register tiles keep a few of its
     units busy); a CPU, as PoCL here, keeps the tiles.
-    TFLITE_GPU_VM_FINE forces either; both check right in both modes."""
+    policy vm_fine forces either; both check right in both modes."""
     if fine is not None:
-        monkeypatch.setenv("TFLITE_GPU_VM_FINE", fine)
+        set_policy(monkeypatch, vm_fine=fine)
     is_gpu = _capi.device_caps(0)["type"] == "GPU"  # GPU whenever the device says it is one
     want_fine = fine == "1" or (fine is None and is_gpu)
     for execution in ("stepped", "persistent"):
@@ -133,13 +134,13 @@ def test_a_long_reduction_runs_in_two_phases_on_a_gpu(monkeypatch, fine, split):
     one serial window per work-item kept 4 work-items busy for
     selfie_segmentation's 128x128 pools); otherwise one. Against the CPU
     interpreter within FP32's 1e-5 (the sums are reordered), both modes.
-    TFLITE_GPU_VM_SPLIT_REDUCE=0 keeps one phase. The group bodies, which
+    policy vm_split_reduce=0 keeps one phase. The group bodies, which
     take such reductions first, held off (test_vm_group_bodies.py)."""
-    from conftest import assert_close, run_cpu
+    from conftest import assert_close, run_cpu, set_policy
 
-    monkeypatch.setenv("TFLITE_GPU_VM_FINE", fine)
-    monkeypatch.setenv("TFLITE_GPU_VM_GROUP_BODIES", "0")
-    monkeypatch.setenv("TFLITE_GPU_VM_SPLIT_REDUCE", split)
+    set_policy(monkeypatch, vm_fine=fine)
+    set_policy(monkeypatch, vm_group_bodies="0")
+    set_policy(monkeypatch, vm_split_reduce=split)
     model, inputs = _global_pools()
     want = run_cpu(model, inputs)
     for execution in ("stepped", "persistent"):
@@ -196,16 +197,16 @@ def test_a_fully_connected_with_few_outputs_splits_over_k_on_a_gpu(monkeypatch, 
     partial dot products per chunk of input slices, then their sum in chunk
     order. Against the CPU interpreter within FP32's 1e-5, relative (the sums
     are reordered); every invoke, stepped and persistent, gives the same bits
-    (a fixed order, no atomics). TFLITE_GPU_VM_SPLIT_FC=0 keeps one pass.
+    (a fixed order, no atomics). policy vm_split_fc=0 keeps one pass.
     The group bodies, which take such FCs first, held off
     (test_vm_group_bodies.py)."""
     from conftest import run_cpu
     from op_cases.conv import _fc_case
 
-    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
-    monkeypatch.setenv("TFLITE_GPU_VM_GROUP_BODIES", "0")
+    set_policy(monkeypatch, vm_fine="1")
+    set_policy(monkeypatch, vm_group_bodies="0")
     monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", "132")
-    monkeypatch.setenv("TFLITE_GPU_VM_SPLIT_FC", split)
+    set_policy(monkeypatch, vm_split_fc=split)
     model, reference, inputs = _fc_case(in_shape, units, act=act).make()
     want_kernels = ["fully_connected_split", "fully_connected_sum"] if split == "1" else ["fully_connected"]
     _check_split(model, inputs, run_cpu(reference, inputs), want_kernels, "fully_connected")
@@ -254,12 +255,12 @@ def test_a_conv_of_few_outputs_splits_its_reduction_on_a_gpu(monkeypatch, shape,
     activation and the fused PRELU and residual ADD. Against the CPU
     interpreter within FP32's 1e-5, relative (the sums are reordered);
     every invoke, stepped and persistent, gives the same bits.
-    TFLITE_GPU_VM_SPLIT_CONV=0 keeps one pass."""
+    policy vm_split_conv=0 keeps one pass."""
     from conftest import run_cpu
 
-    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    set_policy(monkeypatch, vm_fine="1")
     monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", "132")
-    monkeypatch.setenv("TFLITE_GPU_VM_SPLIT_CONV", split)
+    set_policy(monkeypatch, vm_split_conv=split)
     model, inputs = _conv_epilogue_model(*shape)
     want_kernels = ["conv2d_x4_split", "conv2d_x4_sum"] if split == "1" else ["conv2d_x4"]
     _check_split(model, inputs, run_cpu(model, inputs), want_kernels, "conv")
@@ -269,13 +270,13 @@ def test_a_conv_of_few_outputs_splits_its_reduction_on_a_gpu(monkeypatch, shape,
 def test_the_split_threshold_is_a_switch(monkeypatch, min_steps):
     """A conv of 45 reduction steps (3x3 over 5 input slices) stays one
     pass under VM_SPLIT_MIN_STEPS (128) and splits with the A/B switch
-    TFLITE_GPU_VM_SPLIT_MIN_STEPS=32, right either way."""
+    policy vm_split_min_steps=32, right either way."""
     from conftest import run_cpu
 
-    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    set_policy(monkeypatch, vm_fine="1")
     monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", "132")
     if min_steps:
-        monkeypatch.setenv("TFLITE_GPU_VM_SPLIT_MIN_STEPS", min_steps)
+        set_policy(monkeypatch, vm_split_min_steps=min_steps)
     model, inputs = _conv_epilogue_model(1, 5, 7, 19, 5, 3, 1, "SAME", 1, "RELU", True)
     want_kernels = ["conv2d_x4_split", "conv2d_x4_sum"] if min_steps else ["conv2d_x4"]
     _check_split(model, inputs, run_cpu(model, inputs), want_kernels, "conv")
@@ -314,11 +315,11 @@ def test_independent_phases_share_a_barrier_interval(capfd, monkeypatch, schedul
     conv c (reads a) with b's output conversion; c's output conversion:
     4 levels, 3 barriers where dispatch order needs 5. Outputs as the CPU
     interpreter's (FP32, 1e-5 relative) and bit for bit as stepped's, which
-    runs dispatch order. TFLITE_GPU_VM_SCHEDULE=0 keeps dispatch order, a
+    runs dispatch order. policy vm_schedule=0 keeps dispatch order, a
     barrier before every phase."""
     from conftest import assert_close, run_cpu
 
-    monkeypatch.setenv("TFLITE_GPU_VM_SCHEDULE", schedule)
+    set_policy(monkeypatch, vm_schedule=schedule)
     barriers = 3 if schedule == "1" else 5
 
     model, inputs = _two_heads()
@@ -349,24 +350,12 @@ def test_independent_phases_share_a_barrier_interval(capfd, monkeypatch, schedul
         assert_close(a, b, rtol_l2=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
 
 
-def test_the_vm_group_is_an_option_of_the_launch(monkeypatch):
-    """TFLITE_GPU_VM_GROUP: 128 work-items a group (the default is 64),
-    the same outputs as the default's, persistent and stepped."""
-    want, _ = _run("hand_recrop", "persistent")
-    monkeypatch.setenv("TFLITE_GPU_VM_GROUP", "128")
-    for execution in ("stepped", "persistent"):
-        got, runs = _run("hand_recrop", execution)
-        assert runs[0]["execution"] == execution and runs[0]["fallback"] == ""
-        for a, b in zip(got, want):
-            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
-
-
 def test_more_groups_per_unit_run_right_or_fall_back(monkeypatch):
-    """TFLITE_GPU_VM_GROUPS_PER_UNIT=4: a grid that may not stay resident
+    """policy vm_groups_per_unit=4: a grid that may not stay resident
     (on PoCL's 2 cores, 8 groups); persistent if every barrier passed,
     else stepped with the reason, the outputs right either way."""
     want, _ = _run("hand_recrop", "stepped")
-    monkeypatch.setenv("TFLITE_GPU_VM_GROUPS_PER_UNIT", "4")
+    set_policy(monkeypatch, vm_groups_per_unit="4")
     got, runs = _run("hand_recrop", "persistent", invokes=3)
     assert runs[0]["execution"] == "persistent" or "self-test" in runs[0]["fallback"] or \
         "timed out" in runs[0]["fallback"], runs

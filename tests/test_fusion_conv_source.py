@@ -8,7 +8,7 @@
   conv2d_1x1_scaled_gpu / _add_gpu in the GPU set; conv.cl's
   conv2d_1x1_scaled / _add (16-channel blocks) in the CPU set, and
   conv2d_x4_scaled / _add for the VM's fine bodies (persistent-fine:
-  TFLITE_GPU_VM_FINE=1, the bodies the VM runs on a GPU), where the fused
+  policy vm_fine=1, the bodies the VM runs on a GPU), where the fused
   MUL and ADD are phases fewer;
 - a 2x RESIZE_BILINEAR (no align_corners): the conv interpolates the
   resize's input (conv2d_1x1_up2_gpu in the GPU set; conv.cl's

@@ -5,14 +5,14 @@ CPU kernel set, and every pair the rule must leave alone, keep two."""
 import numpy as np
 import pytest
 
-from conftest import assert_close, run_cpu, test_options
+from conftest import assert_close, run_cpu, test_options, set_policy
 import tflite_gpu
 from tflite_gpu import _capi, interpreters
 from tflite_gpu.model_builder import ModelBuilder
 
 
 def _run(model, inputs, monkeypatch, fuse=True, **options):
-    monkeypatch.setenv("TFLITE_GPU_FUSE_DW_1X1", "1" if fuse else "0")
+    set_policy(monkeypatch, fuse_dw_1x1="1" if fuse else "0")
     # The counts below include the output's conversion, which the GPU set
     # skips for an output a conv stores itself (tests/test_output_direct.py).
     monkeypatch.setenv("TFLITE_GPU_BHWC_OUTPUT", "0")
@@ -212,12 +212,12 @@ def test_depthwise_with_its_own_prelu_is_kept(monkeypatch):
     (20, 17, None, True),    # 3 blocks, 4 rows: 4 x 25 x 2 = 200
     (196, 64, None, False),  # 8 blocks, 8 rows, 13 K steps: 2 x 25 x 13 = 650
     (196, 128, None, True),  # 16 blocks, 16 rows: 1 x 25 x 13 = 325
-    (16, 8, "399", False),   # TFLITE_GPU_DW_1X1_MAX_TAPS stands for the bound
+    (16, 8, "399", False),   # policy dw_1x1_max_taps stands for the bound
     (20, 8, "800", True),
 ], ids=["400", "800", "200-wide", "650", "325-wide", "hook-below", "hook-at"])
 def test_long_pairs_by_taps_per_work_item(monkeypatch, cin, cout, bound, fused):
     if bound:
-        monkeypatch.setenv("TFLITE_GPU_DW_1X1_MAX_TAPS", bound)
+        set_policy(monkeypatch, dw_1x1_max_taps=bound)
     model, inputs = _block(h=6, w=7, cin=cin, cout=cout, k=5, seed=cin + cout)
     (want,) = run_cpu(model, inputs)
     (got,), on = _run(model, inputs, monkeypatch, kernel_set="gpu")
@@ -235,7 +235,7 @@ def test_fused_groups_on_a_large_gpu(monkeypatch, units):
     _check(model, inputs, monkeypatch)
 
 # The VM on a GPU (execution=stepped|persistent with the fine bodies,
-# select_vm_fine; TFLITE_GPU_VM_FINE=1 stands for a GPU on PoCL): the pair
+# select_vm_fine; policy vm_fine=1 stands for a GPU on PoCL): the pair
 # is conv.cl's conv2d_x4_dw, one phase, no grid barrier between the two.
 VM_PAIRS = {
     "3x3-relu6": dict(cin=5, cout=17, k=3, dw_act="RELU6"),
@@ -246,8 +246,8 @@ VM_PAIRS = {
 
 
 def _vm_run(model, inputs, monkeypatch, execution, fuse=True, **options):
-    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
-    monkeypatch.setenv("TFLITE_GPU_FUSE_DW_1X1", "1" if fuse else "0")
+    set_policy(monkeypatch, vm_fine="1")
+    set_policy(monkeypatch, fuse_dw_1x1="1" if fuse else "0")
     d = tflite_gpu.load_delegate(**test_options(execution=execution, **options))
     it = interpreters.make(model, delegate=d)
     out = interpreters.run(it, inputs)

@@ -9,6 +9,7 @@ import pytest
 
 from fusion_hooks import launches_saved
 from tflite_gpu.model_builder import ModelBuilder
+from conftest import set_policy
 
 HOOK = "TFLITE_GPU_FUSE_FC_HEADS"
 
@@ -70,9 +71,9 @@ def test_cpu_set_keeps_every_head(monkeypatch):
 
 @pytest.mark.parametrize("k,units", [(1152, (1, 1, 63, 63)), (37, (3, 17))], ids=["hand-landmark", "short-row"])
 def test_heads_are_one_phase_in_the_vm_on_a_gpu(monkeypatch, k, units):
-    """The VM on a GPU (TFLITE_GPU_VM_FINE=1) runs fc_heads_gpu as a group
+    """The VM on a GPU (policy vm_fine=1) runs fc_heads_gpu as a group
     body (test_vm_group_bodies.py), groups of 64 even for a short row: the
     heads are one phase."""
-    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    set_policy(monkeypatch, vm_fine="1")
     model, inputs = _heads(k, units, logistic=(0,), seed=k + 7)
     assert launches_saved(monkeypatch, HOOK, model, inputs, execution="persistent") == len(units) - 1

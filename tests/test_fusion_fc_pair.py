@@ -11,6 +11,7 @@ import pytest
 
 from fusion_hooks import launches_saved
 from tflite_gpu.model_builder import ModelBuilder
+from conftest import set_policy
 
 
 def _excite(b, c, m, n, act1="RELU", act2="NONE", logistic=True, h=5, w=7, plane=(1, 1), k1=1,
@@ -82,9 +83,9 @@ def test_pairs_the_kernel_cannot_take_stay_launches(monkeypatch, case):
 
 @pytest.mark.parametrize("b,c,m,n", [(1, 16, 8, 16), (2, 300, 17, 5)], ids=["selfie", "wide-batch2"])
 def test_pixel_pair_is_one_phase_in_the_vm_on_a_gpu(monkeypatch, b, c, m, n):
-    """The VM on a GPU (TFLITE_GPU_VM_FINE=1) runs fc_pair_gpu as a group
+    """The VM on a GPU (policy vm_fine=1) runs fc_pair_gpu as a group
     body (test_vm_group_bodies.py): the pair is one phase."""
-    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    set_policy(monkeypatch, vm_fine="1")
     model, inputs = _excite(b, c, m, n, seed=c + m)
     saved = launches_saved(monkeypatch, "TFLITE_GPU_FUSE_FC_PAIR", model, inputs, keep_off=("TFLITE_GPU_BHWC_OUTPUT",),
                            execution="persistent")

@@ -12,6 +12,7 @@ import pytest
 import tflite_gpu
 from tflite_gpu import _capi, explain, models
 from tflite_gpu.model_builder import ModelBuilder
+from conftest import set_policy
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
@@ -30,13 +31,18 @@ def test_the_table_lists_every_pass_in_order():
     assert [p["name"] for p in table] == ORDER
     hooks = [p["hook"] for p in table if p["hook"]]
     assert len(hooks) == len(set(hooks)) and all(h.startswith("TFLITE_GPU_") for h in hooks)
+    env = {v["name"] for v in _capi.env_vars()}
+    assert set(hooks) <= env, set(hooks) - env  # each hook in the library's one list of variables
+    fields = {f["name"] for f in _capi.policy_fields()}
+    assert {p["policy_field"] for p in table if p["policy_field"]} == {"fuse_dw_1x1", "fuse_pw_dw"} <= fields
     for p in table:
         assert p["matches"] and set(p["kernel_sets"]) <= {"cpu", "gpu", "vm"}
         assert "gpu" in p["kernel_sets"] or (p["kernel_sets"] == ["vm"] and p["name"] in VM_ONLY), p
+        assert not (p["hook"] and p["policy_field"]), p
         # A pass that makes GPU-set-only nodes (and their VM forms) can be
         # switched off: that is how a wrong one is found.
         if "cpu" not in p["kernel_sets"]:
-            assert p["hook"], p
+            assert p["hook"] or p["policy_field"], p
 
 
 def _conv_model():
@@ -69,13 +75,19 @@ def test_the_kernel_set_and_each_hook_decide_what_runs(tmp_path, monkeypatch):
     assert list(gpu) == gpu_order  # PoCL runs every conv group of the GPU set
     assert gpu["epilogues"] == 1 and gpu["input_direct"] == 1 and gpu["output_direct"] == 1
     for p in table:
-        if not p["hook"]:
+        if p["hook"]:
+            monkeypatch.setenv(p["hook"], "0")
+        elif p["policy_field"]:
+            set_policy(monkeypatch, **{p["policy_field"]: 0})
+        else:
             continue
-        monkeypatch.setenv(p["hook"], "0")
-        assert list(_passes_run(tmp_path, "gpu")) == [n for n in gpu_order if n != p["name"]], p["hook"]
-        monkeypatch.setenv(p["hook"], "1")
-    # The VM's fine bodies (TFLITE_GPU_VM_FINE=1: a GPU's) run the VM-only passes too.
-    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+        assert list(_passes_run(tmp_path, "gpu")) == [n for n in gpu_order if n != p["name"]], p
+        if p["hook"]:
+            monkeypatch.setenv(p["hook"], "1")
+        else:
+            set_policy(monkeypatch, **{p["policy_field"]: None})
+    # The VM's fine bodies (policy vm_fine=1: a GPU's) run the VM-only passes too.
+    set_policy(monkeypatch, vm_fine="1")
     path = tmp_path / "conv.tflite"
     (part,) = explain.explain(path, {"execution": "persistent"})["partitions"]
     assert set(VM_ONLY) <= set(part["passes"]), part["passes"]

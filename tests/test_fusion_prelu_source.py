@@ -2,7 +2,7 @@
 (fuse_prelu_source.c): hand_recrop's blocks end in an ADD read by the next
 block's pooled residual and by a PRELU, whose output only the next
 block's 2x2 stride-2 conv reads; so the PRELU cannot be an epilogue. The
-VM's fine bodies (a GPU's; TFLITE_GPU_VM_FINE=1 here) run conv2d_x4_prelu,
+VM's fine bodies (a GPU's; policy vm_fine=1 here) run conv2d_x4_prelu,
 which applies the alpha where it loads each source float4: the PRELU is no
 phase of its own. The kernel sets keep it (their register-tiled convs have
 no such form).
@@ -17,6 +17,7 @@ import pytest
 
 from fusion_hooks import launches_saved
 from tflite_gpu.model_builder import ModelBuilder
+from conftest import set_policy
 
 HOOK = "TFLITE_GPU_FUSE_PRELU_SOURCE"
 
@@ -70,7 +71,7 @@ RUNS = [("c17-2x2-s2", "persistent", False), ("c5-3x3-same", "stepped", False), 
 
 @pytest.mark.parametrize("case,execution,fp16", RUNS, ids=[f"{c}-{e}-{'fp16' if h else 'fp32'}" for c, e, h in RUNS])
 def test_the_conv_applies_the_alpha_as_it_loads(monkeypatch, case, execution, fp16):
-    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    set_policy(monkeypatch, vm_fine="1")
     model, inputs = _model(**CASES[case])
     assert launches_saved(monkeypatch, HOOK, model, inputs, fp16=fp16, execution=execution) == 1
 
@@ -83,7 +84,7 @@ def test_what_stays_a_prelu(monkeypatch, why):
     if why == "kernel_sets":
         options = {"kernel_set": "gpu"}
     else:
-        monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+        set_policy(monkeypatch, vm_fine="1")
     kw = {"runtime_alpha": dict(alpha="runtime"), "second_reader": dict(second_reader=True)}.get(why, {})
     model, inputs = _model(17, 2, 2, "VALID", **kw)
     assert launches_saved(monkeypatch, HOOK, model, inputs, **options) == 0

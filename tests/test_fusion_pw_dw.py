@@ -2,10 +2,10 @@
 inside that depthwise (fuse_pw_dw.c, depthwise_gpu.cl's pw_depthwise_gpu): the
 expansion of an inverted-residual block, one launch instead of two with the
 GPU kernel set. Every case runs with the pass on and off
-(TFLITE_GPU_FUSE_PW_DW=0) against the CPU interpreter on seeded random
+(policy fuse_pw_dw=0) against the CPU interpreter on seeded random
 data (tests/fusion_hooks.py, whose tolerance holds: the same products
 summed in another order, and in FP16 one rounding fewer, of the expanded
-tensor). The depthwise + 1x1 pass is held off (TFLITE_GPU_FUSE_DW_1X1=0)
+tensor). The depthwise + 1x1 pass is held off (policy fuse_dw_1x1=0)
 so that these small blocks' depthwise is left for this one, as the wide
 blocks of the hand and pose models are."""
 import numpy as np
@@ -13,9 +13,10 @@ import pytest
 
 from fusion_hooks import launches_saved
 from tflite_gpu.model_builder import ModelBuilder
+from conftest import set_policy
 
-HOOK = "TFLITE_GPU_FUSE_PW_DW"
-KEEP_OFF = ("TFLITE_GPU_FUSE_DW_1X1", "TFLITE_GPU_BHWC_INPUT")
+HOOK = "policy:fuse_pw_dw"
+KEEP_OFF = ("policy:fuse_dw_1x1", "TFLITE_GPU_BHWC_INPUT")
 
 
 def _out_size(n, k, stride, dil, padding):
@@ -59,9 +60,9 @@ def _block(b=1, h=11, w=9, cin=5, cmid=17, k=3, stride=1, dil=1, padding="SAME",
     return mb.build(), inputs
 
 
-def _saved(monkeypatch, model, inputs, fp16=False, **env):
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
+def _saved(monkeypatch, model, inputs, fp16=False, **policy):
+    if policy:
+        set_policy(monkeypatch, **policy)
     return launches_saved(monkeypatch, HOOK, model, inputs, fp16=fp16, keep_off=KEEP_OFF, kernel_set="gpu")
 
 
@@ -103,11 +104,11 @@ def test_too_wide_a_row_stays_two_launches(monkeypatch):
 
 
 def test_the_bound_keeps_pairs_apart(monkeypatch):
-    """TFLITE_GPU_PW_DW_MAX_LOADS stands for the bound on a work-item's 1x1
+    """The policy's pw_dw_max_loads stands for the bound on a work-item's 1x1
     loads: below this pair's (2 values x 5 source slices) it stays two."""
     model, inputs = _block(h=11, w=9, cin=17, cmid=8, seed=10)
-    assert _saved(monkeypatch, model, inputs, TFLITE_GPU_PW_DW_MAX_LOADS="9") == 0
-    assert _saved(monkeypatch, model, inputs, TFLITE_GPU_PW_DW_MAX_LOADS="10") == 1
+    assert _saved(monkeypatch, model, inputs, pw_dw_max_loads="9") == 0
+    assert _saved(monkeypatch, model, inputs, pw_dw_max_loads="10") == 1
 
 
 @pytest.mark.parametrize("keep_dims", [False, True])
@@ -138,15 +139,16 @@ def test_small_groups_device(monkeypatch):
     """On a 132-unit device (the test hook, here on PoCL) the fused launch
     keeps its group; the rest shrink theirs around it."""
     model, inputs = _block(h=14, w=14, cin=24, cmid=144, k=5, seed=13)
-    assert _saved(monkeypatch, model, inputs, TFLITE_GPU_COMPUTE_UNITS="132") == 1
+    monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", "132")
+    assert _saved(monkeypatch, model, inputs) == 1
 
 
 @pytest.mark.parametrize("case", ["k3s2-3x5", "k5-residual-b2-fp16", "bands-40x37", "mean"])
 def test_pair_is_one_phase_in_the_vm_on_a_gpu(monkeypatch, case):
-    """The VM on a GPU (TFLITE_GPU_VM_FINE=1) runs pw_depthwise_gpu as a
+    """The VM on a GPU (policy vm_fine=1) runs pw_depthwise_gpu as a
     group body (test_vm_group_bodies.py, groups of 64 sharing the band in
     __local memory): the pair one phase (and the MEAN after it, a second)."""
-    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    set_policy(monkeypatch, vm_fine="1")
     kw, fp16, saved = {
         "k3s2-3x5": (dict(cin=3, cmid=5, k=3, stride=2, seed=21), False, 1),
         "k5-residual-b2-fp16": (dict(b=2, h=7, w=13, cin=6, cmid=21, k=5, residual=True, seed=22), True, 1),

@@ -20,6 +20,7 @@ import tflite_gpu
 from fusion_hooks import ALL_MODE_IDS, ALL_MODES, launches_saved, mode_options
 from tflite_gpu import _capi, interpreters
 from tflite_gpu.model_builder import ModelBuilder
+from conftest import set_policy
 
 HOOK = "TFLITE_GPU_FUSE_SUMMED_REDUCE"
 
@@ -69,7 +70,7 @@ def test_the_reduction_adds_the_sum_itself(monkeypatch, case, mode, fp16):
 def test_with_the_group_bodies(monkeypatch, units, kernel):
     """The VM's group bodies (a GPU's): reduce_gpu, and with a 132-unit grid
     reduce_gpu_part over chunks of a 2,115-float4 window, read the sum."""
-    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    set_policy(monkeypatch, vm_fine="1")
     if units:
         monkeypatch.setenv("TFLITE_GPU_COMPUTE_UNITS", units)
     model, inputs = _add_reduce([1, 45, 47, 5])

@@ -116,7 +116,7 @@ def _conv_masks(second, kernel_set, tmp_path):
     # launch the plain depthwise; the convs read their partition's input
     # converted, so that the GPU set's two launch different kernels
     # (conv2d_1x1_gpu, conv2d_gpu), not conv2d_bhwc_gpu both.
-    env = dict(os.environ, TFLITE_GPU_BUILD_LOG="1", TFLITE_GPU_FUSE_PW_DW="0", TFLITE_GPU_BHWC_INPUT="0")
+    env = dict(os.environ, TFLITE_GPU_BUILD_LOG="1", TFLITE_GPU_POLICY="fuse_pw_dw=0", TFLITE_GPU_BHWC_INPUT="0")
     p = subprocess.run([sys.executable, "-c", _CHILD, str(path), kernel_set], capture_output=True, text=True, env=env,
                        timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
@@ -150,7 +150,7 @@ def test_a_vm_partition_whose_bodies_the_first_holds_builds_no_program(second, b
     A stride-2 3x3 conv is a body it lacks: a second build."""
     path = tmp_path / "two.tflite"
     path.write_bytes(_two_partitions(second))
-    env = dict(os.environ, TFLITE_GPU_BUILD_LOG="1", TFLITE_GPU_FUSE_PW_DW="0", TFLITE_GPU_BHWC_INPUT="0")
+    env = dict(os.environ, TFLITE_GPU_BUILD_LOG="1", TFLITE_GPU_POLICY="fuse_pw_dw=0", TFLITE_GPU_BHWC_INPUT="0")
     p = subprocess.run([sys.executable, "-c", _CHILD, str(path), "cpu", "execution=persistent"], capture_output=True,
                        text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]

@@ -1,7 +1,7 @@
 """Pinned host staging (delegate_c/runtime/pinned_staging.c): on GPUs each input
 and output goes through a mapped CL_MEM_ALLOC_HOST_PTR buffer, so the
 driver's DMA reads and writes it without a pageable bounce. PoCL is a CPU
-device, where it is off; TFLITE_GPU_PINNED_STAGING=1 turns it on here so
+device, where it is off; policy pinned_staging=1 turns it on here so
 the path runs: every output must be the CPU interpreter's on every invoke
 (an output copied out of the wrong buffer, or before the wait, shows as
 the previous invoke's values), each boundary adds exactly one buffer, and
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tflite_gpu
-from conftest import assert_close, run_cpu, test_options
+from conftest import assert_close, run_cpu, test_options, set_policy
 from tflite_gpu import _capi, interpreters
 from tflite_gpu.model_builder import ModelBuilder
 
@@ -61,7 +61,7 @@ def test_pinned_staging_matches_cpu_on_every_invoke(monkeypatch, kernel_set, fp1
     base = _capi.debug_counters()["live_buffers"]
     live = {}
     for pinned in ("0", "1"):
-        monkeypatch.setenv("TFLITE_GPU_PINNED_STAGING", pinned)
+        set_policy(monkeypatch, pinned_staging=pinned)
         d = tflite_gpu.load_delegate(**options)
         it = interpreters.make(model, delegate=d)
         stats = _capi.delegate_stats(d._get_native_delegate_pointer())

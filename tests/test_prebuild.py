@@ -1,4 +1,4 @@
-"""TFLITE_GPU_BUILD_THREADS=N (cl_program.c gpu_device_prebuild): a
+"""The policy's build_threads=N (cl_program.c gpu_device_prebuild): a
 partition's programs compiled on N threads at once before its kernels are
 made. The same programs as one at a time, each built once, results right.
 (Whether it shortens the first result is the driver's: PoCL and Intel's CPU
@@ -12,7 +12,7 @@ from cli_run import run_cli, strict_json
 
 def _builds(threads):
     p = run_cli("check", "face_detection_short_range", "--no-cache", "--json", "--opt", "kernel_set=cpu",
-                env={"TFLITE_GPU_BUILD_LOG": "1", "TFLITE_GPU_BUILD_THREADS": str(threads)})
+                env={"TFLITE_GPU_BUILD_LOG": "1", "TFLITE_GPU_POLICY": f"build_threads={threads}"})
     assert p.returncode == 0, p.stderr[-3000:]
     assert strict_json(p.stdout)[0]["passed"]
     return re.findall(r"tflite-gpu build (\S+ \[[^\]]*\])", p.stderr)

@@ -208,3 +208,23 @@ def test_one_helper_reads_the_environment():
                for i, line in enumerate(source_graph._c_code(p.read_text()).splitlines(), 1)
                if re.search(r"\bgetenv\s*\(", line)]
     assert not readers, f"getenv outside env_hooks.c: {readers}"
+
+
+def test_every_variable_read_is_listed_once():
+    """The library reads no environment variable its one list
+    (util/env_hooks.c kEnvVars: user settings, the policy override, test
+    hooks) lacks, and the list names none it never reads."""
+    from tflite_gpu import _capi
+
+    listed = [v["name"] for v in _capi.env_vars()]
+    assert len(listed) == len(set(listed)), listed
+    assert {v["kind"] for v in _capi.env_vars()} == {"user", "override", "test"}
+    code = "\n".join(source_graph._c_code(p.read_text()) for p in source_graph.c_files())
+    raw = "\n".join(p.read_text() for p in source_graph.c_files())
+    read = set(re.findall(r'\benv_(?:flag|long|text)\s*\(\s*"([A-Z0-9_]+)"', raw))
+    # The fusion passes' hooks are read through their table's column (passes/fuse.c).
+    read |= set(re.findall(r'"(TFLITE_GPU_[A-Z0-9_]+)", -1, ', raw))
+    assert "TFLITE_GPU_POLICY" in read and "HOME" in read, read
+    assert read <= set(listed), f"read but not listed: {sorted(read - set(listed))}"
+    assert set(listed) <= read, f"listed but never read: {sorted(set(listed) - read)}"
+    assert not re.search(r"\bgetenv\s*\(", code.replace("getenv(name)", "")), "getenv outside env_text"

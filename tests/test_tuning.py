@@ -1,26 +1,32 @@
-"""inference_preference=SUSTAINED_SPEED tunes the work-group sizes: the
-partition is built once per candidate group scale (x1, 1/2, 1/4, 2), every
-dispatch is timed alone, each keeps its fastest scale, and the choice is
-written beside the kernel-cache file (tune.c), so the next start reads it
-instead of timing. The choice must never change results beyond the
-reduction order (a smaller reduction group sums in another order)."""
+"""The tuner (delegate/tuner.c): with inference_preference=SUSTAINED_SPEED
+and nothing remembered, or tune=force, each partition's candidate policies
+(kernels, persistent, the VM's bodies and grids) are built, checked against
+the first on seeded inputs, timed interleaved, and the fastest by 5% is
+remembered in the cache directory (delegate/policy_store.c), which every
+later start reads whatever the options ask. Then, with kernels chosen, the
+work-group sizes are timed too (tune.c).
+
+These tests hold the slow candidates out where they are not the point (the
+override vm_tiles=0 fixes that field, so the tiles candidate cannot be):
+PoCL compiles the GPU set's bodies slowly. Results must never change beyond
+the reduction order: against the CPU interpreter, 1e-4 of the output's scale."""
 from __future__ import annotations
 
 import pathlib
-import re
 
 import numpy as np
 import pytest
 
 import tflite_gpu
-from conftest import _interpreter, _run, assert_close, run_cpu, test_options
+from conftest import _interpreter, _run, assert_close, run_cpu, set_policy, test_options
+from tflite_gpu import _capi, explain
 from tflite_gpu.model_builder import ModelBuilder
 
 
 def tuned_model(seed=0):
     """CONV_2D (3x3, 17 channels) -> DEPTHWISE -> ADD -> MEAN over H, W ->
     SOFTMAX: conv, depthwise, elementwise, reduction and softmax kernels,
-    each with its own group size."""
+    each with its own group size; the sum an output too."""
     rng = np.random.default_rng(seed)
     mb = ModelBuilder()
     x = mb.add_input([2, 13, 11, 5])
@@ -44,100 +50,132 @@ def tuned_model(seed=0):
     return mb.build(), [rng.uniform(-1, 1, (2, 13, 11, 5)).astype(np.float32)]
 
 
-def _run_with(model, inputs, cache_dir, **options):
-    opts = dict(serialization_dir=str(cache_dir), model_token="tuning-test", **options)
-    d = tflite_gpu.load_delegate(**test_options(**opts))
-    it = _interpreter(model, [d])
-    out = _run(it, inputs)
-    del it
-    return out
-
-
-def _tune_files(cache_dir):
-    return sorted(pathlib.Path(cache_dir).glob("*.tune"))
-
-
 @pytest.fixture
-def cache_dir(tmp_path):
+def cache_dir(tmp_path, monkeypatch):
+    """The remembered policies' directory (the library's default one), and
+    no slow tiles candidate."""
     d = tmp_path / "cache"
     d.mkdir(mode=0o700)
+    monkeypatch.setenv("TFLITE_GPU_CACHE_DIR", str(d))
+    set_policy(monkeypatch, vm_tiles=0)
     return d
 
 
-def test_tuned_results_match_the_cpu_and_the_choice_is_remembered(cache_dir, capfd):
-    model, x = tuned_model()
-    expected = run_cpu(model, x)
-    out = _run_with(model, x, cache_dir, inference_preference="SUSTAINED_SPEED", log_level="info")
-    log = capfd.readouterr().err
-    for a, e in zip(out, expected):
-        assert_close(a, e)
-    assert "SUSTAINED_SPEED:" in log and "dispatches take another work-group size" in log, log
-    (tune,) = _tune_files(cache_dir)
-    lines = tune.read_text().split("\n")
-    header, scales = lines[0].split(), [int(v) for v in lines[1:] if v]
-    assert header[:3] == ["tflite-gpu", "tune", "1"] and int(header[3]) == len(scales) > 0
-    assert set(scales) <= {0, -1, -2, 1}
-
-    # The next start reads the file and times nothing.
-    again = _run_with(model, x, cache_dir, inference_preference="SUSTAINED_SPEED", log_level="info")
-    log = capfd.readouterr().err
-    assert "work-groups from" in log and "take another work-group size" not in log, log
-    for a, b in zip(again, out):
-        np.testing.assert_array_equal(a, b)
+def _start(model, inputs, **options):
+    """One start: (outputs, the partition's report, the tuner's rows)."""
+    d = tflite_gpu.load_delegate(**test_options(**options))
+    it = _interpreter(model, [d])
+    out = _run(it, inputs)
+    ptr = d._get_native_delegate_pointer()
+    (part,) = _capi.delegate_partitions(ptr)
+    tuning = _capi.delegate_tuning(ptr)
+    del it
+    return out, part, tuning
 
 
-def test_every_scale_gives_correct_results(cache_dir):
-    """Whatever a device's timings pick: each candidate scale for every
-    dispatch at once (the file says so), against the CPU."""
+def _policy_files(cache_dir):
+    return sorted(pathlib.Path(cache_dir).glob("*policy*"))
+
+
+def _sources(part):
+    return {k: v["source"] for k, v in part["policy"].items()}
+
+
+def test_the_choice_is_right_remembered_and_read_with_no_timing(cache_dir):
     model, x = tuned_model(1)
     expected = run_cpu(model, x)
-    _run_with(model, x, cache_dir, inference_preference="SUSTAINED_SPEED")
-    (tune,) = _tune_files(cache_dir)
-    n = int(tune.read_text().split()[3])
-    for scale in (0, -1, -2, 1):
-        tune.write_text(f"tflite-gpu tune 1 {n}\n" + "".join(f"{scale}\n" for _ in range(n)))
-        out = _run_with(model, x, cache_dir, inference_preference="SUSTAINED_SPEED")
-        for a, e in zip(out, expected):
-            assert_close(a, e)
-
-
-# Empty, not ours, too few values, a scale that is not a candidate, an
-# absurd count, too many values: each is ignored and the start times again.
-@pytest.mark.parametrize("content", ["", "garbage\n", "tflite-gpu tune 1 3\n0\n0\n", "tflite-gpu tune 1 2\n0\n7\n",
-                                     "tflite-gpu tune 1 99999999\n", "tflite-gpu tune 1 1\n0\n0\n0\n"])
-def test_a_bad_tuning_file_is_timed_again(cache_dir, content, capfd):
-    model, x = tuned_model(2)
-    expected = run_cpu(model, x)
-    _run_with(model, x, cache_dir, inference_preference="SUSTAINED_SPEED")
-    (tune,) = _tune_files(cache_dir)
-    tune.write_text(content)
-    out = _run_with(model, x, cache_dir, inference_preference="SUSTAINED_SPEED", log_level="info")
-    log = capfd.readouterr().err
+    out, part, tuning = _start(model, x, inference_preference="SUSTAINED_SPEED")
     for a, e in zip(out, expected):
         assert_close(a, e)
-    assert "take another work-group size" in log, log
+    names = [r["candidate"] for r in tuning]
+    assert names[:3] == ["as resolved", "persistent", "persistent, fine bodies"], tuning
+    assert sum(r["chosen"] for r in tuning) == 1 and all(r["us"] for r in tuning if r["chosen"]), tuning
+    assert _sources(part)["execution"] == "measured" and _sources(part)["vm_tiles"] == "override", part["policy"]
+    (file,) = _policy_files(cache_dir)
+    # The next start reads it whatever the preference: nothing timed.
+    for preference in ("SUSTAINED_SPEED", "FAST_SINGLE_ANSWER"):
+        again, part2, tuning2 = _start(model, x, inference_preference=preference)
+        assert tuning2 == [] and part2["policy"] == part["policy"], (tuning2, part2["policy"])
+        for a, b in zip(again, out):
+            assert_close(a, b)
+    assert _policy_files(cache_dir) == [file]
 
 
-def test_other_preferences_do_not_tune(cache_dir, capfd):
-    model, x = tuned_model(3)
-    _run_with(model, x, cache_dir, inference_preference="FAST_SINGLE_ANSWER", log_level="info")
-    assert "SUSTAINED_SPEED" not in capfd.readouterr().err
-    assert not _tune_files(cache_dir)
-
-
-def test_tuning_without_a_cache_still_tunes(capfd):
-    model, x = tuned_model(4)
-    d = tflite_gpu.load_delegate(**test_options(inference_preference="SUSTAINED_SPEED", log_level="info"))
-    it = _interpreter(model, [d])
-    out = _run(it, x)
-    del it
-    assert "take another work-group size" in capfd.readouterr().err
+def test_a_slower_candidate_loses_and_a_wrong_one_is_refused(cache_dir, monkeypatch):
+    """The test hooks: the first candidate slowed loses to a faster one; a
+    candidate whose outputs read back wrong is refused whatever its time."""
+    model, x = tuned_model(2)
+    monkeypatch.setenv("TFLITE_GPU_TEST_TUNE_SLOW", "as resolved")
+    monkeypatch.setenv("TFLITE_GPU_TEST_TUNE_WRONG", "persistent")
+    out, part, tuning = _start(model, x, tune="force")
+    rows = {r["candidate"]: r for r in tuning}
+    assert not rows["as resolved"]["chosen"], tuning
+    assert rows["persistent"]["us"] is None and "relative L2 from the first" in rows["persistent"]["why"], tuning
+    assert not rows["persistent"]["chosen"]
     for a, e in zip(out, run_cpu(model, x)):
         assert_close(a, e)
 
 
-def test_a_resize_keeps_working(cache_dir):
-    model, _ = tuned_model(5)
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "another partition"])
+def test_a_bad_remembered_file_is_ignored_and_tuned_again(cache_dir, damage, capfd):
+    model, x = tuned_model(3)
+    _start(model, x, inference_preference="SUSTAINED_SPEED")
+    (file,) = _policy_files(cache_dir)
+    data = file.read_bytes()
+    if damage == "garbage":
+        file.write_bytes(b"not a policy file at all")
+    elif damage == "truncated":
+        file.write_bytes(data[: len(data) // 2])
+    else:  # the file of another model's partition, under this one's name
+        other, ox = tuned_model(4)
+        file.unlink()
+        _start(other, ox, inference_preference="SUSTAINED_SPEED")
+        (made,) = _policy_files(cache_dir)
+        made.rename(file)
+    capfd.readouterr()
+    out, part, tuning = _start(model, x, inference_preference="SUSTAINED_SPEED", log_level="warning")
+    err = capfd.readouterr().err
+    assert "remembered policy ignored" in err, err
+    assert tuning and _sources(part)["execution"] == "measured", tuning
+    for a, e in zip(out, run_cpu(model, x)):
+        assert_close(a, e)
+
+
+def test_an_option_beats_the_remembered_choice_and_an_override_beats_both(cache_dir, monkeypatch, tmp_path):
+    model, x = tuned_model(5)
+    monkeypatch.setenv("TFLITE_GPU_TEST_TUNE_SLOW", "as resolved")  # kernels lose: persistent is remembered
+    _start(model, x, tune="force")
+    monkeypatch.delenv("TFLITE_GPU_TEST_TUNE_SLOW")
+    path = tmp_path / "m.tflite"
+    path.write_bytes(model)
+    remembered = explain.explain(path, {})["partitions"][0]["policy"]
+    assert remembered["execution"] == {"value": "persistent", "source": "measured"}, remembered
+    option = explain.explain(path, {"execution": "kernels"})["partitions"][0]["policy"]
+    assert option["execution"] == {"value": "kernels", "source": "option"}, option
+    over = explain.explain(path, {"execution": "kernels", "policy": "execution=stepped"})["partitions"][0]["policy"]
+    assert over["execution"] == {"value": "stepped", "source": "override"}, over
+    set_policy(monkeypatch, vm_tiles=None)
+    rule = explain.explain(path, {"tune": "clear"})["partitions"][0]["policy"]  # forgets it, then the rule's
+    assert rule["execution"] == {"value": "kernels", "source": "rule"} and not _policy_files(cache_dir), rule
+
+
+def test_budget_zero_times_nothing_and_other_preferences_do_not_tune(cache_dir):
+    model, x = tuned_model(6)
+    _, part, tuning = _start(model, x, inference_preference="SUSTAINED_SPEED", tune_budget=0)
+    assert all(r["us"] is None and "budget" in r["why"] for r in tuning) and not _policy_files(cache_dir), tuning
+    _, part, tuning = _start(model, x, inference_preference="FAST_SINGLE_ANSWER")
+    assert tuning == [] and not _policy_files(cache_dir) and _sources(part)["execution"] == "rule"
+
+
+def test_a_bad_override_is_refused_when_the_delegate_is_made():
+    with pytest.raises(ValueError, match=r"vm_groups_per_unit=9: accepted 1-4"):
+        tflite_gpu.load_delegate(**test_options(policy="vm_groups_per_unit=9"))
+    with pytest.raises(ValueError, match=r"'no_such_field' is not name=value of a policy field"):
+        tflite_gpu.load_delegate(**test_options(policy="no_such_field=1"))
+
+
+def test_a_resize_keeps_the_tuned_policy(cache_dir):
+    model, _ = tuned_model(7)
     d = tflite_gpu.load_delegate(**test_options(inference_preference="SUSTAINED_SPEED"))
     it = _interpreter(model, [d])
     it.resize_tensor_input(it.get_input_details()[0]["index"], [1, 7, 9, 5])
@@ -152,46 +190,49 @@ def test_a_resize_keeps_working(cache_dir):
         assert_close(a, e)
 
 
-def test_persistent_times_its_grid_and_remembers_it(cache_dir, capfd):
-    """execution=persistent: no work-groups to tune (one program, one
-    group size), but the grid's groups per compute unit (vm_tune.c): each
-    candidate grid runs its self-test, then whole invokes. On a CPU device
-    the larger grids are not all resident, so their self-tests fail: that
-    must drop the candidate, not send the partition to its stepped
-    fallback."""
-    from tflite_gpu import _capi, explain
+def test_tflite_gpu_tune_remembers_in_its_cache_dir_and_clear_forgets(tmp_path, monkeypatch):
+    """`tflite-gpu tune MODEL --cache-dir DIR` makes DIR (0700), times the
+    candidates and leaves the choice there; an application's start with
+    that directory then times nothing; `--clear` forgets."""
+    import json
+    import os
+    import stat
+    import subprocess
+    import sys
 
-    model, x = tuned_model(7)
-    expected = run_cpu(model, x)
-    for start in ("first", "cached"):
-        d = tflite_gpu.load_delegate(**test_options(
-            serialization_dir=str(cache_dir), model_token="tuning-test", execution="persistent",
-            inference_preference="SUSTAINED_SPEED", log_level="info"))
-        it = _interpreter(model, [d])
-        out = _run(it, x)
-        (run,) = _capi.delegate_runs(d._get_native_delegate_pointer())
-        del it
-        log = capfd.readouterr().err
-        assert run["execution"] == "persistent" and run["launches"] == 1 and run["fallback"] == "", (run, log)
-        for a, e in zip(out, expected):
-            assert_close(a, e)
-        (grid,) = pathlib.Path(cache_dir).glob("*.grid")
-        magic, per_unit = grid.read_text().rsplit(maxsplit=1)
-        assert magic == "tflite-gpu vm grid 1" and per_unit in ("1", "2", "4"), grid.read_text()
-        if start == "first":
-            assert f"persistent grid of {per_unit} group(s) per compute unit (" in log and "1 per unit: " in log, log
-        else:
-            assert f"persistent grid of {per_unit} group(s) per compute unit, from " in log, log
-        assert "runs stepped" not in log and not _tune_files(cache_dir), log
-        if start == "first":
-            units = int(re.search(r"per compute unit \((\d+) groups\)", log).group(1)) // int(per_unit)
-    # A remembered choice is the grid the partition is built with (explain
-    # builds without invoking: a grid a CPU device cannot keep resident
-    # never runs here).
-    path = pathlib.Path(cache_dir) / "m.tflite"
+    model, x = tuned_model(8)
+    path = tmp_path / "m.tflite"
     path.write_bytes(model)
-    grid.write_text("tflite-gpu vm grid 1 2\n")
-    report = explain.explain(path, dict(serialization_dir=str(cache_dir), model_token="tuning-test",
-                                        execution="persistent", inference_preference="SUSTAINED_SPEED"))
-    assert {p["groups"] for p in report["phases"]} == {2 * units}, report["phases"][:1]
-    assert f"on a grid of {2 * units} groups of 64" in explain.format_explain(report)
+    cache = tmp_path / "new" / "cache"  # not there yet
+    env = dict(os.environ, TFLITE_GPU_POLICY="vm_tiles=0")
+    env.pop("TFLITE_GPU_CACHE_DIR", None)
+    cmd = [sys.executable, "-m", "tflite_gpu", "tune", str(path), "--cache-dir", str(cache), "--budget", "20"]
+    r = subprocess.run(cmd + ["--json"], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    (row,) = json.loads(r.stdout)
+    assert row["remembered_in"] == str(cache) and any(t["chosen"] for t in row["tuning"]), row
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    (file,) = _policy_files(cache)
+    monkeypatch.setenv("TFLITE_GPU_CACHE_DIR", str(tmp_path / "elsewhere"))  # only the options say where
+    out, part, tuning = _start(model, x, **tflite_gpu.cache_options(str(cache), str(path)))
+    assert tuning == [] and _sources(part)["execution"] == "measured", part["policy"]
+    for a, e in zip(out, run_cpu(model, x)):
+        assert_close(a, e)
+    r = subprocess.run(cmd + ["--clear"], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "forgotten" in r.stdout, (r.stdout, r.stderr)
+    assert not file.exists()
+
+
+@pytest.mark.parametrize("groups", [0, 1])
+def test_the_work_group_step_runs_as_the_policy_says(cache_dir, monkeypatch, capfd, groups):
+    """With kernels kept, the tuner times each dispatch's work-group size
+    only under tune_groups=1 (the GPU rows; the CPU row says 0): the step
+    logs what it moved, and the outputs stay right either way."""
+    model, x = tuned_model(9)
+    set_policy(monkeypatch, vm_tiles=0, tune_groups=groups)
+    out, part, tuning = _start(model, x, tune="force", execution="kernels", log_level="info")
+    err = capfd.readouterr().err
+    assert ("dispatches take another work-group size" in err) == bool(groups), err[-2000:]
+    assert [r["candidate"] for r in tuning] == ["as resolved"] and part["execution"] == "kernels", tuning
+    for a, e in zip(out, run_cpu(model, x)):
+        assert_close(a, e)

@@ -1,12 +1,12 @@
-"""The VM's group bodies (issue 36 item 5): on a GPU (TFLITE_GPU_VM_FINE=1
+"""The VM's group bodies (issue 36 item 5): on a GPU (policy vm_fine=1
 here, PoCL standing in for one), a long reduction runs the GPU set's
 work-group kernel (fc_gpu.cl, reduce_gpu.cl: GROUP_KERNEL in common.cl) as
 one phase: each physical group of the VM runs virtual groups of 64 one
 after another, its work-items splitting the reduction and adding their
 partials in __local memory (vm/vm_run.cl). Where the fine bodies give a
 work-item the whole reduction, or split it in two phases with a grid
-barrier between (TFLITE_GPU_VM_GROUP_BODIES=0 keeps them). With
-TFLITE_GPU_VM_TILES=1 the GPU set's tiled convs and depthwise run so too.
+barrier between (policy vm_group_bodies=0 keeps them). With
+policy vm_tiles=1 the GPU set's tiled convs and depthwise run so too.
 
 Tolerances: against the CPU interpreter, FP32 1e-5 of the output's scale
 (the same products summed in another order: a tree of 64 partials); FP16
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import tflite_gpu
-from conftest import assert_close, run_cpu
+from conftest import assert_close, run_cpu, set_policy
 from op_cases.conv import _fc_case
 from op_cases.math_ops import _bmm_case, _reduce_case, _softmax_case
 from tflite_gpu import _capi, interpreters
@@ -48,7 +48,7 @@ def _run(model, inputs, execution, invokes=2, **options):
 
 @pytest.fixture
 def gpu_bodies(monkeypatch):
-    monkeypatch.setenv("TFLITE_GPU_VM_FINE", "1")
+    set_policy(monkeypatch, vm_fine="1")
     return monkeypatch
 
 
@@ -73,12 +73,10 @@ def test_a_long_reduction_is_one_group_phase(gpu_bodies, case, kernel, fp16):
             assert_close(a, b, rtol_l2=tol, atol=tol * max(1.0, float(np.abs(b).max())))
 
 
-@pytest.mark.parametrize("setting", [("TFLITE_GPU_VM_GROUP_BODIES", "0"), ("TFLITE_GPU_VM_GROUP", "128")],
-                         ids=["switched-off", "groups-of-128"])
-def test_without_group_bodies_the_fine_ones_run(gpu_bodies, setting):
-    """The switch, and a VM group the bodies are not compiled for (64):
-    the fine bodies (here the FC split over K in two phases), one launch."""
-    gpu_bodies.setenv(*setting)
+def test_without_group_bodies_the_fine_ones_run(gpu_bodies):
+    """The policy's vm_group_bodies=0: the fine bodies (here the FC split
+    over K in two phases), one launch."""
+    set_policy(gpu_bodies, vm_group_bodies=0)
     model, reference, inputs = CASES[0][0].make()
     want = run_cpu(reference, inputs)
     outs, kernels, run, _ = _run(model, inputs, "persistent")
@@ -205,10 +203,10 @@ TILE_RUNS = [(*c, False) for c in TILE_CASES] + [(*c, True) for c in TILE_CASES 
 @pytest.mark.parametrize("name,model,inputs,kernel,fp16", TILE_RUNS,
                          ids=[f"{r[0]}-{'fp16' if r[-1] else 'fp32'}" for r in TILE_RUNS])
 def test_vm_tiles_run_the_gpu_sets_convs(gpu_bodies, name, model, inputs, kernel, fp16):
-    """TFLITE_GPU_VM_TILES=1: conv_gpu.cl's and depthwise_gpu.cl's kernels
+    """policy vm_tiles=1: conv_gpu.cl's and depthwise_gpu.cl's kernels
     (tiles shared in __local memory) as group bodies at their default 16 x 4
     and 8 x 8 groups, stepped and persistent, one launch."""
-    gpu_bodies.setenv("TFLITE_GPU_VM_TILES", "1")
+    set_policy(gpu_bodies, vm_tiles="1")
     want = run_cpu(model, inputs)
     tol = 1e-2 if fp16 else 1e-5
     got = {}
@@ -230,10 +228,10 @@ def test_vm_tiles_keep_fine_bodies_where_a_tile_would_idle(gpu_bodies):
     from op_cases.conv import _conv_case
 
     model, _, inputs = _conv_case(1, 7, 9, 5, 16, 3, 3, 1, "SAME", 1, "NONE").make()
-    gpu_bodies.setenv("TFLITE_GPU_VM_TILES", "1")
+    set_policy(gpu_bodies, vm_tiles="1")
     _, kernels, run, _ = _run(model, inputs, "persistent", invokes=1)
     assert kernels == ["conv2d_x4"] and run["launches"] == 1, (kernels, run)
     model, inputs = TILE_CASES[0][1:3]
-    gpu_bodies.setenv("TFLITE_GPU_VM_TILES", "0")
+    set_policy(gpu_bodies, vm_tiles="0")
     _, kernels, run, _ = _run(model, inputs, "persistent", invokes=1)
     assert kernels == ["conv2d_x4"] and run["launches"] == 1, (kernels, run)

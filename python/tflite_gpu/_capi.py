@@ -58,10 +58,45 @@ def ops() -> list[dict]:
 
 def fusion_passes() -> list[dict]:
     """The C library's table of fusion passes, in the order they run: name,
-    kernel sets, the hook that switches each off (None: always on), what it
-    matches."""
-    return [{"name": r[0], "kernel_sets": r[1].split(","), "hook": r[2] or None, "matches": r[3]}
-            for r in _table(lib().tflite_gpu_describe_passes)]
+    kernel sets, the test hook that switches each off (None: none), the
+    policy field that does (None: none), what it matches."""
+    rows = []
+    for r in _table(lib().tflite_gpu_describe_passes):
+        field = r[2][len("policy "):] if r[2].startswith("policy ") else None
+        rows.append({"name": r[0], "kernel_sets": r[1].split(","), "hook": None if field else r[2] or None,
+                     "policy_field": field, "matches": r[3]})
+    return rows
+
+
+def policy_fields() -> list[dict]:
+    """The policy's fields (select/policy.h): name, range, value names
+    (None: a number), scope ("partition" or "device"), help."""
+    return [{"name": r[0], "min": int(r[1]), "max": int(r[2]), "values": r[3].split("|") if r[3] else None,
+             "scope": r[4], "help": r[5]}
+            for r in _table(lib().tflite_gpu_describe_policy) if r[0] != "rule"]
+
+
+def policy_rules() -> dict:
+    """The rule table: {row name: {field: value text}} (select/policy_rules.c)."""
+    return {r[1]: dict(kv.split("=", 1) for kv in r[2].split(","))
+            for r in _table(lib().tflite_gpu_describe_policy) if r[0] == "rule"}
+
+
+def env_vars() -> list[dict]:
+    """Every environment variable the library reads: name, kind ("user",
+    "override" or "test"), what it does (util/env_hooks.c)."""
+    return [{"name": r[0], "kind": r[1], "what": r[2]} for r in _table(lib().tflite_gpu_describe_env)]
+
+
+def parse_policy(text: str) -> dict:
+    """"field=value:source,..." (a partition's policy as the library reports
+    it) as {field: {"value": text, "source": rule|measured|option|override}}."""
+    out = {}
+    for item in filter(None, text.split(",")):
+        name, _, rest = item.partition("=")
+        value, _, source = rest.rpartition(":")
+        out[name] = {"value": value, "source": source}
+    return out
 
 
 def options_schema() -> list[dict]:
@@ -125,21 +160,24 @@ def delegate_stats(delegate_pointer: int) -> dict:
     partitions, kernel launches per invoke, activation memory against its
     lower bound (peak of simultaneously live bytes), compile time so far,
     and the kernel cache's counters so far (partitions that hit or missed,
-    files written, files rejected as corrupt or unreadable)."""
+    files written, files rejected as corrupt or unreadable), and each
+    partition's policy ({field: {"value", "source"}}, parse_policy)."""
     r = ffi.new("TfLiteGpuDelegateReport*")
     if lib().tflite_gpu_delegate_report(ffi.cast("void*", delegate_pointer), r) != 0:
         raise ValueError("not a tflite-gpu delegate")
     return {"delegated_nodes": r.delegated_nodes, "cpu_nodes": r.cpu_nodes, "partitions": r.partitions,
             "dispatches": r.dispatches, "arena_bytes": r.arena_bytes, "live_peak_bytes": r.live_peak_bytes,
             "compile_seconds": r.compile_seconds, "cache_hits": r.cache_hits, "cache_misses": r.cache_misses,
-            "cache_writes": r.cache_writes, "cache_rejected": r.cache_rejected}
+            "cache_writes": r.cache_writes, "cache_rejected": r.cache_rejected,
+            "policies": [p["policy"] for p in delegate_partitions(delegate_pointer)]}
 
 
 def delegate_device(delegate_pointer: int) -> dict:
     buf = ffi.new("char[]", 1024)
     lib().tflite_gpu_delegate_device(ffi.cast("void*", delegate_pointer), buf, 1024)
-    plat, name, ver, precision, kernel_set = ffi.string(buf).decode(errors="replace").split("\t")
-    return {"platform": plat, "name": name, "version": ver, "precision": precision, "kernel_set": kernel_set}
+    plat, name, ver, precision, kernel_set, rule = ffi.string(buf).decode(errors="replace").split("\t")
+    return {"platform": plat, "name": name, "version": ver, "precision": precision, "kernel_set": kernel_set,
+            "policy_rule": rule}
 
 
 FAILURE_KINDS = {1: "kernel-build", 2: "other"}
@@ -212,15 +250,16 @@ def delegate_partitions(delegate_pointer: int) -> list[dict]:
     why one runs its kernels where execution asked for the VM, "" else), and
     the fusion passes that ran on each with the rewrites each made
     ({pass name: count}; a pass switched off or not for this device's
-    kernel set is absent)."""
+    kernel set is absent), and the "policy" it was built with ({field:
+    {"value", "source"}}, parse_policy)."""
     rows = []
     for line in _delegate_text(delegate_pointer, 1).splitlines():
-        count, dispatches, nodes, passes, execution, declined = line.split("\t")
+        count, dispatches, nodes, passes, execution, declined, policy = line.split("\t")
         mode, launches, barriers = execution.split(":")
         rows.append({"nodes": [int(n) for n in nodes.split(",") if n], "dispatches": int(dispatches),
                      "passes": {k: int(v) for k, v in (x.split("=") for x in passes.split(",") if x)},
                      "execution": mode, "launches": int(launches), "barriers": int(barriers),
-                     "declined": declined})
+                     "declined": declined, "policy": parse_policy(policy)})
     return rows
 
 
@@ -250,6 +289,18 @@ def delegate_phases(delegate_pointer: int) -> list[dict]:
         rows.append({"partition": int(part), "segment": int(seg), "level": int(level), "kernel": kernel,
                      "work_items": int(items), "groups": int(groups), "group_size": int(size), "node": int(node),
                      "tflite_node": first.get((int(part), int(node)), -1)})
+    return rows
+
+
+def delegate_tuning(delegate_pointer: int) -> list[dict]:
+    """The tuner's candidates for each partition it timed in the last
+    Prepare: {"partition", "candidate", "us" (None: not timed), "chosen",
+    "why" (why it was not timed or was refused)}."""
+    rows = []
+    for line in _delegate_text(delegate_pointer, 7).splitlines():
+        part, name, us, chosen, why = line.split("\t")
+        rows.append({"partition": int(part), "candidate": name, "us": float(us) if float(us) >= 0 else None,
+                     "chosen": chosen == "1", "why": why})
     return rows
 
 

@@ -283,7 +283,9 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
         if xnn_median and r.get("median_ms"):
             r["ratio_to_xnnpack"] = r["median_ms"] / xnn_median
         if c in delegates and c in live:  # how the last timed invoke ran: mode, launches, fallbacks
-            r.update(_execution(_capi.delegate_runs(delegates[c]._get_native_delegate_pointer())))
+            pointer = delegates[c]._get_native_delegate_pointer()
+            r.update(_execution(_capi.delegate_runs(pointer)))
+            r["policies"] = _capi.delegate_stats(pointer)["policies"]  # each partition's, with sources
     isolate.phase("delegate:release")  # the interpreters and delegates are freed
     live.clear()
     delegates.clear()

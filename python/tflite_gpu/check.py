@@ -99,6 +99,9 @@ class CheckResult:
     # computed on another invoke's input: a result that depends on an earlier invoke).
     invokes: list = dataclasses.field(default_factory=list)
     bisect: dict | None = None  # check --bisect: the first node that differs (check_bisect.py)
+    # Each partition's policy as built: {field: {"value", "source"}} (source: rule, measured, option
+    # or override), so a result says which execution mode and choices were checked.
+    policies: list = dataclasses.field(default_factory=list)
 
     @property
     def nothing_delegated(self) -> bool:
@@ -287,7 +290,7 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
 
     outputs, runs = judge_invokes(out_details, actual, expected, seeds, compare)
     r = CheckResult(str(path), device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"],
-                    outputs, kernel_cache=cache, invokes=runs)
+                    outputs, kernel_cache=cache, invokes=runs, policies=stats["policies"])
     if bisect and not r.passed and not r.nothing_delegated:
         from .check_bisect import bisect_model
 
@@ -385,7 +388,7 @@ def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate
                                   lambda k, det, a, e: _compare(det, a, e, tol, 0.0, {}, tol_from, FP16_ABS_FLOOR))
     return CheckResult(str(path), device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"], outputs,
                        reference=f"delegate-{other_device['precision']}", cpu_error=cpu_error,
-                       deterministic=deterministic, invokes=runs)
+                       deterministic=deterministic, invokes=runs, policies=stats["policies"])
 
 
 def isolated_check(path, options, seed, rtol_l2, invokes=DEFAULT_INVOKES, bisect=False):

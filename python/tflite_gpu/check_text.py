@@ -7,6 +7,7 @@ import numpy as np
 
 from ._output import display
 from .check import NOISE_FACTOR, STEP_MAX, STEP_WITHIN_1, CheckResult, OutputResult
+from .explain import format_policy
 
 
 def _rule(o: OutputResult) -> str:
@@ -39,6 +40,7 @@ def format_result(r: CheckResult) -> str:
         f"{r.device['kernel_set']} kernel set",
         f"nodes: {r.delegated_nodes} delegated, {r.cpu_nodes} on the CPU, {r.partitions} partition(s)",
     ]
+    lines += [f"partition {i}: {format_policy(p)}" for i, p in enumerate(r.policies) if p]
     if r.nothing_delegated:
         lines.append("nothing delegated: every node ran on the CPU, so the outputs below compare the CPU with itself "
                      "and say nothing about the delegate (`tflite-gpu explain` says why each node stayed)")

@@ -1,5 +1,5 @@
-"""python -m tflite_gpu / tflite-gpu: check, explain, bench, models, devices, ops
-(the last three, which need no model, in cli_info.py).
+"""python -m tflite_gpu / tflite-gpu: check, explain, tune, bench, models, devices,
+ops (tune's work in cli_tune.py; the last three, which need no model, in cli_info.py).
 
 Every command takes --help and --json (bench: --json PATH, or --json - for
 stdout). With --json, stdout carries exactly one strict JSON document, the
@@ -50,6 +50,8 @@ from . import __version__, cache_options, default_cache_dir, errors, isolate, re
 from ._library import LibraryNotFound
 from ._output import SafeStream, display, dumps
 from .cli_info import cmd_devices, cmd_models, cmd_ops
+from .cli_tune import DEFAULT_BUDGET
+from .cli_tune import cmd_tune as _cmd_tune
 from .errors import EXIT_CHECK_FAILED, EXIT_MODEL, EXIT_NO_OPENCL, EXIT_OK, EXIT_USAGE, CliError  # noqa: F401
 
 EXIT_BUG = errors.EXIT_BUG
@@ -189,6 +191,10 @@ def _cache_dir(args, opts):
     if args.no_cache or "serialization_dir" in opts or "model_token" in opts:
         return None
     if args.cache_dir:
+        try:  # made as the default one is (mode 0700: the delegate refuses a directory others can write to)
+            os.makedirs(args.cache_dir, mode=0o700, exist_ok=True)
+        except OSError as e:
+            raise errors.CliError("usage", f"--cache-dir {args.cache_dir}: cannot make it: {e.strerror}") from e
         return args.cache_dir
     try:
         return default_cache_dir(create=True)
@@ -267,6 +273,11 @@ def cmd_explain(args, out):
     report.pop("show_passes")
     report.pop("show_phases")
     return EXIT_OK, report
+
+
+def cmd_tune(args, out):
+    return _cmd_tune(args, out, parse_opts=_parse_opts, cache_dir_of=_cache_dir, verified=_verified,
+                     run_isolated=_run_isolated, need_delegate=_need_delegate)
 
 
 def cmd_bench(args, out):
@@ -461,6 +472,22 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="also list the VM phases (execution=stepped|persistent): kernel, work-items, the grid's "
                         "groups each gives work to, and TFLite node")
     p.set_defaults(fn=cmd_explain)
+
+    p = sub.add_parser("tune", help="time each partition's candidate policies on this device and remember the "
+                                    "fastest (what load_delegate then runs)")
+    p.add_argument("model", nargs="+", help="a .tflite path or a MediaPipe model name")
+    p.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
+                   help=f"seconds one partition's tuning may take (default {DEFAULT_BUDGET:g}; 0 times nothing)")
+    p.add_argument("--clear", action="store_true", help="forget the remembered policies instead (time nothing)")
+    p.add_argument("--opt", action="append", metavar="KEY=VALUE", help="delegate option (repeatable)")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="where the choice and the chosen programs are kept (default $TFLITE_GPU_CACHE_DIR or "
+                        "$XDG_CACHE_HOME/tflite_gpu/kernels, where load_delegate with default options looks)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="no kernel cache (the choice is still remembered, in the default directory)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the reports as JSON")
+    p.set_defaults(fn=cmd_tune)
 
     p = sub.add_parser("devices", help="list OpenCL devices: platform, version, memory, fp16, extensions")
     p.add_argument("--json", action="store_true", help="print the device list as JSON")

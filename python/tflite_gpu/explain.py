@@ -71,6 +71,8 @@ def format_explain(report: dict) -> str:
                + (f", {p['barriers']} grid barrier(s)" if p.get("barriers") else "")
                + (f" on a grid of {grid[0]} groups of {grid[1]}" if grid else ""))
         lines.append(f"  partition {i}: {len(p['nodes'])} nodes ({nodes_text}), {how}")
+        if p.get("policy"):
+            lines.append("    " + format_policy(p["policy"]))
     if report.get("show_passes"):
         lines += ["", format_passes(report)]
     if report.get("show_phases"):
@@ -84,6 +86,13 @@ def format_explain(report: dict) -> str:
             lines.append(f"  {len(c['nodes']):>4} nodes ({first}): device {dev}, CPU {c['cpu_us']:.0f} us "
                          f"-> {c['where'].upper()}")
     return "\n".join(lines)
+
+
+def format_policy(policy: dict) -> str:
+    """A partition's policy on one line: each field's value, with its source
+    where it is not the device's rule (measured, option, override)."""
+    fields = [f"{k}={v['value']}" + (f" [{v['source']}]" if v["source"] != "rule" else "") for k, v in policy.items()]
+    return "policy (the device's rule unless marked): " + ", ".join(fields)
 
 
 def pass_totals(report: dict) -> dict:
@@ -111,7 +120,8 @@ def format_passes(report: dict) -> str:
             did = "   - (no partition)"
         else:
             did = " off (hook or device limit)"
-        hook = f"  [{p['hook']}=0 switches it off]" if p["hook"] else ""
+        hook = (f"  [{p['hook']}=0 switches it off]" if p["hook"] else
+                f"  [policy {p['policy_field']}=0 switches it off]" if p.get("policy_field") else "")
         lines.append(f"  {p['name']:<17}{did}  {p['matches']}{hook}")
     return "\n".join(lines)
 

@@ -29,6 +29,7 @@ _FD_ENV = "TFLITE_GPU_ISOLATE_FD"
 JOBS = {
     "check": "tflite_gpu.check:isolated_check",
     "explain": "tflite_gpu.explain:isolated_explain",
+    "tune": "tflite_gpu.cli_tune:isolated_tune",
     "bench_model": "tflite_gpu.bench:isolated_bench_model",
 }
 _channel = None
