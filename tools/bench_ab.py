@@ -11,9 +11,10 @@ MODEL is a MediaPipe model name or a .tflite path; none: the 11 MediaPipe
 models the CPU interpreter can run.
 
 --env-a / --env-b set an environment variable while that side's interpreter
-is made (the library reads its test hooks, e.g. TFLITE_GPU_FUSE_DW_1X1=0
-or TFLITE_GPU_PINNED_STAGING=0, when it prepares a partition), so one
-library can be its own baseline.
+is made (the library reads its test hooks and the policy override when it
+prepares a partition, e.g. TFLITE_GPU_FUSE_CHANNEL_SCALE=0 or
+TFLITE_GPU_POLICY=fuse_dw_1x1=0), so one library can be its own baseline;
+--opt-b policy=... overrides the policy's fields for one side alone.
 
 Each round times every configuration of every model once (XNNPACK, A, B,
 A and B in turns), so drift on a noisy machine hits all three alike; per
@@ -66,6 +67,7 @@ def _interpreter(path, library=None, options=None, threads=2):
     # A library of its own (the A or B build), so load_delegate(library, ...) directly.
     delegate = tflite_gpu.runtime().load_delegate(library, options) if library else None
     it = interpreters.make(path, delegate=delegate, threads=threads)
+    it.gd_delegate = delegate  # kept beside it, for what it ran (bench_policy.py)
     rng = np.random.default_rng(0)
     interpreters.set_inputs(it, [rng.uniform(-1, 1, det["shape"]).astype(det["dtype"])
                                  for det in it.get_input_details()])

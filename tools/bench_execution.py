@@ -8,10 +8,11 @@ interleaved round by round, each checked against the CPU interpreter.
 
 --mode replaces the four modes with one's own, repeatable:
 LABEL:KEY=VALUE,... where a KEY starting with TFLITE_GPU_ is an environment
-variable set while that delegate is created and the model prepared (the
-VM's A/B switches, e.g. TFLITE_GPU_VM_FINE, TFLITE_GPU_VM_GROUP) and any
-other KEY a delegate option, e.g.
-  --mode tiled64:execution=persistent,TFLITE_GPU_VM_FINE=0,TFLITE_GPU_VM_GROUP=64
+variable set while that delegate is created and the model prepared (a test
+hook, or TFLITE_GPU_CACHE_DIR: an empty one runs without what a tuning
+remembered) and any other KEY a delegate option; policy=FIELD=VALUE may
+repeat (the policy's fields, joined), e.g.
+  --mode tiles:execution=persistent,policy=vm_fine=1,policy=vm_tiles=1
 
 Prints per model and mode: median invoke ms, dispatches per invoke (from
 the library's report; the JSON also has the last invoke's launches, any
@@ -54,7 +55,10 @@ def parse_mode(spec: str):
         k, sep, v = kv.partition("=")
         if not sep:
             raise SystemExit(f"bench_execution.py: --mode {spec!r}: {kv!r} is not KEY=VALUE")
-        (env if k.startswith("TFLITE_GPU_") else opts)[k] = v
+        if k == "policy" and "policy" in opts:
+            opts["policy"] += "," + v
+        else:
+            (env if k.startswith("TFLITE_GPU_") else opts)[k] = v
     return label, opts, env
 
 

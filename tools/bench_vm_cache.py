@@ -24,8 +24,8 @@ those cells per model, the median of each (the shared directory's file then
 exists after the first round). --ab-env NAME=VALUE: two more cells per
 model, the kernel set and persistent with no cache in processes with that
 variable set, interleaved with the others (an A/B of the build time, such
-as TFLITE_GPU_INLINE_RARE=1: the rare paths inlined on NVIDIA); repeat it
-for more A/Bs (TFLITE_GPU_BUILD_THREADS=8: programs compiled on 8 threads).
+as TFLITE_GPU_POLICY=inline_rare=1: the rare paths inlined on NVIDIA); repeat
+it for more A/Bs (TFLITE_GPU_POLICY=build_threads=8: programs compiled on 8 threads).
 
 --sequence: the models one after another, twice, each a fresh process
 starting on one shared directory (per library: an A/B of two builds, the

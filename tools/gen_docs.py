@@ -1,7 +1,8 @@
 """Regenerates the generated sections of README.md and docs/how-it-works.md
-from the C library's own tables (ops, options, fusion passes) and its layer
-list (delegate_c/LAYERS and each folder's README.md), so the docs cannot
-drift from what the library does.
+from the C library's own tables (ops, options, fusion passes, the policy's
+fields and rule rows, the environment variables) and its layer list
+(delegate_c/LAYERS and each folder's README.md), so the docs cannot drift
+from what the library does.
 
 Usage: python tools/gen_docs.py [--check]
 """
@@ -27,7 +28,8 @@ def passes_markdown() -> str:
     """The fuse stage's table (delegate_c/passes/fuse.c), in the order the passes run."""
     rows = ["| # | pass | what it rewrites | kernel sets | switched off by |", "|---:|---|---|---|---|"]
     for i, p in enumerate(_capi.fusion_passes(), 1):
-        hook = f"`{p['hook']}=0`" if p["hook"] else "always on"
+        hook = (f"`{p['hook']}=0`" if p["hook"] else f"policy `{p['policy_field']}=0`" if p["policy_field"]
+                else "always on")
         rows.append(f"| {i} | `{p['name']}` | {p['matches']} | {', '.join(p['kernel_sets'])} | {hook} |")
     return "\n".join(rows)
 
@@ -48,6 +50,25 @@ def layers_markdown() -> str:
     return "\n".join(rows)
 
 
+def policy_fields_markdown() -> str:
+    """The policy's fields (select/policy.c) with the rule table's rows (select/policy_rules.c)."""
+    rules = _capi.policy_rules()
+    rows = ["| field | values | scope | what it chooses | " + " | ".join(rules) + " |",
+            "|---|---|---|---|" + "---|" * len(rules)]
+    for f in _capi.policy_fields():
+        values = ", ".join(f["values"]) if f["values"] else f"{f['min']}-{f['max']}"
+        rows.append(f"| `{f['name']}` | {values} | {f['scope']} | {f['help']} | " +
+                    " | ".join(rules[r].get(f["name"], "") for r in rules) + " |")
+    return "\n".join(rows)
+
+
+def env_markdown() -> str:
+    """Every environment variable the library reads (util/env_hooks.c)."""
+    rows = ["| variable | kind | what it does |", "|---|---|---|"]
+    rows += [f"| `{v['name']}` | {v['kind']} | {v['what']} |" for v in _capi.env_vars()]
+    return "\n".join(rows)
+
+
 def replace(text: str, name: str, body: str) -> str:
     start, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
     head, rest = text.split(start, 1)
@@ -55,23 +76,35 @@ def replace(text: str, name: str, body: str) -> str:
     return f"{head}{start}\n{body}\n{end}{tail}"
 
 
-def main() -> int:
-    pages = {ROOT / "README.md": [("ops", ops_markdown()), ("options", options_markdown())],
-              ROOT / "docs" / "how-it-works.md": [("passes", passes_markdown()), ("layers", layers_markdown())]}
+def pages() -> dict:
+    """Each generated page and its sections, as the library's tables say they should read."""
+    return {ROOT / "README.md": [("ops", ops_markdown()), ("options", options_markdown())],
+            ROOT / "docs" / "how-it-works.md": [("passes", passes_markdown()), ("layers", layers_markdown())],
+            ROOT / "docs" / "policy.md": [("policy-fields", policy_fields_markdown()), ("env", env_markdown())]}
+
+
+def stale_pages(write: bool) -> list:
+    """The pages whose generated sections differ from the tables; rewritten when write."""
     stale = []
-    for page, sections in pages.items():
+    for page, sections in pages().items():
         old = new = page.read_text()
         for name, body in sections:
             new = replace(new, name, body)
         if new != old:
-            stale.append(page.relative_to(ROOT))
-            if "--check" not in sys.argv:
+            stale.append(str(page.relative_to(ROOT)))
+            if write:
                 page.write_text(new)
-    if stale and "--check" in sys.argv:
-        print(f"{', '.join(map(str, stale))} stale: run python tools/gen_docs.py")
+    return stale
+
+
+def main(argv: list) -> int:
+    check = "--check" in argv
+    stale = stale_pages(write=not check)
+    if stale and check:
+        print(f"{', '.join(stale)} stale: run python tools/gen_docs.py")
         return 1
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

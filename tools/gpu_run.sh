@@ -37,7 +37,12 @@
 #                  kernel, TFLite node and work-items, in phases/; about 25 s a model
 #        ops       tests/test_ops.py, GPU kernel set, every 3rd test (TFLITE_GPU_OP_TEST_EVERY=3:1),
 #                  pytest-xdist on all cores; 2-3 min
-#        tune      tools/bench_tuning.py with the GPU set
+#        tune      tools/bench_policy.py: `tflite-gpu tune` on the models (cold, budget
+#                  GPU_RUN_TUNE_BUDGET s a partition, default 60), then each model with its
+#                  remembered policy against the fixed ones (kernels with the GPU set,
+#                  persistent, persistent with tiles) and XNNPACK on all cores, interleaved,
+#                  two runs of GPU_RUN_TUNE_ROUNDS (default 7); tune.json and tune.md;
+#                  about 30 s a model
 #        launch    tools/cl_launch_cost.py: a bare launch's cost on the device, without the delegate
 #                  (queued, flushed, synced); seconds
 #        barrier   tools/cl_grid_barrier.py: the persistent kernel's grid barrier (opencl_kernels/grid_sync.cl)
@@ -53,8 +58,8 @@
 #                  docs/benchmarks/vm-cache-pocl-2026-11-27.md), and the GPU_RUN_VMCACHE_AB A/B;
 #                  about 8 s a model on an H200 without the A/B, which adds about as much again
 #        ab        tools/bench_ab.py, GPU set FP32, the library against itself with one pass off
-#                  (TFLITE_GPU_FUSE_PW_DW=0, TFLITE_GPU_FUSE_DW_1X1=0, then
-#                  TFLITE_GPU_PINNED_STAGING=0), interleaved, GPU_RUN_AB_ROUNDS=2: the passes that
+#                  (policy fuse_pw_dw=0, fuse_dw_1x1=0, then
+#                  pinned_staging=0, through TFLITE_GPU_POLICY), interleaved, GPU_RUN_AB_ROUNDS=2: the passes that
 #                  have not yet been measured on a GPU (GPU_RUN_AB_MODELS); 2-2.5 min
 # README, "Running on an NVIDIA GPU machine", has each step's files.
 #
@@ -77,9 +82,11 @@
 #   GPU_RUN_OPS_K       a pytest -k expression for the op tests
 #   GPU_RUN_VMCACHE_AB  NAME=VALUE ...: the vmcache step also times the kernel set and persistent
 #                       with no cache in processes with each set, interleaved (default
-#                       "TFLITE_GPU_INLINE_RARE=1 TFLITE_GPU_BUILD_THREADS=8": NVIDIA's rare paths
+#                       "TFLITE_GPU_POLICY=inline_rare=1 TFLITE_GPU_POLICY=build_threads=8": NVIDIA's rare paths
 #                       and conv stores inlined again; programs compiled on 8 threads; "" for none)
 #   GPU_RUN_AB_ROUNDS   rounds of the ab step's A/Bs (default 2)
+#   GPU_RUN_TUNE_BUDGET the tune step's budget, seconds a partition (default 60)
+#   GPU_RUN_TUNE_ROUNDS rounds of each of the tune step's two runs (default 7)
 #   GPU_RUN_AB_MODELS   the ab step's models (default: six whose fused pairs changed last, and a control)
 #   GPU_RUN_JOBS        pytest-xdist workers (default: the cores), when xdist is installed
 #   GPU_RUN_DEADLINE_S  stop starting work this many seconds after the start and give each
@@ -531,7 +538,7 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
       vmcache)
         # shellcheck disable=SC2086
         local vmcache_ab=()
-        for spec in ${GPU_RUN_VMCACHE_AB-TFLITE_GPU_INLINE_RARE=1 TFLITE_GPU_BUILD_THREADS=8}; do
+        for spec in ${GPU_RUN_VMCACHE_AB-TFLITE_GPU_POLICY=inline_rare=1 TFLITE_GPU_POLICY=build_threads=8}; do
           vmcache_ab+=(--ab-env "$spec")
         done
         limited "$python" "$ROOT/tools/bench_vm_cache.py" "${vmcache_ab[@]}" \
@@ -549,8 +556,8 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
           n=$(model_stem "$m")
           case "$n" in face_landmark_with_attention | selfie_segmentation | selfie_segmentation_landscape) ;; *) abm+=" $n" ;; esac
         done
-        for pair in TFLITE_GPU_FUSE_PW_DW=0:pw-dw TFLITE_GPU_FUSE_DW_1X1=0:dw-1x1 \
-          TFLITE_GPU_PINNED_STAGING=0:pinned-staging; do
+        for pair in TFLITE_GPU_POLICY=fuse_pw_dw=0:pw-dw TFLITE_GPU_POLICY=fuse_dw_1x1=0:dw-1x1 \
+          TFLITE_GPU_POLICY=pinned_staging=0:pinned-staging; do
           say "A/B ${pair##*:}: A with ${pair%%:*}, B as shipped; GPU set, FP32"
           # shellcheck disable=SC2086
           limited "$python" "$ROOT/tools/bench_ab.py" --a "$TFLITE_GPU_LIBRARY" --b "$TFLITE_GPU_LIBRARY" \
@@ -560,10 +567,12 @@ sys.exit(0 if d.get("models") and all(m.get("cpu_reference") is False for m in d
         done
         ;;
       tune)
-        say "work-group tuning (SUSTAINED_SPEED) against the selector's groups, GPU set"
+        say "tflite-gpu tune, then the remembered policy against the fixed ones and XNNPACK"
         # shellcheck disable=SC2086
-        limited "$python" "$ROOT/tools/bench_tuning.py" --kernel-sets gpu $models >"$files/tune-gpu.log" 2>&1 || rc=1
-        cat "$files/tune-gpu.log"
+        limited "$python" "$ROOT/tools/bench_policy.py" --budget "${GPU_RUN_TUNE_BUDGET:-60}" \
+          --rounds "${GPU_RUN_TUNE_ROUNDS:-7}" --threads "$(nproc)" --cache-dir "$work/tune-cache" \
+          --json "$files/tune.json" --markdown "$files/tune.md" $models >"$files/tune.log" 2>&1 || rc=1
+        cat "$files/tune.log"
         ;;
     esac
     [ "$rc" -eq 0 ] || status=1

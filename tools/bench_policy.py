@@ -1,0 +1,175 @@
+"""The tuned policy against the fixed ones, on this device: `tflite-gpu tune`
+on the models (unless --no-tune), then, interleaved round by round in one
+process, each model with its remembered policy and with each fixed policy
+(kernels, persistent, persistent with the fine bodies and the GPU set's
+tiles), XNNPACK beside them as the yardstick.
+
+    python tools/bench_policy.py [--runs 2] [--rounds 7] [--iterations 10] [--budget 60]
+                                 [--cache-dir DIR] [--no-tune] [--json FILE] [--markdown FILE] [MODEL ...]
+
+MODEL: MediaPipe names or .tflite paths (default: all 14). The fixed
+policies run with nothing remembered (an empty cache directory) and no
+kernel cache; the tuned one with the directory the tuning wrote (its kernel
+cache too, as an application after `tflite-gpu tune` has it).
+
+Prints per model and run the best median invoke of each configuration, the
+tuned one over the fastest fixed one, and per run the geomean of the tuned
+over the best single fixed policy (the one of lowest geomean) and the
+worst model. --gate exits 1 when a model is more than 5% slower tuned than
+the fastest fixed policy in every run, or the geomean is over 1.00 in
+every run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "tools"))
+
+from bench_ab import _interpreter, _median_ms, environment, geomean, resolve_models  # noqa: E402
+
+FIXED = {
+    "kernels": {"execution": "kernels"},
+    "persistent": {"execution": "persistent"},
+    "persistent-tiles": {"execution": "persistent", "policy": "vm_fine=1,vm_group_bodies=1,vm_tiles=1"},
+}
+
+
+def tune(paths, cache_dir, budget) -> float:
+    """`tflite-gpu tune` on every model into cache_dir; its seconds."""
+    t = time.perf_counter()
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    r = subprocess.run([sys.executable, "-m", "tflite_gpu", "tune", *map(str, paths), "--budget", f"{budget:g}",
+                        "--cache-dir", str(cache_dir), "--no-progress"], env=env, text=True, capture_output=True)
+    print(r.stdout, end="", flush=True)
+    if r.returncode:
+        raise SystemExit(f"bench_policy.py: tflite-gpu tune failed (exit {r.returncode}): {r.stderr[-2000:]}")
+    return time.perf_counter() - t
+
+
+def ran_as(it) -> str:
+    """How an interpreter's partitions ran: each one's execution, and [measured] where the
+    remembered policy chose it."""
+    from tflite_gpu import _capi
+
+    out = []
+    for p in _capi.delegate_stats(it.gd_delegate._get_native_delegate_pointer())["policies"]:
+        e = p.get("execution", {})
+        out.append(f"{e.get('value')}" + (" [measured]" if e.get("source") == "measured" else ""))
+    return "+".join(out)
+
+
+def measure(models, args, cache_dir, empty_dir) -> dict:
+    import tflite_gpu
+
+    rows = {}
+    for name, path, reference in models:
+        its = {"xnnpack": _interpreter(path, threads=args.threads)} if reference else {}
+        with environment([f"TFLITE_GPU_CACHE_DIR={cache_dir}"]):
+            its["tuned"] = _interpreter(path, tflite_gpu.library_path(),
+                                        {"log_level": "silent", **tflite_gpu.cache_options(cache_dir, path)})
+        with environment([f"TFLITE_GPU_CACHE_DIR={empty_dir}"]):
+            for label, opts in FIXED.items():
+                its[label] = _interpreter(path, tflite_gpu.library_path(), {"log_level": "silent", **opts})
+        for it in its.values():
+            for _ in range(3):
+                it.invoke()
+        ran = {k: ran_as(it) for k, it in its.items() if k != "xnnpack"}
+        if "measured" not in ran["tuned"]:
+            print(f"bench_policy.py: {name}: nothing remembered was used ({ran['tuned']}): was it tuned into "
+                  f"{cache_dir}?", file=sys.stderr)
+        best = {k: math.inf for k in its}
+        order = list(its)
+        for r in range(args.rounds):
+            for k in order[r % len(order):] + order[:r % len(order)]:  # each configuration takes its turn first
+                best[k] = min(best[k], _median_ms(its[k], args.iterations))
+        rows[name] = dict(best, ran=ran)
+        fastest = min(FIXED, key=lambda k: best[k])
+        print(f"{name:34s} " + "  ".join(f"{k} {v:7.2f}" for k, v in best.items()) +
+              f"  tuned/fastest fixed ({fastest}) {best['tuned'] / best[fastest]:5.3f}  tuned ran {ran['tuned']}",
+              flush=True)
+        del its
+    return rows
+
+
+def summary(rows) -> dict:
+    single = {k: geomean(b["tuned"] / b[k] for b in rows.values()) for k in FIXED}
+    best_single = min(single, key=lambda k: geomean(b[k] for b in rows.values()))
+    ratios = {m: b["tuned"] / min(b[k] for k in FIXED) for m, b in rows.items()}
+    worst = max(ratios.items(), key=lambda kv: kv[1])
+    return {"tuned_over_best_single": single[best_single], "best_single": best_single, "tuned_over": single,
+            "worst": worst, "ratios": ratios}
+
+
+def markdown(runs) -> str:
+    labels = ["xnnpack", "tuned", *FIXED]
+    head = ["model", "tuned ran"] + [f"{k} (ms, run {i + 1})" for i in range(len(runs)) for k in labels] + \
+           [f"tuned / fastest fixed (run {i + 1})" for i in range(len(runs))]
+    out = ["| " + " | ".join(head) + " |", "|---|---" + "|---:" * (len(head) - 2) + "|"]
+    for m in runs[0]:
+        cells = [m, runs[0][m]["ran"]["tuned"]] + [f"{run[m][k]:.2f}" if k in run[m] else "–" for run in runs for k in labels]
+        cells += [f"{run[m]['tuned'] / min(run[m][k] for k in FIXED):.3f}" for run in runs]
+        out.append("| " + " | ".join(cells) + " |")
+    for i, run in enumerate(runs):
+        s = summary(run)
+        out.append(f"\nRun {i + 1}: tuned / best single fixed policy ({s['best_single']}) "
+                   f"**{s['tuned_over_best_single']:.3f}** (geomean over {len(run)}); worst model "
+                   f"{s['worst'][0]} {s['worst'][1]:.3f} of its fastest fixed policy.")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    from tflite_gpu import models as corpus
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="*")
+    ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--budget", type=float, default=60.0)
+    ap.add_argument("--cache-dir", help="where the tuning is (or was) written; default: a new temporary one")
+    ap.add_argument("--no-tune", action="store_true", help="measure what --cache-dir holds already")
+    ap.add_argument("--gate", action="store_true")
+    ap.add_argument("--json")
+    ap.add_argument("--markdown")
+    args = ap.parse_args(argv)
+    model_list = resolve_models(args.models or list(corpus.MODELS))
+    cache_dir = pathlib.Path(args.cache_dir or tempfile.mkdtemp(prefix="bench-policy-"))
+    cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(cache_dir, 0o700)
+    empty_dir = pathlib.Path(tempfile.mkdtemp(prefix="bench-policy-empty-"))
+    tune_s = None if args.no_tune else tune([p for _, p, _ in model_list], cache_dir, args.budget)
+    if tune_s is not None:
+        print(f"tflite-gpu tune on {len(model_list)} models: {tune_s:.0f} s", flush=True)
+    runs = []
+    for i in range(args.runs):
+        print(f"run {i + 1} of {args.runs} ({args.rounds} rounds x {args.iterations} invokes)", flush=True)
+        runs.append(measure(model_list, args, cache_dir, empty_dir))
+        s = summary(runs[-1])
+        print(f"tuned / best single fixed ({s['best_single']}) {s['tuned_over_best_single']:.3f}; worst "
+              f"{s['worst'][0]} {s['worst'][1]:.3f} of its fastest fixed", flush=True)
+    slow = [m for m in runs[0] if all(summary(r)["ratios"][m] > 1.05 for r in runs)]
+    geo_over = all(summary(r)["tuned_over_best_single"] > 1.0 for r in runs)
+    ok = not slow and not geo_over
+    print(f"gate: {'ok' if ok else 'FAIL'}: {len(slow)} model(s) more than 5% slower tuned than their fastest fixed "
+          f"policy in every run{': ' + ', '.join(slow) if slow else ''}; geomean over 1.00 in every run: {geo_over}")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps({"tune_seconds": tune_s, "runs": runs, "rounds": args.rounds,
+                                                       "iterations": args.iterations, "ok": ok}, indent=1) + "\n")
+    if args.markdown:
+        pathlib.Path(args.markdown).write_text(markdown(runs))
+    return 1 if args.gate and not ok else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
