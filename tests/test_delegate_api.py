@@ -32,7 +32,8 @@ def test_every_option_key_is_accepted():
               "inference_priority3": "MIN_MEMORY_USAGE", "experimental_flags": "ENABLE_QUANT|CL_ONLY",
               "gpu_experimental_enable_quant": "true", "gpu_backend": "cl", "max_delegated_partitions": "2",
               "serialization_dir": "/tmp", "model_token": "tok", "device": "0", "log_level": "silent",
-              "kernel_set": "gpu", "partition_policy": "measured", "fp16_guard": "on", "execution": "stepped"}
+              "kernel_set": "gpu", "partition_policy": "measured", "fp16_guard": "on", "execution": "stepped",
+              "policy": "vm_schedule=0", "tune": "auto", "tune_budget": "5"}
     schema = {o["key"] for o in _capi.options_schema()}
     assert schema == set(values), "test and option table disagree"
     tflite_gpu.load_delegate(**values)  # all together (the priorities must form a valid set)

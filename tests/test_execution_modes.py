@@ -78,6 +78,19 @@ def test_one_launch_per_invoke():
     assert runs == [{"partition": 0, "execution": "persistent", "launches": 1, "fallback": ""}]
 
 
+@pytest.mark.parametrize("execution", ["stepped", "persistent"])
+def test_kernel_set_gpu_with_a_vm_execution_builds_every_dispatch_as_a_phase(execution):
+    """The VM encodes its phases from the CPU set's dispatches: kernel_set=gpu
+    asked beside a VM execution must not leave the GPU set's kernels outside
+    the program (a persistent invoke of 8 launches, found on Intel's runtime)."""
+    path = _path("hand_recrop")
+    (p,) = explain.explain(path, {"execution": execution, "kernel_set": "gpu"})["partitions"]
+    (c,) = explain.explain(path, {"execution": execution, "kernel_set": "cpu"})["partitions"]
+    assert p["execution"] == execution and p["launches"] == c["launches"], (p, c)
+    assert p["launches"] == (1 if execution == "persistent" else p["dispatches"]), p
+    r = check.check_model(path, {"execution": execution, "kernel_set": "gpu", "log_level": "silent"}, invokes=2)
+    assert r.passed, [(o.name, o.rel_l2) for o in r.outputs]
+
 def _kernels(name, execution, **options):
     """The kernels a fresh delegate's phases run, and check's verdict on its outputs."""
     d = tflite_gpu.load_delegate(log_level="silent", execution=execution, **options)

@@ -209,5 +209,5 @@ TFLITE_GPU_EXPORT int tflite_gpu_delegate_device(const TfLiteDelegate* delegate,
   if (!d) return -1;
   return snprintf(buf, size, "%s\t%s\t%s\t%s\t%s\t%s", d->dev->caps.platform, d->dev->caps.name,
                   d->dev->caps.version, d->cfg.fp16 ? "fp16" : "fp32",
-                  kernel_set_name((KernelSet)d->policy.v[POL_KERNEL_SET]), d->policy.rule);
+                  kernel_set_name((KernelSet)policy_build_kernel_set(&d->policy)), d->policy.rule);
 }

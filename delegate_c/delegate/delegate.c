@@ -124,7 +124,7 @@ GpuDelegate* delegate_create(GpuConfig* cfg, char* err, size_t errlen) {
   d->base.opaque_delegate_builder = NULL;
   gd_log(d->cfg.log_level, GD_LOG_INFO, "OpenCL device: %s (%s, %s), %s, %s kernels, %s execution (policy row %s)",
          d->dev->caps.name, d->dev->caps.platform, d->dev->caps.version, d->cfg.fp16 ? "FP16 storage" : "FP32",
-         kernel_set_name((KernelSet)d->policy.v[POL_KERNEL_SET]), kExecutionNames[d->policy.v[POL_EXECUTION]],
+         kernel_set_name((KernelSet)policy_build_kernel_set(&d->policy)), kExecutionNames[d->policy.v[POL_EXECUTION]],
          d->policy.rule);
   return d;
 }

@@ -144,7 +144,7 @@ static int build_with(PartitionKernel* k, const Policy* pol, const signed char* 
     pthread_mutex_lock(&k->dev->mutex);
     if (d && d->cache_on)
       ser_partition_begin(&k->cache, d->cfg.serialization_dir, d->cfg.model_token, k->dev, d->current_view, params,
-                          (KernelSet)pol->v[POL_KERNEL_SET], policy_vm(pol), k->log_level);
+                          (KernelSet)policy_build_kernel_set(pol), policy_vm(pol), k->log_level);
     VmProgramCache vm_cache = {vm_cache_load, k};
     rc = pipeline_build(&plan, ex, k->dev, tune, tune_len, d && d->cache_on ? &vm_cache : NULL, err, errlen);
     if (rc == 0 && d) ser_partition_built(&k->cache, k->dev, k->log_level);

@@ -14,6 +14,7 @@ int pipeline_plan(ModelView* mv, const TfLiteIntArray* nodes, const TfLiteIntArr
                   const Policy* policy, const char* float_outputs, PartitionPlan* plan, char* err, size_t errlen) {
   memset(plan, 0, sizeof(*plan));
   plan->target = (SelectTarget){&dev->caps, *policy, dev->fp16};
+  plan->target.pol.v[POL_KERNEL_SET] = policy_build_kernel_set(policy);
   plan->num_outputs = output_tensors->size;
   plan->outputs = malloc((size_t)(plan->num_outputs + 1) * sizeof(int));
   if (!plan->outputs) return snprintf(err, errlen, "out of memory"), -1;

@@ -118,5 +118,12 @@ void policy_mark_measured(Policy* p);
 static inline int policy_vm(const Policy* p) {
   return p->v[POL_EXECUTION] == GD_EXEC_STEPPED || p->v[POL_EXECUTION] == GD_EXEC_PERSISTENT;
 }
+/* The kernel set a partition builds with: the VM encodes its phases from
+ * the CPU set's dispatches (the register tiles, or the fine bodies; the
+ * GPU set's come in only as vm_tiles), whatever kernel_set says for
+ * kernels, so a VM execution builds with the CPU set. */
+static inline long policy_build_kernel_set(const Policy* p) {
+  return policy_vm(p) ? GD_KSET_CPU : p->v[POL_KERNEL_SET];
+}
 
 #endif
