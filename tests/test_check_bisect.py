@@ -64,7 +64,20 @@ def test_bisect_names_the_perturbed_node_or_its_launch(tmp_path, monkeypatch, na
 
 def test_bisect_is_not_run_when_the_outputs_agree(tmp_path):
     r = check.check_model(_chain_model(tmp_path / "c.tflite"), {"log_level": "silent"}, bisect=True)
-    assert r.passed and r.bisect is None
+    assert r.passed and r.bisect == {"nothing_to_find": "every output agreed with the reference on every invoke"}
+    assert check.check_model(tmp_path / "c.tflite", {"log_level": "silent"}).bisect is None  # not asked
+
+
+def test_bisect_of_a_passing_model_says_it_had_nothing_to_find(tmp_path):
+    """One line in the text, the same answer in the JSON."""
+    path = _chain_model(tmp_path / "c.tflite")
+    text = run_cli("check", path, "--bisect", "--invokes", "1")
+    assert text.returncode == 0, text.stderr
+    lines = [ln for ln in text.stdout.splitlines() if ln.startswith("bisect")]
+    assert lines == ["bisect: nothing to find (every output agreed with the reference on every invoke)"], text.stdout
+    p = run_cli("check", path, "--bisect", "--invokes", "1", "--json")
+    (row,) = strict_json(p.stdout)
+    assert p.returncode == 0 and row["bisect"] == {"nothing_to_find": lines[0][len("bisect: nothing to find ("):-1]}
 
 
 def test_many_invokes_catch_a_stale_input_that_one_invoke_misses(tmp_path, monkeypatch):

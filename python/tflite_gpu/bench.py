@@ -82,7 +82,7 @@ from .bench_flops import FLOPS_CONVENTION, count_flops
 from .bench_report import to_markdown, write_outputs  # noqa: F401 - this module's API
 from .bench_setup import (CONFIGS, CPU_CONFIGS, DEFAULT_ITERATIONS, DEFAULT_TOP, DEFAULT_WARMUP,  # noqa: F401
                           DELEGATE_CONFIGS, LABELS, _phase_name, _set_inputs, _short_error, default_threads,
-                          delegate_options, make_interpreter)
+                          delegate_options, make_interpreter, runtime_info_kept_out)
 
 
 def _execution(runs) -> dict:
@@ -193,9 +193,10 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
         progress.step(0, f"{name}: {c} setup")
         isolate.phase(_phase_name(c, "setup"))
         try:
-            it, d = make_interpreter(path, c, threads, extra_options)
-            _set_inputs(it, seed)
-            it.invoke()  # the first invoke may still allocate or compile; not a timed one
+            with runtime_info_kept_out():  # the runtime's INFO line would break the parent's progress bar
+                it, d = make_interpreter(path, c, threads, extra_options)
+                _set_inputs(it, seed)
+                it.invoke()  # the first invoke may still allocate or compile; not a timed one
             live[c] = it
             if d is not None:
                 delegates[c] = d

@@ -2,7 +2,10 @@
 builtin kernels, the delegate in FP32 and in FP16 (see bench's module doc)."""
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+import tempfile
 
 from . import interpreters, load_delegate
 from .check import apply_delegate, random_inputs
@@ -62,3 +65,35 @@ def _short_error(e: BaseException | str) -> str:
 def _phase_name(config: str, what: str) -> str:
     """isolate phase names: "cpu:..." while a CPU configuration runs, "delegate:..." while the delegate does."""
     return f"{'delegate' if config in DELEGATE_CONFIGS else 'cpu'}:{config} {what}"
+
+
+# The runtime's line on creating its XNNPACK delegate: written by the benchmark's child to the terminal the
+# parent draws its progress bar on, it would break the bar (every other line is kept).
+_RUNTIME_INFO = "INFO: Created TensorFlow Lite XNNPACK delegate"
+
+
+@contextlib.contextmanager
+def runtime_info_kept_out():
+    """fd 2 into a file while interpreters are made, then written back
+    without the runtime's XNNPACK INFO line."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            kept = [ln for ln in tmp.read().decode(errors="replace").splitlines(keepends=True)
+                    if not ln.startswith(_RUNTIME_INFO)]
+            if kept:
+                sys.stderr.write("".join(kept))
+                sys.stderr.flush()

@@ -98,10 +98,13 @@ class CheckResult:
     # matches_invoke: a failing invoke whose outputs pass against that other invoke's reference (it
     # computed on another invoke's input: a result that depends on an earlier invoke).
     invokes: list = dataclasses.field(default_factory=list)
-    bisect: dict | None = None  # check --bisect: the first node that differs (check_bisect.py)
+    bisect: dict | None = None  # check --bisect: the first node that differs (check_bisect.py), or nothing_to_find
     # Each partition's policy as built: {field: {"value", "source"}} (source: rule, measured, option
     # or override), so a result says which execution mode and choices were checked.
     policies: list = dataclasses.field(default_factory=list)
+    # How each partition ran on the last invoke, from the library's run report (_capi.delegate_runs):
+    # {"partition", "execution" (kernels, stepped or persistent), "launches", "fallback" (why, "" if none)}.
+    runs: list = dataclasses.field(default_factory=list)
 
     @property
     def nothing_delegated(self) -> bool:
@@ -219,7 +222,8 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     with the CPU interpreter on the same input, then the first input again:
     a result that depends on an earlier invoke shows as a mismatch there.
     With bisect, a failing model is also bisected to the first node whose
-    output differs (check_bisect.py).
+    output differs (check_bisect.py); a passing one's bisect says there
+    was nothing to find ({"nothing_to_find": why}).
 
     When the CPU interpreter cannot run the model (for example MediaPipe
     custom ops), the reference is the delegate in the other precision; see
@@ -239,7 +243,10 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     try:
         cpu = interpreters.make(source, cpu="builtin")
     except (RuntimeError, ValueError) as e:
-        return _check_without_cpu(path, source, options, seed, rtol_l2, _first_line(e), delegate, invokes)
+        r = _check_without_cpu(path, source, options, seed, rtol_l2, _first_line(e), delegate, invokes)
+        if bisect and r.passed:
+            r.bisect = _nothing_to_find(r)
+        return r
     out_details = cpu.get_output_details()
     seeds = [seed + i for i in range(max(1, invokes))]
     inputs = [random_inputs(cpu.get_input_details(), s) for s in seeds]
@@ -262,6 +269,7 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     device = _capi.delegate_device(delegate._get_native_delegate_pointer())
     actual = [interpreters.run(gpu, x) for x in inputs + inputs[:1]]  # then the first input again
     after = _capi.delegate_stats(delegate._get_native_delegate_pointer())  # the cache is written by the first invoke
+    runs = _capi.delegate_runs(delegate._get_native_delegate_pointer())  # as the last invoke ran, not as asked
     del gpu
     cache = None
     if resolved.options(options)["serialization_dir"]:  # under any of its spellings
@@ -288,16 +296,24 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
         tol, floor, tol_from = bounds[k]
         return _compare(det, a, e, tol, floor, steps, tol_from)
 
-    outputs, runs = judge_invokes(out_details, actual, expected, seeds, compare)
+    outputs, invoke_rows = judge_invokes(out_details, actual, expected, seeds, compare)
     r = CheckResult(str(path), device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"],
-                    outputs, kernel_cache=cache, invokes=runs, policies=stats["policies"])
-    if bisect and not r.passed and not r.nothing_delegated:
+                    outputs, kernel_cache=cache, invokes=invoke_rows, policies=stats["policies"], runs=runs)
+    if bisect and (r.passed or r.nothing_delegated):
+        r.bisect = _nothing_to_find(r)
+    elif bisect:
         from .check_bisect import bisect_model
 
         isolate.phase("bisect")
-        failing = next(i for i in runs if not i["passed"])
+        failing = next(i for i in invoke_rows if not i["passed"])
         r.bisect = bisect_model(source, options, failing["seed"], precision, rtol_l2)
     return r
+
+
+def _nothing_to_find(r: CheckResult) -> dict:
+    """check --bisect's answer for a check that passed: no node to look for."""
+    return {"nothing_to_find": "nothing delegated" if r.nothing_delegated else
+            "every output agreed with the reference on every invoke"}
 
 
 def judge_invokes(out_details, actual, expected, seeds, compare) -> tuple:
@@ -352,6 +368,7 @@ def _delegate_run(source, options, inputs_for, delegate=None, repeat=False):
     device = _capi.delegate_device(delegate._get_native_delegate_pointer())
     inputs = inputs_for(it.get_input_details())
     outs = [interpreters.run(it, x) for x in inputs + (inputs[:1] if repeat else [])]
+    stats = dict(stats, runs=_capi.delegate_runs(delegate._get_native_delegate_pointer()))
     details = it.get_output_details()
     del it
     return details, outs, stats, device
@@ -388,7 +405,7 @@ def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate
                                   lambda k, det, a, e: _compare(det, a, e, tol, 0.0, {}, tol_from, FP16_ABS_FLOOR))
     return CheckResult(str(path), device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"], outputs,
                        reference=f"delegate-{other_device['precision']}", cpu_error=cpu_error,
-                       deterministic=deterministic, invokes=runs, policies=stats["policies"])
+                       deterministic=deterministic, invokes=runs, policies=stats["policies"], runs=stats["runs"])
 
 
 def isolated_check(path, options, seed, rtol_l2, invokes=DEFAULT_INVOKES, bisect=False):

@@ -36,10 +36,10 @@ def _tolerance_source(o: OutputResult) -> str:
 def format_result(r: CheckResult) -> str:
     lines = [
         f"model: {display(r.model)}",
-        f"device: {r.device['name']} ({r.device['platform']}), {r.device['precision'].upper()}, "
-        f"{r.device['kernel_set']} kernel set",
+        f"device: {r.device['name']} ({r.device['platform']}), {r.device['precision'].upper()}, {_applies(r)}",
         f"nodes: {r.delegated_nodes} delegated, {r.cpu_nodes} on the CPU, {r.partitions} partition(s)",
     ]
+    lines += [format_run(x) for x in r.runs]
     lines += [f"partition {i}: {format_policy(p)}" for i, p in enumerate(r.policies) if p]
     if r.nothing_delegated:
         lines.append("nothing delegated: every node ran on the CPU, so the outputs below compare the CPU with itself "
@@ -76,6 +76,25 @@ def format_result(r: CheckResult) -> str:
     return "\n".join(lines)
 
 
+def _applies(r: CheckResult) -> str:
+    """What built the partitions that ran: the kernel set when they ran
+    their kernels; the VM mode when one ran (the VM builds the CPU set's
+    bodies whatever kernel_set says)."""
+    vm = sorted({x["execution"] for x in r.runs} - {"kernels"})
+    kernels = f"{r.device['kernel_set']} kernel set"
+    if not vm:
+        return kernels
+    modes = "+".join(vm)
+    vm_text = f"execution {modes} (the VM, built from the CPU kernel set's bodies whatever kernel_set says)"
+    return vm_text if all(x["execution"] != "kernels" for x in r.runs) else f"{kernels} and {vm_text}"
+
+
+def format_run(run: dict) -> str:
+    """How one partition ran on the last invoke (the library's run report)."""
+    line = f"partition {run['partition']}: ran {run['execution']} on the last invoke, {run['launches']} launch(es)"
+    return line + (f"; fallback to {run['execution']}: {run['fallback']}" if run["fallback"] else "")
+
+
 def _invoke_lines(r: CheckResult) -> list:
     """One line for all invokes when they agree, else one per invoke."""
     if not r.invokes:
@@ -104,6 +123,8 @@ def _invoke_lines(r: CheckResult) -> list:
 
 def format_bisect(b: dict) -> list:
     """check --bisect's answer (check_bisect.py), in words."""
+    if b.get("nothing_to_find"):
+        return [f"bisect: nothing to find ({b['nothing_to_find']})"]
     lines = ["bisect (one invoke, every tensor the delegate writes read back, the CPU interpreter's kept):"]
     if b.get("error"):
         return lines + [f"  not possible: {b['error']}"]

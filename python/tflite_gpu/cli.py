@@ -1,5 +1,6 @@
 """python -m tflite_gpu / tflite-gpu: check, explain, tune, bench, models, devices,
-ops (tune's work in cli_tune.py; the last three, which need no model, in cli_info.py).
+ops (tune's work in cli_tune.py, bench's in cli_bench.py; the last three, which need
+no model, in cli_info.py; the notes said before a long build in cli_notes.py).
 
 Every command takes --help and --json (bench: --json PATH, or --json - for
 stdout). With --json, stdout carries exactly one strict JSON document, the
@@ -44,12 +45,14 @@ import math
 import os
 import pathlib
 import sys
-import tempfile
 
 from . import __version__, cache_options, default_cache_dir, errors, isolate, resources, verify
 from ._library import LibraryNotFound
 from ._output import SafeStream, display, dumps
+from .cli_bench import add_parser as add_bench_parser
+from .cli_bench import cmd_bench as _cmd_bench
 from .cli_info import cmd_devices, cmd_models, cmd_ops
+from .cli_notes import slow_build_note
 from .cli_tune import DEFAULT_BUDGET
 from .cli_tune import cmd_tune as _cmd_tune
 from .errors import EXIT_CHECK_FAILED, EXIT_MODEL, EXIT_NO_OPENCL, EXIT_OK, EXIT_USAGE, CliError  # noqa: F401
@@ -112,6 +115,9 @@ def _resolve_model(name: str) -> pathlib.Path:
             return models.model_path(stem)
         except (OSError, RuntimeError) as e:
             raise CliError("model", f"{name}: the MediaPipe model could not be fetched: {errors.reason(e)}") from e
+    text = str(name)
+    if text.endswith(".tflite") or os.sep in text or "/" in text:  # meant as a file: the names would be noise
+        raise CliError("model", f"{display(name)}: no such file")
     raise CliError("model", f"{display(name)}: no such file, and not a MediaPipe model name "
                             f"({', '.join(sorted(models.MODELS))})")
 
@@ -146,6 +152,13 @@ def _need_delegate(opts: dict):
         raise errors.delegate_error(e) from e
 
 
+def _note_slow_build(opts: dict, out) -> None:
+    """Says once, before the run, when these options will compile for long on this device (cli_notes)."""
+    note = slow_build_note(opts)
+    if note:
+        out.note(note)
+
+
 def _run_isolated(job: str, path, args: dict):
     try:
         return isolate.run(job, args)
@@ -153,32 +166,6 @@ def _run_isolated(job: str, path, args: dict):
         raise e.cli_error(display(path)) from None
     except isolate.JobError as e:
         raise CliError(e.kind, str(e)) from None
-
-
-def _check_output_path(path, flag: str) -> None:
-    """CliError (usage) unless a file can be written at `path`: checked
-    before a long run, not after it."""
-    p = pathlib.Path(path)
-    shown = display(p)
-    if p.is_dir():
-        raise CliError("usage", f"{flag} {shown}: is a directory")
-    if p.exists():
-        try:
-            open(p, "ab").close()  # writable, and nothing truncated
-        except OSError as e:
-            raise CliError("usage", f"{flag} {shown}: cannot be written: {e.strerror}") from e
-        return
-    parent = p.absolute().parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise CliError("usage", f"{flag} {shown}: {display(parent)} is not a directory")
-    try:
-        fd, probe = tempfile.mkstemp(dir=parent, prefix=".tflite-gpu-probe-")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as e:
-        raise CliError("usage", f"{flag} {shown}: cannot write in {display(parent)}: {e.strerror}") from e
 
 
 # --------------------------------------------------------------------------
@@ -238,6 +225,7 @@ def cmd_check(args, out):
 
     opts = _parse_opts(args.opt)
     cache_dir = _cache_dir(args, opts)
+    _note_slow_build(opts, out)
     rows, codes, summary = [], [], []
     for name in args.model:
         path, r = _check_one(name, args, opts, cache_dir)
@@ -265,6 +253,7 @@ def cmd_explain(args, out):
 
     opts = _parse_opts(args.opt)
     path = _verified(args.model, "explain", None)
+    _note_slow_build(opts, out)
     report = _run_isolated("explain", path, dict(path=str(path), options=opts))
     report["model"] = display(path)
     report["show_passes"] = bool(args.passes)
@@ -276,83 +265,14 @@ def cmd_explain(args, out):
 
 
 def cmd_tune(args, out):
+    _note_slow_build(_parse_opts(args.opt), out)
     return _cmd_tune(args, out, parse_opts=_parse_opts, cache_dir_of=_cache_dir, verified=_verified,
                      run_isolated=_run_isolated, need_delegate=_need_delegate)
 
 
 def cmd_bench(args, out):
-    from . import bench
-
-    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
-    bad = [c for c in configs if c not in bench.CONFIGS]
-    if bad or not configs:
-        raise CliError("usage", f"--configs: unknown configuration(s) {', '.join(bad) or '(none given)'}: "
-                                f"choose from {','.join(bench.CONFIGS)}")
-    json_path = None if args.json in (None, "-") else args.json
-    for flag, value in (("--json", json_path), ("--markdown", args.markdown), ("--png", args.png)):
-        if value:
-            _check_output_path(value, flag)
-    if args.png:
-        problem = bench.chart_problem(configs)
-        if problem:
-            raise CliError("usage", problem)
-    extra = _parse_opts(args.opt)
-    # A name that is neither a file nor a MediaPipe model is a row of its own (its error in the message at the
-    # end); run_bench makes the rows of the files it cannot read or verify.
-    # With a single model, one that cannot be found or read is the top-level error, as it always was.
-    single = len(args.model) == 1
-    resolved = []
-    for name in args.model:
-        try:
-            resolved.append(_resolve_model(name))
-        except CliError as e:
-            if e.kind in errors.RUN_KINDS or single:
-                raise
-            resolved.append(e)
-    paths = [p for p in resolved if not isinstance(p, CliError)]
-    if any(c in bench.DELEGATE_CONFIGS for c in configs):
-        _need_opencl("; benchmark the CPU alone with --configs xnnpack,builtin")
-        _need_delegate(extra)
-    try:
-        report = bench.run_bench(paths, configs=configs, warmup=args.warmup, iterations=args.iterations,
-                                 threads=args.threads, extra_options=extra, first_result=not args.no_first_result,
-                                 warm_first_result=not args.no_warm, profile=args.profile, top=args.top,
-                                 seed=args.seed, progress=not args.no_progress, cache_dir=args.cache_dir,
-                                 bad_model_rows=not single)
-    except verify.ModelError as e:  # a single model (bad_model_rows=False)
-        raise CliError("model", str(e)) from e
-    except ValueError as e:
-        raise CliError("usage", str(e)) from e
-    rows = iter(report["models"])
-    report["models"] = [next(rows) if not isinstance(p, CliError) else
-                        bench._failed_model(name, None, configs, p.message, kind=p.kind)
-                        for name, p in zip(args.model, resolved)]
-    for p in bench.write_outputs(report, json_path, args.markdown, args.png, warn=out.note):
-        out.note(f"wrote {display(p)}")
-    out.text(bench.to_markdown(report))
-    for m in report["models"]:
-        for c, cr in m["configs"].items():
-            if cr.get("status") == "error" and not m.get("crash") and m.get("cpu_reference") is not None:
-                out.note(f"{m['model']}: {bench.LABELS[c]} failed: {cr.get('error')}")
-    document = report if args.json == "-" else None  # --json PATH: written above
-    # Every model must have run in at least one configuration, and the delegate's kernels must have built
-    # (bench.model_error); the exit code is the worst of the models' codes.
-    failed = [m for m in report["models"] if m.get("error")]
-    if not failed:
-        return EXIT_OK, document
-    code = errors.worst(m["error"]["exit_code"] for m in failed)
-    kind = next(m["error"]["kind"] for m in failed if m["error"]["exit_code"] == code)
-    dead = [m for m in failed if not any(c.get("median_ms") for c in m["configs"].values())]
-    partial = [m for m in failed if m not in dead]
-    parts = []
-    if dead:
-        why = "; ".join(f"{m['model']}: {m.get('note') or 'no configuration ran'}" for m in dead)
-        parts.append(f"no configuration could run {len(dead)} model(s) ({why})")
-    if partial:
-        why = "; ".join(m["error"]["message"] for m in partial)
-        parts.append(f"{len(partial)} model(s) ran only in part ({why})")
-    out.error_after_report(CliError(kind, "; ".join(parts)))
-    return code, document
+    return _cmd_bench(args, out, parse_opts=_parse_opts, resolve_model=_resolve_model, need_opencl=_need_opencl,
+                      need_delegate=_need_delegate, slow_build_note=_note_slow_build)
 
 
 # --------------------------------------------------------------------------
@@ -499,30 +419,7 @@ def _build_parser() -> argparse.ArgumentParser:
     g.add_argument("--markdown", action="store_true", help="print the README's markdown table")
     p.set_defaults(fn=cmd_ops)
 
-    p = sub.add_parser("bench", help="benchmark models: CPU XNNPACK, CPU builtin, delegate FP32 and FP16, interleaved")
-    p.add_argument("model", nargs="+", help="a .tflite path or a MediaPipe model name")
-    p.add_argument("--warmup", type=_int_at_least(0), default=3, help="untimed invokes per configuration (default 3)")
-    p.add_argument("--iterations", type=_int_at_least(1), default=30,
-                   help="timed invokes per configuration (default 30)")
-    p.add_argument("--configs", default="xnnpack,builtin,fp32,fp16",
-                   help="comma-separated subset of xnnpack,builtin,fp32,fp16 (default all)")
-    p.add_argument("--threads", type=_int_at_least(1), default=None,
-                   help="CPU interpreter threads (default: the cores)")
-    p.add_argument("--opt", action="append", metavar="KEY=VALUE", help="extra delegate option (repeatable)")
-    p.add_argument("--profile", action="store_true", help="list the top kernels by OpenCL event time")
-    p.add_argument("--top", type=_int_at_least(0), default=10,
-                   help="kernels listed per model with --profile (default 10)")
-    p.add_argument("--no-first-result", action="store_true", help="skip the time-to-first-result processes")
-    p.add_argument("--no-warm", action="store_true", help="skip the warm (PoCL kernel cache) first result")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help="also time the first result with the delegate's kernel cache in DIR (written, then loaded)")
-    p.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the random inputs")
-    p.add_argument("--json", metavar="PATH", help="write the full results as JSON to PATH ('-': stdout, "
-                                                  "instead of the markdown report)")
-    p.add_argument("--markdown", metavar="PATH", help="write the markdown report")
-    p.add_argument("--png", metavar="PATH", help="write a bar chart of latency ratios to XNNPACK (matplotlib)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(fn=cmd_bench)
+    add_bench_parser(sub, _int_at_least, cmd_bench)
     return ap
 
 

@@ -66,10 +66,18 @@ def ops_markdown() -> str:
     return "\n".join(rows)
 
 
+def format_ops(table: list) -> str:
+    """The op table as plain text: a header, then one row per op, columns
+    as wide as their widest cell."""
+    rows = [("op", "versions", "constraints")] + [(o["op"], f"v{o['versions']}", o["constraints"]) for o in table]
+    w0, w1 = (max(len(r[k]) for r in rows) for k in (0, 1))
+    return "\n".join(f"{a:<{w0}}  {b:<{w1}}  {c}".rstrip() for a, b, c in rows)
+
+
 def cmd_ops(args, out):
-    table = _capi.ops()
+    table = sorted(_capi.ops(), key=lambda o: o["op"])  # a stable order, whatever the library's table holds
     if args.markdown:
         out.text(ops_markdown())
     else:
-        out.text("\n".join(f"{o['op']:<22} v{o['versions']:<5} {o['constraints']}" for o in table))
+        out.text(format_ops(table))
     return EXIT_OK, table

@@ -2,6 +2,8 @@
 exceptions of the library and the runtimes map onto them."""
 from __future__ import annotations
 
+import re
+
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_USAGE = 2
@@ -83,5 +85,7 @@ def reason(e) -> str:
     runtimes' "Failed to load delegate from PATH" and "See instructions"
     lines are left out (the library's own message follows them)."""
     lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+    # The library's reason may follow the path on the same line (another runtime's wording).
+    lines = [re.sub(r"^Failed to load delegate from \S+\.so(\.\d+)*[:;]\s+(?=\S)", "", ln) for ln in lines]
     useful = [ln for ln in lines if not ln.startswith(("Failed to load delegate from", "See instructions"))]
     return "; ".join(useful or lines) or type(e).__name__

@@ -141,7 +141,13 @@ def format_phases(report: dict) -> str:
     phases run side by side between two grid barriers."""
     phases = report.get("phases") or []
     if not phases:
-        return "VM phases: none (execution=kernels, or no kernel with a VM body)"
+        parts = report.get("partitions") or []
+        if any(p.get("execution") in ("stepped", "persistent") for p in parts):
+            return "VM phases: none (no kernel with a VM body)"
+        declined = next((p["declined"] for p in parts if p.get("declined")), None)
+        if declined:  # the VM was asked for and not taken
+            return f"VM phases: none (kernels ran, not the VM: {declined})"
+        return "VM phases: none (kernels ran; --opt execution=persistent or stepped shows the VM's phases)"
     lines = []
     for part in sorted({p["partition"] for p in phases}):
         rows = [p for p in phases if p["partition"] == part]

@@ -46,6 +46,11 @@ class ModelError(Exception):
     """The file is not a TFLite model any interpreter can safely be given."""
 
 
+class Truncated(ModelError):
+    """The flatbuffer reaches past the end of the file (a file cut short,
+    or a corrupt offset)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Tensor:
     index: int
@@ -107,12 +112,13 @@ class _Walk:
     def __init__(self, buf, record=None):
         self.b, self.n, self.tables, self.record = buf, len(buf), 0, record
 
-    def fail(self, where, what):
-        raise ModelError(f"malformed flatbuffer at {where or 'the root'}: {what}")
+    def fail(self, where, what, error=ModelError):
+        raise error(f"malformed flatbuffer at {where or 'the root'}: {what}")
 
     def _at(self, pos, size, align, where, what):
         if pos < 0 or pos + size > self.n:
-            self.fail(where, f"{what} at byte {pos} runs past the end of the file ({self.n} bytes)")
+            self.fail(where, f"{what} at byte {pos} runs past the end of the file ({self.n} bytes)",
+                      Truncated if pos >= 0 else ModelError)
         if align > 1 and pos % align:
             self.fail(where, f"{what} at byte {pos} is not aligned to {align} bytes")
 
@@ -126,7 +132,8 @@ class _Walk:
             self.record.append((where, "offset", pos, 4))
         target = pos + off
         if target >= self.n:
-            self.fail(where, f"offset at byte {pos} points past the end of the file ({target} >= {self.n})")
+            self.fail(where, f"offset at byte {pos} points past the end of the file ({target} >= {self.n})",
+                      Truncated)
         return target
 
     def vector(self, pos, elem, where, string=False):
@@ -138,7 +145,7 @@ class _Walk:
         end = pos + 4 + count * elem
         if end + (1 if string else 0) > self.n:
             what = "string" if string else f"vector of {count} x {elem} bytes"
-            self.fail(where, f"{what} at byte {pos} runs past the end of the file ({self.n} bytes)")
+            self.fail(where, f"{what} at byte {pos} runs past the end of the file ({self.n} bytes)", Truncated)
         if string and self.b[end] != 0:
             self.fail(where, f"string at byte {pos} is not terminated")
         return count
@@ -272,7 +279,7 @@ def _buffer_sizes(model, file_size) -> list:
         offset, length = int(buf.get("offset", 0)), int(buf.get("size", 0))
         if offset > 1:  # data outside the flatbuffer (models over 2 GB)
             if offset + length > file_size:
-                raise ModelError(f"buffer {b}: {length} bytes at file offset {offset} run past the end of the "
+                raise Truncated(f"buffer {b}: {length} bytes at file offset {offset} run past the end of the "
                                  f"file ({file_size} bytes)")
             size = length
         sizes.append(size)
@@ -431,5 +438,8 @@ def verify_file(path) -> ModelInfo:
     data = read_model(path)
     try:
         return verify_bytes(data)
+    except Truncated as e:
+        raise Truncated(f"{display(path)}: not a valid TFLite model, the file looks truncated (its {len(data)} "
+                        f"bytes are fewer than its flatbuffer says): {e}") from None
     except ModelError as e:
         raise ModelError(f"{display(path)}: not a valid TFLite model: {e}") from None
