@@ -1,4 +1,4 @@
-"""The docs hang together: every relative link in README.md, docs/ and
+"""The docs hang together: every relative link in README.md, docs/ (benchmarks too) and
 examples/ points at a file that exists (and at a heading that exists)."""
 import pathlib
 import re
@@ -6,7 +6,7 @@ import re
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "examples").glob("*/README.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "examples").glob("*/README.md"))]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 

@@ -100,15 +100,15 @@ def test_run_refuses_unknown_steps_and_a_missing_bundle(tmp_path):
 
 
 def test_readme_gives_every_step_as_a_command():
-    """The README's GPU section: prepare, then each step of the script a
+    """docs/development.md's GPU section: prepare, then each step of the script a
     plain `GPU_RUN_STEPS=step tools/gpu_run.sh run OUTDIR` command."""
     steps = re.search(r'^ALL_STEPS="([^"]+)"', GPU_RUN.read_text(), flags=re.M).group(1).split()
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "development.md").read_text()
     section = readme.split("## Running on an NVIDIA GPU machine", 1)[1].split("\n## ", 1)[0]
     assert "tools/gpu_run.sh prepare" in section and "rsync" in section
     missing = [s for s in steps if not re.search(rf"^\s*GPU_RUN_STEPS={s} +tools/gpu_run.sh run OUTDIR", section,
                                                  flags=re.M)]
-    assert not missing, f"steps without a command in the README: {missing}"
+    assert not missing, f"steps without a command in docs/development.md: {missing}"
 
 
 # ----------------------------------------------------------------------------- gpu_summary.py

@@ -1,4 +1,4 @@
-"""Regenerates the generated sections of README.md and docs/how-it-works.md
+"""Regenerates the generated sections of README.md and docs/ (ops.md, how-it-works.md, policy.md)
 from the C library's own tables (ops, options, fusion passes, the policy's
 fields and rule rows, the environment variables) and its layer list
 (delegate_c/LAYERS and each folder's README.md), so the docs cannot drift
@@ -78,7 +78,8 @@ def replace(text: str, name: str, body: str) -> str:
 
 def pages() -> dict:
     """Each generated page and its sections, as the library's tables say they should read."""
-    return {ROOT / "README.md": [("ops", ops_markdown()), ("options", options_markdown())],
+    return {ROOT / "README.md": [("options", options_markdown())],
+            ROOT / "docs" / "ops.md": [("ops", ops_markdown())],
             ROOT / "docs" / "how-it-works.md": [("passes", passes_markdown()), ("layers", layers_markdown())],
             ROOT / "docs" / "policy.md": [("policy-fields", policy_fields_markdown()), ("env", env_markdown())]}
 
