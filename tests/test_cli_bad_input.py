@@ -311,10 +311,11 @@ def test_pass_says_which_rule_passed_it():
     text = check_text.format_result(_result(o, reference="delegate-fp16"))
     assert "PASS mask [1, 4]: passed by the max abs rule: max abs 0.0003 <= 0.000977, although relative L2 0.05 " \
            "> tolerance 0.01 (FP16 tolerance)" in text
-    noisy = check.OutputResult("y", (3,), rel_l2=3e-4, max_abs=1e-3, tolerance=4e-4, cpu_noise=2e-4,
-                               tolerance_from="CPU noise")
+    noisy = check.OutputResult("y", (3,), rel_l2=3e-4, max_abs=1e-3, tolerance=check.NOISE_FACTOR * 2e-4,
+                               cpu_noise=2e-4, tolerance_from="CPU noise")
     text = check_text.format_result(_result(noisy))
-    assert "<= tolerance 0.0004 (2 x the CPU's own XNNPACK-vs-builtin difference)" in text
+    assert f"<= tolerance {check.NOISE_FACTOR * 2e-4:.3g} ({check.NOISE_FACTOR:g} x the CPU's own XNNPACK-vs-builtin " \
+           "difference)" in text
 
 
 def test_nonfinite_values_must_be_in_the_same_places():

@@ -32,7 +32,7 @@ def test_model_fully_delegated_fp32(name, model_files):
     assert r.cpu_nodes == 0, f"{r.cpu_nodes} nodes left on the CPU"
     assert r.partitions == 1
     for o in r.outputs:
-        # Relative L2 <= 1e-4, or <= 2x the CPU's own XNNPACK-vs-builtin
+        # Relative L2 <= 1e-4, or <= NOISE_FACTOR (3) x the CPU's own XNNPACK-vs-builtin
         # disagreement where that is larger (see tflite_gpu.check).
         assert o.passed, f"{o.name}: relative L2 {o.rel_l2:.3g} > {o.tolerance:.3g}, max abs {o.max_abs:.3g}"
         assert o.tolerance == FP32_RTOL_L2 or name == "pose_landmark_full", "only pose_landmark_full is that noisy"
