@@ -20,12 +20,18 @@
  * at least 8 rounds, spread over at least 2 s of wall time (a pause between
  * quick ones), so that a burst of load on the machine (seconds long on a
  * shared host) leaves some rounds clean; at most 40. A candidate 1.5x the
- * best after two rounds is timed no more. */
+ * best after two rounds is timed no more. Each round starts at another
+ * candidate and each candidate's timing follows a 50 ms pause: a CPU
+ * runtime's worker threads spin, then sleep, after an invoke, so with a
+ * fixed order the candidate timed right after another ran with warm
+ * threads and the first one with cold ones (on Intel's runtime, within 1%
+ * of each other where a pausing benchmark has them 7-10% apart). */
 #define TUNE_ROUND_INVOKES 5
 #define TUNE_MIN_ROUNDS 8
 #define TUNE_MAX_ROUNDS 40
 #define TUNE_SPAN_S 2.0
 #define TUNE_DROP_RATIO 1.5
+#define TUNE_PAUSE_US 50000
 
 static double now_s(void) {
   struct timespec t;
@@ -176,11 +182,13 @@ void tuner_run(GpuDevice* dev, const Policy* base, int min_memory, double budget
     double lead = -1;
     for (int c = 0; c < r->num_candidates; ++c)
       if (best[c] >= 0 && (lead < 0 || best[c] < lead)) lead = best[c];
-    for (int c = 0; c < r->num_candidates; ++c) {
+    for (int i = 0; i < r->num_candidates; ++i) {
+      int c = (round + i) % r->num_candidates;
       if (r->us[c] < 0) continue;
       if (round >= 2 && c > 0 && best[c] > TUNE_DROP_RATIO * lead) continue; /* out: its time stays */
       char err[GD_ERR_LEN] = "";
       double us;
+      usleep(TUNE_PAUSE_US);
       pthread_mutex_lock(&dev->mutex);
       int rc = executor_time(&ex[c], TUNE_ROUND_INVOKES, ins[c], &us, err, sizeof(err));
       pthread_mutex_unlock(&dev->mutex);
