@@ -74,6 +74,7 @@ import time
 import numpy as np
 
 from . import _capi, __version__, cache_options, errors, isolate, library_path, resources, verify
+from . import inputs as model_inputs
 from ._output import display
 from .check import KernelBuildError
 from .bench_chart import chart_problem, chart_rows, write_png  # noqa: F401 - this module's API
@@ -158,8 +159,10 @@ class _Progress:
 
 def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT_ITERATIONS,
                 threads=None, extra_options=None, first_result=True, warm_first_result=True,
-                profile=False, top=DEFAULT_TOP, seed=0, name=None, _progress=None, cache_dir=None) -> dict:
-    """Benchmarks one model (a .tflite path) in the given configurations; see the module doc."""
+                profile=False, top=DEFAULT_TOP, seed=0, name=None, _progress=None, cache_dir=None,
+                user_inputs=None) -> dict:
+    """Benchmarks one model (a .tflite path) in the given configurations; see the module doc.
+    user_inputs: the user's arrays (inputs.user_entries), the rest generated (inputs.plan)."""
     threads = threads or default_threads()
     path = pathlib.Path(model_path)
     shown = display(path.name)
@@ -169,6 +172,8 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
     res = {"model": name, "path": display(path), "configs": {c: {"label": LABELS[c]} for c in configs}}
     # first_result: True (every configuration), False, or the configurations to measure.
     fr_configs = set(configs if first_result is True else (first_result or ()))
+    plan = model_inputs.plan(verify.read_model(path), user_inputs)
+    res["inputs"] = [p.to_dict() for p in plan]
     try:
         res["flops"] = count_flops(path)
     except Exception as e:  # noqa: BLE001
@@ -180,7 +185,7 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
         r = res["configs"][c]
         if c in fr_configs:
             progress.step(0, f"{name}: {c} first result (cold)")
-            fr = measure_first_result(path, c, threads, extra_options, cold=True, seed=seed)
+            fr = measure_first_result(path, c, threads, extra_options, cold=True, seed=seed, user_inputs=user_inputs)
             r["first_result_cold_s"] = fr.get("seconds")
             if "error" in fr:
                 r["first_result_error"] = fr["error"]
@@ -195,7 +200,7 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
         try:
             with runtime_info_kept_out():  # the runtime's INFO line would break the parent's progress bar
                 it, d = make_interpreter(path, c, threads, extra_options)
-                _set_inputs(it, seed)
+                _set_inputs(it, seed, plan)
                 it.invoke()  # the first invoke may still allocate or compile; not a timed one
             live[c] = it
             if d is not None:
@@ -221,8 +226,8 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
         if c in fr_configs and warm_first_result and c in DELEGATE_CONFIGS and r.get("status") == "ok":
             progress.step(0, f"{name}: {c} first result (warm)")
             if os.environ.get("POCL_KERNEL_CACHE") == "0":  # this process did not fill the cache
-                measure_first_result(path, c, threads, extra_options, cold=False, seed=seed)
-            fr = measure_first_result(path, c, threads, extra_options, cold=False, seed=seed)
+                measure_first_result(path, c, threads, extra_options, cold=False, seed=seed, user_inputs=user_inputs)
+            fr = measure_first_result(path, c, threads, extra_options, cold=False, seed=seed, user_inputs=user_inputs)
             r["first_result_warm_s"] = fr.get("seconds")
             if "error" in fr:
                 r.setdefault("first_result_error", fr["error"])
@@ -235,9 +240,9 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
             r = res["configs"][c]
             if c in DELEGATE_CONFIGS and r.get("status") == "ok":
                 progress.step(0, f"{name}: {c} first result (our cache)")
-                fill = measure_first_result(path, c, threads, cached_opts, cold=True, seed=seed)
+                fill = measure_first_result(path, c, threads, cached_opts, cold=True, seed=seed, user_inputs=user_inputs)
                 r["first_result_cache_write_s"] = fill.get("seconds")
-                fr = measure_first_result(path, c, threads, cached_opts, cold=True, seed=seed)
+                fr = measure_first_result(path, c, threads, cached_opts, cold=True, seed=seed, user_inputs=user_inputs)
                 r["first_result_cached_s"] = fr.get("seconds")
                 r["first_result_cache_hit"] = bool(fr.get("cache_hits")) and not fr.get("cache_misses")
                 if "error" in fr or "error" in fill:
@@ -300,7 +305,7 @@ def bench_model(model_path, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=D
             if c in DELEGATE_CONFIGS and r.get("status") == "ok":
                 progress.step(0, f"{name}: {c} profile")
                 p = measure_profile(path, c, threads, extra_options, warmup=warmup,
-                                    iterations=max(1, min(iterations, 10)), seed=seed)
+                                    iterations=max(1, min(iterations, 10)), seed=seed, user_inputs=user_inputs)
                 if "error" in p:
                     r["profile_error"] = p["error"]
                 else:
@@ -336,7 +341,7 @@ def geomean_ratio(models, config="fp32", reference="xnnpack"):
 
 
 def isolated_bench_model(path, name, configs, warmup, iterations, threads, extra_options, first_result,
-                         warm_first_result, profile, top, seed, cache_dir):
+                         warm_first_result, profile, top, seed, cache_dir, user_inputs=None):
     """bench_model in a child process (isolate.run("bench_model", ...)); the
     progress goes to the parent as {"progress": [amount, note]} messages."""
     class _Forward:
@@ -345,7 +350,7 @@ def isolated_bench_model(path, name, configs, warmup, iterations, threads, extra
 
     fr = first_result if isinstance(first_result, bool) else tuple(first_result)
     return bench_model(path, tuple(configs), warmup, iterations, threads, extra_options, fr, warm_first_result,
-                       profile, top, seed, name, _Forward(), cache_dir)
+                       profile, top, seed, name, _Forward(), cache_dir, user_inputs)
 
 
 def _failed_model(path, name, configs, why: str, crash: dict | None = None, kind: str | None = None) -> dict:
@@ -416,12 +421,14 @@ def preflight(models, configs, extra_options=None) -> list:
 
 def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT_ITERATIONS, threads=None,
               extra_options=None, first_result=True, warm_first_result=True, profile=False, top=DEFAULT_TOP,
-              seed=0, progress=True, names=None, cache_dir=None, isolated=True, bad_model_rows=True) -> dict:
+              seed=0, progress=True, names=None, cache_dir=None, isolated=True, bad_model_rows=True,
+              user_inputs=None) -> dict:
     """Benchmarks every model (paths); returns the report (see to_markdown, write_png).
 
     first_result: measure the time to first result of every configuration
     (True), of none (False), or of the configurations listed.
     cache_dir: also time the first result with the delegate's kernel cache there.
+    user_inputs: the user's arrays for a single model (inputs.user_entries).
     isolated: each model in its own child process (a crash is reported in
     its result, "crash"); False runs them in this process.
     Raises ValueError for bad settings, before anything runs. A model that
@@ -457,7 +464,7 @@ def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT
     args = dict(warmup=warmup, iterations=iterations, threads=threads, extra_options=dict(extra_options or {}),
                 first_result=first_result if isinstance(first_result, bool) else list(first_result),
                 warm_first_result=warm_first_result, profile=profile, top=top, seed=seed,
-                cache_dir=str(cache_dir) if cache_dir else None)
+                cache_dir=str(cache_dir) if cache_dir else None, user_inputs=list(user_inputs or []))
     results = []
     try:
         for i, (path, name) in enumerate(zip(models, names)):
@@ -467,7 +474,8 @@ def run_bench(models, configs=CONFIGS, warmup=DEFAULT_WARMUP, iterations=DEFAULT
                 results.append(_bench_isolated(path, name, configs, args, bar))
             else:
                 results.append(bench_model(path, configs, warmup, iterations, threads, extra_options, first_result,
-                                           warm_first_result, profile, top, seed, name, bar, cache_dir))
+                                           warm_first_result, profile, top, seed, name, bar, cache_dir,
+                                           user_inputs))
             bar.goto((i + 1) * len(configs))
     finally:
         bar.close()

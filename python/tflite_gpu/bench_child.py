@@ -14,7 +14,8 @@ import numpy as np
 from . import _capi, interpreters, isolate, load_delegate, runtime
 from .bench_setup import (CONFIGS, DEFAULT_ITERATIONS, DEFAULT_WARMUP, DELEGATE_CONFIGS, _set_inputs, _short_error,
                           default_threads, delegate_options, make_interpreter)
-from .check import model_source, random_inputs
+from . import inputs as model_inputs
+from .check import model_source
 
 _CHILD_TIMEOUT_S = 900
 
@@ -40,27 +41,29 @@ def _run_child(args: list, env_extra: dict) -> dict:
 
 
 def measure_first_result(model_path, config: str, threads: int, extra_options: dict | None = None,
-                         cold: bool = True, seed: int = 0) -> dict:
+                         cold: bool = True, seed: int = 0, user_inputs: list | None = None) -> dict:
     """Time to first result in a fresh process: {"seconds": s} or {"error": msg}.
 
     cold: POCL_KERNEL_CACHE=0, so the OpenCL programs are compiled from source.
     """
     env = {"POCL_KERNEL_CACHE": "0" if cold else "1"}
     return _run_child(["--first-result", model_path, config, "--threads", threads, "--seed", seed,
-                       "--options", json.dumps(extra_options or {})], env)
+                       "--options", json.dumps(extra_options or {}), "--user-inputs", json.dumps(user_inputs or [])],
+                      env)
 
 
 def measure_profile(model_path, config: str, threads: int, extra_options: dict | None = None,
-                    warmup: int = DEFAULT_WARMUP, iterations: int = DEFAULT_ITERATIONS, seed: int = 0) -> dict:
+                    warmup: int = DEFAULT_WARMUP, iterations: int = DEFAULT_ITERATIONS, seed: int = 0,
+                    user_inputs: list | None = None) -> dict:
     """Per-kernel OpenCL event times of a delegate configuration, measured in a
     fresh process with TFLITE_GPU_PROFILE=1: {"invokes", "kernels", "median_ms"}
     or {"error": msg}."""
     return _run_child(["--profile-run", model_path, config, "--threads", threads, "--seed", seed,
-                       "--warmup", warmup, "--iterations", iterations,
-                       "--options", json.dumps(extra_options or {})], {"TFLITE_GPU_PROFILE": "1"})
+                       "--warmup", warmup, "--iterations", iterations, "--options", json.dumps(extra_options or {}),
+                       "--user-inputs", json.dumps(user_inputs or [])], {"TFLITE_GPU_PROFILE": "1"})
 
 
-def _child_first_result(model, config, threads, options, seed) -> dict:
+def _child_first_result(model, config, threads, options, seed, plan) -> dict:
     runtime()  # imported before the clock starts, as an app has it
     source = model_source(model)
     t0 = time.perf_counter()
@@ -70,7 +73,7 @@ def _child_first_result(model, config, threads, options, seed) -> dict:
     else:
         it = interpreters.make(source, cpu=config, threads=threads)
     g0 = time.perf_counter()
-    inputs = random_inputs(it.get_input_details(), seed)  # making the data is not the runtime's cost
+    inputs = model_inputs.make(plan, it.get_input_details(), seed)  # making the data is not the runtime's cost
     gen = time.perf_counter() - g0
     interpreters.set_inputs(it, inputs)
     it.invoke()
@@ -83,11 +86,11 @@ def _child_first_result(model, config, threads, options, seed) -> dict:
     return out
 
 
-def _child_profile(model, config, threads, options, seed, warmup, iterations) -> dict:
+def _child_profile(model, config, threads, options, seed, warmup, iterations, plan) -> dict:
     if not hasattr(_capi, "delegate_profile"):
         return {"error": "this tflite_gpu has no _capi.delegate_profile"}
     it, delegate = make_interpreter(model, config, threads, options)
-    _set_inputs(it, seed)
+    _set_inputs(it, seed, plan)
     for _ in range(warmup):
         it.invoke()
     ptr = delegate._get_native_delegate_pointer()
@@ -121,13 +124,16 @@ def _child_main(argv=None) -> int:
     ap.add_argument("--warmup", type=int, default=DEFAULT_WARMUP)
     ap.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS)
     ap.add_argument("--options", default="{}")
+    ap.add_argument("--user-inputs", default="[]")
     a = ap.parse_args(argv)
     options = json.loads(a.options)
     try:
+        with open(a.model, "rb") as f:
+            plan = model_inputs.plan(f.read(), json.loads(a.user_inputs))
         if a.first_result:
-            out = _child_first_result(a.model, a.config, a.threads, options, a.seed)
+            out = _child_first_result(a.model, a.config, a.threads, options, a.seed, plan)
         else:
-            out = _child_profile(a.model, a.config, a.threads, options, a.seed, a.warmup, a.iterations)
+            out = _child_profile(a.model, a.config, a.threads, options, a.seed, a.warmup, a.iterations, plan)
     except Exception as e:  # noqa: BLE001 - reported to the parent, which carries on
         out = {"error": _short_error(e)}
     print(json.dumps(out), flush=True)

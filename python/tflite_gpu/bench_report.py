@@ -70,6 +70,12 @@ def to_markdown(report: dict) -> str:
     if any(r.get("cpu_reference", True) is False for r in report["models"]):
         lines += ["", "† no CPU reference: the CPU interpreter cannot run the model (custom ops); "
                       "only the delegate columns can be reported."]
+    for r in report["models"]:  # inputs other than random floats: said, as check says them
+        special = [p for p in r.get("inputs", []) if p["how"] != "uniform"]
+        if special:
+            lines += ["", f"Inputs of {r['model']}: " + "; ".join(
+                f"{p['name']} {'given' if p['how'] == 'user' else 'generated'} ({p['how']}): {p['detail']}"
+                for p in special) + "."]
 
     lines += [
         "",

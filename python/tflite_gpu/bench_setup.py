@@ -8,7 +8,8 @@ import sys
 import tempfile
 
 from . import interpreters, load_delegate
-from .check import apply_delegate, random_inputs
+from . import inputs as model_inputs
+from .check import apply_delegate
 
 CONFIGS = ("xnnpack", "builtin", "fp32", "fp16")
 CPU_CONFIGS = ("xnnpack", "builtin")
@@ -50,8 +51,10 @@ def make_interpreter(model_path, config: str, threads: int, extra_options: dict 
     raise ValueError(f"unknown configuration {config!r} (one of {', '.join(CONFIGS)})")
 
 
-def _set_inputs(it, seed: int):
-    interpreters.set_inputs(it, random_inputs(it.get_input_details(), seed))
+def _set_inputs(it, seed: int, plan=()):
+    """The inputs of one run: the model's plan (inputs.plan: the user's
+    arrays, ids in range), seeded."""
+    interpreters.set_inputs(it, model_inputs.make(list(plan), it.get_input_details(), seed))
 
 
 def _short_error(e: BaseException | str) -> str:

@@ -27,6 +27,7 @@ import pathlib
 import numpy as np
 
 from . import _capi, interpreters, isolate, resolved, resources, verify
+from . import inputs as model_inputs
 from ._output import display
 # The shared base, also this module's API (bench, explain and the tests import them from here).
 from .check_base import (ABS_FLOOR, FP16_ABS_FLOOR, FP16_RTOL_L2, FP32_RTOL_L2, NOISE_FACTOR,  # noqa: F401
@@ -105,6 +106,9 @@ class CheckResult:
     # How each partition ran on the last invoke, from the library's run report (_capi.delegate_runs):
     # {"partition", "execution" (kernels, stepped or persistent), "launches", "fallback" (why, "" if none)}.
     runs: list = dataclasses.field(default_factory=list)
+    # Each model input and how it was filled (inputs.Input.to_dict): the user's file, or generated
+    # (random floats, ids inside the table they index, ...), the same plan on every invoke.
+    inputs: list = dataclasses.field(default_factory=list)
 
     @property
     def nothing_delegated(self) -> bool:
@@ -215,7 +219,7 @@ DEFAULT_INVOKES = 3
 
 
 def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: float | None = None,
-                invokes: int = DEFAULT_INVOKES, bisect: bool = False) -> CheckResult:
+                invokes: int = DEFAULT_INVOKES, bisect: bool = False, user_inputs: list | None = None) -> CheckResult:
     """Runs `model` (a path) on the CPU and with the delegate; see CheckResult.
 
     `invokes` invokes on inputs of seeds seed, seed + 1, ..., each compared
@@ -223,7 +227,9 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     a result that depends on an earlier invoke shows as a mismatch there.
     With bisect, a failing model is also bisected to the first node whose
     output differs (check_bisect.py); a passing one's bisect says there
-    was nothing to find ({"nothing_to_find": why}).
+    was nothing to find ({"nothing_to_find": why}). user_inputs: the
+    user's arrays (inputs.user_entries), the same on every invoke; the
+    other inputs are generated (inputs.plan).
 
     When the CPU interpreter cannot run the model (for example MediaPipe
     custom ops), the reference is the delegate in the other precision; see
@@ -236,6 +242,7 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     path = pathlib.Path(model)
     info = verify.verify_file(path)
     resources.check_fits(path, info, "check", interpreters=1, io_copies=3, delegate_options=options)
+    plan = model_inputs.plan(verify.read_model(path), user_inputs)  # InputsError before anything runs
     source = model_source(path)
     isolate.phase("delegate:create")
     delegate = load(options)  # first: bad options or no device are found before any long run
@@ -243,13 +250,13 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     try:
         cpu = interpreters.make(source, cpu="builtin")
     except (RuntimeError, ValueError) as e:
-        r = _check_without_cpu(path, source, options, seed, rtol_l2, _first_line(e), delegate, invokes)
+        r = _check_without_cpu(path, source, options, seed, rtol_l2, _first_line(e), delegate, invokes, plan)
         if bisect and r.passed:
             r.bisect = _nothing_to_find(r)
         return r
     out_details = cpu.get_output_details()
     seeds = [seed + i for i in range(max(1, invokes))]
-    inputs = [random_inputs(cpu.get_input_details(), s) for s in seeds]
+    inputs = [model_inputs.make(plan, cpu.get_input_details(), s) for s in seeds]
     expected = [interpreters.run(cpu, x) for x in inputs]
     del cpu
     isolate.phase("cpu:xnnpack")
@@ -298,7 +305,8 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
 
     outputs, invoke_rows = judge_invokes(out_details, actual, expected, seeds, compare)
     r = CheckResult(str(path), device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"],
-                    outputs, kernel_cache=cache, invokes=invoke_rows, policies=stats["policies"], runs=runs)
+                    outputs, kernel_cache=cache, invokes=invoke_rows, policies=stats["policies"], runs=runs,
+                    inputs=[p.to_dict() for p in plan])
     if bisect and (r.passed or r.nothing_delegated):
         r.bisect = _nothing_to_find(r)
     elif bisect:
@@ -306,7 +314,7 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
 
         isolate.phase("bisect")
         failing = next(i for i in invoke_rows if not i["passed"])
-        r.bisect = bisect_model(source, options, failing["seed"], precision, rtol_l2)
+        r.bisect = bisect_model(source, options, failing["seed"], precision, rtol_l2, plan=plan)
     return r
 
 
@@ -375,12 +383,12 @@ def _delegate_run(source, options, inputs_for, delegate=None, repeat=False):
 
 
 def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate=None,
-                       invokes=DEFAULT_INVOKES) -> CheckResult:
+                       invokes=DEFAULT_INVOKES, plan=()) -> CheckResult:
     """The delegate as requested against the delegate in the other
     precision, within the FP16 tolerance, on each input; the first input
     again must give the first invoke's outputs exactly (determinism)."""
     seeds = [seed + i for i in range(max(1, invokes))]
-    inputs_for = lambda det: [random_inputs(det, s) for s in seeds]  # noqa: E731
+    inputs_for = lambda det: [model_inputs.make(plan, det, s) for s in seeds]  # noqa: E731
     isolate.phase("delegate")
     try:
         details, actual, stats, device = _delegate_run(source, options, inputs_for, delegate=delegate, repeat=True)
@@ -405,14 +413,15 @@ def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate
                                   lambda k, det, a, e: _compare(det, a, e, tol, 0.0, {}, tol_from, FP16_ABS_FLOOR))
     return CheckResult(str(path), device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"], outputs,
                        reference=f"delegate-{other_device['precision']}", cpu_error=cpu_error,
-                       deterministic=deterministic, invokes=runs, policies=stats["policies"], runs=stats["runs"])
+                       deterministic=deterministic, invokes=runs, policies=stats["policies"], runs=stats["runs"],
+                       inputs=[p.to_dict() for p in plan])
 
 
-def isolated_check(path, options, seed, rtol_l2, invokes=DEFAULT_INVOKES, bisect=False):
+def isolated_check(path, options, seed, rtol_l2, invokes=DEFAULT_INVOKES, bisect=False, user_inputs=None):
     """check_model in a child process (isolate.run("check", ...)): the
     result as a dict, or a CliError with the kind of the problem."""
     return as_cli_errors(path, lambda: check_model(path, options, seed=seed, rtol_l2=rtol_l2, invokes=invokes,
-                                                   bisect=bisect).to_dict() | {"model": path})
+                                                   bisect=bisect, user_inputs=user_inputs).to_dict() | {"model": path})
 
 
 def as_cli_errors(path, job):
@@ -426,6 +435,8 @@ def as_cli_errors(path, job):
         return job()
     except verify.ModelError as e:
         raise errors.CliError("model", str(e)) from e
+    except model_inputs.InputsError as e:
+        raise errors.CliError("usage", str(e)) from e
     except DelegateLoadError as e:
         raise errors.delegate_error(e) from e
     except KernelBuildError as e:

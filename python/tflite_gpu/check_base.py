@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _capi, interpreters, load_delegate
+from . import inputs as model_inputs
 
 # FP32: both sides compute in float32 and differ only in summation order;
 # 1e-4 relative L2 leaves room for that on deep models and still catches
@@ -49,24 +50,11 @@ QUANT_RTOL_L2 = 2e-2
 
 
 def random_inputs(details, seed: int) -> list:
-    """Seeded inputs, never zeros: floats uniform in [-1, 1) (the range image
-    models are trained on, [0, 1] or [-1, 1]), quantized int8/uint8 over
-    their whole range, other ints small."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for det in details:
-        shape, dtype = det["shape"], np.dtype(det["dtype"])
-        if np.issubdtype(dtype, np.floating):
-            out.append(rng.uniform(-1.0, 1.0, shape).astype(dtype))
-        elif dtype == np.bool_:
-            out.append(rng.integers(0, 2, shape).astype(dtype))
-        elif dtype in (np.int8, np.uint8) and _quant_scale(det) > 0:
-            info = np.iinfo(dtype)
-            out.append(rng.integers(info.min, info.max + 1, shape).astype(dtype))
-        else:
-            info = np.iinfo(dtype)
-            out.append(rng.integers(max(info.min, -100), min(info.max, 100) + 1, shape).astype(dtype))
-    return out
+    """Seeded inputs, never zeros (inputs.make without a model's plan):
+    floats uniform in [-1, 1) (the range image models are trained on,
+    [0, 1] or [-1, 1]), quantized int8/uint8 over their whole range, other
+    ints small. check and bench use the model's plan (ids in range)."""
+    return model_inputs.make([], details, seed)
 
 
 def _quant_scale(det) -> float:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _capi, interpreters
-from .check_base import (ABS_FLOOR, FP16_ABS_FLOOR, FP16_RTOL_L2, FP32_RTOL_L2, STEP_MAX, apply_delegate, load,
-                         random_inputs)
+from . import inputs as model_inputs
+from .check_base import ABS_FLOOR, FP16_ABS_FLOOR, FP16_RTOL_L2, FP32_RTOL_L2, STEP_MAX, apply_delegate, load
 from .check_base import rel_l2 as _rel_l2
 
 
@@ -107,15 +107,17 @@ def _differs(a, e, tol, floor, step) -> tuple:
     return rel > tol and max_abs > floor, rel, max_abs
 
 
-def bisect_model(source, options: dict, seed: int, precision: str, rtol_l2: float | None = None) -> dict:
+def bisect_model(source, options: dict, seed: int, precision: str, rtol_l2: float | None = None,
+                 plan: list = ()) -> dict:
     """{"first": the first differing node or None, "compared", "hidden",
-    "skipped"}; {"error": why} when it cannot be bisected."""
+    "skipped"}; {"error": why} when it cannot be bisected. plan: how
+    check filled the inputs (inputs.plan); none: plain random inputs."""
     ops, meta = _model(source)
     try:
         cpu = interpreters.make(source, cpu="builtin", preserve_all_tensors=True)
     except (RuntimeError, ValueError) as e:
         return {"error": f"the CPU interpreter cannot run this model ({str(e).strip().splitlines()[0]})"}
-    inputs = random_inputs(cpu.get_input_details(), seed)
+    inputs = model_inputs.make(list(plan), cpu.get_input_details(), seed)
     interpreters.run(cpu, inputs)
     delegate = load(options)
     # Not preserve_all_tensors here: LiteRT then gives every node a partition of its own, which

@@ -53,6 +53,7 @@ def format_result(r: CheckResult) -> str:
         c = r.kernel_cache
         lines.append(f"kernel cache: {c['hits']} partition(s) loaded, {c['misses']} compiled, {c['writes']} file(s) "
                      f"written, {c['rejected']} rejected")
+    lines += _input_lines(r.inputs)
     for o in r.outputs:
         verdict = "PASS" if o.passed else "FAIL"
         against = "CPU XNNPACK vs builtin " + format(o.cpu_noise, ".2g") if r.reference == "cpu" else \
@@ -93,6 +94,16 @@ def format_run(run: dict) -> str:
     """How one partition ran on the last invoke (the library's run report)."""
     line = f"partition {run['partition']}: ran {run['execution']} on the last invoke, {run['launches']} launch(es)"
     return line + (f"; fallback to {run['execution']}: {run['fallback']}" if run["fallback"] else "")
+
+
+def _input_lines(inputs: list) -> list:
+    """Each input and how it was filled (the user's file or generated how)."""
+    if not inputs:
+        return []
+    width = max(len(p["name"]) for p in inputs)
+    return ["inputs:"] + [f"  {p['name']:<{width}}  {p['dtype']}{p['shape']}  "
+                          f"{'given' if p['how'] == 'user' else 'generated'} ({p['how']}): {p['detail']}"
+                          for p in inputs]
 
 
 def _invoke_lines(r: CheckResult) -> list:

@@ -52,6 +52,7 @@ from ._output import SafeStream, display, dumps
 from .cli_bench import add_parser as add_bench_parser
 from .cli_bench import cmd_bench as _cmd_bench
 from .cli_info import cmd_devices, cmd_models, cmd_ops
+from .cli_inputs import add_input_arguments, one_model_inputs, user_inputs
 from .cli_notes import slow_build_note
 from .cli_tune import DEFAULT_BUDGET
 from .cli_tune import cmd_tune as _cmd_tune
@@ -201,10 +202,11 @@ def _check_one(name, args, opts, cache_dir):
         # The machine's memory here; the device's, bad options and OpenCL in the child (it creates the
         # delegate first).
         _verified(path, "check", None, io_copies=3)
+        entries = user_inputs(args, path)
         model_opts = dict(opts, **cache_options(cache_dir, path)) if cache_dir else opts
         return path, CheckResult.from_dict(_run_isolated("check", path, dict(
             path=str(path), options=model_opts, seed=args.seed, rtol_l2=args.tolerance, invokes=args.invokes,
-            bisect=args.bisect)))
+            bisect=args.bisect, user_inputs=entries)))
     except CliError as e:
         if e.kind in errors.RUN_KINDS:
             raise
@@ -223,6 +225,7 @@ def cmd_check(args, out):
     With a single model its error is the top-level error, as it always was."""
     from .check_text import format_result
 
+    one_model_inputs(args)
     opts = _parse_opts(args.opt)
     cache_dir = _cache_dir(args, opts)
     _note_slow_build(opts, out)
@@ -374,6 +377,7 @@ def _build_parser() -> argparse.ArgumentParser:
                         "default $TFLITE_GPU_CACHE_DIR or $XDG_CACHE_HOME/tflite_gpu/kernels")
     p.add_argument("--no-cache", action="store_true", help="compile every program (no kernel cache)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    add_input_arguments(p)
     p.set_defaults(fn=cmd_check)
 
     p = sub.add_parser("models", help="download the MediaPipe model corpus (sha256-checked) and list it")

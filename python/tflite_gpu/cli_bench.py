@@ -10,6 +10,7 @@ import tempfile
 
 from . import errors
 from ._output import display
+from .cli_inputs import add_input_arguments, one_model_inputs, user_inputs
 from .errors import EXIT_OK, CliError
 
 # --quick: enough timed invokes for a median and p90 (MIN_SAMPLES), no first-result processes.
@@ -48,6 +49,7 @@ def add_parser(sub, int_at_least, fn):
     p.add_argument("--markdown", metavar="PATH", help="write the markdown report")
     p.add_argument("--png", metavar="PATH", help="write a bar chart of latency ratios to XNNPACK (matplotlib)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_input_arguments(p)
     p.set_defaults(fn=fn)
     return p
 
@@ -104,6 +106,7 @@ def cmd_bench(args, out, *, parse_opts, resolve_model, need_opencl, need_delegat
     from . import bench, verify
     from .bench_setup import DEFAULT_ITERATIONS, DEFAULT_WARMUP
 
+    one_model_inputs(args)
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     bad = [c for c in configs if c not in bench.CONFIGS]
     if bad or not configs:
@@ -134,6 +137,7 @@ def cmd_bench(args, out, *, parse_opts, resolve_model, need_opencl, need_delegat
                 raise
             resolved.append(e)
     paths = [p for p in resolved if not isinstance(p, CliError)]
+    entries = user_inputs(args, paths[0]) if single else []  # checked before anything runs
     if any(c in bench.DELEGATE_CONFIGS for c in configs):
         need_opencl("; benchmark the CPU alone with --configs xnnpack,builtin")
         need_delegate(extra)
@@ -144,7 +148,7 @@ def cmd_bench(args, out, *, parse_opts, resolve_model, need_opencl, need_delegat
                                  first_result=not (args.no_first_result or args.quick),
                                  warm_first_result=not (args.no_warm or args.quick), profile=args.profile,
                                  top=args.top, seed=args.seed, progress=not args.no_progress,
-                                 cache_dir=args.cache_dir, bad_model_rows=not single)
+                                 cache_dir=args.cache_dir, bad_model_rows=not single, user_inputs=entries)
     except verify.ModelError as e:  # a single model (bad_model_rows=False)
         raise CliError("model", str(e)) from e
     except ValueError as e:
