@@ -144,3 +144,29 @@ def test_bench_reports_how_inputs_were_made(tmp_path):
     assert p.returncode == 0, p.stderr
     (m,) = strict_json(p.stdout)["models"]
     assert {x["name"]: x["how"] for x in m["inputs"]} == {"input_ids": "user", "attention_mask": "uniform"}
+
+
+def test_nonfinite_values_may_match_either_cpu_kernel():
+    """Where the builtin kernels saturate (+-3.4e38) and XNNPACK gives NaN,
+    a delegate with XNNPACK's NaNs in every place passes, on the finite
+    elements as usual; one NaN elsewhere still fails."""
+    det = {"name": "y", "dtype": np.float32, "index": 0}
+    rng = np.random.default_rng(5)
+    builtin = rng.standard_normal(17).astype(np.float32)
+    xnnpack = builtin.copy()
+    builtin[[2, 9]] = np.float32(3.4e38)
+    xnnpack[[2, 9]] = np.nan
+    delegate = xnnpack + np.float32(1e-7) * rng.standard_normal(17).astype(np.float32)
+    args = (det, delegate, builtin, 1e-4, 0.0, {})
+    assert not check._compare(*args).passed  # against the builtin kernels alone
+    o = check._compare(*args, other=xnnpack)
+    assert o.passed and o.nonfinite_matched == "xnnpack" and o.nonfinite == 2, o
+    wrong = delegate.copy()
+    wrong[4] = np.nan
+    o = check._compare(det, wrong, builtin, 1e-4, 0.0, {}, other=xnnpack)
+    assert not o.passed and o.nonfinite_mismatch > 0
+    same = check._compare(det, xnnpack, xnnpack, 1e-4, 0.0, {}, other=builtin)
+    assert same.passed and same.nonfinite_matched == "reference"
+    far = delegate.copy()
+    far[0] += 1.0  # a finite element off: fails whatever the NaNs match
+    assert not check._compare(det, far, builtin, 1e-4, 0.0, {}, other=xnnpack).passed

@@ -157,6 +157,11 @@ void partition_result_free(PartitionResult* r) {
 }
 
 /* The per-node lines of PartitionResult.node_report. */
+/* Why a foldable node (constant-only, or computed from SHAPE) is on the
+ * CPU: one wording for explain's per-node report and the runtime's list. */
+static const char kFoldedLeft[] = "folded only when every reader of its output is delegated; one is not, so it runs "
+                                  "on the CPU";
+
 static char* node_report(const ModelView* mv, const unsigned char* in_set, char** reasons, const char* left_out) {
   size_t size = 256, used = 0;
   for (int i = 0; i < mv->num_nodes; ++i) size += 200 + (reasons[i] ? strlen(reasons[i]) : 0);
@@ -174,8 +179,7 @@ static char* node_report(const ModelView* mv, const unsigned char* in_set, char*
     }
     const char* why = reasons[i] ? reasons[i]
                       : in_set[i] ? (mv->foldable[i] ? "constant folded into the partition at prepare" : "")
-                      : mv->foldable[i] == FOLD_SHAPE ? "folded only when every reader of its output is delegated"
-                      : mv->foldable[i] ? "constant: folded inside the partition, evaluated once by the CPU"
+                      : mv->foldable[i] ? kFoldedLeft
                                         : left_out;
     int n = snprintf(buf + used, size - used, "%d\t%s\t%d\t%s\t%s\n", mv->plan[i], name, version,
                      in_set[i] ? "gpu" : "cpu", why);
@@ -265,7 +269,7 @@ int partition_select(const ModelView* mv, const PartitionPolicy* pol, int log_le
     if (mv_node(mv, mv->plan[i], &node, &reg) == 0) {
       char name[160], line[400];
       op_display_name(reg, name, sizeof(name));
-      snprintf(line, sizeof(line), "%s: folded only when every reader of its output is delegated", name);
+      snprintf(line, sizeof(line), "%s: %s", name, kFoldedLeft);
       if (used) add_line(report, report_size, &used, line);
     }
   }

@@ -55,6 +55,9 @@ class OutputResult:
     tolerance_from: str = "FP32"
     nonfinite: int = 0  # NaN and infinities in the reference
     nonfinite_mismatch: int = 0  # elements non-finite on one side only, or different non-finite values
+    # Whose non-finite values the delegate's equal in full: "reference" (the builtin kernels), or "xnnpack"
+    # where the builtin kernels differ (they saturate to +-3.4e38 where XNNPACK gives NaN); "" when none.
+    nonfinite_matched: str = ""
     invoke: int = 1  # the invoke (1-based; the last one repeats the first input) whose comparison this is: the worst
 
     @property
@@ -191,17 +194,25 @@ def _nonfinite(actual, expected) -> tuple:
 
 
 def _compare(det, actual, expected, tol, noise, dequantize_steps, tol_from="FP32",
-             abs_floor=ABS_FLOOR) -> OutputResult:
+             abs_floor=ABS_FLOOR, other=None) -> OutputResult:
     """One output: in quantization steps for quantized outputs (int8/uint8,
     or a DEQUANTIZE of one), else relative L2 and max abs, over the elements
-    that are finite on both sides (the others must agree exactly)."""
+    that are finite on both sides. The non-finite ones must equal the
+    reference's, or all of other's (the CPU's second implementation,
+    XNNPACK): two correct CPU kernels can disagree there."""
     name, shape = det["name"], tuple(int(s) for s in expected.shape)
     a64, e64 = actual.astype(np.float64), expected.astype(np.float64)
     nonfinite, mismatch, both = _nonfinite(a64, e64)
+    matched = "reference" if nonfinite and not mismatch else ""
+    if mismatch and other is not None and other.shape == actual.shape:
+        other_nonfinite, other_mismatch, _ = _nonfinite(a64, other.astype(np.float64))
+        if other_nonfinite and not other_mismatch:
+            nonfinite, mismatch, matched = other_nonfinite, 0, "xnnpack"
     if nonfinite or mismatch:
         a64, e64 = a64[both], e64[both]
     max_abs = float(np.abs(a64 - e64).max()) if e64.size else 0.0
-    common = dict(tolerance_from=tol_from, nonfinite=nonfinite, nonfinite_mismatch=mismatch, abs_floor=abs_floor)
+    common = dict(tolerance_from=tol_from, nonfinite=nonfinite, nonfinite_mismatch=mismatch, abs_floor=abs_floor,
+                  nonfinite_matched=matched)
     if np.dtype(det["dtype"]) in (np.int8, np.uint8) and _quant_scale(det) > 0:
         step, steps = _quant_scale(det), np.abs(a64 - e64)
         max_abs *= step
@@ -262,13 +273,13 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
     isolate.phase("cpu:xnnpack")
     try:
         xnnpack = interpreters.make(source)
+        xnn = [interpreters.run(xnnpack, x) for x in inputs]
         # The CPU's own disagreement, the largest over the inputs.
         noise = np.max([[_rel_l2(a, e) if np.isfinite(e).all() and np.isfinite(a).all() else 0.0
-                         for a, e in zip(interpreters.run(xnnpack, x), ref)] for x, ref in zip(inputs, expected)],
-                       axis=0).tolist()
+                         for a, e in zip(outs, ref)] for outs, ref in zip(xnn, expected)], axis=0).tolist()
         del xnnpack
     except (RuntimeError, ValueError):  # XNNPACK refuses what the builtin kernels ran: no noise estimate
-        noise = [0.0] * len(expected[0])
+        noise, xnn = [0.0] * len(expected[0]), None
 
     isolate.phase("delegate")
     gpu = apply_delegate(source, delegate)
@@ -299,9 +310,9 @@ def check_model(model, options: dict | None = None, seed: int = 0, rtol_l2: floa
             tol, tol_from = NOISE_FACTOR * floor, "CPU noise"
         bounds.append((tol, floor, tol_from))
 
-    def compare(k, det, a, e):
+    def compare(k, det, a, e, ref):
         tol, floor, tol_from = bounds[k]
-        return _compare(det, a, e, tol, floor, steps, tol_from)
+        return _compare(det, a, e, tol, floor, steps, tol_from, other=xnn[ref][k] if xnn else None)
 
     outputs, invoke_rows = judge_invokes(out_details, actual, expected, seeds, compare)
     r = CheckResult(str(path), device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"],
@@ -328,9 +339,11 @@ def judge_invokes(out_details, actual, expected, seeds, compare) -> tuple:
     """(each output's worst comparison over the invokes, the invokes' rows;
     see CheckResult.invokes). actual: the delegate's outputs of each input,
     then of the first input again; expected: the reference's of each input;
-    compare(k, detail, actual, expected) -> OutputResult for output k."""
+    compare(k, detail, actual, expected, ref) -> OutputResult for output k
+    against the reference of invoke ref."""
     def one(run, ref):
-        return [compare(k, det, a, e) for k, (det, a, e) in enumerate(zip(out_details, actual[run], expected[ref]))]
+        return [compare(k, det, a, e, ref) for k, (det, a, e) in enumerate(zip(out_details, actual[run],
+                                                                                expected[ref]))]
 
     n = len(expected)
     per_run = [one(run, run if run < n else 0) for run in range(len(actual))]
@@ -410,7 +423,8 @@ def _check_without_cpu(path, source, options, seed, rtol_l2, cpu_error, delegate
                         for a, b in zip(actual[0], actual[-1]))
     tol, tol_from = (rtol_l2, "--tolerance") if rtol_l2 is not None else (FP16_RTOL_L2, "FP16")
     outputs, runs = judge_invokes(details, actual, expected, seeds,
-                                  lambda k, det, a, e: _compare(det, a, e, tol, 0.0, {}, tol_from, FP16_ABS_FLOOR))
+                                  lambda k, det, a, e, ref: _compare(det, a, e, tol, 0.0, {}, tol_from,
+                                                                     FP16_ABS_FLOOR))
     return CheckResult(str(path), device, stats["delegated_nodes"], stats["cpu_nodes"], stats["partitions"], outputs,
                        reference=f"delegate-{other_device['precision']}", cpu_error=cpu_error,
                        deterministic=deterministic, invokes=runs, policies=stats["policies"], runs=stats["runs"],

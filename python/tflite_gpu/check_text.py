@@ -60,7 +60,10 @@ def format_result(r: CheckResult) -> str:
             "vs delegate " + r.reference.split("-")[1].upper()
         nonfinite = (f"; {o.nonfinite} non-finite value(s) in the reference"
                      + (", in the same places in the delegate's output" if not o.nonfinite_mismatch else "")
-                     if o.nonfinite else "")
+                     if o.nonfinite and o.nonfinite_matched != "xnnpack" else "")
+        if o.nonfinite and o.nonfinite_matched == "xnnpack":
+            nonfinite = (f"; {o.nonfinite} non-finite value(s) equal to CPU XNNPACK's in every place (the builtin "
+                         "kernels, the reference, differ there; compared on the elements finite in both)")
         if o.step > 0:
             lines.append(f"  {verdict} {o.name} {list(o.shape)}: quantized (step {o.step:.3g}): "
                          f"{o.within_1_step:.2%} within 1 step (>= {STEP_WITHIN_1:.0%}), max {o.max_steps:g} "
