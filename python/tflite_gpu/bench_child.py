@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from . import _capi, interpreters, isolate, load_delegate, runtime
+from . import _capi, interpreters, isolate, load_delegate, runtime, verify
 from .bench_setup import (CONFIGS, DEFAULT_ITERATIONS, DEFAULT_WARMUP, DELEGATE_CONFIGS, _set_inputs, _short_error,
                           default_threads, delegate_options, make_interpreter)
 from . import inputs as model_inputs
@@ -128,8 +128,7 @@ def _child_main(argv=None) -> int:
     a = ap.parse_args(argv)
     options = json.loads(a.options)
     try:
-        with open(a.model, "rb") as f:
-            plan = model_inputs.plan(f.read(), json.loads(a.user_inputs))
+        plan = model_inputs.plan(verify.read_model(a.model), json.loads(a.user_inputs))
         if a.first_result:
             out = _child_first_result(a.model, a.config, a.threads, options, a.seed, plan)
         else:

@@ -56,18 +56,12 @@ class Input:
                 "detail": self.detail}
 
 
-def model_inputs(data: bytes) -> list:
-    """The model's inputs (subgraph 0) as verify.Tensor, in order."""
-    g = verify.verify_bytes(data).subgraphs[0]
-    return [g.tensors[t] for t in g.inputs]
-
-
 def plan(data: bytes, user: list | None = None) -> list:
     """One Input per model input (subgraph 0's, in order). user: entries
     {"name", "file", "key"} as user_entries() gives them."""
-    g = verify.verify_bytes(data).subgraphs[0]
+    info, model = verify.verify_decoded(data)  # the decoded table: op options, buffers, quantization
+    g = info.subgraphs[0]
     given = load_user(user or [], [g.tensors[t] for t in g.inputs])
-    model = verify._structure(data)  # decoded: op options, buffers, quantization
     ids = _trace_ids(model, g)
     out = []
     for pos, t in enumerate(g.inputs):

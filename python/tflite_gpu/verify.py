@@ -385,6 +385,12 @@ def _subgraph(g, s, opnames, buffer_sizes, n_subgraphs) -> Subgraph:
 
 def verify_bytes(data) -> ModelInfo:
     """ModelInfo of a model's bytes, or ModelError saying what is wrong."""
+    return verify_decoded(data)[0]
+
+
+def verify_decoded(data) -> tuple:
+    """(verify_bytes' ModelInfo, the decoded Model table: op options,
+    buffers, quantization as dicts) from one walk of the flatbuffer."""
     model = _structure(data)
     graphs = model.get("subgraphs", [])
     if not graphs:
@@ -408,7 +414,7 @@ def verify_bytes(data) -> ModelInfo:
                 if t >= len(subgraphs[s].tensors):
                     raise ModelError(f"signature {i} {what}: tensor {t}, but subgraph {s} has "
                                      f"{len(subgraphs[s].tensors)} tensors")
-    return ModelInfo(len(data), subgraphs)
+    return ModelInfo(len(data), subgraphs), model
 
 
 def read_model(path) -> bytes:
